@@ -1,0 +1,83 @@
+// Task and TaskSpec: a unit of work and what the scheduler must honour for it.
+//
+// A TaskSpec is shared (std::shared_ptr<const TaskSpec>) by every task of one
+// service version, so a million replicas cost one spec. Plain value types.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/node.h"
+#include "core/resources.h"
+#include "core/status.h"
+#include "core/time.h"
+
+namespace berth {
+
+// Lifecycle order matters: comparisons such as `state <= TaskState::kRunning`
+// are used throughout, exactly as spec/placement.md orders the states.
+enum class TaskState : uint8_t {
+  kNew,
+  kPending,
+  kAssigned,
+  kAccepted,
+  kPreparing,
+  kStarting,
+  kRunning,
+  kComplete,
+  kShutdown,
+  kFailed,
+  kRejected,
+  kRemove,
+  kOrphaned,
+};
+
+std::string_view ToString(TaskState state);
+Result<TaskState> ParseTaskState(std::string_view text);
+
+enum class Protocol : uint8_t { kTcp, kUdp, kSctp };
+std::string_view ToString(Protocol protocol);
+Result<Protocol> ParseProtocol(std::string_view text);
+
+struct PortSpec {
+  Protocol protocol = Protocol::kTcp;
+  uint16_t published = 0;  // 0: no published port
+  bool host_mode = false;  // only host-mode published ports occupy a node's port
+
+  // Host-mode published ports take part in the host-port filter.
+  bool OccupiesHostPort() const { return host_mode && published != 0; }
+  // A dense key for (protocol, port) used by NodeInfo's port index.
+  uint32_t Key() const { return (static_cast<uint32_t>(protocol) << 16) | published; }
+  friend bool operator==(const PortSpec&, const PortSpec&) = default;
+};
+
+// What the filters and the tree need to know about a task; shared by all tasks
+// of one service version.
+struct TaskSpec {
+  Reservations reservations;
+  std::vector<std::string> constraints;         // validated "key==value" expressions
+  std::vector<std::string> spread_descriptors;  // placement preferences, highest first
+  std::vector<Platform> platforms;
+  std::vector<PortSpec> ports;
+  uint64_t max_replicas_per_node = 0;       // 0: no limit
+  std::vector<std::string> networks;        // network drivers needed on the node
+  std::vector<std::string> volume_drivers;  // volume drivers needed on the node
+  std::string log_driver;                   // "" or "none": no log plugin needed
+};
+
+struct Task {
+  std::string id;
+  std::string service_id;                // empty: a one-off task
+  std::optional<uint64_t> spec_version;  // absent: scheduled on its own, never batched
+  TaskState state = TaskState::kPending;
+  TaskState desired_state = TaskState::kRunning;
+  std::string node_id;                   // assigned node; preset on a pending task = preassigned
+  Timestamp updated_at;                  // time of the last state change (failure tracking)
+  std::shared_ptr<const TaskSpec> spec;  // never null
+};
+
+}  // namespace berth

@@ -1,0 +1,108 @@
+#include "core/time.h"
+
+#include <cstdio>
+#include <ctime>
+
+namespace berth {
+namespace {
+
+// Reads exactly `width` digits at text[pos]; returns -1 when they are not digits.
+int ReadDigits(std::string_view text, size_t pos, int width) {
+  if (pos + width > text.size()) return -1;
+  int value = 0;
+  for (int i = 0; i < width; ++i) {
+    char c = text[pos + i];
+    if (c < '0' || c > '9') return -1;
+    value = value * 10 + (c - '0');
+  }
+  return value;
+}
+
+bool IsLeap(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+int DaysInMonth(int y, int m) {
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  return m == 2 && IsLeap(y) ? 29 : kDays[m - 1];
+}
+
+Status Invalid(std::string_view text) {
+  return Status::InvalidArgument("invalid time '" + std::string(text) +
+                                 "' (expected RFC 3339, like 2026-01-01T00:10:00Z)");
+}
+
+}  // namespace
+
+Timestamp SystemClock::Now() const {
+  return std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
+}
+
+Result<Timestamp> ParseRfc3339(std::string_view text) {
+  // YYYY-MM-DDTHH:MM:SS
+  if (text.size() < 20 || text[4] != '-' || text[7] != '-' || text[13] != ':' || text[16] != ':')
+    return Invalid(text);
+  if (text[10] != 'T' && text[10] != 't' && text[10] != ' ') return Invalid(text);
+  int year = ReadDigits(text, 0, 4), month = ReadDigits(text, 5, 2), day = ReadDigits(text, 8, 2);
+  int hour = ReadDigits(text, 11, 2), minute = ReadDigits(text, 14, 2),
+      second = ReadDigits(text, 17, 2);
+  if (year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 ||
+      minute > 59 || second < 0 || second > 60)
+    return Invalid(text);
+  if (day > DaysInMonth(year, month)) return Invalid(text);
+  size_t pos = 19;
+  int64_t millis = 0;
+  if (pos < text.size() && text[pos] == '.') {
+    ++pos;
+    int digits = 0;
+    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
+      if (digits < 3) millis = millis * 10 + (text[pos] - '0');
+      ++digits;
+      ++pos;
+    }
+    if (digits == 0) return Invalid(text);
+    for (int i = digits; i < 3; ++i) millis *= 10;
+  }
+  int64_t offset_minutes = 0;
+  if (pos < text.size() && (text[pos] == 'Z' || text[pos] == 'z')) {
+    ++pos;
+  } else if (pos < text.size() && (text[pos] == '+' || text[pos] == '-')) {
+    int sign = text[pos] == '-' ? -1 : 1;
+    int oh = ReadDigits(text, pos + 1, 2), om = ReadDigits(text, pos + 4, 2);
+    if (oh < 0 || om < 0 || pos + 3 >= text.size() || text[pos + 3] != ':' || oh > 23 || om > 59)
+      return Invalid(text);
+    offset_minutes = sign * (oh * 60 + om);
+    pos += 6;
+  } else {
+    return Invalid(text);
+  }
+  if (pos != text.size()) return Invalid(text);
+  std::tm tm{};
+  tm.tm_year = year - 1900;
+  tm.tm_mon = month - 1;
+  tm.tm_mday = day;
+  tm.tm_hour = hour;
+  tm.tm_min = minute;
+  tm.tm_sec = second;
+  int64_t seconds = static_cast<int64_t>(timegm(&tm)) - offset_minutes * 60;
+  return Timestamp{Duration{seconds * 1000 + millis}};
+}
+
+std::string FormatRfc3339(Timestamp t) {
+  int64_t ms = t.time_since_epoch().count();
+  int64_t seconds = ms >= 0 ? ms / 1000 : (ms - 999) / 1000;
+  int64_t millis = ms - seconds * 1000;
+  std::time_t tt = static_cast<std::time_t>(seconds);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[96];
+  if (millis == 0) {
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
+                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+  } else {
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                  static_cast<int>(millis));
+  }
+  return buf;
+}
+
+}  // namespace berth

@@ -1,0 +1,45 @@
+#include "core/time.h"
+
+#include <gtest/gtest.h>
+
+namespace berth {
+namespace {
+
+int64_t Ms(const char* text) {
+  auto t = ParseRfc3339(text);
+  EXPECT_TRUE(t.ok()) << text << ": " << t.status().message();
+  return t.ok() ? t->time_since_epoch().count() : -1;
+}
+
+TEST(Time, ParsesRfc3339) {
+  EXPECT_EQ(Ms("1970-01-01T00:00:00Z"), 0);
+  EXPECT_EQ(Ms("2026-01-01T00:10:00Z"), 1767226200000);
+  EXPECT_EQ(Ms("2026-01-01T00:10:00.25Z"), 1767226200250);
+  EXPECT_EQ(Ms("2026-01-01T01:10:00+01:00"), 1767226200000);
+  EXPECT_EQ(Ms("2025-12-31T23:10:00-01:00"), 1767226200000);
+  EXPECT_EQ(Ms("2024-02-29t00:00:00z"), Ms("2024-02-29T00:00:00Z"));
+}
+
+TEST(Time, RejectsMalformedTimes) {
+  for (const char* bad : {"", "2026-01-01", "2026-13-01T00:00:00Z", "2025-02-29T00:00:00Z",
+                          "2026-01-01T00:00:00", "2026-01-01T00:00:00+0100", "2026-01-01T24:00:00Z",
+                          "2026-01-01T00:00:00.Z", "2026-01-01T00:00:00Zx"})
+    EXPECT_FALSE(ParseRfc3339(bad).ok()) << bad;
+}
+
+TEST(Time, FormatsRoundTrip) {
+  for (const char* text : {"2026-01-01T00:10:00Z", "1999-12-31T23:59:59.123Z"})
+    EXPECT_EQ(FormatRfc3339(*ParseRfc3339(text)), text);
+}
+
+TEST(Time, ManualClockMovesOnlyWhenTold) {
+  ManualClock clock(Timestamp{Duration{1000}});
+  EXPECT_EQ(clock.Now(), Timestamp{Duration{1000}});
+  clock.Advance(Duration{500});
+  EXPECT_EQ(clock.Now(), Timestamp{Duration{1500}});
+  clock.Set(Timestamp{Duration{7}});
+  EXPECT_EQ(clock.Now(), Timestamp{Duration{7}});
+}
+
+}  // namespace
+}  // namespace berth

@@ -1,0 +1,41 @@
+// Pipeline: the seven filters of spec/placement.md in spec order, with the
+// failure counts that explain why a task fits nowhere.
+//
+// Process(node) runs the filters that take part for the loaded task; the first
+// one that rejects the node gets one more failure. When a node passes, every
+// count resets to zero, so Explain() only ever describes a task that fits
+// nowhere (SwarmKit's behaviour). SetTask also resets the counts. Used by one
+// thread at a time; Process does not allocate.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <string>
+
+#include "filter/filter.h"
+
+namespace berth::filter {
+
+class Pipeline {
+ public:
+  static constexpr int kFilterCount = 7;
+
+  Pipeline();
+
+  void SetTask(const TaskSpec& spec, ServiceIndex service);
+  bool Process(const NodeInfo& node);
+
+  // Non-zero parts joined by "; ", most failures first, ties in pipeline
+  // order; "" when nothing failed.
+  std::string Explain() const;
+
+ private:
+  std::array<std::unique_ptr<Filter>, kFilterCount> filters_;
+  std::array<Filter*, kFilterCount> enabled_{};    // compacted: the filters taking part
+  std::array<int, kFilterCount> enabled_index_{};  // position of enabled_[i] in filters_
+  int enabled_count_ = 0;
+  std::array<int, kFilterCount> failures_{};
+  bool any_failure_ = false;
+};
+
+}  // namespace berth::filter

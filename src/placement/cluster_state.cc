@@ -1,0 +1,177 @@
+#include "placement/cluster_state.h"
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+namespace berth::placement {
+
+bool ClusterState::IsTracked(const TaskRecord& t) {
+  return t.node != kNoNode && t.state > TaskState::kPending && t.state <= TaskState::kRunning;
+}
+
+bool ClusterState::IsActive(const TaskRecord& t) {
+  return IsTracked(t) && t.desired_state <= TaskState::kComplete;
+}
+
+Result<NodeIndex> ClusterState::AddNode(Node node) {
+  if (node.id.empty()) return Status::InvalidArgument("node id is empty");
+  if (node_by_id_.contains(node.id))
+    return Status::Conflict("node '" + node.id + "' already exists");
+  NodeIndex index = static_cast<NodeIndex>(nodes_.size());
+  node_by_id_.emplace(node.id, index);
+  nodes_.emplace_back(std::move(node));
+  ranks_.clear();  // recomputed on demand
+  return index;
+}
+
+ServiceIndex ClusterState::InternService(std::string_view service_id) {
+  auto it = service_by_id_.find(std::string(service_id));
+  if (it != service_by_id_.end()) return it->second;
+  ServiceIndex index = static_cast<ServiceIndex>(service_by_id_.size());
+  service_by_id_.emplace(std::string(service_id), index);
+  return index;
+}
+
+Result<TaskIndex> ClusterState::AddTask(const Task& task, bool preassigned) {
+  if (task.id.empty()) return Status::InvalidArgument("task id is empty");
+  if (task.spec == nullptr) return Status::InvalidArgument("task '" + task.id + "' has no spec");
+  if (task_by_id_.contains(task.id))
+    return Status::Conflict("task '" + task.id + "' already exists");
+  NodeIndex node = kNoNode;
+  if (!task.node_id.empty()) {
+    auto found = FindNode(task.node_id);
+    if (!found)
+      return Status::NotFound("task '" + task.id + "': node '" + task.node_id + "' not found");
+    node = *found;
+  }
+  TaskIndex index = static_cast<TaskIndex>(tasks_.size());
+  TaskRecord& t = tasks_.emplace_back();
+  t.id = task.id;
+  t.service = InternService(task.service_id);
+  t.has_spec_version = task.spec_version.has_value();
+  t.spec_version = task.spec_version.value_or(0);
+  // A pending task with a node is preassigned whatever its service says.
+  t.preassigned = preassigned || (task.state == TaskState::kPending && node != kNoNode);
+  t.state = task.state;
+  t.desired_state = task.desired_state;
+  t.node = node;
+  t.updated_at = task.updated_at;
+  t.spec = task.spec;
+  task_by_id_.emplace(t.id, index);
+  if (IsTracked(t)) Track(t);
+  if ((t.state == TaskState::kFailed || t.state == TaskState::kRejected) && t.node != kNoNode)
+    RecordFailure(t, t.updated_at);
+  return index;
+}
+
+void ClusterState::Track(TaskRecord& t) {
+  NodeInfo& node = nodes_[t.node];
+  node.Reserve(*t.spec, &t.claims);
+  if (t.desired_state <= TaskState::kComplete) node.AddActive(t.service);
+}
+
+void ClusterState::Untrack(TaskRecord& t) {
+  NodeInfo& node = nodes_[t.node];
+  node.Release(*t.spec, t.claims);
+  t.claims.clear();
+  if (t.desired_state <= TaskState::kComplete) node.RemoveActive(t.service);
+}
+
+Status ClusterState::SetTaskState(TaskIndex index, TaskState state, Timestamp at) {
+  if (index >= tasks_.size())
+    return Status::NotFound("no task with index " + std::to_string(index));
+  TaskRecord& t = tasks_[index];
+  bool was_tracked = IsTracked(t);
+  TaskState old = t.state;
+  t.state = state;
+  t.updated_at = at;
+  bool tracked = IsTracked(t);
+  if (was_tracked && !tracked) {
+    t.state = old;  // untrack with the state the reservation was made under
+    Untrack(t);
+    t.state = state;
+  } else if (!was_tracked && tracked) {
+    Track(t);
+  }
+  if (state != old && (state == TaskState::kFailed || state == TaskState::kRejected) &&
+      t.node != kNoNode)
+    RecordFailure(t, at);
+  return Status::Ok();
+}
+
+void ClusterState::Assign(TaskIndex index, NodeIndex node, Timestamp at) {
+  TaskRecord& t = tasks_[index];
+  t.node = node;
+  t.state = TaskState::kAssigned;
+  t.updated_at = at;
+  Track(t);
+}
+
+void ClusterState::RecordFailure(const TaskRecord& t, Timestamp at) {
+  // The scheduler did not choose a preassigned task's node, so its failures
+  // say nothing about that choice.
+  if (t.preassigned) return;
+  failures_[FailureKey{t.service, t.spec_version}][t.node].push_back(at);
+}
+
+uint32_t ClusterState::RecentFailures(NodeIndex node, ServiceIndex service, uint64_t version,
+                                      Timestamp since) const {
+  auto by_key = failures_.find(FailureKey{service, version});
+  if (by_key == failures_.end()) return 0;
+  auto by_node = by_key->second.find(node);
+  if (by_node == by_key->second.end()) return 0;
+  return static_cast<uint32_t>(std::count_if(by_node->second.begin(), by_node->second.end(),
+                                             [&](Timestamp t) { return t >= since; }));
+}
+
+std::vector<NodeIndex> ClusterState::NodesWithFailures(ServiceIndex service,
+                                                       uint64_t version) const {
+  std::vector<NodeIndex> nodes;
+  auto by_key = failures_.find(FailureKey{service, version});
+  if (by_key == failures_.end()) return nodes;
+  for (const auto& [node, times] : by_key->second) nodes.push_back(node);
+  std::sort(nodes.begin(), nodes.end());
+  return nodes;
+}
+
+std::optional<NodeIndex> ClusterState::FindNode(std::string_view id) const {
+  auto it = node_by_id_.find(std::string(id));
+  if (it == node_by_id_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<TaskIndex> ClusterState::FindTask(std::string_view id) const {
+  auto it = task_by_id_.find(std::string(id));
+  if (it == task_by_id_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<TaskIndex> ClusterState::PendingTasks() const {
+  std::vector<TaskIndex> pending;
+  for (TaskIndex i = 0; i < tasks_.size(); ++i) {
+    const TaskRecord& t = tasks_[i];
+    if (t.state == TaskState::kPending && t.desired_state <= TaskState::kComplete)
+      pending.push_back(i);
+  }
+  return pending;
+}
+
+const std::vector<uint32_t>& ClusterState::Ranks(std::optional<uint64_t> seed) {
+  if (ranks_.size() == nodes_.size() && ranks_seed_ == seed) return ranks_;
+  std::vector<NodeIndex> order(nodes_.size());
+  std::iota(order.begin(), order.end(), 0);
+  if (seed) {
+    std::mt19937_64 rng(*seed);
+    std::shuffle(order.begin(), order.end(), rng);
+  } else {
+    std::sort(order.begin(), order.end(),
+              [&](NodeIndex a, NodeIndex b) { return nodes_[a].node().id < nodes_[b].node().id; });
+  }
+  ranks_.assign(nodes_.size(), 0);
+  for (uint32_t rank = 0; rank < order.size(); ++rank) ranks_[order[rank]] = rank;
+  ranks_seed_ = seed;
+  return ranks_;
+}
+
+}  // namespace berth::placement

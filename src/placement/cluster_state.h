@@ -1,0 +1,126 @@
+// ClusterState: the full-view engine's local state ("Local state" in
+// spec/placement.md).
+//
+// Nodes and tasks live in contiguous arrays indexed by dense integers
+// (NodeIndex, TaskIndex); string ids are interned at this boundary. Per node it
+// keeps a NodeInfo (available resources, active tasks in total and per service,
+// host ports); per (node, service, spec version) the times of recent failures.
+// Tasks pending placement are kept in arrival order.
+//
+// Tracking rules (spec/placement.md "Objects"): a task is tracked on its node
+// (holds resources and ports) while its state is pending..running and it is
+// assigned there, and counts as active for spreading while it is tracked and its
+// desired state is <= complete. A task that is pending with its node preset is
+// preassigned: it is tracked only once the scheduler confirms it.
+//
+// Not thread-safe: one control loop owns it.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/node.h"
+#include "core/node_info.h"
+#include "core/status.h"
+#include "core/task.h"
+#include "core/time.h"
+
+namespace berth::placement {
+
+using NodeIndex = uint32_t;
+using TaskIndex = uint32_t;
+inline constexpr NodeIndex kNoNode = std::numeric_limits<NodeIndex>::max();
+
+// The engine's record of one task: compact, with interned ids.
+struct TaskRecord {
+  std::string id;
+  ServiceIndex service = 0;  // interned service id ("" for one-off tasks)
+  bool has_spec_version = false;
+  bool preassigned = false;  // node chosen by the orchestrator, not the scheduler
+  TaskState state = TaskState::kPending;
+  TaskState desired_state = TaskState::kRunning;
+  NodeIndex node = kNoNode;
+  uint64_t spec_version = 0;
+  Timestamp updated_at;
+  std::shared_ptr<const TaskSpec> spec;
+  std::vector<GenericClaim> claims;  // named generic instances held on `node`
+};
+
+class ClusterState {
+ public:
+  // Adds a node. Errors: InvalidArgument for an empty id, Conflict for a
+  // duplicate id.
+  Result<NodeIndex> AddNode(Node node);
+
+  // Adds a task in any state. A failed or rejected task with a node counts as
+  // a failure at `updated_at` (unless preassigned). Errors: InvalidArgument for
+  // an empty id or a missing spec, Conflict for a duplicate id, NotFound for a
+  // node id that is not known.
+  Result<TaskIndex> AddTask(const Task& task, bool preassigned = false);
+
+  // Moves a task to `state` at time `at`, updating its node's accounting and
+  // recording a failure when it becomes failed or rejected.
+  Status SetTaskState(TaskIndex task, TaskState state, Timestamp at);
+
+  // The scheduler's decision: the pending task now runs on `node` (state
+  // assigned, tracked, active).
+  void Assign(TaskIndex task, NodeIndex node, Timestamp at);
+
+  size_t node_count() const { return nodes_.size(); }
+  size_t task_count() const { return tasks_.size(); }
+  const NodeInfo& node(NodeIndex i) const { return nodes_[i]; }
+  const TaskRecord& task(TaskIndex i) const { return tasks_[i]; }
+  std::optional<NodeIndex> FindNode(std::string_view id) const;
+  std::optional<TaskIndex> FindTask(std::string_view id) const;
+  ServiceIndex InternService(std::string_view service_id);
+
+  // Tasks in state pending (desired state <= complete), in arrival order.
+  std::vector<TaskIndex> PendingTasks() const;
+
+  // The tie-break rank of each node (rule 4 of the node order): by default the
+  // position of its id in byte order; with a seed, a seeded shuffle. Recomputed
+  // when nodes were added since the last call.
+  const std::vector<uint32_t>& Ranks(std::optional<uint64_t> seed);
+
+  // Failures of (service, version) on `node` at or after `since`.
+  uint32_t RecentFailures(NodeIndex node, ServiceIndex service, uint64_t version,
+                          Timestamp since) const;
+  // Nodes with any failure of (service, version), for callers that want to
+  // visit only those.
+  std::vector<NodeIndex> NodesWithFailures(ServiceIndex service, uint64_t version) const;
+
+ private:
+  void Track(TaskRecord& t);
+  void Untrack(TaskRecord& t);
+  void RecordFailure(const TaskRecord& t, Timestamp at);
+  static bool IsTracked(const TaskRecord& t);
+  static bool IsActive(const TaskRecord& t);
+
+  std::vector<NodeInfo> nodes_;
+  std::vector<TaskRecord> tasks_;
+  std::unordered_map<std::string, NodeIndex> node_by_id_;
+  std::unordered_map<std::string, TaskIndex> task_by_id_;
+  std::unordered_map<std::string, ServiceIndex> service_by_id_;
+  std::vector<uint32_t> ranks_;
+  std::optional<uint64_t> ranks_seed_;
+  // Failure times per (service, version), then per node.
+  struct FailureKey {
+    ServiceIndex service;
+    uint64_t version;
+    bool operator==(const FailureKey&) const = default;
+  };
+  struct FailureKeyHash {
+    size_t operator()(const FailureKey& k) const { return k.version * 1000003u ^ k.service; }
+  };
+  std::unordered_map<FailureKey, std::unordered_map<NodeIndex, std::vector<Timestamp>>,
+                     FailureKeyHash>
+      failures_;
+};
+
+}  // namespace berth::placement

@@ -1,0 +1,102 @@
+#include "placement/cluster_state.h"
+
+#include <gtest/gtest.h>
+
+#include "placement/test_cluster.h"
+
+namespace berth::placement {
+namespace {
+
+using testing::At;
+using testing::MakeNode;
+using testing::MakeSpec;
+using testing::TestCluster;
+
+TEST(ClusterState, RejectsDuplicateAndUnknownIds) {
+  ClusterState s;
+  ASSERT_TRUE(s.AddNode(MakeNode("n")).ok());
+  EXPECT_EQ(s.AddNode(MakeNode("n")).status().code(), StatusCode::kConflict);
+  EXPECT_EQ(s.AddNode(MakeNode("")).status().code(), StatusCode::kInvalidArgument);
+  Task t;
+  t.id = "t";
+  t.spec = MakeSpec();
+  t.node_id = "ghost";
+  EXPECT_EQ(s.AddTask(t).status().code(), StatusCode::kNotFound);
+  t.node_id = "";
+  ASSERT_TRUE(s.AddTask(t).ok());
+  EXPECT_EQ(s.AddTask(t).status().code(), StatusCode::kConflict);
+  t.id = "no-spec";
+  t.spec = nullptr;
+  EXPECT_EQ(s.AddTask(t).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(ClusterState, TracksResourcesPortsAndCountsByState) {
+  TestCluster c;
+  Node n = MakeNode("n");
+  n.resources.milli_cpu = 4000;
+  n.resources.memory_bytes = 1000;
+  c.Add(n);
+  auto spec = MakeSpec();
+  spec->reservations.milli_cpu = 1500;
+  spec->reservations.memory_bytes = 100;
+  spec->ports = {{Protocol::kTcp, 80, true}, {Protocol::kTcp, 81, false}};
+  TaskIndex t = c.AddTask("t", "S", spec, TaskState::kRunning, "n");
+  const NodeInfo& info = c.state.node(0);
+  EXPECT_EQ(info.available_milli_cpu(), 2500);
+  EXPECT_EQ(info.available_memory_bytes(), 900);
+  EXPECT_TRUE(info.PortInUse(PortSpec{Protocol::kTcp, 80, true}.Key()));
+  EXPECT_FALSE(info.PortInUse(PortSpec{Protocol::kTcp, 81, true}.Key()));
+  EXPECT_FALSE(info.PortInUse(PortSpec{Protocol::kUdp, 80, true}.Key()));
+  EXPECT_EQ(info.active_tasks(), 1u);
+  EXPECT_EQ(info.ActiveTasksOf(c.state.InternService("S")), 1u);
+  ASSERT_TRUE(c.state.SetTaskState(t, TaskState::kComplete, At(5)).ok());
+  EXPECT_EQ(info.available_milli_cpu(), 4000);
+  EXPECT_EQ(info.available_memory_bytes(), 1000);
+  EXPECT_FALSE(info.PortInUse(PortSpec{Protocol::kTcp, 80, true}.Key()));
+  EXPECT_EQ(info.active_tasks(), 0u);
+  EXPECT_EQ(info.ActiveTasksOf(c.state.InternService("S")), 0u);
+}
+
+TEST(ClusterState, TasksNotYetRunningOrFinishedAreNotTracked) {
+  TestCluster c;
+  c.Add(MakeNode("n"));
+  auto spec = MakeSpec();
+  c.AddTask("new", "S", spec, TaskState::kNew, "n");
+  c.AddTask("done", "S", spec, TaskState::kComplete, "n");
+  c.AddTask("pre", "S", spec, TaskState::kPending, "n");  // preassigned: not yet
+  EXPECT_EQ(c.state.node(0).active_tasks(), 0u);
+  EXPECT_TRUE(c.state.task(2).preassigned);
+  c.AddTask("assigned", "S", spec, TaskState::kAssigned, "n");
+  EXPECT_EQ(c.state.node(0).active_tasks(), 1u);
+}
+
+TEST(ClusterState, PendingTasksInArrivalOrder) {
+  TestCluster c;
+  c.Add(MakeNode("n"));
+  auto spec = MakeSpec();
+  c.AddTask("b", "S", spec);
+  c.AddTask("running", "S", spec, TaskState::kRunning, "n");
+  c.AddTask("a", "S", spec);
+  Task stop;
+  stop.id = "stopping";
+  stop.spec = spec;
+  stop.desired_state = TaskState::kShutdown;
+  ASSERT_TRUE(c.state.AddTask(stop).ok());
+  EXPECT_EQ(c.state.PendingTasks(), (std::vector<TaskIndex>{0, 2}));
+}
+
+TEST(ClusterState, RanksFollowIdsOrASeed) {
+  TestCluster c;
+  c.Add(MakeNode("b"));
+  c.Add(MakeNode("c"));
+  c.Add(MakeNode("a"));
+  EXPECT_EQ(c.state.Ranks(std::nullopt), (std::vector<uint32_t>{1, 2, 0}));
+  auto seeded = c.state.Ranks(7);
+  std::vector<uint32_t> sorted = seeded;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(sorted, (std::vector<uint32_t>{0, 1, 2}));
+  EXPECT_EQ(c.state.Ranks(7), seeded);  // same seed, same order
+}
+
+}  // namespace
+}  // namespace berth::placement

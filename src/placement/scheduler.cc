@@ -1,0 +1,367 @@
+#include "placement/scheduler.h"
+
+#include <algorithm>
+#include <map>
+#include <span>
+#include <string_view>
+#include <unordered_map>
+
+#include "filter/pipeline.h"
+#include "placement/node_order.h"
+
+namespace berth::placement {
+namespace {
+
+struct Candidate {
+  NodeKey key;
+  NodeIndex node;
+  friend bool operator<(const Candidate& a, const Candidate& b) { return a.key < b.key; }
+};
+
+// One node of the tree of heaps. Inner nodes split by a label value; leaves
+// hold the best passing nodes of their branch.
+struct TreeNode {
+  int64_t tasks = 0;                              // active tasks of the service on every node below
+  std::map<std::string_view, uint32_t> children;  // label value -> index; byte order
+  std::vector<Candidate> leaf;                    // heap while building, then sorted best first
+  bool heap_ready = false;                        // leaf has reached its bound and is a max-heap
+  bool ordered_once = false;                      // leaf has been sorted for placement before
+};
+
+std::string_view LabelFor(const Node& node, std::string_view descriptor) {
+  // Descriptors were validated at submission: node.labels.<K> or engine.labels.<K>.
+  constexpr std::string_view kNode = "node.labels.", kEngine = "engine.labels.";
+  auto has_prefix = [&](std::string_view prefix) {
+    if (descriptor.size() <= prefix.size()) return false;
+    for (size_t i = 0; i < prefix.size(); ++i)
+      if ((descriptor[i] | 0x20) != prefix[i] && descriptor[i] != prefix[i]) return false;
+    return true;
+  };
+  const Labels* labels = nullptr;
+  std::string_view key;
+  if (has_prefix(kNode)) {
+    labels = &node.labels;
+    key = descriptor.substr(kNode.size());
+  } else if (has_prefix(kEngine)) {
+    labels = &node.engine_labels;
+    key = descriptor.substr(kEngine.size());
+  } else {
+    return {};
+  }
+  auto it = labels->find(key);
+  return it == labels->end() ? std::string_view{} : std::string_view(it->second);
+}
+
+}  // namespace
+
+// The state of one scheduling pass: the pipeline loaded with the current
+// group's task, the group's tasks still to place, and reusable scratch space.
+class Scheduler::Pass {
+ public:
+  Pass(ClusterState& state, const SchedulerOptions& options, Timestamp now)
+      : state_(state), options_(options), now_(now), ranks_(state.Ranks(options.tie_break_seed)) {
+    result_.messages = {kAssignedMessage, kConfirmedMessage};
+  }
+
+  PassResult Run();
+
+ private:
+  void LoadGroup(const TaskRecord& first);
+  NodeKey KeyOf(NodeIndex node) const;
+  void SchedulePreassigned(TaskIndex task);
+  void ScheduleGroup(std::span<const TaskIndex> tasks);
+  void ScheduleOneOffRun(std::span<const TaskIndex> tasks);
+  void BuildTree(const std::vector<std::string>& descriptors, size_t bound);
+  int PlaceOnSubtree(uint32_t tree_node, int n);
+  int PlaceOnLeaf(TreeNode& leaf, int n);
+  void OrderLeaf(TreeNode& leaf);
+  void AssignNext(NodeIndex node);
+  void LeaveRestPending(std::string explanation_or_message);
+  uint32_t MessageId(std::string message);
+
+  ClusterState& state_;
+  const SchedulerOptions& options_;
+  Timestamp now_;
+  const std::vector<uint32_t>& ranks_;
+  filter::Pipeline pipeline_;
+  PassResult result_;
+  std::unordered_map<std::string, uint32_t> message_ids_;
+
+  // The group being placed.
+  ServiceIndex service_ = 0;
+  std::vector<std::pair<NodeIndex, uint32_t>> faulty_;  // nodes at/over max_failures, sorted
+  std::span<const TaskIndex> group_;
+  size_t next_task_ = 0;
+  std::vector<TreeNode> tree_;
+  std::vector<uint8_t> failed_;  // scratch for PlaceOnLeaf
+};
+
+Scheduler::Scheduler(ClusterState& state, SchedulerOptions options)
+    : state_(state), options_(std::move(options)) {}
+Scheduler::~Scheduler() = default;
+
+PassResult Scheduler::SchedulePending(Timestamp now) { return Pass(state_, options_, now).Run(); }
+
+PassResult Scheduler::Pass::Run() {
+  std::vector<TaskIndex> preassigned, one_off;
+  std::vector<std::vector<TaskIndex>> groups;
+  std::map<std::pair<ServiceIndex, uint64_t>, size_t> group_of;
+  for (TaskIndex i : state_.PendingTasks()) {
+    const TaskRecord& t = state_.task(i);
+    if (t.node != kNoNode) {
+      preassigned.push_back(i);
+    } else if (!t.has_spec_version) {
+      one_off.push_back(i);
+    } else {
+      auto [it, added] = group_of.try_emplace({t.service, t.spec_version}, groups.size());
+      if (added) groups.emplace_back();
+      groups[it->second].push_back(i);
+    }
+  }
+  for (TaskIndex i : preassigned) SchedulePreassigned(i);
+  for (const auto& group : groups) ScheduleGroup(group);
+  for (size_t i = 0; i < one_off.size();) {
+    const TaskRecord& first = state_.task(one_off[i]);
+    size_t end = i + 1;
+    if (options_.fast_one_off && first.spec->spread_descriptors.empty()) {
+      while (end < one_off.size() && state_.task(one_off[end]).service == first.service &&
+             state_.task(one_off[end]).spec == first.spec)
+        ++end;
+      ScheduleOneOffRun(std::span(one_off).subspan(i, end - i));
+    } else {
+      ScheduleGroup(std::span(one_off).subspan(i, 1));
+    }
+    i = end;
+  }
+  return std::move(result_);
+}
+
+void Scheduler::Pass::LoadGroup(const TaskRecord& first) {
+  service_ = first.service;
+  pipeline_.SetTask(*first.spec, first.service);
+  faulty_.clear();
+  Timestamp since = now_ - options_.failure_window;
+  for (NodeIndex n : state_.NodesWithFailures(first.service, first.spec_version)) {
+    uint32_t count = state_.RecentFailures(n, first.service, first.spec_version, since);
+    if (count >= options_.max_failures) faulty_.emplace_back(n, count);
+  }
+}
+
+NodeKey Scheduler::Pass::KeyOf(NodeIndex n) const {
+  uint32_t faulty = 0;
+  if (!faulty_.empty()) {
+    auto it = std::lower_bound(faulty_.begin(), faulty_.end(), std::make_pair(n, uint32_t{0}));
+    if (it != faulty_.end() && it->first == n) faulty = it->second;
+  }
+  const NodeInfo& info = state_.node(n);
+  return NodeKey::Make(faulty, info.ActiveTasksOf(service_), info.active_tasks(), ranks_[n]);
+}
+
+uint32_t Scheduler::Pass::MessageId(std::string message) {
+  auto [it, added] =
+      message_ids_.try_emplace(std::move(message), static_cast<uint32_t>(result_.messages.size()));
+  if (added) result_.messages.push_back(it->first);
+  return it->second;
+}
+
+void Scheduler::Pass::AssignNext(NodeIndex node) {
+  TaskIndex task = group_[next_task_++];
+  state_.Assign(task, node, now_);
+  result_.decisions.push_back({task, node, 0});
+}
+
+// Tasks of the group not placed stay pending with the pipeline's explanation.
+void Scheduler::Pass::LeaveRestPending(std::string explanation) {
+  if (next_task_ == group_.size()) return;
+  uint32_t message = MessageId(explanation.empty() ? "no suitable node"
+                                                   : "no suitable node (" + explanation + ")");
+  for (; next_task_ < group_.size(); ++next_task_)
+    result_.decisions.push_back({group_[next_task_], kNoNode, message});
+}
+
+// A preassigned (global service) task: the full pipeline on its one node.
+void Scheduler::Pass::SchedulePreassigned(TaskIndex task) {
+  const TaskRecord& t = state_.task(task);
+  pipeline_.SetTask(*t.spec, t.service);
+  NodeIndex node = t.node;
+  if (pipeline_.Process(state_.node(node))) {
+    state_.Assign(task, node, now_);
+    result_.decisions.push_back({task, node, 1});
+  } else {
+    result_.decisions.push_back({task, kNoNode, MessageId(pipeline_.Explain())});
+  }
+}
+
+void Scheduler::Pass::ScheduleGroup(std::span<const TaskIndex> tasks) {
+  group_ = tasks;
+  next_task_ = 0;
+  const TaskRecord& first = state_.task(tasks.front());
+  LoadGroup(first);
+  BuildTree(first.spec->spread_descriptors, tasks.size());
+  PlaceOnSubtree(0, static_cast<int>(tasks.size()));
+  LeaveRestPending(pipeline_.Explain());
+}
+
+// Visits every node once: its label values pick the branch at each level, each
+// level counts the node's active tasks of the service (passing or not), and the
+// leaf keeps a max-heap of the `bound` best passing nodes.
+void Scheduler::Pass::BuildTree(const std::vector<std::string>& descriptors, size_t bound) {
+  tree_.assign(1, TreeNode{});
+  for (NodeIndex n = 0; n < state_.node_count(); ++n) {
+    const NodeInfo& info = state_.node(n);
+    uint32_t at = 0;
+    uint32_t service_tasks = info.ActiveTasksOf(service_);
+    tree_[at].tasks += service_tasks;
+    for (const std::string& descriptor : descriptors) {
+      auto [it, added] = tree_[at].children.try_emplace(LabelFor(info.node(), descriptor),
+                                                        static_cast<uint32_t>(tree_.size()));
+      if (added) tree_.emplace_back();
+      at = it->second;
+      tree_[at].tasks += service_tasks;
+    }
+    TreeNode& leaf = tree_[at];
+    Candidate c{KeyOf(n), n};
+    if (leaf.leaf.size() < bound) {
+      if (!pipeline_.Process(info)) continue;
+      leaf.leaf.push_back(c);
+      if (leaf.leaf.size() == bound) {
+        std::make_heap(leaf.leaf.begin(), leaf.leaf.end());
+        leaf.heap_ready = true;
+      }
+    } else if (c < leaf.leaf.front() && pipeline_.Process(info)) {
+      std::pop_heap(leaf.leaf.begin(), leaf.leaf.end());
+      leaf.leaf.back() = c;
+      std::push_heap(leaf.leaf.begin(), leaf.leaf.end());
+    }
+  }
+}
+
+// Splits n tasks over the branches: repeatedly compute the desired level
+//   desired = (tasks in usable branches + tasks still to place) / usable branches
+// (remainder: one extra each to branches at the level), give each branch below
+// the level enough to reach it, and mark a branch full when it places fewer
+// than asked. Branch totals include what this loop has placed so far.
+int Scheduler::Pass::PlaceOnSubtree(uint32_t index, int n) {
+  if (tree_[index].children.empty()) return PlaceOnLeaf(tree_[index], n);
+  std::vector<uint32_t> usable;
+  usable.reserve(tree_[index].children.size());
+  int64_t usable_tasks = 0;
+  for (const auto& [value, child] : tree_[index].children) {
+    usable.push_back(child);
+    usable_tasks += tree_[child].tasks;
+  }
+  int scheduled = 0;
+  while (scheduled < n && !usable.empty()) {
+    int64_t total = usable_tasks + (n - scheduled);
+    int64_t branches = static_cast<int64_t>(usable.size());
+    int64_t desired = total / branches, remainder = total % branches;
+    bool progress = false;
+    for (size_t b = 0; b < usable.size() && scheduled < n;) {
+      TreeNode& child = tree_[usable[b]];
+      int64_t have = child.tasks;
+      if (have > desired || (have == desired && remainder == 0)) {
+        ++b;
+        continue;
+      }
+      int ask = static_cast<int>(
+          std::min<int64_t>(desired - have + (remainder > 0 ? 1 : 0), n - scheduled));
+      int got = PlaceOnSubtree(usable[b], ask);
+      tree_[usable[b]].tasks +=
+          got;  // `child` may dangle: recursion never grows tree_, but be safe
+      usable_tasks += got;
+      scheduled += got;
+      progress = progress || got > 0;
+      if (got < ask) {
+        usable_tasks -= tree_[usable[b]].tasks;
+        usable.erase(usable.begin() + static_cast<std::ptrdiff_t>(b));
+        progress = true;
+        continue;
+      }
+      if (remainder > 0) --remainder;
+      ++b;
+    }
+    if (!progress) break;  // required: without it the loop could spin forever
+  }
+  return scheduled;
+}
+
+// Sorts a leaf best first. From the second visit on, nodes are re-checked
+// first, since placements may have filled them.
+void Scheduler::Pass::OrderLeaf(TreeNode& leaf) {
+  if (leaf.ordered_once) {
+    std::erase_if(leaf.leaf, [&](Candidate& c) {
+      c.key = KeyOf(c.node);
+      return !pipeline_.Process(state_.node(c.node));
+    });
+  }
+  if (leaf.heap_ready) {
+    std::sort_heap(leaf.leaf.begin(), leaf.leaf.end());
+    leaf.heap_ready = false;
+  } else {
+    std::sort(leaf.leaf.begin(), leaf.leaf.end());
+  }
+  leaf.ordered_once = true;
+}
+
+// Fills the first node until the next one is strictly better, then moves on;
+// past the last node, goes round-robin. Nodes that stop passing the filters are
+// skipped for the rest of this call.
+int Scheduler::Pass::PlaceOnLeaf(TreeNode& leaf, int n) {
+  OrderLeaf(leaf);
+  std::vector<Candidate>& nodes = leaf.leaf;
+  const size_t count = nodes.size();
+  if (count == 0) return 0;
+  failed_.assign(count, 0);
+  size_t i = 0;
+  int scheduled = 0;
+  while (next_task_ < group_.size()) {
+    Candidate& current = nodes[i % count];
+    AssignNext(current.node);
+    current.key = KeyOf(current.node);
+    if (++scheduled == n) return scheduled;
+    if (i + 1 < count) {
+      if (nodes[i + 1] < current) ++i;
+    } else {
+      ++i;
+    }
+    const size_t start = i;
+    while (failed_[i % count] || !pipeline_.Process(state_.node(nodes[i % count].node))) {
+      failed_[i % count] = 1;
+      if (++i - start == count) return scheduled;  // no node passes any more
+    }
+  }
+  return scheduled;
+}
+
+// A run of one-off tasks with the same service and spec and no preferences.
+// Placing them one by one with a full scan each picks, every time, the best
+// passing node; only the node just used changes, so a min-heap of passing
+// nodes gives the same choices in O(log nodes) per task.
+void Scheduler::Pass::ScheduleOneOffRun(std::span<const TaskIndex> tasks) {
+  group_ = tasks;
+  next_task_ = 0;
+  const TaskRecord& first = state_.task(tasks.front());
+  LoadGroup(first);
+  std::vector<Candidate> heap;
+  for (NodeIndex n = 0; n < state_.node_count(); ++n)
+    if (pipeline_.Process(state_.node(n))) heap.push_back({KeyOf(n), n});
+  auto worse = [](const Candidate& a, const Candidate& b) { return b < a; };
+  std::make_heap(heap.begin(), heap.end(), worse);
+  while (next_task_ < group_.size() && !heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), worse);
+    Candidate best = heap.back();
+    heap.pop_back();
+    AssignNext(best.node);
+    if (pipeline_.Process(state_.node(best.node))) {
+      heap.push_back({KeyOf(best.node), best.node});
+      std::push_heap(heap.begin(), heap.end(), worse);
+    }
+  }
+  if (next_task_ == group_.size()) return;
+  // Nothing passes any more: explain as a fresh per-task scan would.
+  pipeline_.SetTask(*first.spec, first.service);
+  for (NodeIndex n = 0; n < state_.node_count(); ++n) (void)pipeline_.Process(state_.node(n));
+  LeaveRestPending(pipeline_.Explain());
+}
+
+}  // namespace berth::placement

@@ -1,0 +1,74 @@
+// Scheduler: one scheduling pass of the full-view engine over the pending
+// tasks of a ClusterState, exactly as spec/placement.md describes.
+//
+// A pass (1) checks preassigned tasks on their node, in arrival order, then
+// (2) schedules each group of identical tasks (same service id and spec
+// version) with one tree of heaps, groups in order of their first task, then
+// (3) schedules tasks without a spec version one at a time, in arrival order.
+// Decisions are applied to the ClusterState as they are made and returned in
+// the order made. Deterministic: the same state gives the same decisions.
+//
+// Not thread-safe: call from the thread that owns the ClusterState.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/time.h"
+#include "placement/cluster_state.h"
+
+namespace berth::placement {
+
+struct SchedulerOptions {
+  // A node with at least this many recent failures of a service version sorts
+  // last for it (rule 1 of the node order).
+  uint32_t max_failures = 5;
+  // How far back failures count.
+  Duration failure_window = std::chrono::minutes(5);
+  // Absent: ties between equal nodes go to the smaller node id. Set: ties are
+  // broken by a shuffle seeded with this value.
+  std::optional<uint64_t> tie_break_seed;
+  // Schedule runs of identical one-off tasks with one incrementally updated
+  // heap instead of a full scan per task. Gives the same decisions as the
+  // per-task scan (a test checks this); off only for that test.
+  bool fast_one_off = true;
+};
+
+struct Decision {
+  TaskIndex task;
+  NodeIndex node;    // kNoNode: the task stays pending
+  uint32_t message;  // index into PassResult::messages
+};
+
+struct PassResult {
+  std::vector<Decision> decisions;
+  // Status messages referenced by decisions; [0] and [1] are always the two
+  // success messages, explanations follow.
+  std::vector<std::string> messages;
+
+  const std::string& MessageOf(const Decision& d) const { return messages[d.message]; }
+};
+
+inline constexpr const char* kAssignedMessage = "scheduler assigned task to node";
+inline constexpr const char* kConfirmedMessage =
+    "scheduler confirmed task can run on preassigned node";
+
+class Scheduler {
+ public:
+  Scheduler(ClusterState& state, SchedulerOptions options = {});
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Schedules every pending task once, with `now` as the current time.
+  PassResult SchedulePending(Timestamp now);
+
+ private:
+  class Pass;
+  ClusterState& state_;
+  SchedulerOptions options_;
+};
+
+}  // namespace berth::placement
