@@ -16,11 +16,10 @@ bool ClusterState::IsActive(const TaskRecord& t) {
 
 Result<NodeIndex> ClusterState::AddNode(Node node) {
   if (node.id.empty()) return Status::InvalidArgument("node id is empty");
-  if (node_by_id_.contains(node.id))
-    return Status::Conflict("node '" + node.id + "' already exists");
+  if (FindNode(node.id)) return Status::Conflict("node '" + node.id + "' already exists");
   NodeIndex index = static_cast<NodeIndex>(nodes_.size());
-  node_by_id_.emplace(node.id, index);
   nodes_.emplace_back(std::move(node));
+  node_by_id_.Insert(index, NodeIdOf());
   ranks_.clear();  // recomputed on demand
   return index;
 }
@@ -36,8 +35,7 @@ ServiceIndex ClusterState::InternService(std::string_view service_id) {
 Result<TaskIndex> ClusterState::AddTask(const Task& task, bool preassigned) {
   if (task.id.empty()) return Status::InvalidArgument("task id is empty");
   if (task.spec == nullptr) return Status::InvalidArgument("task '" + task.id + "' has no spec");
-  if (task_by_id_.contains(task.id))
-    return Status::Conflict("task '" + task.id + "' already exists");
+  if (FindTask(task.id)) return Status::Conflict("task '" + task.id + "' already exists");
   NodeIndex node = kNoNode;
   if (!task.node_id.empty()) {
     auto found = FindNode(task.node_id);
@@ -58,7 +56,7 @@ Result<TaskIndex> ClusterState::AddTask(const Task& task, bool preassigned) {
   t.node = node;
   t.updated_at = task.updated_at;
   t.spec = task.spec;
-  task_by_id_.emplace(t.id, index);
+  task_by_id_.Insert(index, TaskIdOf());
   if (IsTracked(t)) Track(t);
   if ((t.state == TaskState::kFailed || t.state == TaskState::kRejected) && t.node != kNoNode)
     RecordFailure(t, t.updated_at);
@@ -136,15 +134,11 @@ std::vector<NodeIndex> ClusterState::NodesWithFailures(ServiceIndex service,
 }
 
 std::optional<NodeIndex> ClusterState::FindNode(std::string_view id) const {
-  auto it = node_by_id_.find(std::string(id));
-  if (it == node_by_id_.end()) return std::nullopt;
-  return it->second;
+  return node_by_id_.Find(id, NodeIdOf());
 }
 
 std::optional<TaskIndex> ClusterState::FindTask(std::string_view id) const {
-  auto it = task_by_id_.find(std::string(id));
-  if (it == task_by_id_.end()) return std::nullopt;
-  return it->second;
+  return task_by_id_.Find(id, TaskIdOf());
 }
 
 std::vector<TaskIndex> ClusterState::PendingTasks() const {
@@ -157,6 +151,35 @@ std::vector<TaskIndex> ClusterState::PendingTasks() const {
   return pending;
 }
 
+// Sorts node indices by id. Comparisons use each id's first 16 bytes as two
+// big-endian integers (zero-padded), held contiguously so they stay in cache;
+// the full strings are compared only when both ids are longer and share them.
+void ClusterState::SortById(std::vector<NodeIndex>& order) const {
+  struct Key {
+    uint64_t hi = 0, lo = 0;
+    uint32_t length = 0;
+    NodeIndex node = 0;
+  };
+  auto load = [](std::string_view id, size_t from) {
+    uint64_t v = 0;
+    for (size_t i = from; i < from + 8; ++i)
+      v = (v << 8) | (i < id.size() ? static_cast<unsigned char>(id[i]) : 0u);
+    return v;
+  };
+  std::vector<Key> keys(nodes_.size());
+  for (NodeIndex i = 0; i < nodes_.size(); ++i) {
+    std::string_view id = nodes_[i].node().id;
+    keys[i] = {load(id, 0), load(id, 8), static_cast<uint32_t>(id.size()), i};
+  }
+  std::sort(keys.begin(), keys.end(), [&](const Key& a, const Key& b) {
+    if (a.hi != b.hi) return a.hi < b.hi;
+    if (a.lo != b.lo) return a.lo < b.lo;
+    if (a.length > 16 && b.length > 16) return nodes_[a.node].node().id < nodes_[b.node].node().id;
+    return a.length < b.length;  // equal prefix: the shorter id is a prefix of the longer
+  });
+  for (size_t i = 0; i < keys.size(); ++i) order[i] = keys[i].node;
+}
+
 const std::vector<uint32_t>& ClusterState::Ranks(std::optional<uint64_t> seed) {
   if (ranks_.size() == nodes_.size() && ranks_seed_ == seed) return ranks_;
   std::vector<NodeIndex> order(nodes_.size());
@@ -165,8 +188,7 @@ const std::vector<uint32_t>& ClusterState::Ranks(std::optional<uint64_t> seed) {
     std::mt19937_64 rng(*seed);
     std::shuffle(order.begin(), order.end(), rng);
   } else {
-    std::sort(order.begin(), order.end(),
-              [&](NodeIndex a, NodeIndex b) { return nodes_[a].node().id < nodes_[b].node().id; });
+    SortById(order);
   }
   ranks_.assign(nodes_.size(), 0);
   for (uint32_t rank = 0; rank < order.size(); ++rank) ranks_[order[rank]] = rank;

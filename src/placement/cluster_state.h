@@ -25,6 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/id_index.h"
 #include "core/node.h"
 #include "core/node_info.h"
 #include "core/status.h"
@@ -99,13 +100,20 @@ class ClusterState {
   void Track(TaskRecord& t);
   void Untrack(TaskRecord& t);
   void RecordFailure(const TaskRecord& t, Timestamp at);
+  void SortById(std::vector<NodeIndex>& order) const;
   static bool IsTracked(const TaskRecord& t);
   static bool IsActive(const TaskRecord& t);
+  auto NodeIdOf() const {
+    return [this](uint32_t i) { return std::string_view(nodes_[i].node().id); };
+  }
+  auto TaskIdOf() const {
+    return [this](uint32_t i) { return std::string_view(tasks_[i].id); };
+  }
 
   std::vector<NodeInfo> nodes_;
   std::vector<TaskRecord> tasks_;
-  std::unordered_map<std::string, NodeIndex> node_by_id_;
-  std::unordered_map<std::string, TaskIndex> task_by_id_;
+  IdIndex node_by_id_;
+  IdIndex task_by_id_;
   std::unordered_map<std::string, ServiceIndex> service_by_id_;
   std::vector<uint32_t> ranks_;
   std::optional<uint64_t> ranks_seed_;

@@ -19,6 +19,9 @@ struct NodeKey {
     return {(uint64_t{faulty_failures} << 32) | service_tasks,
             (uint64_t{total_tasks} << 32) | rank};
   }
+  // The key after one more active task of the service lands on the node.
+  NodeKey WithOneMoreTask() const { return {primary + 1, secondary + (uint64_t{1} << 32)}; }
+
   friend bool operator<(const NodeKey& a, const NodeKey& b) {
     return a.primary != b.primary ? a.primary < b.primary : a.secondary < b.secondary;
   }

@@ -28,29 +28,34 @@ struct TreeNode {
   bool ordered_once = false;                      // leaf has been sorted for placement before
 };
 
-std::string_view LabelFor(const Node& node, std::string_view descriptor) {
-  // Descriptors were validated at submission: node.labels.<K> or engine.labels.<K>.
-  constexpr std::string_view kNode = "node.labels.", kEngine = "engine.labels.";
-  auto has_prefix = [&](std::string_view prefix) {
-    if (descriptor.size() <= prefix.size()) return false;
-    for (size_t i = 0; i < prefix.size(); ++i)
-      if ((descriptor[i] | 0x20) != prefix[i] && descriptor[i] != prefix[i]) return false;
-    return true;
-  };
-  const Labels* labels = nullptr;
+// A spread descriptor, parsed once per group: which label map, which label.
+struct SpreadLevel {
+  const Labels Node::*labels = nullptr;  // null: not a label descriptor, every node gets ""
   std::string_view key;
-  if (has_prefix(kNode)) {
-    labels = &node.labels;
-    key = descriptor.substr(kNode.size());
-  } else if (has_prefix(kEngine)) {
-    labels = &node.engine_labels;
-    key = descriptor.substr(kEngine.size());
-  } else {
+
+  static SpreadLevel Parse(std::string_view descriptor) {
+    // Descriptors were validated at submission: node.labels.<K> or engine.labels.<K>,
+    // the prefix case-insensitive.
+    auto has_prefix = [&](std::string_view prefix) {
+      if (descriptor.size() <= prefix.size()) return false;
+      for (size_t i = 0; i < prefix.size(); ++i)
+        if ((descriptor[i] | 0x20) != prefix[i]) return false;
+      return true;
+    };
+    constexpr std::string_view kNode = "node.labels.", kEngine = "engine.labels.";
+    if (has_prefix(kNode)) return {&Node::labels, descriptor.substr(kNode.size())};
+    if (has_prefix(kEngine)) return {&Node::engine_labels, descriptor.substr(kEngine.size())};
     return {};
   }
-  auto it = labels->find(key);
-  return it == labels->end() ? std::string_view{} : std::string_view(it->second);
-}
+
+  // The node's value of the label; a missing label is the branch "".
+  std::string_view ValueFor(const Node& node) const {
+    if (labels == nullptr) return {};
+    const Labels& map = node.*labels;
+    auto it = map.find(key);
+    return it == map.end() ? std::string_view{} : std::string_view(it->second);
+  }
+};
 
 }  // namespace
 
@@ -106,16 +111,25 @@ PassResult Scheduler::Pass::Run() {
   std::vector<TaskIndex> preassigned, one_off;
   std::vector<std::vector<TaskIndex>> groups;
   std::map<std::pair<ServiceIndex, uint64_t>, size_t> group_of;
-  for (TaskIndex i : state_.PendingTasks()) {
+  std::pair<ServiceIndex, uint64_t> last_key{};
+  size_t last_group = SIZE_MAX;
+  const std::vector<TaskIndex> pending = state_.PendingTasks();
+  result_.decisions.reserve(pending.size());
+  for (TaskIndex i : pending) {
     const TaskRecord& t = state_.task(i);
     if (t.node != kNoNode) {
       preassigned.push_back(i);
     } else if (!t.has_spec_version) {
       one_off.push_back(i);
     } else {
-      auto [it, added] = group_of.try_emplace({t.service, t.spec_version}, groups.size());
-      if (added) groups.emplace_back();
-      groups[it->second].push_back(i);
+      std::pair key{t.service, t.spec_version};
+      if (last_group == SIZE_MAX || key != last_key) {  // replicas usually arrive together
+        auto [it, added] = group_of.try_emplace(key, groups.size());
+        if (added) groups.emplace_back();
+        last_key = key;
+        last_group = it->second;
+      }
+      groups[last_group].push_back(i);
     }
   }
   for (TaskIndex i : preassigned) SchedulePreassigned(i);
@@ -207,13 +221,16 @@ void Scheduler::Pass::ScheduleGroup(std::span<const TaskIndex> tasks) {
 // leaf keeps a max-heap of the `bound` best passing nodes.
 void Scheduler::Pass::BuildTree(const std::vector<std::string>& descriptors, size_t bound) {
   tree_.assign(1, TreeNode{});
+  std::vector<SpreadLevel> levels;
+  for (const std::string& descriptor : descriptors)
+    levels.push_back(SpreadLevel::Parse(descriptor));
   for (NodeIndex n = 0; n < state_.node_count(); ++n) {
     const NodeInfo& info = state_.node(n);
     uint32_t at = 0;
     uint32_t service_tasks = info.ActiveTasksOf(service_);
     tree_[at].tasks += service_tasks;
-    for (const std::string& descriptor : descriptors) {
-      auto [it, added] = tree_[at].children.try_emplace(LabelFor(info.node(), descriptor),
+    for (const SpreadLevel& level : levels) {
+      auto [it, added] = tree_[at].children.try_emplace(level.ValueFor(info.node()),
                                                         static_cast<uint32_t>(tree_.size()));
       if (added) tree_.emplace_back();
       at = it->second;
@@ -312,22 +329,26 @@ int Scheduler::Pass::PlaceOnLeaf(TreeNode& leaf, int n) {
   const size_t count = nodes.size();
   if (count == 0) return 0;
   failed_.assign(count, 0);
-  size_t i = 0;
+  size_t at = 0;             // the node to use next
+  bool round_robin = false;  // true once `at` has moved past the last node
+  auto advance = [&] {
+    if (++at == count) {
+      at = 0;
+      round_robin = true;
+    }
+  };
   int scheduled = 0;
   while (next_task_ < group_.size()) {
-    Candidate& current = nodes[i % count];
+    Candidate& current = nodes[at];
     AssignNext(current.node);
-    current.key = KeyOf(current.node);
+    // The task placed is active: one more of the service, one more in total.
+    current.key = current.key.WithOneMoreTask();
     if (++scheduled == n) return scheduled;
-    if (i + 1 < count) {
-      if (nodes[i + 1] < current) ++i;
-    } else {
-      ++i;
-    }
-    const size_t start = i;
-    while (failed_[i % count] || !pipeline_.Process(state_.node(nodes[i % count].node))) {
-      failed_[i % count] = 1;
-      if (++i - start == count) return scheduled;  // no node passes any more
+    if (round_robin || at + 1 == count || nodes[at + 1] < current) advance();
+    for (size_t skipped = 0; failed_[at] || !pipeline_.Process(state_.node(nodes[at].node));) {
+      failed_[at] = 1;
+      advance();
+      if (++skipped == count) return scheduled;  // no node passes any more
     }
   }
   return scheduled;

@@ -1,0 +1,183 @@
+// placement_bench: times one scheduling pass of the full-view engine on the
+// workloads of issue 3 and prints a table.
+//
+// Each scenario runs in its own forked process, so its peak memory is its own:
+// "memory" is the growth of peak RSS from just before the cluster is built to
+// just after the pass. Time covers Scheduler::SchedulePending only (not
+// building the input), the best and median of --reps runs on fresh state.
+//
+// Usage: placement_bench [--reps N] [--only SUBSTRING] [--quick]
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "placement/cluster_state.h"
+#include "placement/scheduler.h"
+
+namespace berth::bench {
+namespace {
+
+using placement::ClusterState;
+using placement::Scheduler;
+
+struct Scenario {
+  std::string name;
+  int nodes;
+  int tasks;
+  bool service;  // one batched service spread over az then rack; else one-off tasks
+  double target_ms;
+};
+
+struct Outcome {
+  double best_ms = 0, median_ms = 0;
+  long peak_kib = 0;  // growth of peak RSS
+  int placed = 0;
+};
+
+long CurrentRssKib() {
+  long pages = 0, resident = 0;
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+  std::fclose(f);
+  return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+long PeakRssKib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;
+}
+
+// Nodes with room for every task; labels az (10 values) x rack (10 per az).
+void Build(const Scenario& s, ClusterState& state) {
+  for (int i = 0; i < s.nodes; ++i) {
+    Node n;
+    n.id = "node-" + std::to_string(i);
+    n.resources.milli_cpu = 256'000;
+    n.resources.memory_bytes = 1LL << 40;
+    n.labels["az"] = "az" + std::to_string(i % 10);
+    n.labels["rack"] = "rack" + std::to_string((i / 10) % 10);
+    (void)state.AddNode(std::move(n));
+  }
+  auto spec = std::make_shared<TaskSpec>();
+  spec->reservations.milli_cpu = 10;
+  spec->reservations.memory_bytes = 64LL << 20;
+  if (s.service) spec->spread_descriptors = {"node.labels.az", "node.labels.rack"};
+  Task t;
+  t.spec = spec;
+  t.service_id = s.service ? "web" : "";
+  if (s.service) t.spec_version = 1;
+  for (int i = 0; i < s.tasks; ++i) {
+    t.id = "task-" + std::to_string(i);
+    (void)state.AddTask(t);
+  }
+}
+
+Outcome RunScenario(const Scenario& s, int reps) {
+  Outcome out;
+  long start_kib = CurrentRssKib();
+  std::vector<double> ms;
+  for (int r = 0; r < reps; ++r) {
+    auto state = std::make_unique<ClusterState>();
+    Build(s, *state);
+    Scheduler scheduler(*state);
+    auto t0 = std::chrono::steady_clock::now();
+    auto result = scheduler.SchedulePending(Timestamp{});
+    auto t1 = std::chrono::steady_clock::now();
+    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    out.placed =
+        static_cast<int>(std::count_if(result.decisions.begin(), result.decisions.end(),
+                                       [](const auto& d) { return d.node != placement::kNoNode; }));
+    if (r == 0) out.peak_kib = PeakRssKib() - start_kib;
+  }
+  std::sort(ms.begin(), ms.end());
+  out.best_ms = ms.front();
+  out.median_ms = ms[ms.size() / 2];
+  return out;
+}
+
+// Runs the scenario in a child process and reads its result through a pipe.
+bool RunIsolated(const Scenario& s, int reps, Outcome* out) {
+  int fds[2];
+  if (pipe(fds) != 0) return false;
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    Outcome o = RunScenario(s, reps);
+    ssize_t w = write(fds[1], &o, sizeof o);
+    _exit(w == sizeof o ? 0 : 1);
+  }
+  close(fds[1]);
+  ssize_t got = read(fds[0], out, sizeof *out);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return got == static_cast<ssize_t>(sizeof *out) && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+int Main(int argc, char** argv) {
+  int reps = 5;
+  bool quick = false;
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--reps" && i + 1 < argc) {
+      reps = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--only" && i + 1 < argc) {
+      only = argv[++i];
+    } else if (arg == "--quick") {
+      quick = true;
+    } else {
+      std::fprintf(stderr,
+                   "usage: placement_bench [--reps N] [--only SUBSTRING] [--quick]\n"
+                   "unknown argument '%s'\n",
+                   arg.c_str());
+      return 2;
+    }
+  }
+  // Targets from issue 3 (one core); 0 = no stated target.
+  std::vector<Scenario> scenarios = {
+      {"one-off 1k nodes x 1k tasks", 1'000, 1'000, false, 0},
+      {"one-off 1k nodes x 10k tasks", 1'000, 10'000, false, 0},
+      {"one-off 1k nodes x 100k tasks", 1'000, 100'000, false, 250},
+      {"one-off 100k nodes x 100k tasks", 100'000, 100'000, false, 0},
+      {"service 10k nodes x 100k tasks (az x rack)", 10'000, 100'000, true, 15},
+      {"service 100k nodes x 1M tasks (az x rack)", 100'000, 1'000'000, true, 200},
+  };
+  if (quick)
+    for (auto& s : scenarios) s.nodes = std::max(10, s.nodes / 100), s.tasks /= 100;
+  std::printf("%-44s %10s %10s %8s %12s %12s %10s\n", "scenario", "best ms", "median ms", "target",
+              "peak MiB", "budget MiB", "placed");
+  int failures = 0;
+  for (const Scenario& s : scenarios) {
+    if (!only.empty() && s.name.find(only) == std::string::npos) continue;
+    Outcome o;
+    if (!RunIsolated(s, s.tasks >= 1'000'000 ? std::min(reps, 3) : reps, &o)) {
+      std::printf("%-44s failed\n", s.name.c_str());
+      ++failures;
+      continue;
+    }
+    // Budget from issue 3: 1 KiB per node plus 200 bytes per task.
+    double budget_mib = (s.nodes * 1024.0 + s.tasks * 200.0) / (1 << 20);
+    char target[16] = "-";
+    if (s.target_ms > 0) std::snprintf(target, sizeof target, "%.0f", s.target_ms);
+    std::printf("%-44s %10.2f %10.2f %8s %12.1f %12.1f %10d\n", s.name.c_str(), o.best_ms,
+                o.median_ms, target, o.peak_kib / 1024.0, budget_mib, o.placed);
+    std::fflush(stdout);
+  }
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace berth::bench
+
+int main(int argc, char** argv) { return berth::bench::Main(argc, argv); }
