@@ -335,6 +335,28 @@ TEST(Engine, SpreadWithFullBranchesStops) {
   EXPECT_EQ(c.MessageOf(r, "t9"), "no suitable node (insufficient resources on 2 nodes)");
 }
 
+// Branch "a" holds room for one task, "d" already runs 6. After "a" fills,
+// the second round must count what it placed in "b" and "c" this pass:
+// 6/6/6 (SwarmKit's stale totals would give b=7, c=5).
+TEST(Engine, BranchTotalsCountThisLoopsPlacements) {
+  TestCluster c;
+  for (const char* az : {"a", "b", "c", "d"}) {
+    Node n = MakeNode(std::string("node-") + az);
+    n.labels["az"] = az;
+    n.resources.milli_cpu = std::string(az) == "a" ? 100 : 10'000;
+    c.Add(n);
+  }
+  auto spec = MakeSpec();
+  spec->spread_descriptors = {"node.labels.az"};
+  spec->reservations.milli_cpu = 100;
+  for (int i = 0; i < 6; ++i)
+    c.AddTask("old" + std::to_string(i), "S", spec, TaskState::kRunning, "node-d");
+  c.AddPending("t", "S", spec, 13);
+  auto r = c.Schedule();
+  EXPECT_EQ(c.CountsByNode(r),
+            (std::map<std::string, int>{{"node-a", 1}, {"node-b", 6}, {"node-c", 6}}));
+}
+
 TEST(Engine, MissingLabelIsItsOwnBranch) {
   TestCluster c;
   Node a = MakeNode("a"), b = MakeNode("b"), d = MakeNode("d");
