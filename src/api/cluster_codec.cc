@@ -1,0 +1,290 @@
+#include "api/cluster_codec.h"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "constraint/constraint.h"
+
+namespace berth::api {
+namespace {
+
+// ------------------------------------------------------------- shared parts
+
+Status ReadPlatform(const Json& value, const std::string& path, Platform* out) {
+  BERTH_RETURN_IF_ERROR(CheckObject(value, path, {"os", "arch"}));
+  Platform platform;
+  BERTH_RETURN_IF_ERROR(ReadField(value, "os", path, ReadString, &platform.os));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "arch", path, ReadString, &platform.arch));
+  *out = std::move(platform);
+  return Status::Ok();
+}
+
+// Reads each element of a list with `read`.
+template <typename T, typename Reader>
+Status ReadList(const Json& value, const std::string& path, Reader read, std::vector<T>* out) {
+  BERTH_RETURN_IF_ERROR(CheckArray(value, path));
+  std::vector<T> items(value.size());
+  for (size_t i = 0; i < value.size(); ++i)
+    BERTH_RETURN_IF_ERROR(read(value[i], IndexPath(path, i), &items[i]));
+  *out = std::move(items);
+  return Status::Ok();
+}
+
+Status ReadPositiveCount(const Json& value, const std::string& path, int64_t* out) {
+  uint64_t count = 0;
+  BERTH_RETURN_IF_ERROR(ReadUnsigned(value, path, &count));
+  if (count == 0 || count > static_cast<uint64_t>(INT64_MAX))
+    return FieldError(path, "expected a positive count, got " + value.dump());
+  *out = static_cast<int64_t>(count);
+  return Status::Ok();
+}
+
+// ------------------------------------------------------------------- nodes
+
+Status ReadGenericNames(const Json& value, const std::string& path,
+                        std::vector<std::string>* out) {
+  std::vector<std::string> names;
+  BERTH_RETURN_IF_ERROR(ReadStringList(value, path, &names));
+  if (names.empty()) return FieldError(path, "expected at least one name");
+  std::set<std::string> seen;
+  for (size_t i = 0; i < names.size(); ++i)
+    if (!seen.insert(names[i]).second)
+      return FieldError(IndexPath(path, i), "duplicate name '" + names[i] + "'");
+  std::sort(names.begin(), names.end());
+  *out = std::move(names);
+  return Status::Ok();
+}
+
+Status ReadNodeGenericOne(const Json& value, const std::string& path, NodeGenericResource* out) {
+  if (value.is_array()) {
+    out->named = true;
+    return ReadGenericNames(value, path, &out->names);
+  }
+  if (!value.is_number()) return TypeError(value, path, "a positive count or a list of names");
+  return ReadPositiveCount(value, path, &out->count);
+}
+
+Status ReadNodeGeneric(const Json& value, const std::string& path,
+                       std::vector<NodeGenericResource>* out) {
+  if (!value.is_object()) return TypeError(value, path, "an object of generic resources");
+  std::vector<NodeGenericResource> generic;
+  for (const auto& [kind, amount] : value.items()) {
+    if (kind.empty()) return FieldError(path, "generic resource kind must not be empty");
+    generic.emplace_back();
+    generic.back().kind = kind;
+    BERTH_RETURN_IF_ERROR(ReadNodeGenericOne(amount, FieldPath(path, kind), &generic.back()));
+  }
+  *out = std::move(generic);
+  return Status::Ok();
+}
+
+Status ReadNodeResources(const Json& value, const std::string& path, NodeResources* out) {
+  BERTH_RETURN_IF_ERROR(CheckObject(value, path, {"cpu", "memory", "generic"}));
+  NodeResources resources;
+  BERTH_RETURN_IF_ERROR(ReadField(value, "cpu", path, ReadMilliCpu, &resources.milli_cpu));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "memory", path, ReadBytes, &resources.memory_bytes));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "generic", path, ReadNodeGeneric, &resources.generic));
+  *out = std::move(resources);
+  return Status::Ok();
+}
+
+Status ReadPlugin(const Json& value, const std::string& path, PluginRef* out) {
+  BERTH_RETURN_IF_ERROR(CheckObject(value, path, {"type", "name"}));
+  BERTH_RETURN_IF_ERROR(RequireField(value, "type", path, ReadId, &out->type));
+  return RequireField(value, "name", path, ReadId, &out->name);
+}
+
+Status ReadPlugins(const Json& value, const std::string& path, std::vector<PluginRef>* out) {
+  return ReadList(value, path, ReadPlugin, out);
+}
+
+Status ReadAddress(const Json& value, const std::string& path, std::string* out) {
+  std::string address;
+  BERTH_RETURN_IF_ERROR(ReadString(value, path, &address));
+  std::array<uint8_t, 16> ip{};
+  if (!address.empty() && !constraint::ParseIp(address, &ip))
+    return FieldError(path, "invalid IP address '" + address + "'");
+  *out = std::move(address);
+  return Status::Ok();
+}
+
+Status ReadOptionalPlatform(const Json& value, const std::string& path,
+                            std::optional<Platform>* out) {
+  Platform platform;
+  BERTH_RETURN_IF_ERROR(ReadPlatform(value, path, &platform));
+  *out = std::move(platform);
+  return Status::Ok();
+}
+
+// --------------------------------------------------------------- templates
+
+Status ReadGenericRequests(const Json& value, const std::string& path,
+                           std::vector<GenericRequest>* out) {
+  if (!value.is_object()) return TypeError(value, path, "an object of generic resources");
+  std::vector<GenericRequest> requests;
+  for (const auto& [kind, amount] : value.items()) {
+    if (kind.empty()) return FieldError(path, "generic resource kind must not be empty");
+    const std::string kind_path = FieldPath(path, kind);
+    if (!amount.is_number())
+      return TypeError(amount, kind_path, "a positive count (a task requests an amount, not names)");
+    requests.emplace_back();
+    requests.back().kind = kind;
+    BERTH_RETURN_IF_ERROR(ReadPositiveCount(amount, kind_path, &requests.back().count));
+  }
+  *out = std::move(requests);
+  return Status::Ok();
+}
+
+Status ReadReservations(const Json& value, const std::string& path, Reservations* out) {
+  BERTH_RETURN_IF_ERROR(CheckObject(value, path, {"cpu", "memory", "generic"}));
+  Reservations r;
+  BERTH_RETURN_IF_ERROR(ReadField(value, "cpu", path, ReadMilliCpu, &r.milli_cpu));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "memory", path, ReadBytes, &r.memory_bytes));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "generic", path, ReadGenericRequests, &r.generic));
+  *out = std::move(r);
+  return Status::Ok();
+}
+
+Status ReadConstraints(const Json& value, const std::string& path, std::vector<std::string>* out) {
+  std::vector<std::string> expressions;
+  BERTH_RETURN_IF_ERROR(ReadStringList(value, path, &expressions));
+  for (size_t i = 0; i < expressions.size(); ++i) {
+    Result<constraint::Constraint> parsed = constraint::Parse(expressions[i]);
+    if (!parsed.ok()) return FieldError(IndexPath(path, i), parsed.status().message());
+  }
+  *out = std::move(expressions);
+  return Status::Ok();
+}
+
+bool StartsWithIgnoreCase(std::string_view text, std::string_view prefix) {
+  if (text.size() < prefix.size()) return false;
+  for (size_t i = 0; i < prefix.size(); ++i) {
+    char c = text[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != prefix[i]) return false;
+  }
+  return true;
+}
+
+// "node.labels.<K>" or "engine.labels.<K>" (prefix in any case, as in
+// constraints); anything else would be ignored by the tree, so it is an error.
+Status ReadSpreadDescriptor(const Json& value, const std::string& path, std::string* out) {
+  std::string descriptor;
+  BERTH_RETURN_IF_ERROR(ReadString(value, path, &descriptor));
+  for (std::string_view prefix : {"node.labels.", "engine.labels."}) {
+    if (descriptor.size() > prefix.size() && StartsWithIgnoreCase(descriptor, prefix)) {
+      *out = std::string(prefix) + descriptor.substr(prefix.size());
+      return Status::Ok();
+    }
+  }
+  return FieldError(path, "unsupported spread descriptor '" + descriptor +
+                              "' (expected node.labels.<label> or engine.labels.<label>)");
+}
+
+Status ReadPreference(const Json& value, const std::string& path, std::string* out) {
+  BERTH_RETURN_IF_ERROR(CheckObject(value, path, {"spread"}));
+  return RequireField(value, "spread", path, ReadSpreadDescriptor, out);
+}
+
+Status ReadPreferences(const Json& value, const std::string& path, std::vector<std::string>* out) {
+  return ReadList(value, path, ReadPreference, out);
+}
+
+Status ReadPlatforms(const Json& value, const std::string& path, std::vector<Platform>* out) {
+  return ReadList(value, path, ReadPlatform, out);
+}
+
+Status ReadPortNumber(const Json& value, const std::string& path, uint16_t* out) {
+  uint64_t port = 0;
+  if (!ReadUnsigned(value, path, &port).ok() || port == 0 || port > 65535)
+    return FieldError(path, "expected a port number 1..65535, got " + value.dump());
+  *out = static_cast<uint16_t>(port);
+  return Status::Ok();
+}
+
+Status ReadPortMode(const Json& value, const std::string& path, bool* host_mode) {
+  std::string mode;
+  BERTH_RETURN_IF_ERROR(ReadString(value, path, &mode));
+  if (mode != "host" && mode != "ingress")
+    return FieldError(path, "invalid port mode '" + mode + "' (expected one of host, ingress)");
+  *host_mode = mode == "host";
+  return Status::Ok();
+}
+
+Status ReadPort(const Json& value, const std::string& path, PortSpec* out) {
+  BERTH_RETURN_IF_ERROR(CheckObject(value, path, {"protocol", "published", "target", "mode"}));
+  PortSpec port;
+  uint16_t target = 0;  // accepted for familiarity; placement ignores it
+  BERTH_RETURN_IF_ERROR(ReadField(value, "protocol", path, EnumReader(ParseProtocol), &port.protocol));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "published", path, ReadPortNumber, &port.published));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "target", path, ReadPortNumber, &target));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "mode", path, ReadPortMode, &port.host_mode));
+  if (port.published == 0 && target == 0)
+    return FieldError(path, "a port needs 'published' or 'target'");
+  *out = port;
+  return Status::Ok();
+}
+
+Status ReadPorts(const Json& value, const std::string& path, std::vector<PortSpec>* out) {
+  std::vector<PortSpec> ports;
+  BERTH_RETURN_IF_ERROR(ReadList(value, path, ReadPort, &ports));
+  std::set<uint32_t> published;
+  for (size_t i = 0; i < ports.size(); ++i) {
+    if (ports[i].published != 0 && !published.insert(ports[i].Key()).second)
+      return FieldError(IndexPath(path, i), "duplicate published port " +
+                                                std::string(ToString(ports[i].protocol)) + "/" +
+                                                std::to_string(ports[i].published));
+  }
+  *out = std::move(ports);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status DecodeNode(const Json& value, const std::string& path, Node* node) {
+  BERTH_RETURN_IF_ERROR(CheckObject(value, path,
+                                    {"id", "hostname", "role", "state", "availability", "platform",
+                                     "resources", "labels", "engine_labels", "plugins", "address"}));
+  Node n;
+  BERTH_RETURN_IF_ERROR(RequireField(value, "id", path, ReadId, &n.id));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "hostname", path, ReadString, &n.hostname));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "role", path, EnumReader(ParseNodeRole), &n.role));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "state", path, EnumReader(ParseNodeState), &n.state));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "availability", path,
+                                  EnumReader(ParseNodeAvailability), &n.availability));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "platform", path, ReadOptionalPlatform, &n.platform));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "resources", path, ReadNodeResources, &n.resources));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "labels", path, ReadLabels, &n.labels));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "engine_labels", path, ReadLabels, &n.engine_labels));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "plugins", path, ReadPlugins, &n.plugins));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "address", path, ReadAddress, &n.address));
+  *node = std::move(n);
+  return Status::Ok();
+}
+
+Status DecodeTaskSpec(const Json& value, const std::string& path, TaskSpec* spec) {
+  BERTH_RETURN_IF_ERROR(CheckObject(
+      value, path,
+      {"resources", "constraints", "preferences", "platforms", "ports", "max_replicas_per_node",
+       "networks", "volume_drivers", "log_driver"}));
+  TaskSpec s;
+  BERTH_RETURN_IF_ERROR(ReadField(value, "resources", path, ReadReservations, &s.reservations));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "constraints", path, ReadConstraints, &s.constraints));
+  BERTH_RETURN_IF_ERROR(
+      ReadField(value, "preferences", path, ReadPreferences, &s.spread_descriptors));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "platforms", path, ReadPlatforms, &s.platforms));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "ports", path, ReadPorts, &s.ports));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "max_replicas_per_node", path, ReadUnsigned,
+                                  &s.max_replicas_per_node));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "networks", path, ReadStringList, &s.networks));
+  BERTH_RETURN_IF_ERROR(
+      ReadField(value, "volume_drivers", path, ReadStringList, &s.volume_drivers));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "log_driver", path, ReadString, &s.log_driver));
+  *spec = std::move(s);
+  return Status::Ok();
+}
+
+}  // namespace berth::api

@@ -1,0 +1,29 @@
+// Decoders for the cluster objects that every document spells the same way:
+// nodes and task templates (the `task` object of a service or one-off task).
+//
+// Strict, like every Berth decoder: unknown fields and invalid values are
+// InvalidArgument errors naming the path (api/json_fields.h). docs/plan.md
+// lists the fields, types and defaults. Pure functions.
+#pragma once
+
+#include <string>
+
+#include "api/json_fields.h"
+#include "core/node.h"
+#include "core/task.h"
+
+namespace berth::api {
+
+// A node: id (required), hostname, role, state, availability, platform,
+// resources {cpu, memory, generic}, labels, engine_labels, plugins, address.
+// Absent fields keep the Node defaults (worker, ready, active, no platform).
+Status DecodeNode(const Json& value, const std::string& path, Node* node);
+
+// A task template: resources {cpu, memory, generic counts}, constraints
+// (parsed here, so a bad expression is reported with its parse error),
+// preferences [{"spread": "node.labels.X" | "engine.labels.X"}], platforms,
+// ports, max_replicas_per_node, networks, volume_drivers, log_driver.
+// Spread descriptors are stored with their prefix in lower case.
+Status DecodeTaskSpec(const Json& value, const std::string& path, TaskSpec* spec);
+
+}  // namespace berth::api

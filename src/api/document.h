@@ -1,0 +1,23 @@
+// Document text (JSON or YAML) to a JSON value, for every decoder that reads
+// user-written documents (`berth plan`, later the API).
+//
+// Text whose first non-space character is '{' is JSON; anything else is YAML,
+// converted to the same JSON shape so that both spellings decode alike. Plain
+// YAML scalars get their type from the YAML 1.2 core schema (integers, floats,
+// true/false, null); quoted scalars and `!!str` stay strings. Parse errors,
+// duplicate keys and unsupported YAML (non-scalar keys, other tags, several
+// documents in one stream) are InvalidArgument with the line; no exception
+// escapes. Pure function; safe to call from any thread.
+#pragma once
+
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "core/status.h"
+
+namespace berth::api {
+
+Result<nlohmann::json> ParseDocumentText(std::string_view text);
+
+}  // namespace berth::api

@@ -1,0 +1,79 @@
+#include "api/document.h"
+
+#include <gtest/gtest.h>
+
+namespace berth::api {
+namespace {
+
+TEST(ParseDocumentText, JsonAndYamlDecodeAlike) {
+  auto json = ParseDocumentText(R"({"a": 1, "b": [true, null, "x"], "c": {"d": 1.5}})");
+  auto yaml = ParseDocumentText("a: 1\nb: [true, ~, x]\nc:\n  d: 1.5\n");
+  ASSERT_TRUE(json.ok()) << json.status().message();
+  ASSERT_TRUE(yaml.ok()) << yaml.status().message();
+  EXPECT_EQ(*json, *yaml);
+}
+
+TEST(ParseDocumentText, YamlScalarsFollowTheCoreSchema) {
+  auto doc = ParseDocumentText(
+      "int: 42\nneg: -7\nhex: 0x1f\noct: 0o17\nfloat: 2.5e3\nquoted: \"42\"\n"
+      "tagged: !!str 42\nbool: False\nword: yes\nversion: 1.2.3\n");
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  EXPECT_EQ((*doc)["int"], 42);
+  EXPECT_TRUE((*doc)["int"].is_number_integer());
+  EXPECT_EQ((*doc)["neg"], -7);
+  EXPECT_EQ((*doc)["hex"], 31);
+  EXPECT_EQ((*doc)["oct"], 15);
+  EXPECT_EQ((*doc)["float"], 2500.0);
+  EXPECT_EQ((*doc)["quoted"], "42");
+  EXPECT_EQ((*doc)["tagged"], "42");
+  EXPECT_EQ((*doc)["bool"], false);
+  EXPECT_EQ((*doc)["word"], "yes");  // YAML 1.2: not a boolean
+  EXPECT_EQ((*doc)["version"], "1.2.3");
+}
+
+TEST(ParseDocumentText, DuplicateKeysAreErrorsInBothSpellings) {
+  auto json = ParseDocumentText(R"({"a": {"x": 1, "x": 2}})");
+  ASSERT_FALSE(json.ok());
+  EXPECT_EQ(json.status().message(), "invalid JSON: duplicate key 'x'");
+  auto yaml = ParseDocumentText("a: 1\nb: 2\na: 3\n");
+  ASSERT_FALSE(yaml.ok());
+  EXPECT_EQ(yaml.status().message(), "invalid YAML at line 3, column 1: duplicate key 'a'");
+}
+
+TEST(ParseDocumentText, SyntaxErrorsNameTheLine) {
+  auto json = ParseDocumentText("{\"a\": 1,\n \"b\": }");
+  ASSERT_FALSE(json.ok());
+  EXPECT_EQ(json.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(json.status().message().find("invalid JSON: parse error at line 2"),
+            std::string::npos)
+      << json.status().message();
+  auto yaml = ParseDocumentText("a: [1, 2\nb: 3\n");
+  ASSERT_FALSE(yaml.ok());
+  EXPECT_EQ(yaml.status().message().rfind("invalid YAML at line", 0), 0u)
+      << yaml.status().message();
+}
+
+TEST(ParseDocumentText, UnsupportedYamlIsRejected) {
+  EXPECT_EQ(ParseDocumentText("a: 1\n---\nb: 2\n").status().message(),
+            "invalid YAML: expected one document, found 2");
+  EXPECT_NE(ParseDocumentText("a: !!binary aGk=\n").status().message().find("unsupported tag"),
+            std::string::npos);
+  EXPECT_NE(ParseDocumentText("? [1, 2]\n: x\n").status().message().find("keys must be scalars"),
+            std::string::npos);
+}
+
+TEST(ParseDocumentText, DeepNestingIsAnErrorNotACrash) {
+  std::string deep(10000, '[');
+  auto yaml = ParseDocumentText(deep);
+  ASSERT_FALSE(yaml.ok());
+  EXPECT_EQ(yaml.status().message().rfind("invalid YAML", 0), 0u) << yaml.status().message();
+}
+
+TEST(ParseDocumentText, EmptyTextIsNull) {
+  auto doc = ParseDocumentText("  \n");
+  ASSERT_TRUE(doc.ok());
+  EXPECT_TRUE(doc->is_null());
+}
+
+}  // namespace
+}  // namespace berth::api

@@ -1,0 +1,128 @@
+#include "api/json_fields.h"
+
+#include <limits>
+
+#include "core/quantity.h"
+
+namespace berth::api {
+namespace {
+
+// Integers exactly (a double would round above 2^53); floats must be whole.
+Result<int64_t> BytesFromJsonNumber(const Json& value) {
+  constexpr auto kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  if (value.is_number_unsigned() && value.get<uint64_t>() <= kMax)
+    return static_cast<int64_t>(value.get<uint64_t>());
+  return BytesFromNumber(value.get<double>());
+}
+
+}  // namespace
+
+std::string FieldPath(const std::string& parent, std::string_view field) {
+  if (parent.empty()) return std::string(field);
+  return parent + "." + std::string(field);
+}
+
+std::string IndexPath(const std::string& parent, size_t index) {
+  return parent + "[" + std::to_string(index) + "]";
+}
+
+Status FieldError(const std::string& path, const std::string& message) {
+  return Status::InvalidArgument(path.empty() ? message : path + ": " + message);
+}
+
+Status TypeError(const Json& value, const std::string& path, std::string_view what) {
+  return FieldError(path, "expected " + std::string(what) + ", got " + value.type_name());
+}
+
+Status CheckObject(const Json& value, const std::string& path,
+                   std::initializer_list<std::string_view> allowed) {
+  if (!value.is_object()) return TypeError(value, path, "an object");
+  for (const auto& [key, unused] : value.items()) {
+    bool known = false;
+    for (std::string_view name : allowed) known = known || name == key;
+    if (!known) return FieldError(path, "unknown field '" + key + "'");
+  }
+  return Status::Ok();
+}
+
+Status CheckArray(const Json& value, const std::string& path) {
+  if (!value.is_array()) return TypeError(value, path, "a list");
+  return Status::Ok();
+}
+
+Status ReadString(const Json& value, const std::string& path, std::string* out) {
+  if (!value.is_string()) return TypeError(value, path, "a string");
+  *out = value.get<std::string>();
+  return Status::Ok();
+}
+
+Status ReadId(const Json& value, const std::string& path, std::string* out) {
+  std::string text;
+  BERTH_RETURN_IF_ERROR(ReadString(value, path, &text));
+  if (text.empty()) return FieldError(path, "must not be empty");
+  *out = std::move(text);
+  return Status::Ok();
+}
+
+Status ReadUnsigned(const Json& value, const std::string& path, uint64_t* out) {
+  if (value.is_number_unsigned()) {
+    *out = value.get<uint64_t>();
+    return Status::Ok();
+  }
+  if (value.is_number()) return FieldError(path, "expected a non-negative integer, got " + value.dump());
+  return TypeError(value, path, "a non-negative integer");
+}
+
+Status ReadStringList(const Json& value, const std::string& path, std::vector<std::string>* out) {
+  BERTH_RETURN_IF_ERROR(CheckArray(value, path));
+  std::vector<std::string> items;
+  for (size_t i = 0; i < value.size(); ++i) {
+    items.emplace_back();
+    BERTH_RETURN_IF_ERROR(ReadId(value[i], IndexPath(path, i), &items.back()));
+  }
+  *out = std::move(items);
+  return Status::Ok();
+}
+
+Status ReadLabels(const Json& value, const std::string& path, Labels* out) {
+  if (!value.is_object()) return TypeError(value, path, "an object of labels");
+  Labels labels;
+  for (const auto& [key, label] : value.items()) {
+    if (!label.is_string())
+      return TypeError(label, FieldPath(path, key), "a string (quote the value)");
+    labels.emplace(key, label.get<std::string>());
+  }
+  *out = std::move(labels);
+  return Status::Ok();
+}
+
+Status ReadMilliCpu(const Json& value, const std::string& path, int64_t* out) {
+  if (!value.is_number() && !value.is_string())
+    return TypeError(value, path, "a number of CPUs or a string like \"500m\"");
+  Result<int64_t> milli = value.is_number() ? MilliCpuFromNumber(value.get<double>())
+                                            : ParseMilliCpu(value.get<std::string>());
+  if (!milli.ok()) return FieldError(path, milli.status().message());
+  *out = *milli;
+  return Status::Ok();
+}
+
+Status ReadBytes(const Json& value, const std::string& path, int64_t* out) {
+  if (!value.is_number() && !value.is_string())
+    return TypeError(value, path, "a number of bytes or a string like \"512Mi\"");
+  Result<int64_t> bytes = value.is_string() ? ParseBytes(value.get<std::string>())
+                                            : BytesFromJsonNumber(value);
+  if (!bytes.ok()) return FieldError(path, bytes.status().message());
+  *out = *bytes;
+  return Status::Ok();
+}
+
+Status ReadTime(const Json& value, const std::string& path, Timestamp* out) {
+  std::string text;
+  BERTH_RETURN_IF_ERROR(ReadString(value, path, &text));
+  Result<Timestamp> time = ParseRfc3339(text);
+  if (!time.ok()) return FieldError(path, time.status().message());
+  *out = *time;
+  return Status::Ok();
+}
+
+}  // namespace berth::api

@@ -1,0 +1,66 @@
+#include "cli/app.h"
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <optional>
+
+#include "cli/plan_command.h"
+
+namespace berth::cli {
+namespace {
+
+constexpr const char* kPlanDescription =
+    "Dry run: read a cluster snapshot and the work to place (JSON or YAML, FILE '-' for "
+    "standard input), and print where each pending task would go, or why it cannot run. "
+    "Changes nothing. The document format is in docs/plan.md.";
+
+}  // namespace
+
+int RunBerth(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
+             std::ostream& err, const Clock& clock) {
+  CLI::App app{"Berth: a cluster task scheduler.", "berth"};
+  app.set_version_flag("--version", std::string("berth ") + BERTH_VERSION);
+  app.set_help_all_flag("--help-all", "Print help for every command and exit");
+  app.require_subcommand(1);
+
+  PlanOptions plan;
+  std::optional<uint64_t> seed;
+  CLI::App* plan_command = app.add_subcommand("plan", kPlanDescription);
+  plan_command->add_option("FILE", plan.file, "the plan document; '-' reads standard input")
+      ->required();
+  plan_command->add_option("--seed", seed,
+                           "break ties between equal nodes with a shuffle seeded by N "
+                           "(default: the smaller node id wins)");
+  plan_command->add_flag("--compact", plan.compact, "print the output on one line");
+
+  // CLI11 parses a reversed vector and consumes it.
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    out << app.help();
+    return 0;
+  } catch (const CLI::CallForAllHelp&) {
+    out << app.help("", CLI::AppFormatMode::All);
+    return 0;
+  } catch (const CLI::CallForVersion&) {
+    out << "berth " << BERTH_VERSION << "\n";
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    // A bare `berth` prints the overview; anything else names the problem.
+    if (args.empty()) {
+      err << app.help();
+      return 2;
+    }
+    err << "berth: " << e.what() << "\nRun 'berth --help' for usage.\n";
+    return 2;
+  }
+  if (plan_command->parsed()) {
+    plan.seed = seed;
+    return RunPlan(plan, in, out, err, clock);
+  }
+  return 2;  // unreachable: one subcommand is required
+}
+
+}  // namespace berth::cli

@@ -1,0 +1,63 @@
+#include "cli/app.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace berth::cli {
+namespace {
+
+struct Outcome {
+  int status;
+  std::string out, err;
+};
+
+Outcome Berth(std::vector<std::string> args, const std::string& stdin_text = "") {
+  std::istringstream in(stdin_text);
+  std::ostringstream out, err;
+  ManualClock clock;
+  int status = RunBerth(args, in, out, err, clock);
+  return {status, out.str(), err.str()};
+}
+
+TEST(BerthApp, HelpListsTheCommands) {
+  Outcome r = Berth({"--help"});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("plan"), std::string::npos) << r.out;
+  Outcome plan_help = Berth({"plan", "--help"});
+  EXPECT_EQ(plan_help.status, 0);
+  EXPECT_NE(plan_help.out.find("--seed"), std::string::npos) << plan_help.out;
+}
+
+TEST(BerthApp, VersionPrintsTheVersion) {
+  Outcome r = Berth({"--version"});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, std::string("berth ") + BERTH_VERSION + "\n");
+}
+
+TEST(BerthApp, BadUsageExitsTwoWithAMessage) {
+  Outcome none = Berth({});
+  EXPECT_EQ(none.status, 2);
+  EXPECT_NE(none.err.find("plan"), std::string::npos);
+  Outcome unknown = Berth({"frobnicate"});
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_NE(unknown.err.find("berth: "), std::string::npos) << unknown.err;
+  EXPECT_TRUE(unknown.out.empty());
+  Outcome missing_file = Berth({"plan"});
+  EXPECT_EQ(missing_file.status, 2);
+  EXPECT_NE(missing_file.err.find("FILE"), std::string::npos) << missing_file.err;
+  Outcome bad_seed = Berth({"plan", "-", "--seed", "many"});
+  EXPECT_EQ(bad_seed.status, 2);
+  EXPECT_NE(bad_seed.err.find("--seed"), std::string::npos) << bad_seed.err;
+}
+
+TEST(BerthApp, PlanReadsStandardInput) {
+  Outcome r = Berth({"plan", "-", "--compact"}, R"({"nodes": [{"id": "n"}], "tasks": [{"id": "t"}]})");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, R"({"assignments":[{"task":"t","node":"n"}],"pending":[]})"
+                   "\n");
+  EXPECT_TRUE(r.err.empty());
+}
+
+}  // namespace
+}  // namespace berth::cli

@@ -1,0 +1,103 @@
+#include "cli/plan_command.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include "api/document.h"
+#include "api/plan_codec.h"
+#include "placement/cluster_state.h"
+#include "placement/scheduler.h"
+
+namespace berth::cli {
+namespace {
+
+// Loads the decoded document into a fresh engine state, runs one pass and
+// encodes its decisions.
+Result<nlohmann::ordered_json> PlanPlacement(const nlohmann::json& doc, const PlanOptions& options,
+                                             Timestamp now) {
+  Result<api::PlacementPlanInput> input = api::DecodePlacementDocument(doc, now);
+  if (!input.ok()) return input.status();
+  placement::ClusterState state;
+  for (const Node& node : input->nodes) {
+    Result<placement::NodeIndex> added = state.AddNode(node);
+    if (!added.ok()) return added.status();
+  }
+  for (const api::PlannedTask& planned : input->tasks) {
+    Result<placement::TaskIndex> added = state.AddTask(planned.task, planned.preassigned);
+    if (!added.ok()) return added.status();
+  }
+  placement::SchedulerOptions scheduler_options;
+  scheduler_options.tie_break_seed = options.seed;
+  placement::Scheduler scheduler(state, scheduler_options);
+  placement::PassResult result = scheduler.SchedulePending(input->now);
+  return api::EncodePlacementResult(*input, state, result);
+}
+
+Result<std::string> ReadInput(const std::string& file, std::istream& in) {
+  if (file == "-") return std::string(std::istreambuf_iterator<char>(in), {});
+  std::ifstream stream(file, std::ios::binary);
+  if (!stream) return Status::InvalidArgument("cannot read '" + file + "': " + std::strerror(errno));
+  std::ostringstream text;
+  text << stream.rdbuf();
+  if (stream.bad()) return Status::InvalidArgument("cannot read '" + file + "'");
+  return text.str();
+}
+
+// One line per list entry, so a plan reads (and diffs, and greps) by task:
+//   {"assignments": [
+//     {"task": "web.1", "node": "n1"}],
+//    "pending": []}
+std::string FormatReadable(const nlohmann::ordered_json& output) {
+  std::string text = "{";
+  bool first_key = true;
+  for (const auto& [key, value] : output.items()) {
+    text += first_key ? "" : ",\n ";
+    first_key = false;
+    text += nlohmann::json(key).dump() + ": ";
+    if (!value.is_array() || value.empty()) {
+      text += value.dump();
+      continue;
+    }
+    text += "[";
+    for (size_t i = 0; i < value.size(); ++i) text += (i ? ",\n  " : "\n  ") + value[i].dump();
+    text += "]";
+  }
+  return text + "}\n";
+}
+
+}  // namespace
+
+Result<std::string> PlanDocument(std::string_view text, const PlanOptions& options,
+                                 Timestamp now) {
+  Result<nlohmann::json> doc = api::ParseDocumentText(text);
+  if (!doc.ok()) return doc.status();
+  if (!doc->is_object())
+    return Status::InvalidArgument(std::string("expected the document to be an object, got ") +
+                                   doc->type_name());
+  Result<nlohmann::ordered_json> output = PlanPlacement(*doc, options, now);
+  if (!output.ok()) return output.status();
+  return options.compact ? output->dump() + "\n" : FormatReadable(*output);
+}
+
+int RunPlan(const PlanOptions& options, std::istream& in, std::ostream& out, std::ostream& err,
+            const Clock& clock) {
+  Result<std::string> text = ReadInput(options.file, in);
+  if (!text.ok()) {
+    err << "berth plan: " << text.status().message() << "\n";
+    return 2;
+  }
+  Result<std::string> output = PlanDocument(*text, options, clock.Now());
+  if (!output.ok()) {
+    const std::string source = options.file == "-" ? "<stdin>" : options.file;
+    err << "berth plan: " << source << ": " << output.status().message() << "\n";
+    return 2;
+  }
+  out << *output;
+  return 0;
+}
+
+}  // namespace berth::cli
