@@ -73,6 +73,27 @@ Status ReadUnsigned(const Json& value, const std::string& path, uint64_t* out) {
   return TypeError(value, path, "a non-negative integer");
 }
 
+Status ReadInteger(const Json& value, const std::string& path, int64_t* out) {
+  if (value.is_number_integer() &&
+      (!value.is_number_unsigned() ||
+       value.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))) {
+    *out = value.get<int64_t>();
+    return Status::Ok();
+  }
+  if (value.is_number()) return FieldError(path, "expected an integer, got " + value.dump());
+  return TypeError(value, path, "an integer");
+}
+
+Status ReadSeconds(const Json& value, const std::string& path, Duration* out) {
+  if (!value.is_number()) return TypeError(value, path, "a number of seconds");
+  const double seconds = value.get<double>();
+  // 1e12 s is over 30,000 years: anything larger is a mistake, not a duration.
+  if (!(seconds >= 0 && seconds <= 1e12))
+    return FieldError(path, "expected a non-negative number of seconds, got " + value.dump());
+  *out = Duration{static_cast<int64_t>(seconds * 1000 + 0.5)};
+  return Status::Ok();
+}
+
 Status ReadStringList(const Json& value, const std::string& path, std::vector<std::string>* out) {
   BERTH_RETURN_IF_ERROR(CheckArray(value, path));
   std::vector<std::string> items;

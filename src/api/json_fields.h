@@ -44,6 +44,10 @@ Status ReadString(const Json& value, const std::string& path, std::string* out);
 Status ReadId(const Json& value, const std::string& path, std::string* out);
 // A non-negative integer (JSON floats such as 1.5 or 1e3 are rejected).
 Status ReadUnsigned(const Json& value, const std::string& path, uint64_t* out);
+// An integer, possibly negative (JSON floats such as 1.5 are rejected).
+Status ReadInteger(const Json& value, const std::string& path, int64_t* out);
+// A non-negative number of seconds (fractions allowed, kept to the millisecond).
+Status ReadSeconds(const Json& value, const std::string& path, Duration* out);
 // A list of non-empty strings.
 Status ReadStringList(const Json& value, const std::string& path, std::vector<std::string>* out);
 // An object of string values (labels).

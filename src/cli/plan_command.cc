@@ -7,6 +7,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "api/admission_codec.h"
 #include "api/document.h"
 #include "api/plan_codec.h"
 #include "placement/cluster_state.h"
@@ -37,6 +38,16 @@ Result<nlohmann::ordered_json> PlanPlacement(const nlohmann::json& doc, const Pl
   return api::EncodePlacementResult(*input, state, result);
 }
 
+// Runs one fair-share iteration for an admission document.
+Result<nlohmann::ordered_json> PlanAdmission(const nlohmann::json& doc, Timestamp now) {
+  Result<api::AdmissionDocument> input = api::DecodeAdmissionDocument(doc, now);
+  if (!input.ok()) return input.status();
+  Result<fairshare::Admission> admission = api::MakeAdmission(*input);
+  if (!admission.ok()) return admission.status();
+  fairshare::IterationResult result = admission->Iterate(input->workers, input->jobs, input->now);
+  return api::EncodeAdmissionResult(*input, admission->config(), result);
+}
+
 Result<std::string> ReadInput(const std::string& file, std::istream& in) {
   if (file == "-") return std::string(std::istreambuf_iterator<char>(in), {});
   std::ifstream stream(file, std::ios::binary);
@@ -58,7 +69,7 @@ std::string FormatReadable(const nlohmann::ordered_json& output) {
     text += first_key ? "" : ",\n ";
     first_key = false;
     text += nlohmann::json(key).dump() + ": ";
-    if (!value.is_array() || value.empty()) {
+    if (!value.is_array() || value.empty() || !value[0].is_object()) {
       text += value.dump();
       continue;
     }
@@ -78,7 +89,9 @@ Result<std::string> PlanDocument(std::string_view text, const PlanOptions& optio
   if (!doc->is_object())
     return Status::InvalidArgument(std::string("expected the document to be an object, got ") +
                                    doc->type_name());
-  Result<nlohmann::ordered_json> output = PlanPlacement(*doc, options, now);
+  Result<nlohmann::ordered_json> output = api::IsAdmissionDocument(*doc)
+                                              ? PlanAdmission(*doc, now)
+                                              : PlanPlacement(*doc, options, now);
   if (!output.ok()) return output.status();
   return options.compact ? output->dump() + "\n" : FormatReadable(*output);
 }

@@ -1,6 +1,8 @@
 // `berth plan`: the dry run of spec/plan-format.md. Reads a document (JSON or
 // YAML), runs the same engine code the daemon runs, and prints the decisions
-// as JSON. Changes nothing.
+// as JSON. Changes nothing. A placement document (nodes, services, tasks)
+// runs one pass of the full-view placement engine; an admission document
+// (workers, classes, jobs) runs one fair-share iteration.
 //
 // PlanDocument is the pure core (text in, output text or an error out), used
 // by the command and by tests; RunPlan adds reading the file and the exit

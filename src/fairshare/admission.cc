@@ -223,7 +223,7 @@ IterationResult Admission::Iterate(int64_t workers, std::span<const Job> jobs, T
     result.start[c] = std::max<int64_t>(0, counts[c]);
     result.stop[c] = std::max<int64_t>(0, -counts[c]);
   }
-  ChooseTasks(jobs, job_class, result);
+  ChooseTasks(jobs, job_class, scratch_, result);
   return result;
 }
 

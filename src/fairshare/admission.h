@@ -9,8 +9,8 @@
 // of their job's waiting list) is the caller's job. Time is passed in.
 //
 // Not thread-safe: one control loop owns it. Iterate allocates per class and
-// per job, never per waiting task; its cost grows with jobs and started
-// tasks, not with waiting tasks.
+// per job, never per waiting task; its cost grows with jobs and with tasks
+// started or stopped, not with tasks left waiting.
 #pragma once
 
 #include <cstdint>
@@ -22,45 +22,10 @@
 
 #include "core/time.h"
 #include "fairshare/config.h"
+#include "fairshare/job.h"
+#include "fairshare/task_choice.h"
 
 namespace berth::fairshare {
-
-struct RunningTask {
-  std::string id;
-  Timestamp started_at;
-};
-
-struct WaitingTask {
-  std::string id;
-  // The mean of the task's recorded durations; absent when none is recorded.
-  std::optional<Duration> expected_duration;
-};
-
-struct Job {
-  std::string id;
-  std::string requestor;
-  std::vector<RunningTask> running;
-  std::vector<WaitingTask> waiting;  // job order
-};
-
-// A task of the input: jobs[job].waiting[task] (starts) or jobs[job].running[task] (stops).
-struct TaskRef {
-  uint32_t job = 0;
-  uint32_t task = 0;
-  friend bool operator==(const TaskRef&, const TaskRef&) = default;
-};
-
-struct IterationResult {
-  std::vector<int64_t> start;  // per class, in class order
-  std::vector<int64_t> stop;   // per class, in class order
-  // Waiting tasks to start, class by class in class order, each class's in
-  // the order step 7 chooses them.
-  std::vector<TaskRef> start_tasks;
-  // Running tasks to stop (only when rebalancing), newest first within each
-  // class. Each goes back to the front of its job's waiting tasks.
-  std::vector<TaskRef> stop_tasks;
-  bool rebalanced = false;
-};
 
 class Admission {
  public:
@@ -84,6 +49,7 @@ class Admission {
 
   Config config_;
   std::optional<Timestamp> over_since_;
+  ChoiceScratch scratch_;  // reused, so iterations do not allocate large buffers
   // requestor -> class, valid for config generation `cache_generation_`.
   std::unordered_map<std::string, ClassIndex> class_cache_;
   uint64_t cache_generation_ = UINT64_MAX;

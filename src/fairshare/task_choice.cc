@@ -5,115 +5,103 @@
 namespace berth::fairshare {
 namespace {
 
-// Heap order over a job's waiting tasks: true when task a comes after task b.
-struct LaterTask {
-  const Job* job;
-  bool operator()(uint32_t a, uint32_t b) const {
-    const auto& da = job->waiting[a].expected_duration;
-    const auto& db = job->waiting[b].expected_duration;
-    if (da.has_value() != db.has_value()) return !da.has_value();  // unknown after known
-    if (da && *da != *db) return *da < *db;                       // longer first
-    return a > b;                                                  // then job order
+// Stable LSD radix sort of records by their `age` field, 11 bits a pass and
+// only as many passes as the largest age needs: a class can stop tens of
+// thousands of tasks in one rebalance, and a comparison sort of that many
+// costs several milliseconds.
+void SortByAge(std::vector<ChoiceScratch::Running>& records,
+               std::vector<ChoiceScratch::Running>& buffer, std::vector<size_t>& start) {
+  uint64_t max_age = 0;
+  for (const auto& r : records) max_age = std::max(max_age, r.age);
+  buffer.resize(records.size());
+  constexpr int kBits = 11;
+  constexpr size_t kBuckets = size_t{1} << kBits;
+  for (int shift = 0; shift < 64 && (max_age >> shift) != 0; shift += kBits) {
+    start.assign(kBuckets + 1, 0);
+    for (const auto& r : records) ++start[((r.age >> shift) & (kBuckets - 1)) + 1];
+    for (size_t b = 1; b <= kBuckets; ++b) start[b] += start[b - 1];
+    for (const auto& r : records) buffer[start[(r.age >> shift) & (kBuckets - 1)]++] = r;
+    records.swap(buffer);
   }
-};
-
-// The waiting tasks of one job, handed out longest expected duration first.
-// Built the first time the job is picked: in job order when no duration is
-// known (no work), else a heap, so a job of a million tasks that starts three
-// costs O(n + 3 log n), not a sort.
-class JobQueue {
- public:
-  explicit JobQueue(const Job& job) : job_(job) {
-    for (const WaitingTask& t : job.waiting) known_ |= t.expected_duration.has_value();
-    if (!known_) return;
-    heap_.resize(job.waiting.size());
-    for (uint32_t i = 0; i < heap_.size(); ++i) heap_[i] = i;
-    std::make_heap(heap_.begin(), heap_.end(), LaterTask{&job_});
-  }
-  bool empty() const { return next_ == job_.waiting.size(); }
-  uint32_t Pop() {
-    ++next_;
-    if (!known_) return next_ - 1;
-    std::pop_heap(heap_.begin(), heap_.end(), LaterTask{&job_});
-    uint32_t task = heap_.back();
-    heap_.pop_back();
-    return task;
-  }
-
- private:
-  const Job& job_;
-  bool known_ = false;
-  uint32_t next_ = 0;
-  std::vector<uint32_t> heap_;
-};
+}
 
 }  // namespace
 
-void ChooseStarts(std::span<const Job> jobs, std::span<const uint32_t> class_jobs, int64_t count,
-                  std::vector<TaskRef>* out) {
-  if (count <= 0) return;
-  // Jobs with waiting tasks by (running count, arrival); a stable sort keeps arrival order.
-  std::vector<uint32_t> fresh;
-  for (uint32_t j : class_jobs)
-    if (!jobs[j].waiting.empty()) fresh.push_back(j);
-  std::stable_sort(fresh.begin(), fresh.end(), [&](uint32_t a, uint32_t b) {
-    return jobs[a].running.size() < jobs[b].running.size();
+void OrderWaitingTasks(std::vector<WaitingTask>& waiting) {
+  std::stable_sort(waiting.begin(), waiting.end(), [](const WaitingTask& a, const WaitingTask& b) {
+    if (a.expected_duration.has_value() != b.expected_duration.has_value())
+      return a.expected_duration.has_value();  // known before unknown
+    return a.expected_duration && *a.expected_duration > *b.expected_duration;
   });
-  std::vector<JobQueue> queues;
-  queues.reserve(fresh.size());
-  std::vector<uint32_t> queue_of(jobs.size(), UINT32_MAX);  // job -> its queue, once picked
-  std::vector<uint32_t> group, carried;  // carried: jobs moving up to group level + 1
-  size_t next = 0;                       // the first job of `fresh` not yet in a group
+}
+
+void ChooseStarts(std::span<const Job> jobs, std::span<const uint32_t> class_jobs, int64_t count,
+                  ChoiceScratch& scratch, std::vector<TaskRef>* out) {
+  if (count <= 0) return;
+  using Entry = ChoiceScratch::Entry;
+  // Jobs with waiting tasks by (running count, arrival); a stable sort keeps arrival order.
+  std::vector<Entry>& fresh = scratch.fresh;
+  fresh.clear();
+  for (uint32_t j : class_jobs)
+    if (!jobs[j].waiting.empty()) fresh.push_back({j, 0});
+  auto running = [&](const Entry& e) { return jobs[e.job].running.size(); };
+  std::stable_sort(fresh.begin(), fresh.end(),
+                   [&](const Entry& a, const Entry& b) { return running(a) < running(b); });
+  std::vector<Entry>& group = scratch.group;
+  std::vector<Entry>& carried = scratch.carried;  // jobs moving up to group level + 1
+  carried.clear();
+  size_t next = 0;                    // the first job of `fresh` not yet in a group
   uint64_t level = 0;
   while (count > 0 && (next < fresh.size() || !carried.empty())) {
     // Fresh jobs sit at their running count (>= level + 1 by now); carried
     // jobs at level + 1, after the fresh ones of that level.
-    const uint64_t fresh_level = next < fresh.size() ? jobs[fresh[next]].running.size() : UINT64_MAX;
+    const uint64_t fresh_level = next < fresh.size() ? running(fresh[next]) : UINT64_MAX;
     level = carried.empty() ? fresh_level : std::min<uint64_t>(level + 1, fresh_level);
     group.clear();
-    while (next < fresh.size() && jobs[fresh[next]].running.size() == level)
-      group.push_back(fresh[next++]);
+    while (next < fresh.size() && running(fresh[next]) == level) group.push_back(fresh[next++]);
     group.insert(group.end(), carried.begin(), carried.end());
     carried.clear();
-    for (uint32_t j : group) {
+    for (Entry e : group) {
       if (count == 0) return;
-      if (queue_of[j] == UINT32_MAX) {
-        queue_of[j] = static_cast<uint32_t>(queues.size());
-        queues.emplace_back(jobs[j]);
-      }
-      JobQueue& queue = queues[queue_of[j]];
-      out->push_back({j, queue.Pop()});
+      out->push_back({e.job, e.taken++});
       --count;
-      if (!queue.empty()) carried.push_back(j);
+      if (e.taken < jobs[e.job].waiting.size()) carried.push_back(e);
     }
   }
 }
 
 void ChooseStops(std::span<const Job> jobs, std::span<const uint32_t> class_jobs, int64_t count,
-                 std::vector<TaskRef>* out) {
+                 ChoiceScratch& scratch, std::vector<TaskRef>* out) {
   if (count <= 0) return;
-  std::vector<TaskRef> running;
+  // (age, task) records in (job, task) order; age = newest start - start, so
+  // ascending age is newest first, and a stable sort keeps ties in job order.
+  std::vector<ChoiceScratch::Running>& running = scratch.running;
+  running.clear();
+  Timestamp newest = Timestamp::min();
+  for (uint32_t j : class_jobs) {
+    for (const RunningTask& t : jobs[j].running) newest = std::max(newest, t.started_at);
+  }
   for (uint32_t j : class_jobs)
-    for (uint32_t t = 0; t < jobs[j].running.size(); ++t) running.push_back({j, t});
-  auto newer = [&](const TaskRef& a, const TaskRef& b) {
-    const Timestamp ta = jobs[a.job].running[a.task].started_at;
-    const Timestamp tb = jobs[b.job].running[b.task].started_at;
-    if (ta != tb) return ta > tb;
-    return a.job != b.job ? a.job < b.job : a.task < b.task;
-  };
+    for (uint32_t t = 0; t < jobs[j].running.size(); ++t)
+      running.push_back(
+          {static_cast<uint64_t>((newest - jobs[j].running[t].started_at).count()), {j, t}});
+  SortByAge(running, scratch.sorted, scratch.buckets);
   const size_t k = std::min<size_t>(static_cast<size_t>(count), running.size());
-  std::partial_sort(running.begin(), running.begin() + static_cast<std::ptrdiff_t>(k),
-                    running.end(), newer);
-  out->insert(out->end(), running.begin(), running.begin() + static_cast<std::ptrdiff_t>(k));
+  for (size_t i = 0; i < k; ++i) out->push_back(running[i].task);
 }
 
 void ChooseTasks(std::span<const Job> jobs, std::span<const ClassIndex> job_class,
-                 IterationResult& result) {
-  std::vector<std::vector<uint32_t>> class_jobs(result.start.size());
-  for (uint32_t j = 0; j < jobs.size(); ++j) class_jobs[job_class[j]].push_back(j);
-  for (size_t c = 0; c < class_jobs.size(); ++c) {
-    ChooseStarts(jobs, class_jobs[c], result.start[c], &result.start_tasks);
-    ChooseStops(jobs, class_jobs[c], result.stop[c], &result.stop_tasks);
+                 ChoiceScratch& scratch, IterationResult& result) {
+  scratch.class_jobs.resize(result.start.size());
+  for (auto& list : scratch.class_jobs) list.clear();
+  for (uint32_t j = 0; j < jobs.size(); ++j) scratch.class_jobs[job_class[j]].push_back(j);
+  int64_t starts = 0, stops = 0;
+  for (size_t c = 0; c < result.start.size(); ++c) starts += result.start[c], stops += result.stop[c];
+  result.start_tasks.reserve(static_cast<size_t>(starts));
+  result.stop_tasks.reserve(static_cast<size_t>(stops));
+  for (size_t c = 0; c < result.start.size(); ++c) {
+    ChooseStarts(jobs, scratch.class_jobs[c], result.start[c], scratch, &result.start_tasks);
+    ChooseStops(jobs, scratch.class_jobs[c], result.stop[c], scratch, &result.stop_tasks);
   }
 }
 
