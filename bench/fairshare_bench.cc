@@ -11,8 +11,6 @@
 // one scenario, which runs in its own process.
 //
 // Usage: fairshare_bench [--reps N] [--quick]
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "fairshare/admission.h"
 #include "fairshare/task_choice.h"
 
@@ -44,11 +43,6 @@ struct Outcome {
   bool rebalanced = false;
 };
 
-long PeakRssKib() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss;
-}
 
 const Timestamp kNow = Timestamp{Duration{1'800'000'000'000}};
 
@@ -129,24 +123,6 @@ Outcome Run(const Scenario& s, int reps, int scale_div) {
   return out;
 }
 
-bool RunIsolated(const Scenario& s, int reps, int scale_div, Outcome* out) {
-  int fds[2];
-  if (pipe(fds) != 0) return false;
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
-    Outcome o = Run(s, reps, scale_div);
-    ssize_t w = write(fds[1], &o, sizeof o);
-    _exit(w == sizeof o ? 0 : 1);
-  }
-  close(fds[1]);
-  ssize_t got = read(fds[0], out, sizeof *out);
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return got == static_cast<ssize_t>(sizeof *out) && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
 int Main(int argc, char** argv) {
   int reps = 7, scale_div = 1;
   for (int i = 1; i < argc; ++i) {
@@ -167,7 +143,7 @@ int Main(int argc, char** argv) {
   for (const Scenario& s : {Scenario{"100k workers, 1M waiting", false},
                             Scenario{"same, rebalancing fires", true}}) {
     Outcome o;
-    if (!RunIsolated(s, reps, scale_div, &o) || (s.rebalance && !o.rebalanced)) {
+    if (!RunIsolated([&] { return Run(s, reps, scale_div); }, &o) || (s.rebalance && !o.rebalanced)) {
       std::printf("%-34s failed\n", s.name);
       ++failures;
       continue;

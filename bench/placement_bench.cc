@@ -7,8 +7,6 @@
 // building the input), the best and median of --reps runs on fresh state.
 //
 // Usage: placement_bench [--reps N] [--only SUBSTRING] [--quick]
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "placement/cluster_state.h"
 #include "placement/scheduler.h"
 
@@ -51,11 +50,6 @@ long CurrentRssKib() {
   return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
-long PeakRssKib() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss;
-}
 
 // Nodes with room for every task; labels az (10 values) x rack (10 per az).
 void Build(const Scenario& s, ClusterState& state) {
@@ -105,25 +99,6 @@ Outcome RunScenario(const Scenario& s, int reps) {
   return out;
 }
 
-// Runs the scenario in a child process and reads its result through a pipe.
-bool RunIsolated(const Scenario& s, int reps, Outcome* out) {
-  int fds[2];
-  if (pipe(fds) != 0) return false;
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
-    Outcome o = RunScenario(s, reps);
-    ssize_t w = write(fds[1], &o, sizeof o);
-    _exit(w == sizeof o ? 0 : 1);
-  }
-  close(fds[1]);
-  ssize_t got = read(fds[0], out, sizeof *out);
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return got == static_cast<ssize_t>(sizeof *out) && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
 int Main(int argc, char** argv) {
   int reps = 5;
   bool quick = false;
@@ -161,7 +136,7 @@ int Main(int argc, char** argv) {
   for (const Scenario& s : scenarios) {
     if (!only.empty() && s.name.find(only) == std::string::npos) continue;
     Outcome o;
-    if (!RunIsolated(s, s.tasks >= 1'000'000 ? std::min(reps, 3) : reps, &o)) {
+    if (!RunIsolated([&] { return RunScenario(s, s.tasks >= 1'000'000 ? std::min(reps, 3) : reps); }, &o)) {
       std::printf("%-44s failed\n", s.name.c_str());
       ++failures;
       continue;

@@ -50,6 +50,16 @@ Admission MakeAdmission(const std::vector<ClassSpec>& classes) {
   return Admission(std::move(config));
 }
 
+// An admission for `classes` whose rebalance timer has run for `over_for`.
+Admission MakeRebalancing(const std::vector<ClassSpec>& classes, int64_t threshold,
+                          Duration min_duration, Duration over_for) {
+  Admission admission = MakeAdmission(classes);
+  admission.mutable_config().SetRebalanceThreshold(threshold);
+  admission.mutable_config().SetRebalanceMinDuration(min_duration);
+  admission.set_over_since(kNow - over_for);
+  return admission;
+}
+
 // class name -> started count.
 std::map<std::string, int64_t> Starts(const Admission& a, const IterationResult& r) {
   std::map<std::string, int64_t> out;
@@ -117,10 +127,8 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(Rebalance, R1StopsTheNewestTasksOfOverloadedClasses) {
   const std::vector<ClassSpec> classes = {
       {"c0", 70, 2, 20, 3}, {"c1", 20, 4, 10, 2}, {"c2", 10, 4, 30, 4}};
-  Admission admission = MakeAdmission(classes);
-  admission.mutable_config().SetRebalanceThreshold(50);
-  admission.mutable_config().SetRebalanceMinDuration(std::chrono::minutes(1));
-  admission.set_over_since(kNow - std::chrono::minutes(2));
+  Admission admission =
+      MakeRebalancing(classes, 50, std::chrono::minutes(1), std::chrono::minutes(2));
   const std::vector<Job> jobs = MakeJobs(classes);
   IterationResult r = admission.Iterate(10, jobs, kNow);
   EXPECT_TRUE(r.rebalanced);
@@ -163,26 +171,21 @@ TEST(Rebalance, TimerStartsWaitsLongerThanTheMinimumAndStopsWhenTheSpreadFalls) 
 TEST(Rebalance, StartsAreCappedByWaitingTasks) {
   // c0 is owed 8 workers but has only 3 waiting: Scoot started 8.
   const std::vector<ClassSpec> classes = {{"c0", 80, 0, 3, 1}, {"c1", 20, 10, 5, 1}};
-  Admission admission = MakeAdmission(classes);
-  admission.mutable_config().SetRebalanceThreshold(10);
-  admission.mutable_config().SetRebalanceMinDuration(Duration{1});
-  admission.set_over_since(kNow - std::chrono::minutes(1));
+  Admission admission = MakeRebalancing(classes, 10, Duration{1}, std::chrono::minutes(1));
   IterationResult r = admission.Iterate(10, MakeJobs(classes), kNow);
   ASSERT_TRUE(r.rebalanced);
   EXPECT_EQ(r.start[0], 3);
   EXPECT_EQ(r.start_tasks.size(), 3u);
-  // c1 must give back 8 but a loan of the 5 unused workers shrinks that:
-  // running 10 + toStart -8 + 3 started = 5 used, so c1 is loaned 5 back.
+  // c1 (target 2) would stop 8, leaving c0's 3 + c1's 2 = 5 of 10 workers
+  // used; the loan pass lends the other 5 to c1, the only class still
+  // waiting, so it stops 3.
   EXPECT_EQ(r.stop[1], 3);
 }
 
 TEST(Rebalance, NothingStopsWhenNothingWouldStart) {
   // c1 is far over its share but c0 has nothing waiting: stopping would only idle workers.
   const std::vector<ClassSpec> classes = {{"c0", 80, 0, 0, 1}, {"c1", 20, 10, 5, 1}};
-  Admission admission = MakeAdmission(classes);
-  admission.mutable_config().SetRebalanceThreshold(10);
-  admission.mutable_config().SetRebalanceMinDuration(Duration{1});
-  admission.set_over_since(kNow - std::chrono::minutes(1));
+  Admission admission = MakeRebalancing(classes, 10, Duration{1}, std::chrono::minutes(1));
   IterationResult r = admission.Iterate(10, MakeJobs(classes), kNow);
   EXPECT_FALSE(r.rebalanced);
   EXPECT_TRUE(r.stop_tasks.empty());
