@@ -58,6 +58,11 @@ bool NodeInfo::PortInUse(uint32_t port_key) const {
   return std::binary_search(used_ports_.begin(), used_ports_.end(), port_key);
 }
 
+uint32_t NodeInfo::PortUses(uint32_t port_key) const {
+  auto [first, last] = std::equal_range(used_ports_.begin(), used_ports_.end(), port_key);
+  return static_cast<uint32_t>(last - first);
+}
+
 uint32_t NodeInfo::ActiveTasksOf(ServiceIndex service) const {
   auto it = std::lower_bound(active_by_service_.begin(), active_by_service_.end(),
                              std::make_pair(service, uint32_t{0}));

@@ -48,6 +48,8 @@ class NodeInfo {
   bool HasGeneric(std::string_view kind, int64_t count) const;
 
   bool PortInUse(uint32_t port_key) const;
+  // How many tracked tasks hold the port: more than 1 means a conflict.
+  uint32_t PortUses(uint32_t port_key) const;
 
   uint32_t active_tasks() const { return active_tasks_; }
   uint32_t ActiveTasksOf(ServiceIndex service) const;

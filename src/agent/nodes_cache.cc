@@ -1,0 +1,82 @@
+#include "agent/nodes_cache.h"
+
+#include <charconv>
+#include <cmath>
+
+namespace berth::agent {
+namespace {
+
+std::optional<int64_t> ParseInteger(const Labels& labels, const char* key) {
+  auto it = labels.find(key);
+  if (it == labels.end()) return std::nullopt;
+  int64_t value = 0;
+  const std::string& text = it->second;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+std::optional<int64_t> ParseDegrees(std::string_view text, double limit) {
+  double degrees = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), degrees);
+  if (error != std::errc() || end != text.data() + text.size() || !(std::fabs(degrees) <= limit))
+    return std::nullopt;
+  return std::llround(degrees * 1e6);
+}
+
+AgentNode MakeAgentNode(Node node) {
+  AgentNode n{NodeInfo(std::move(node)), std::nullopt, std::nullopt, 0, Timestamp{}, 0, 0, 0};
+  const Labels& labels = n.info.node().labels;
+  if (auto it = labels.find("geo-location"); it != labels.end()) n.geo = ParseGeoLocation(it->second);
+  n.battery_percent = ParseInteger(labels, "battery-level");
+  n.battery_capacity_mah = ParseInteger(labels, "battery-capacity").value_or(0);
+  return n;
+}
+
+}  // namespace
+
+std::optional<GeoPoint> ParseGeoLocation(std::string_view text) {
+  const size_t comma = text.find(',');
+  if (comma == std::string_view::npos) return std::nullopt;
+  auto lat = ParseDegrees(text.substr(0, comma), 90);
+  auto lon = ParseDegrees(text.substr(comma + 1), 180);
+  if (!lat || !lon) return std::nullopt;
+  return GeoPoint{*lat, *lon};
+}
+
+NodesCache::NodesCache(std::vector<Node> nodes)
+    : locks_(std::make_unique<std::mutex[]>(nodes.size())) {
+  nodes_.reserve(nodes.size());
+  for (Node& node : nodes) nodes_.push_back(MakeAgentNode(std::move(node)));
+}
+
+Reservation NodesCache::Reserve(uint32_t node, std::shared_ptr<const TaskSpec> spec) {
+  Reservation r{node, std::move(spec), {}};
+  std::lock_guard lock(locks_[node]);
+  nodes_[node].info.Reserve(*r.spec, &r.claims);
+  return r;
+}
+
+void NodesCache::Rollback(Reservation& r) {
+  std::lock_guard lock(locks_[r.node]);
+  nodes_[r.node].info.Release(*r.spec, r.claims);
+  r.claims.clear();
+}
+
+void NodesCache::Bind(Reservation& r, Timestamp at) {
+  std::lock_guard lock(locks_[r.node]);
+  AgentNode& n = nodes_[r.node];
+  n.bound_milli_cpu += r.spec->reservations.milli_cpu;
+  n.bound_memory_bytes += r.spec->reservations.memory_bytes;
+  ++n.bound_tasks;
+  n.last_bound = at;
+}
+
+bool NodesCache::Overcommitted(uint32_t node) const {
+  return Read(node, [](const AgentNode& n) {
+    const NodeResources& total = n.info.node().resources;
+    return n.bound_milli_cpu > total.milli_cpu || n.bound_memory_bytes > total.memory_bytes;
+  });
+}
+
+}  // namespace berth::agent

@@ -1,0 +1,77 @@
+// NodesCache: an agent's view of its cluster's nodes (spec/three-phase.md,
+// "Parts"): each node's capacity, what is bound to it, and what is reserved
+// but not yet committed.
+//
+// Nodes live in a contiguous array indexed by dense integers; each node has
+// its own mutex, so readers and reservations on different nodes never
+// contend. A reservation takes the task's demand at once, even when that
+// drives a free amount negative; Rollback gives back exactly what Reserve
+// took; Bind turns a reservation into a binding. Free amounts are
+// capacity - bound - reserved, so a conflict check on a locked node sees
+// every other in-flight reservation too.
+//
+// Thread-safe. The node set is fixed at construction.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/protocol.h"
+#include "core/node_info.h"
+#include "core/time.h"
+
+namespace berth::agent {
+
+// One node and what the agent's plugins read about it.
+struct AgentNode {
+  NodeInfo info;
+  std::optional<GeoPoint> geo;              // label geo-location = "lat,long"
+  std::optional<int64_t> battery_percent;   // label battery-level; absent: mains powered
+  int64_t battery_capacity_mah = 0;         // label battery-capacity
+  Timestamp last_bound;                     // when it last received a task (LRU)
+  int64_t bound_milli_cpu = 0;              // committed demand, for the
+  int64_t bound_memory_bytes = 0;           // over-commit invariant
+  uint32_t bound_tasks = 0;
+};
+
+// Demand taken on one node; give it to Rollback or Bind exactly once.
+struct Reservation {
+  uint32_t node = 0;
+  std::shared_ptr<const TaskSpec> spec;
+  std::vector<GenericClaim> claims;
+};
+
+class NodesCache {
+ public:
+  explicit NodesCache(std::vector<Node> nodes);
+
+  uint32_t size() const { return static_cast<uint32_t>(nodes_.size()); }
+  const std::string& NodeId(uint32_t node) const { return nodes_[node].info.node().id; }
+
+  // Calls fn(const AgentNode&) with the node locked and returns its result.
+  template <typename Fn>
+  auto Read(uint32_t node, Fn&& fn) const {
+    std::lock_guard lock(locks_[node]);
+    return fn(std::as_const(nodes_[node]));
+  }
+
+  Reservation Reserve(uint32_t node, std::shared_ptr<const TaskSpec> spec);
+  void Rollback(Reservation& reservation);
+  void Bind(Reservation& reservation, Timestamp at);
+
+  // Whether bound demand exceeds the node's capacity: must never be true.
+  bool Overcommitted(uint32_t node) const;
+
+ private:
+  std::vector<AgentNode> nodes_;
+  std::unique_ptr<std::mutex[]> locks_;
+};
+
+// Parses "lat,long" in decimal degrees ("52.52,13.405"); nullopt when malformed.
+std::optional<GeoPoint> ParseGeoLocation(std::string_view text);
+
+}  // namespace berth::agent

@@ -1,0 +1,87 @@
+// The messages between scheduler instances and cluster agents
+// (spec/three-phase.md): sampling and commit requests and their answers.
+//
+// Plain values with string ids at the boundary and integer resources, so an
+// HTTP codec can carry them unchanged when agents run in their own
+// processes. The task's spec is shared (immutable) between the messages of
+// one task.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/task.h"
+#include "core/time.h"
+
+namespace berth::agent {
+
+// A point on earth in micro-degrees (integers, like every Berth quantity).
+struct GeoPoint {
+  int64_t lat_micro = 0;
+  int64_t lon_micro = 0;
+  friend bool operator==(const GeoPoint&, const GeoPoint&) = default;
+};
+
+// What a task asks of edge nodes, beyond TaskSpec.
+struct EdgeRequirements {
+  std::optional<GeoPoint> target;   // absent: every node passes with score 100
+  int64_t max_distance_m = 10'000;  // geo filter radius (default 10 km)
+  int64_t min_battery_percent = 0;  // battery filter; 0: no minimum
+  int64_t min_capacity_mah = 0;
+};
+
+// A task as the three-phase path places it.
+struct PlacementTask {
+  std::string id;
+  int64_t priority = 0;                  // higher is sampled first
+  std::shared_ptr<const TaskSpec> spec;  // never null
+  EdgeRequirements edge;
+};
+
+// Phase 1: "give me up to `count` eligible nodes".
+struct SampleRequest {
+  PlacementTask task;
+  // Np in basis points of the agent's nodes: the agent answers with up to
+  // max(floor(basis_points * nodes / 10000), 1) nodes.
+  int64_t basis_points = 400;
+  Duration budget = Duration{50};  // time the agent may spend looking
+};
+
+// One eligible node and what the decision phase needs to know about it.
+struct NodeSample {
+  std::string agent_id;
+  std::string node_id;
+  uint32_t node_index = 0;     // the agent's dense index, for the commit
+  int64_t score_sum = 0;       // sum over agent plugins of weight * score
+  int64_t weight_sum = 0;      // sum of those weights
+  int64_t free_milli_cpu = 0;  // free amounts when sampled (may be stale)
+  int64_t free_memory_bytes = 0;
+  int64_t total_milli_cpu = 0;
+  int64_t total_memory_bytes = 0;
+};
+
+struct SampleResponse {
+  std::vector<NodeSample> nodes;  // empty: no eligible node
+  uint32_t looked_at = 0;         // nodes the strategy proposed
+};
+
+// Phase 3: "bind this task to this node".
+struct CommitRequest {
+  PlacementTask task;
+  uint32_t node_index = 0;
+  std::string node_id;  // checked against the index
+};
+
+// Conflict (the node no longer fits) is distinct from an error (a bad
+// request, an unknown node, an agent shutting down).
+enum class CommitOutcome { kBound, kConflict, kError };
+
+struct CommitResponse {
+  CommitOutcome outcome = CommitOutcome::kError;
+  std::string reason;  // why, for a conflict or an error
+};
+
+}  // namespace berth::agent
