@@ -1,0 +1,199 @@
+#include "threephase/scheduler_instance.h"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <random>
+
+namespace berth::threephase {
+namespace {
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+SchedulerInstance::SchedulerInstance(std::vector<AgentTransport*> agents, SchedulerOptions options,
+                                     std::function<void(const TaskOutcome&)> on_outcome,
+                                     std::unique_ptr<TaskOrder> order)
+    : agents_(std::move(agents)),
+      options_(options),
+      on_outcome_(std::move(on_outcome)),
+      queue_(order ? std::move(order) : std::make_unique<PriorityThenArrival>()) {
+  for (AgentTransport* a : agents_) agent_by_id_[a->agent_id()] = a;
+}
+
+SchedulerInstance::~SchedulerInstance() { Stop(); }
+
+size_t SchedulerInstance::AgentsPerAttempt(int cluster_percent, size_t agents) {
+  // ceil(Cp / 100 * clusters), at least 1, at most every agent.
+  const int64_t percent = std::clamp(cluster_percent, 0, 100);
+  const int64_t wanted = (percent * static_cast<int64_t>(agents) + 99) / 100;
+  return static_cast<size_t>(std::clamp<int64_t>(wanted, 1, std::max<int64_t>(1, static_cast<int64_t>(agents))));
+}
+
+void SchedulerInstance::Start() {
+  for (int i = 0; i < std::max(1, options_.samplers); ++i)
+    threads_.emplace_back([this, i] { SamplerLoop(options_.seed * 1'000'003 + static_cast<uint64_t>(i)); });
+  for (int i = 0; i < std::max(1, options_.decision_pipelines); ++i)
+    threads_.emplace_back([this] { DecisionLoop(); });
+}
+
+void SchedulerInstance::Stop() {
+  queue_.Close();
+  {
+    std::lock_guard lock(decide_mu_);
+    stopping_ = true;
+  }
+  decide_ready_.notify_all();
+  for (std::thread& t : threads_) t.join();
+  threads_.clear();
+}
+
+void SchedulerInstance::Submit(agent::PlacementTask task) {
+  {
+    std::lock_guard lock(idle_mu_);
+    ++outstanding_;
+  }
+  counters_.submitted.fetch_add(1, std::memory_order_relaxed);
+  QueuedTask queued;
+  queued.task = std::move(task);
+  queued.arrival = next_arrival_.fetch_add(1, std::memory_order_relaxed);
+  queued.submitted_ns = NowNs();
+  queue_.Push(std::move(queued));
+}
+
+bool SchedulerInstance::WaitIdle(Duration timeout) {
+  std::unique_lock lock(idle_mu_);
+  return idle_.wait_for(lock, timeout, [&] { return outstanding_ == 0; });
+}
+
+// Phase 1: 2-smart sampling of a random subset of the agents.
+void SchedulerInstance::SamplerLoop(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<size_t> order(agents_.size());
+  std::iota(order.begin(), order.end(), 0);
+  while (std::optional<QueuedTask> task = queue_.Pop()) {
+    const int64_t start = NowNs();
+    Sampled sampled{std::move(*task), {}};
+    const size_t k = agents_.empty() ? 0 : AgentsPerAttempt(options_.cluster_percent, agents_.size());
+    for (size_t i = 0; i < k; ++i) {  // k agents without replacement (partial Fisher-Yates)
+      std::swap(order[i], order[i + rng() % (order.size() - i)]);
+      agent::SampleRequest request{sampled.queued.task, options_.node_basis_points,
+                                   options_.request_timeout};
+      Result<agent::SampleResponse> response =
+          agents_[order[i]]->Sample(request, options_.request_timeout);
+      if (!response.ok()) {  // a timeout or error counts as an empty answer
+        counters_.sample_errors.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
+      for (agent::NodeSample& node : response->nodes) sampled.samples.push_back(std::move(node));
+    }
+    sampled.queued.sampling_ns += NowNs() - start;
+    {
+      std::lock_guard lock(decide_mu_);
+      to_decide_.push_back(std::move(sampled));
+    }
+    decide_ready_.notify_one();
+  }
+}
+
+// Phases 2 and 3, with this thread's own decision pipeline.
+void SchedulerInstance::DecisionLoop() {
+  DecisionPipeline pipeline(in_flight_, {options_.commit_candidates, options_.scoring, 1});
+  while (true) {
+    std::unique_lock lock(decide_mu_);
+    decide_ready_.wait(lock, [&] { return stopping_ || !to_decide_.empty(); });
+    if (stopping_) return;
+    Sampled sampled = std::move(to_decide_.front());
+    to_decide_.pop_front();
+    lock.unlock();
+    Attempt(pipeline, sampled);
+  }
+}
+
+void SchedulerInstance::Attempt(DecisionPipeline& pipeline, Sampled& sampled) {
+  QueuedTask& task = sampled.queued;
+  ++task.attempts;
+  const int64_t decide_start = NowNs();
+  std::vector<Candidate> candidates = pipeline.Decide(task.task, sampled.samples);
+  task.decision_ns += NowNs() - decide_start;
+  if (sampled.samples.empty()) return Retry(std::move(task), "no agent returned an eligible node");
+  if (candidates.empty())
+    return Retry(std::move(task), "no sampled node passed the decision filters");
+  pipeline.Reserve(task.task, candidates);
+  const int64_t commit_start = NowNs();
+  std::string reason;
+  const Candidate* bound = nullptr;
+  MultiBind(task, candidates, &reason, &bound);
+  task.commit_ns += NowNs() - commit_start;
+  pipeline.Release(task.task, candidates);
+  if (bound != nullptr) return Finish(task, bound, "");
+  Retry(std::move(task), reason);
+}
+
+bool SchedulerInstance::MultiBind(QueuedTask& task, const std::vector<Candidate>& candidates,
+                                  std::string* reason, const Candidate** bound) {
+  int conflicts = 0, errors = 0;
+  std::string last_error;
+  for (const Candidate& c : candidates) {
+    auto agent = agent_by_id_.find(c.sample.agent_id);
+    if (agent == agent_by_id_.end()) continue;
+    agent::CommitRequest request{task.task, c.sample.node_index, c.sample.node_id};
+    Result<agent::CommitResponse> response = agent->second->Commit(request, options_.request_timeout);
+    if (response.ok() && response->outcome == agent::CommitOutcome::kBound) {
+      *bound = &c;
+      return true;
+    }
+    if (response.ok() && response->outcome == agent::CommitOutcome::kConflict) {
+      ++conflicts;
+      ++task.conflicts;
+      counters_.conflicts.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    ++errors;
+    last_error = response.ok() ? response->reason : response.status().message();
+    counters_.commit_errors.fetch_add(1, std::memory_order_relaxed);
+  }
+  *reason = errors == 0 ? "all " + std::to_string(conflicts) + " candidates conflicted"
+                        : std::to_string(conflicts) + " candidates conflicted, " +
+                              std::to_string(errors) + " failed: " + last_error;
+  return false;
+}
+
+void SchedulerInstance::Retry(QueuedTask task, const std::string& reason) {
+  if (task.attempts >= options_.max_attempts) return Finish(task, nullptr, reason);
+  counters_.reschedules.fetch_add(1, std::memory_order_relaxed);
+  queue_.Push(std::move(task));
+}
+
+void SchedulerInstance::Finish(const QueuedTask& task, const Candidate* bound,
+                               const std::string& reason) {
+  TaskOutcome outcome;
+  outcome.task_id = task.task.id;
+  outcome.bound = bound != nullptr;
+  if (bound != nullptr) {
+    outcome.agent_id = bound->sample.agent_id;
+    outcome.node_id = bound->sample.node_id;
+  } else {
+    outcome.reason = "failed after " + std::to_string(task.attempts) + " attempts: " + reason;
+  }
+  outcome.attempts = task.attempts;
+  outcome.sampling_ns = task.sampling_ns;
+  outcome.decision_ns = task.decision_ns;
+  outcome.commit_ns = task.commit_ns;
+  outcome.end_to_end_ns = NowNs() - task.submitted_ns;
+  outcome.conflicts = task.conflicts;
+  (outcome.bound ? counters_.bound : counters_.failed).fetch_add(1, std::memory_order_relaxed);
+  if (on_outcome_) on_outcome_(outcome);
+  {
+    std::lock_guard lock(idle_mu_);
+    --outstanding_;
+  }
+  idle_.notify_all();
+}
+
+}  // namespace berth::threephase

@@ -1,0 +1,124 @@
+// SchedulerInstance: one scheduler of the three-phase path
+// (spec/three-phase.md). Several instances may share the same agents; they
+// share nothing else.
+//
+//   Submit -> sampling queue (sort plugin) -> samplers: 2-smart sampling of
+//   ceil(Cp * agents / 100) agents (at least 1), each asked for
+//   max(floor(Np_bp * nodes / 10000), 1) nodes -> decision pipelines: filter,
+//   score, the m best, reserve -> MultiBind: commit to the candidates in rank
+//   order; the first success binds the task.
+//
+// A task whose attempt fails (no samples, no sample passed the decision
+// filters, or every candidate conflicted) goes back to the sampling queue;
+// after `max_attempts` attempts it is failed with the reason of the last
+// one, never dropped. Every task ends in the outcome callback exactly once
+// (bound or failed) unless the instance stops first.
+//
+// Thread-safe: Submit from any thread. Start once; Stop joins every thread
+// (also done by the destructor).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "threephase/decision.h"
+#include "threephase/sampling_queue.h"
+#include "threephase/transport.h"
+
+namespace berth::threephase {
+
+struct SchedulerOptions {
+  int cluster_percent = 50;           // Cp: share of agents sampled per attempt
+  int64_t node_basis_points = 400;    // Np: share of each agent's nodes, in 1/10000
+  size_t commit_candidates = 3;       // m
+  int max_attempts = 10;
+  int samplers = 2;                   // sampler threads
+  int decision_pipelines = 2;         // decision + MultiBind threads
+  Duration request_timeout = Duration{200};  // per agent request
+  agent::ResourceScoring scoring = agent::ResourceScoring::kLeastAllocated;
+  uint64_t seed = 1;                  // agent choice
+};
+
+struct TaskOutcome {
+  std::string task_id;
+  bool bound = false;
+  std::string agent_id, node_id;  // where it was bound
+  std::string reason;             // why it failed
+  int attempts = 0;
+  // Time in each phase, summed over attempts, and submit -> outcome.
+  int64_t sampling_ns = 0, decision_ns = 0, commit_ns = 0, end_to_end_ns = 0;
+  int conflicts = 0;  // candidates that answered "conflict"
+};
+
+struct SchedulerCounters {
+  std::atomic<uint64_t> submitted{0}, bound{0}, failed{0}, reschedules{0}, conflicts{0},
+      commit_errors{0}, sample_errors{0};
+};
+
+class SchedulerInstance {
+ public:
+  SchedulerInstance(std::vector<AgentTransport*> agents, SchedulerOptions options,
+                    std::function<void(const TaskOutcome&)> on_outcome = nullptr,
+                    std::unique_ptr<TaskOrder> order = nullptr);
+  ~SchedulerInstance();
+  SchedulerInstance(const SchedulerInstance&) = delete;
+  SchedulerInstance& operator=(const SchedulerInstance&) = delete;
+
+  void Start();
+  void Stop();
+  void Submit(agent::PlacementTask task);
+  // Waits until every submitted task has an outcome; false on timeout.
+  bool WaitIdle(Duration timeout);
+
+  const SchedulerCounters& counters() const { return counters_; }
+  // Number of agents sampled per attempt: max(1, ceil(Cp * agents / 100)).
+  static size_t AgentsPerAttempt(int cluster_percent, size_t agents);
+
+ private:
+  // A task between the samplers and the decision pipelines.
+  struct Sampled {
+    QueuedTask queued;
+    std::vector<agent::NodeSample> samples;
+  };
+
+  void SamplerLoop(uint64_t seed);
+  void DecisionLoop();
+  void Attempt(DecisionPipeline& pipeline, Sampled& sampled);
+  // Commits to the candidates in rank order; true when one bound the task.
+  bool MultiBind(QueuedTask& task, const std::vector<Candidate>& candidates, std::string* reason,
+                 const Candidate** bound);
+  void Retry(QueuedTask task, const std::string& reason);
+  void Finish(const QueuedTask& task, const Candidate* bound, const std::string& reason);
+
+  std::vector<AgentTransport*> agents_;
+  SchedulerOptions options_;
+  std::function<void(const TaskOutcome&)> on_outcome_;
+  SamplingQueue queue_;
+  InFlightDemand in_flight_;
+  SchedulerCounters counters_;
+
+  std::unordered_map<std::string, AgentTransport*> agent_by_id_;
+
+  std::mutex decide_mu_;
+  std::condition_variable decide_ready_;
+  std::deque<Sampled> to_decide_;
+  bool stopping_ = false;
+
+  std::mutex idle_mu_;
+  std::condition_variable idle_;
+  uint64_t outstanding_ = 0;
+  std::atomic<uint64_t> next_arrival_{0};
+
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace berth::threephase

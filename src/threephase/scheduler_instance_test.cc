@@ -1,0 +1,172 @@
+// SchedulerInstance against scripted agents: sampling arithmetic, MultiBind,
+// requeueing and failing after the last attempt.
+#include "threephase/scheduler_instance.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <mutex>
+
+namespace berth::threephase {
+namespace {
+
+// An agent whose answers a test scripts.
+class ScriptedAgent final : public AgentTransport {
+ public:
+  explicit ScriptedAgent(std::string id) : id_(std::move(id)) {}
+  const std::string& agent_id() const override { return id_; }
+  Result<agent::SampleResponse> Sample(const agent::SampleRequest& r, Duration) override {
+    std::lock_guard lock(mu_);
+    ++samples;
+    return sample ? sample(r) : Result<agent::SampleResponse>(agent::SampleResponse{});
+  }
+  Result<agent::CommitResponse> Commit(const agent::CommitRequest& r, Duration) override {
+    std::lock_guard lock(mu_);
+    commits.push_back(r.node_id);
+    return commit(r);
+  }
+  // A sample of `nodes` (id, agent score) on this agent.
+  agent::SampleResponse Nodes(std::vector<std::pair<std::string, int64_t>> nodes) const {
+    agent::SampleResponse response;
+    for (auto& [node, score] : nodes) {
+      agent::NodeSample s;
+      s.agent_id = id_;
+      s.node_id = node;
+      s.score_sum = score;
+      s.weight_sum = 1;
+      s.free_milli_cpu = s.total_milli_cpu = 1000;
+      response.nodes.push_back(s);
+    }
+    return response;
+  }
+
+  std::function<Result<agent::SampleResponse>(const agent::SampleRequest&)> sample;
+  std::function<Result<agent::CommitResponse>(const agent::CommitRequest&)> commit =
+      [](const agent::CommitRequest&) { return agent::CommitResponse{agent::CommitOutcome::kBound, ""}; };
+  int samples = 0;
+  std::vector<std::string> commits;
+
+ private:
+  std::mutex mu_;
+  std::string id_;
+};
+
+agent::PlacementTask Task(std::string id) {
+  return {std::move(id), 0, std::make_shared<TaskSpec>(), {}};
+}
+
+// Runs one task through a single-threaded instance and returns its outcome.
+TaskOutcome RunOne(std::vector<AgentTransport*> agents, SchedulerOptions options = {}) {
+  options.samplers = options.decision_pipelines = 1;
+  TaskOutcome outcome;
+  std::mutex mu;
+  SchedulerInstance instance(std::move(agents), options, [&](const TaskOutcome& o) {
+    std::lock_guard lock(mu);
+    outcome = o;
+  });
+  instance.Start();
+  instance.Submit(Task("t"));
+  EXPECT_TRUE(instance.WaitIdle(std::chrono::seconds(10)));
+  instance.Stop();
+  return outcome;
+}
+
+TEST(AgentsPerAttempt, CeilingOfCpWithAMinimumOfOne) {
+  EXPECT_EQ(SchedulerInstance::AgentsPerAttempt(50, 10), 5u);
+  EXPECT_EQ(SchedulerInstance::AgentsPerAttempt(50, 3), 2u);   // ceil(1.5)
+  EXPECT_EQ(SchedulerInstance::AgentsPerAttempt(10, 3), 1u);   // ceil(0.3)
+  EXPECT_EQ(SchedulerInstance::AgentsPerAttempt(0, 8), 1u);    // at least one
+  EXPECT_EQ(SchedulerInstance::AgentsPerAttempt(100, 8), 8u);
+  EXPECT_EQ(SchedulerInstance::AgentsPerAttempt(250, 8), 8u);  // never more than all
+}
+
+TEST(MultiBind, SecondCandidateWinsWhenTheFirstConflicts) {
+  ScriptedAgent a("a");
+  a.sample = [&](const agent::SampleRequest&) { return a.Nodes({{"best", 90}, {"next", 80}, {"last", 10}}); };
+  a.commit = [](const agent::CommitRequest& r) {
+    return agent::CommitResponse{r.node_id == "best" ? agent::CommitOutcome::kConflict
+                                                     : agent::CommitOutcome::kBound, ""};
+  };
+  TaskOutcome o = RunOne({&a});
+  EXPECT_TRUE(o.bound);
+  EXPECT_EQ(o.node_id, "next");
+  EXPECT_EQ(o.conflicts, 1);
+  EXPECT_EQ(o.attempts, 1);
+  EXPECT_EQ(a.commits, (std::vector<std::string>{"best", "next"}));  // best first
+}
+
+TEST(MultiBind, OnlyTheMBestAreTried) {
+  ScriptedAgent a("a");
+  a.sample = [&](const agent::SampleRequest&) {
+    return a.Nodes({{"n1", 10}, {"n2", 50}, {"n3", 30}, {"n4", 40}, {"n5", 20}});
+  };
+  a.commit = [](const agent::CommitRequest&) { return agent::CommitResponse{agent::CommitOutcome::kConflict, "full"}; };
+  SchedulerOptions options;
+  options.max_attempts = 1;
+  TaskOutcome o = RunOne({&a}, options);
+  EXPECT_FALSE(o.bound);
+  EXPECT_EQ(a.commits, (std::vector<std::string>{"n2", "n4", "n3"}));
+  EXPECT_EQ(o.reason, "failed after 1 attempts: all 3 candidates conflicted");
+}
+
+TEST(MultiBind, TotalConflictRequeuesTheTask) {
+  ScriptedAgent a("a");
+  int round = 0;
+  a.sample = [&](const agent::SampleRequest&) { ++round; return a.Nodes({{"n" + std::to_string(round), 50}}); };
+  a.commit = [](const agent::CommitRequest& r) {
+    return agent::CommitResponse{r.node_id == "n1" ? agent::CommitOutcome::kConflict
+                                                   : agent::CommitOutcome::kBound, ""};
+  };
+  TaskOutcome o = RunOne({&a});
+  EXPECT_TRUE(o.bound);
+  EXPECT_EQ(o.node_id, "n2");
+  EXPECT_EQ(o.attempts, 2);
+}
+
+TEST(Attempts, FailedAfterTenWithTheLastReason) {
+  ScriptedAgent a("a");  // always answers with no nodes
+  TaskOutcome o = RunOne({&a});
+  EXPECT_FALSE(o.bound);
+  EXPECT_EQ(o.attempts, 10);
+  EXPECT_EQ(o.reason, "failed after 10 attempts: no agent returned an eligible node");
+  EXPECT_EQ(a.samples, 10);
+}
+
+TEST(Attempts, AnAgentErrorCountsAsNoNodes) {
+  ScriptedAgent broken("broken"), good("good");
+  broken.sample = [](const agent::SampleRequest&) {
+    return Result<agent::SampleResponse>(Status::Unavailable("timed out"));
+  };
+  good.sample = [&](const agent::SampleRequest&) { return good.Nodes({{"g", 50}}); };
+  SchedulerOptions options;
+  options.cluster_percent = 100;  // ask both every time
+  std::vector<AgentTransport*> agents = {&broken, &good};
+  options.samplers = options.decision_pipelines = 1;
+  SchedulerInstance instance(agents, options);
+  instance.Start();
+  instance.Submit(Task("t"));
+  ASSERT_TRUE(instance.WaitIdle(std::chrono::seconds(10)));
+  instance.Stop();
+  EXPECT_EQ(instance.counters().bound.load(), 1u);
+  EXPECT_EQ(instance.counters().sample_errors.load(), 1u);
+}
+
+TEST(Attempts, NothingPassingTheDecisionFiltersIsItsOwnReason) {
+  ScriptedAgent a("a");
+  a.sample = [&](const agent::SampleRequest&) { return a.Nodes({{"n", 50}}); };
+  SchedulerOptions options;
+  options.max_attempts = 2;
+  options.samplers = options.decision_pipelines = 1;
+  TaskOutcome outcome;
+  SchedulerInstance instance({&a}, options, [&](const TaskOutcome& o) { outcome = o; });
+  instance.Start();
+  auto spec = std::make_shared<TaskSpec>();
+  spec->reservations.milli_cpu = 5000;  // more than the sampled free 1000
+  instance.Submit({"big", 0, spec, {}});
+  ASSERT_TRUE(instance.WaitIdle(std::chrono::seconds(10)));
+  instance.Stop();
+  EXPECT_EQ(outcome.reason, "failed after 2 attempts: no sampled node passed the decision filters");
+}
+
+}  // namespace
+}  // namespace berth::threephase
