@@ -78,7 +78,7 @@ bool Agent::Evaluate(SamplingPipeline& pipeline, uint32_t node, NodeSample* samp
       }
     }
     const NodeResources& total = n.info.node().resources;
-    *sample = {options_.id, n.info.node().id, node, score_sum, weight_sum,
+    *sample = {options_.id, n.info.node().id, 0, node, score_sum, weight_sum,
                n.info.available_milli_cpu(), n.info.available_memory_bytes(),
                total.milli_cpu, total.memory_bytes};
     return true;
@@ -95,6 +95,7 @@ SampleResponse Agent::Sample(const SampleRequest& request) {
   std::unique_ptr<SamplingPipeline> pipeline = sampling_.Take();
   for (const WeightedPlugin& wp : pipeline->plugins) wp.plugin->SetTask(request.task);
   SampleCursor cursor = strategy_->Begin(count);
+  response.nodes.reserve(wanted);
   NodeSample sample;
   while (response.nodes.size() < wanted && response.looked_at < count) {
     ++response.looked_at;

@@ -45,7 +45,7 @@ std::optional<GeoPoint> ParseGeoLocation(std::string_view text) {
 }
 
 NodesCache::NodesCache(std::vector<Node> nodes)
-    : locks_(std::make_unique<std::mutex[]>(nodes.size())) {
+    : locks_(std::make_unique<SpinLock[]>(nodes.size())) {
   nodes_.reserve(nodes.size());
   for (Node& node : nodes) nodes_.push_back(MakeAgentNode(std::move(node)));
 }

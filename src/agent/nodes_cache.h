@@ -3,8 +3,8 @@
 // but not yet committed.
 //
 // Nodes live in a contiguous array indexed by dense integers; each node has
-// its own mutex, so readers and reservations on different nodes never
-// contend. A reservation takes the task's demand at once, even when that
+// its own lock (agent/spin_lock.h), so readers and reservations on different
+// nodes never contend. A reservation takes the task's demand at once, even when that
 // drives a free amount negative; Rollback gives back exactly what Reserve
 // took; Bind turns a reservation into a binding. Free amounts are
 // capacity - bound - reserved, so a conflict check on a locked node sees
@@ -15,12 +15,12 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "agent/protocol.h"
+#include "agent/spin_lock.h"
 #include "core/node_info.h"
 #include "core/time.h"
 
@@ -68,7 +68,7 @@ class NodesCache {
 
  private:
   std::vector<AgentNode> nodes_;
-  std::unique_ptr<std::mutex[]> locks_;
+  mutable std::unique_ptr<SpinLock[]> locks_;
 };
 
 // Parses "lat,long" in decimal degrees ("52.52,13.405"); nullopt when malformed.

@@ -54,6 +54,7 @@ struct SampleRequest {
 struct NodeSample {
   std::string agent_id;
   std::string node_id;
+  uint32_t agent_slot = 0;     // the scheduler's own index of the agent (set on receipt)
   uint32_t node_index = 0;     // the agent's dense index, for the commit
   int64_t score_sum = 0;       // sum over agent plugins of weight * score
   int64_t weight_sum = 0;      // sum of those weights

@@ -31,6 +31,7 @@ void InFlightDemand::Add(const agent::NodeSample& node, const Reservations& r) {
   Demand& d = demand_[Key(node)];
   d.milli_cpu += r.milli_cpu;
   d.memory_bytes += r.memory_bytes;
+  entries_.store(demand_.size(), std::memory_order_relaxed);
 }
 
 void InFlightDemand::Remove(const agent::NodeSample& node, const Reservations& r) {
@@ -40,9 +41,11 @@ void InFlightDemand::Remove(const agent::NodeSample& node, const Reservations& r
   it->second.milli_cpu -= r.milli_cpu;
   it->second.memory_bytes -= r.memory_bytes;
   if (it->second.milli_cpu == 0 && it->second.memory_bytes == 0) demand_.erase(it);
+  entries_.store(demand_.size(), std::memory_order_relaxed);
 }
 
 InFlightDemand::Demand InFlightDemand::Get(const agent::NodeSample& node) const {
+  if (entries_.load(std::memory_order_relaxed) == 0) return {};
   std::lock_guard lock(mu_);
   auto it = demand_.find(Key(node));
   return it == demand_.end() ? Demand{} : it->second;

@@ -10,6 +10,7 @@
 // InFlightDemand is thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -38,7 +39,8 @@ struct Candidate {
 // order is reproducible) and keeps the first m.
 void KeepBest(std::vector<Candidate>& candidates, size_t m);
 
-// Demand this instance has chosen but not yet committed, per (agent, node).
+// Demand this instance has chosen but not yet committed, per (agent slot,
+// node index). Empty most of the time, so lookups check that first.
 class InFlightDemand {
  public:
   struct Demand {
@@ -51,9 +53,12 @@ class InFlightDemand {
   size_t size() const;
 
  private:
-  static std::string Key(const agent::NodeSample& node) { return node.agent_id + '\0' + node.node_id; }
+  static uint64_t Key(const agent::NodeSample& node) {
+    return (uint64_t{node.agent_slot} << 32) | node.node_index;
+  }
   mutable std::mutex mu_;
-  std::unordered_map<std::string, Demand> demand_;
+  std::unordered_map<uint64_t, Demand> demand_;
+  std::atomic<size_t> entries_{0};  // demand_.size(), readable without the lock
 };
 
 class DecisionPlugin {

@@ -76,9 +76,11 @@ void SchedulerInstance::SamplerLoop(uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<size_t> order(agents_.size());
   std::iota(order.begin(), order.end(), 0);
+  size_t last_sample_count = 16;  // capacity hint: answers are about the same size
   while (std::optional<QueuedTask> task = queue_.Pop()) {
     const int64_t start = NowNs();
     Sampled sampled{std::move(*task), {}};
+    sampled.samples.reserve(last_sample_count);
     const size_t k = agents_.empty() ? 0 : AgentsPerAttempt(options_.cluster_percent, agents_.size());
     for (size_t i = 0; i < k; ++i) {  // k agents without replacement (partial Fisher-Yates)
       std::swap(order[i], order[i + rng() % (order.size() - i)]);
@@ -90,9 +92,13 @@ void SchedulerInstance::SamplerLoop(uint64_t seed) {
         counters_.sample_errors.fetch_add(1, std::memory_order_relaxed);
         continue;
       }
-      for (agent::NodeSample& node : response->nodes) sampled.samples.push_back(std::move(node));
+      for (agent::NodeSample& node : response->nodes) {
+        node.agent_slot = static_cast<uint32_t>(order[i]);
+        sampled.samples.push_back(std::move(node));
+      }
     }
     sampled.queued.sampling_ns += NowNs() - start;
+    last_sample_count = std::max<size_t>(sampled.samples.size(), 16);
     {
       std::lock_guard lock(decide_mu_);
       to_decide_.push_back(std::move(sampled));
@@ -158,6 +164,7 @@ bool SchedulerInstance::MultiBind(QueuedTask& task, const std::vector<Candidate>
     last_error = response.ok() ? response->reason : response.status().message();
     counters_.commit_errors.fetch_add(1, std::memory_order_relaxed);
   }
+  if (errors == 0) counters_.conflicted_commits.fetch_add(1, std::memory_order_relaxed);
   *reason = errors == 0 ? "all " + std::to_string(conflicts) + " candidates conflicted"
                         : std::to_string(conflicts) + " candidates conflicted, " +
                               std::to_string(errors) + " failed: " + last_error;

@@ -41,8 +41,10 @@ struct SchedulerOptions {
   int64_t node_basis_points = 400;    // Np: share of each agent's nodes, in 1/10000
   size_t commit_candidates = 3;       // m
   int max_attempts = 10;
+  // Sampling a task costs about three times its decision and commit
+  // (threephase_bench), so two samplers keep one decision pipeline busy.
   int samplers = 2;                   // sampler threads
-  int decision_pipelines = 2;         // decision + MultiBind threads
+  int decision_pipelines = 1;         // decision + MultiBind threads
   Duration request_timeout = Duration{200};  // per agent request
   agent::ResourceScoring scoring = agent::ResourceScoring::kLeastAllocated;
   uint64_t seed = 1;                  // agent choice
@@ -60,8 +62,11 @@ struct TaskOutcome {
 };
 
 struct SchedulerCounters {
+  // conflicts: candidates that answered "conflict"; conflicted_commits:
+  // MultiBind rounds in which every candidate conflicted (the task went back
+  // to the queue), Vela's "conflicts" figure.
   std::atomic<uint64_t> submitted{0}, bound{0}, failed{0}, reschedules{0}, conflicts{0},
-      commit_errors{0}, sample_errors{0};
+      conflicted_commits{0}, commit_errors{0}, sample_errors{0};
 };
 
 class SchedulerInstance {

@@ -55,8 +55,10 @@ agent::PlacementTask Task(std::string id) {
   return {std::move(id), 0, std::make_shared<TaskSpec>(), {}};
 }
 
-// Runs one task through a single-threaded instance and returns its outcome.
-TaskOutcome RunOne(std::vector<AgentTransport*> agents, SchedulerOptions options = {}) {
+// Runs one task through a single-threaded instance and returns its outcome;
+// `conflicted_commits`, if given, receives that counter.
+TaskOutcome RunOne(std::vector<AgentTransport*> agents, SchedulerOptions options = {},
+                   uint64_t* conflicted_commits = nullptr) {
   options.samplers = options.decision_pipelines = 1;
   TaskOutcome outcome;
   std::mutex mu;
@@ -68,6 +70,7 @@ TaskOutcome RunOne(std::vector<AgentTransport*> agents, SchedulerOptions options
   instance.Submit(Task("t"));
   EXPECT_TRUE(instance.WaitIdle(std::chrono::seconds(10)));
   instance.Stop();
+  if (conflicted_commits != nullptr) *conflicted_commits = instance.counters().conflicted_commits.load();
   return outcome;
 }
 
@@ -87,10 +90,12 @@ TEST(MultiBind, SecondCandidateWinsWhenTheFirstConflicts) {
     return agent::CommitResponse{r.node_id == "best" ? agent::CommitOutcome::kConflict
                                                      : agent::CommitOutcome::kBound, ""};
   };
-  TaskOutcome o = RunOne({&a});
+  uint64_t conflicted_commits = 99;
+  TaskOutcome o = RunOne({&a}, {}, &conflicted_commits);
   EXPECT_TRUE(o.bound);
   EXPECT_EQ(o.node_id, "next");
   EXPECT_EQ(o.conflicts, 1);
+  EXPECT_EQ(conflicted_commits, 0u);  // one candidate conflicted, not the commit
   EXPECT_EQ(o.attempts, 1);
   EXPECT_EQ(a.commits, (std::vector<std::string>{"best", "next"}));  // best first
 }
@@ -117,10 +122,12 @@ TEST(MultiBind, TotalConflictRequeuesTheTask) {
     return agent::CommitResponse{r.node_id == "n1" ? agent::CommitOutcome::kConflict
                                                    : agent::CommitOutcome::kBound, ""};
   };
-  TaskOutcome o = RunOne({&a});
+  uint64_t conflicted_commits = 0;
+  TaskOutcome o = RunOne({&a}, {}, &conflicted_commits);
   EXPECT_TRUE(o.bound);
   EXPECT_EQ(o.node_id, "n2");
   EXPECT_EQ(o.attempts, 2);
+  EXPECT_EQ(conflicted_commits, 1u);
 }
 
 TEST(Attempts, FailedAfterTenWithTheLastReason) {
