@@ -1,0 +1,93 @@
+// ApiServer: the HTTP/JSON front door of berthd (and later berth-agent),
+// on cpp-httplib. It owns what every endpoint shares:
+//   - bearer-token authentication on every route: a missing or wrong
+//     `Authorization: Bearer <token>` is 401, counted in counters();
+//   - a request body limit: larger bodies are 413;
+//   - errors as JSON: a handler's Status becomes 400 (InvalidArgument),
+//     404 (NotFound), 409 (Conflict), 503 (Unavailable) or 500, with the body
+//     {"error": {"code": "invalid_argument", "message": "..."}}; unknown
+//     routes and every other 4xx/5xx get the same shape.
+// Handlers run on the server's worker threads, so they must be thread-safe.
+// Route before Start; Start and Stop from one owning thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/json_fields.h"
+#include "core/status.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace berth::api {
+
+struct ApiServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 7480;                    // 0: any free port (see ApiServer::port)
+  std::string token;                  // the bearer token every request must carry; not empty
+  size_t max_body_bytes = 1 << 20;    // larger request bodies get 413
+  int threads = 8;                    // worker threads
+};
+
+struct ApiRequest {
+  std::string method, path, body;
+  std::vector<std::string> params;  // the route pattern's captures, in order
+};
+
+struct ApiResponse {
+  int status = 200;
+  Json body;                  // sent as JSON unless `text` is set
+  std::string text;           // a plain-text body (metrics)
+  std::string content_type;   // for `text`
+};
+
+using ApiHandler = std::function<Result<ApiResponse>(const ApiRequest&)>;
+
+struct ApiCounters {
+  std::atomic<uint64_t> requests{0}, unauthorized{0}, client_errors{0}, server_errors{0};
+};
+
+class ApiServer {
+ public:
+  explicit ApiServer(ApiServerOptions options);
+  ~ApiServer();
+  ApiServer(const ApiServer&) = delete;
+  ApiServer& operator=(const ApiServer&) = delete;
+
+  // method: GET, POST, PATCH, PUT or DELETE; pattern: a regular expression
+  // over the path whose groups become ApiRequest::params.
+  void Route(const std::string& method, const std::string& pattern, ApiHandler handler);
+
+  // Binds and starts serving on a background thread. Unavailable when the
+  // address cannot be bound; InvalidArgument for an empty token.
+  Status Start();
+  // Stops accepting, finishes requests in flight, joins the thread. Idempotent.
+  void Stop();
+
+  int port() const { return port_; }
+  const ApiCounters& counters() const { return counters_; }
+
+ private:
+  ApiServerOptions options_;
+  std::unique_ptr<httplib::Server> http_;
+  std::thread thread_;
+  int port_ = 0;
+  ApiCounters counters_;
+};
+
+// Parses a request body as JSON; InvalidArgument "malformed JSON: parse error
+// at line L, column C: ..." when it is not JSON.
+Result<Json> ParseJsonBody(const std::string& body);
+
+// The JSON error body of `status`, and its HTTP status code.
+Json ErrorBody(const Status& status);
+int HttpStatusOf(StatusCode code);
+
+}  // namespace berth::api

@@ -1,0 +1,52 @@
+// berthd: the Berth control-plane daemon. See docs/berthd.md.
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "daemon/daemon.h"
+
+int main(int argc, char** argv) {
+  berth::daemon::DaemonOptions options;
+  CLI::App app{"berthd: the Berth control-plane daemon (REST API on a durable store)"};
+  app.add_option("--data-dir", options.data_dir,
+                 "Directory of the store (berth.db) and the API token (token); created if absent")
+      ->capture_default_str();
+  app.add_option("--host", options.host, "Address to listen on")->capture_default_str();
+  app.add_option("--port", options.port, "TCP port to listen on (0: any free port)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  app.add_option("--max-body-bytes", options.max_body_bytes, "Largest request body accepted (413 above)")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 30))
+      ->capture_default_str();
+  app.add_option("--threads", options.threads, "HTTP worker threads")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  app.set_version_flag("--version", "berthd 0.1.0");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  // Signals are taken by sigwait below, so block them before any thread starts.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  berth::Result<std::unique_ptr<berth::daemon::Daemon>> daemon = berth::daemon::Daemon::Open(options);
+  if (!daemon.ok()) {
+    std::fprintf(stderr, "berthd: %s\n", daemon.status().message().c_str());
+    return 1;
+  }
+  std::printf("berthd: listening on http://%s:%d (data directory %s; token in %s/token)\n",
+              options.host.c_str(), (*daemon)->port(), options.data_dir.c_str(), options.data_dir.c_str());
+  std::fflush(stdout);
+  int signal = 0;
+  sigwait(&signals, &signal);
+  std::printf("berthd: stopping (signal %d)\n", signal);
+  (*daemon)->Stop();
+  return 0;
+}

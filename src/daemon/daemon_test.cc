@@ -1,0 +1,140 @@
+// berthd's API end to end on loopback: authentication, error bodies, body
+// limits, and state that survives a restart.
+#include "daemon/daemon.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include "store/test_dir.h"
+
+namespace berth::daemon {
+namespace {
+
+using api::Json;
+
+class DaemonTest : public testing::Test {
+ protected:
+  void SetUp() override { Open(); }
+
+  void Open() {
+    DaemonOptions options;
+    options.data_dir = dir_.path() + "/data";
+    options.port = 0;
+    options.max_body_bytes = 4096;
+    options.threads = 2;
+    Result<std::unique_ptr<Daemon>> daemon = Daemon::Open(options);
+    ASSERT_TRUE(daemon.ok()) << daemon.status().message();
+    daemon_ = std::move(*daemon);
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", daemon_->port());
+    client_->set_bearer_token_auth(daemon_->token().c_str());
+  }
+
+  // Status and parsed body of a request.
+  std::pair<int, Json> Call(const std::string& method, const std::string& path, const std::string& body = "") {
+    httplib::Result r = method == "GET"      ? client_->Get(path.c_str())
+                        : method == "POST"   ? client_->Post(path.c_str(), body, "application/json")
+                        : method == "PATCH"  ? client_->Patch(path.c_str(), body, "application/json")
+                                             : client_->Delete(path.c_str());
+    if (!r) return {-1, nullptr};
+    return {r->status, Json::parse(r->body, nullptr, false)};
+  }
+
+  // The value of one metric in GET /metrics.
+  std::string Metric(const std::string& name) {
+    httplib::Result r = client_->Get("/metrics");
+    if (!r) return "";
+    const size_t at = r->body.find("\n" + name + " ");
+    if (at == std::string::npos) return "";
+    const size_t start = at + name.size() + 2;
+    return r->body.substr(start, r->body.find('\n', start) - start);
+  }
+
+  store::TestDir dir_;
+  std::unique_ptr<Daemon> daemon_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+TEST_F(DaemonTest, MissingOrWrongTokensAre401AndCounted) {
+  httplib::Client anonymous("127.0.0.1", daemon_->port());
+  httplib::Result missing = anonymous.Get("/v1/nodes");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 401);
+  EXPECT_EQ(Json::parse(missing->body)["error"]["message"], "missing bearer token");
+  EXPECT_EQ(Json::parse(missing->body)["error"]["code"], "unauthorized");
+  anonymous.set_bearer_token_auth("not-the-token");
+  httplib::Result wrong = anonymous.Post("/v1/nodes", R"({"id": "n1"})", "application/json");
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong->status, 401);
+  EXPECT_EQ(Json::parse(wrong->body)["error"]["message"], "wrong bearer token");
+  EXPECT_EQ(anonymous.Get("/metrics")->status, 401);
+  EXPECT_EQ(Metric("berth_http_unauthorized_total"), "3");
+  EXPECT_EQ(Call("GET", "/v1/nodes").second["nodes"].size(), 0u);  // nothing registered
+}
+
+TEST_F(DaemonTest, NodeLifecycleThroughTheApi) {
+  auto [created, node] = Call("POST", "/v1/nodes", R"({"id": "n1", "labels": {"az": "a"}})");
+  EXPECT_EQ(created, 201);
+  EXPECT_EQ(node["revision"], 1);
+  EXPECT_EQ(Call("GET", "/v1/nodes/n1").second["labels"]["az"], "a");
+  auto [patched, after] = Call("PATCH", "/v1/nodes/n1", R"({"state": "down"})");
+  EXPECT_EQ(patched, 200);
+  EXPECT_EQ(after["state"], "down");
+  EXPECT_EQ(Call("POST", "/v1/nodes/n1/drain").second["availability"], "drain");
+  EXPECT_EQ(Call("DELETE", "/v1/nodes/n1").first, 200);
+  auto [gone, error] = Call("GET", "/v1/nodes/n1");
+  EXPECT_EQ(gone, 404);
+  EXPECT_EQ(error["error"]["code"], "not_found");
+  EXPECT_EQ(error["error"]["message"], "no node 'n1'");
+}
+
+TEST_F(DaemonTest, BadRequestsGet4xxWithAJsonErrorAndChangeNothing) {
+  ASSERT_EQ(Call("POST", "/v1/nodes", R"({"id": "keep"})").first, 201);
+  auto [malformed, m] = Call("POST", "/v1/nodes", R"({"id": "n1",)");
+  EXPECT_EQ(malformed, 400);
+  EXPECT_EQ(m["error"]["message"],
+            "malformed JSON: parse error at line 1, column 13: syntax error while parsing object key - "
+            "unexpected end of input; expected string literal");
+  auto [unknown, u] = Call("POST", "/v1/nodes", R"({"id": "n1", "colour": "red"})");
+  EXPECT_EQ(unknown, 400);
+  EXPECT_EQ(u["error"]["message"], "unknown field 'colour'");
+  auto [duplicate, d] = Call("POST", "/v1/nodes", R"({"id": "keep"})");
+  EXPECT_EQ(duplicate, 409);
+  EXPECT_EQ(d["error"]["code"], "conflict");
+  auto [oversized, o] = Call("POST", "/v1/nodes", R"({"id": "big", "hostname": ")" + std::string(5000, 'x') + "\"}");
+  EXPECT_EQ(oversized, 413);
+  EXPECT_EQ(o["error"]["code"], "payload_too_large");
+  auto [nowhere, n] = Call("GET", "/v1/nothing-here");
+  EXPECT_EQ(nowhere, 404);
+  EXPECT_EQ(n["error"]["message"], "no such endpoint: GET /v1/nothing-here");
+  const Json nodes = Call("GET", "/v1/nodes").second["nodes"];
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_EQ(nodes[0]["id"], "keep");
+  EXPECT_EQ(Call("GET", "/v1/health").second["revision"], 1);
+}
+
+TEST_F(DaemonTest, StateSurvivesARestartWithTheSameToken) {
+  ASSERT_EQ(Call("POST", "/v1/nodes", R"({"id": "n1"})").first, 201);
+  ASSERT_EQ(Call("POST", "/v1/nodes", R"({"id": "n2"})").first, 201);
+  const std::string token = daemon_->token();
+  client_.reset();
+  daemon_.reset();
+  Open();
+  EXPECT_EQ(daemon_->token(), token);
+  const Json nodes = Call("GET", "/v1/nodes").second["nodes"];
+  ASSERT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(nodes[1]["id"], "n2");
+  EXPECT_EQ(Call("GET", "/v1/health").second["revision"], 2);
+}
+
+TEST_F(DaemonTest, ASecondDaemonOnTheSameDataDirectoryIsRefused) {
+  DaemonOptions options;
+  options.data_dir = dir_.path() + "/data";
+  options.port = 0;
+  Result<std::unique_ptr<Daemon>> second = Daemon::Open(options);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(second.status().message().find("in use by another process"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace berth::daemon

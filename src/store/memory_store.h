@@ -1,0 +1,27 @@
+// MemoryStore: a Store kept in memory, for tests and dry runs. Nothing
+// survives the process; everything else follows the Store contract.
+#pragma once
+
+#include <map>
+#include <mutex>
+
+#include "store/store.h"
+
+namespace berth::store {
+
+class MemoryStore final : public Store {
+ public:
+  Result<int64_t> Commit(const std::vector<Write>& writes) override;
+  Result<std::optional<StoredObject>> Get(std::string_view kind,
+                                          std::string_view id) const override;
+  Result<std::vector<StoredObject>> List(std::string_view kind) const override;
+  int64_t revision() const override;
+
+ private:
+  using Key = std::pair<std::string, std::string>;  // (kind, id), ordered for List
+  mutable std::mutex mu_;
+  std::map<Key, StoredObject, std::less<>> objects_;
+  int64_t revision_ = 0;
+};
+
+}  // namespace berth::store

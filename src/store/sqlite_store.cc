@@ -1,0 +1,186 @@
+#include "store/sqlite_store.h"
+
+#include <sqlite3.h>
+
+namespace berth::store {
+namespace {
+
+constexpr int64_t kSchemaVersion = 1;
+
+// One prepared statement; finalized on destruction.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) { rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  bool prepared() const { return rc_ == SQLITE_OK; }
+  Statement& Bind(int index, std::string_view text) {
+    sqlite3_bind_blob(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Statement& Bind(int index, int64_t value) {
+    sqlite3_bind_int64(stmt_, index, value);
+    return *this;
+  }
+  // SQLITE_ROW, SQLITE_DONE or an error code.
+  int Step() { return sqlite3_step(stmt_); }
+  void Reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  int64_t Int(int column) const { return sqlite3_column_int64(stmt_, column); }
+  std::string Text(int column) const {
+    const void* data = sqlite3_column_blob(stmt_, column);
+    return data ? std::string(static_cast<const char*>(data), static_cast<size_t>(sqlite3_column_bytes(stmt_, column)))
+                : std::string();
+  }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+  int rc_ = SQLITE_ERROR;
+};
+
+bool Exec(sqlite3* db, const char* sql) { return sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK; }
+
+}  // namespace
+
+Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close(db);
+    return Status::Unavailable("cannot open store '" + path + "': " + message);
+  }
+  std::unique_ptr<SqliteStore> store(new SqliteStore(db, path, 0));
+  BERTH_RETURN_IF_ERROR(store->Init());
+  return store;
+}
+
+SqliteStore::~SqliteStore() { sqlite3_close(db_); }
+
+Status SqliteStore::Error(const std::string& doing) const {
+  const int code = sqlite3_errcode(db_);
+  const std::string message = "store '" + path_ + "': " + doing + ": " + sqlite3_errmsg(db_);
+  if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
+    return Status::Unavailable("store '" + path_ + "' is in use by another process");
+  if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT)
+    return Status::InvalidArgument(message + " (not a Berth store)");
+  return Status::Unavailable(message);
+}
+
+// Takes the exclusive lock, creates the schema on first use, checks its
+// version and reads the revision.
+Status SqliteStore::Init() {
+  sqlite3_busy_timeout(db_, 0);  // a store in use fails at once
+  if (!Exec(db_, "PRAGMA locking_mode=EXCLUSIVE") || !Exec(db_, "PRAGMA journal_mode=WAL") ||
+      !Exec(db_, "PRAGMA synchronous=FULL"))
+    return Error("configuring");
+  if (!Exec(db_, "BEGIN EXCLUSIVE")) return Error("locking");
+  const bool created =
+      Exec(db_, "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL)") &&
+      Exec(db_, "CREATE TABLE IF NOT EXISTS objects(kind BLOB NOT NULL, id BLOB NOT NULL, "
+                "revision INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY(kind, id)) WITHOUT ROWID") &&
+      Exec(db_, "INSERT OR IGNORE INTO meta VALUES('schema_version', 1), ('revision', 0)");
+  if (!created) {
+    Status status = Error("creating the schema");
+    Exec(db_, "ROLLBACK");
+    return status;
+  }
+  Statement read(db_, "SELECT key, value FROM meta");
+  int64_t version = 0;
+  while (read.prepared() && read.Step() == SQLITE_ROW) {
+    const std::string key = read.Text(0);
+    if (key == "schema_version") version = read.Int(1);
+    if (key == "revision") revision_ = read.Int(1);
+  }
+  if (!Exec(db_, "COMMIT")) return Error("reading the schema");
+  if (version != kSchemaVersion)
+    return Status::InvalidArgument("store '" + path_ + "' has schema version " +
+                                   std::to_string(version) + "; this berthd reads version " +
+                                   std::to_string(kSchemaVersion));
+  return Status::Ok();
+}
+
+Result<int64_t> SqliteStore::Commit(const std::vector<Write>& writes) {
+  BERTH_RETURN_IF_ERROR(ValidateWrites(writes));
+  std::lock_guard lock(mu_);
+  if (writes.empty()) return revision_;
+  if (!Exec(db_, "BEGIN IMMEDIATE")) return Error("starting a transaction");
+  const Status status = CommitLocked(writes, revision_ + 1);
+  if (!status.ok()) {
+    Exec(db_, "ROLLBACK");
+    return status;
+  }
+  if (!Exec(db_, "COMMIT")) {
+    Status error = Error("committing");
+    Exec(db_, "ROLLBACK");
+    return error;
+  }
+  return ++revision_;
+}
+
+// The body of one Commit transaction: preconditions are read inside it, so
+// they see the batch's earlier writes.
+Status SqliteStore::CommitLocked(const std::vector<Write>& writes, int64_t next) {
+  Statement select(db_, "SELECT revision FROM objects WHERE kind = ?1 AND id = ?2");
+  Statement put(db_, "INSERT OR REPLACE INTO objects(kind, id, revision, body) VALUES(?1, ?2, ?3, ?4)");
+  Statement remove(db_, "DELETE FROM objects WHERE kind = ?1 AND id = ?2");
+  Statement bump(db_, "UPDATE meta SET value = ?1 WHERE key = 'revision'");
+  if (!select.prepared() || !put.prepared() || !remove.prepared() || !bump.prepared())
+    return Error("preparing statements");
+  for (const Write& w : writes) {
+    select.Bind(1, w.kind).Bind(2, w.id);
+    const int rc = select.Step();
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return Error("reading " + w.kind + " '" + w.id + "'");
+    const int64_t current = rc == SQLITE_ROW ? select.Int(0) : 0;
+    select.Reset();
+    if ((w.expect == Write::Expect::kAbsent && current != 0) ||
+        (w.expect == Write::Expect::kRevision && current != w.expected_revision))
+      return PreconditionFailed(w, current);
+    Statement& change = w.op == Write::Op::kPut ? put : remove;
+    change.Bind(1, w.kind).Bind(2, w.id);
+    if (w.op == Write::Op::kPut) change.Bind(3, next).Bind(4, w.body);
+    const int done = change.Step();
+    change.Reset();
+    if (done != SQLITE_DONE) return Error("writing " + w.kind + " '" + w.id + "'");
+  }
+  bump.Bind(1, next);
+  if (bump.Step() != SQLITE_DONE) return Error("writing the revision");
+  return Status::Ok();
+}
+
+Result<std::optional<StoredObject>> SqliteStore::Get(std::string_view kind,
+                                                     std::string_view id) const {
+  std::lock_guard lock(mu_);
+  Statement select(db_, "SELECT revision, body FROM objects WHERE kind = ?1 AND id = ?2");
+  if (!select.prepared()) return Error("preparing a read");
+  select.Bind(1, kind).Bind(2, id);
+  const int rc = select.Step();
+  if (rc == SQLITE_DONE) return std::optional<StoredObject>();
+  if (rc != SQLITE_ROW) return Error("reading");
+  return std::optional<StoredObject>(
+      StoredObject{std::string(kind), std::string(id), select.Text(1), select.Int(0)});
+}
+
+Result<std::vector<StoredObject>> SqliteStore::List(std::string_view kind) const {
+  std::lock_guard lock(mu_);
+  Statement select(db_, "SELECT id, revision, body FROM objects WHERE kind = ?1 ORDER BY id");
+  if (!select.prepared()) return Error("preparing a read");
+  select.Bind(1, kind);
+  std::vector<StoredObject> out;
+  int rc;
+  while ((rc = select.Step()) == SQLITE_ROW)
+    out.push_back({std::string(kind), select.Text(0), select.Text(2), select.Int(1)});
+  if (rc != SQLITE_DONE) return Error("listing");
+  return out;
+}
+
+int64_t SqliteStore::revision() const {
+  std::lock_guard lock(mu_);
+  return revision_;
+}
+
+}  // namespace berth::store

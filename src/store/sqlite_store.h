@@ -1,0 +1,56 @@
+// SqliteStore: the embedded default Store, one SQLite database file in WAL
+// mode (ARCHITECTURE.md). Each Commit is one transaction with
+// synchronous=FULL, so an acknowledged batch survives a crash of the process
+// or of the machine.
+//
+// The database is opened in exclusive locking mode: while one SqliteStore
+// holds a file, a second one (another berthd on the same data directory)
+// fails to open with Unavailable instead of interleaving writes.
+//
+// Schema (version 1):
+//   meta(key TEXT PRIMARY KEY, value INTEGER)   -- schema_version, revision
+//   objects(kind, id, revision, body, PRIMARY KEY(kind, id)) WITHOUT ROWID
+//
+// Thread-safe: one connection behind a mutex.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "store/store.h"
+
+struct sqlite3;
+
+namespace berth::store {
+
+class SqliteStore final : public Store {
+ public:
+  // Opens or creates the database at `path` (its directory must exist).
+  // InvalidArgument: the file is not a Berth store (not SQLite, or another
+  // schema version). Unavailable: it cannot be opened or is in use.
+  static Result<std::unique_ptr<SqliteStore>> Open(const std::string& path);
+  ~SqliteStore() override;
+  SqliteStore(const SqliteStore&) = delete;
+  SqliteStore& operator=(const SqliteStore&) = delete;
+
+  Result<int64_t> Commit(const std::vector<Write>& writes) override;
+  Result<std::optional<StoredObject>> Get(std::string_view kind,
+                                          std::string_view id) const override;
+  Result<std::vector<StoredObject>> List(std::string_view kind) const override;
+  int64_t revision() const override;
+
+ private:
+  SqliteStore(sqlite3* db, std::string path, int64_t revision)
+      : db_(db), path_(std::move(path)), revision_(revision) {}
+  Status Init();
+  Status CommitLocked(const std::vector<Write>& writes, int64_t next);
+  Status Error(const std::string& doing) const;
+
+  mutable std::mutex mu_;
+  sqlite3* db_;
+  std::string path_;
+  int64_t revision_;
+};
+
+}  // namespace berth::store

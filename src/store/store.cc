@@ -1,0 +1,25 @@
+#include "store/store.h"
+
+namespace berth::store {
+
+Status ValidateWrites(const std::vector<Write>& writes) {
+  for (size_t i = 0; i < writes.size(); ++i) {
+    if (writes[i].kind.empty() || writes[i].id.empty())
+      return Status::InvalidArgument("write " + std::to_string(i) + ": kind and id must not be empty");
+    if (writes[i].expect == Write::Expect::kRevision && writes[i].expected_revision <= 0)
+      return Status::InvalidArgument("write " + std::to_string(i) +
+                                     ": an expected revision must be positive");
+  }
+  return Status::Ok();
+}
+
+Status PreconditionFailed(const Write& write, int64_t actual_revision) {
+  const std::string name = write.kind + " '" + write.id + "'";
+  if (write.expect == Write::Expect::kAbsent) return Status::Conflict(name + " already exists");
+  if (actual_revision == 0) return Status::Conflict(name + " does not exist");
+  return Status::Conflict(name + " changed: expected revision " +
+                          std::to_string(write.expected_revision) + ", found " +
+                          std::to_string(actual_revision));
+}
+
+}  // namespace berth::store

@@ -1,0 +1,92 @@
+// Store: the durable state of berthd (ARCHITECTURE.md, "store"). One
+// interface; the embedded default is SQLite (sqlite_store.h), MemoryStore
+// (memory_store.h) serves tests and dry runs.
+//
+// The model is deliberately small so that other back ends (etcd) fit it: a
+// set of objects, each named by (kind, id), holding an opaque body (the API
+// codecs' JSON) and the store revision of its last write. Commit applies a
+// batch of writes atomically; the store revision grows by one per successful
+// Commit. A write may carry a precondition (the object must be absent, or be
+// at a given revision); if any precondition fails, Commit applies nothing and
+// returns a Conflict naming the object.
+//
+// Durability: when Commit returns OK, the batch survives a crash of the
+// process (and, for SqliteStore, of the machine). Callers acknowledge a
+// request only after its Commit returned OK.
+//
+// Thread-safe: every method may be called from any thread; commits are
+// serialised.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace berth::store {
+
+struct StoredObject {
+  std::string kind, id;
+  std::string body;
+  int64_t revision = 0;  // store revision of the write that last set it
+  bool operator==(const StoredObject&) const = default;
+};
+
+struct Write {
+  enum class Op { kPut, kDelete };
+  enum class Expect { kAnything, kAbsent, kRevision };
+  Op op = Op::kPut;
+  std::string kind, id, body;  // body: kPut only
+  Expect expect = Expect::kAnything;
+  int64_t expected_revision = 0;  // Expect::kRevision only
+
+  static Write Put(std::string kind, std::string id, std::string body) {
+    return {Op::kPut, std::move(kind), std::move(id), std::move(body), Expect::kAnything, 0};
+  }
+  static Write Create(std::string kind, std::string id, std::string body) {
+    return {Op::kPut, std::move(kind), std::move(id), std::move(body), Expect::kAbsent, 0};
+  }
+  static Write Delete(std::string kind, std::string id) {
+    return {Op::kDelete, std::move(kind), std::move(id), "", Expect::kAnything, 0};
+  }
+  // Sets the precondition "the object is at `revision`" (0: absent).
+  Write& IfRevision(int64_t revision) {
+    expect = revision == 0 ? Expect::kAbsent : Expect::kRevision;
+    expected_revision = revision;
+    return *this;
+  }
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Applies `writes` in order, atomically and durably; returns the new store
+  // revision (an empty batch changes nothing and returns the current one).
+  // Conflict: a precondition failed (nothing applied).
+  // InvalidArgument: an empty kind or id. Unavailable/Internal: the back end
+  // failed (nothing applied).
+  virtual Result<int64_t> Commit(const std::vector<Write>& writes) = 0;
+
+  // The object, or nullopt when absent.
+  virtual Result<std::optional<StoredObject>> Get(std::string_view kind,
+                                                  std::string_view id) const = 0;
+
+  // Every object of `kind`, ordered by id (bytewise).
+  virtual Result<std::vector<StoredObject>> List(std::string_view kind) const = 0;
+
+  // The revision of the last successful Commit (0 for a new store).
+  virtual int64_t revision() const = 0;
+};
+
+// Checks the shape of a batch (non-empty kind and id); shared by back ends.
+Status ValidateWrites(const std::vector<Write>& writes);
+
+// The Conflict status for a failed precondition, worded the same by every
+// back end.
+Status PreconditionFailed(const Write& write, int64_t actual_revision);
+
+}  // namespace berth::store

@@ -1,0 +1,140 @@
+// The Store contract (store.h), run once against every implementation.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+#include <thread>
+
+#include "store/memory_store.h"
+#include "store/sqlite_store.h"
+#include "store/test_dir.h"
+
+namespace berth::store {
+namespace {
+
+struct Backend {
+  std::string name;
+  std::function<std::unique_ptr<Store>(const std::string& dir)> open;
+};
+
+class StoreContract : public testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override { store_ = GetParam().open(dir_.path()); }
+  TestDir dir_;
+  std::unique_ptr<Store> store_;
+};
+
+std::vector<std::string> Ids(const std::vector<StoredObject>& objects) {
+  std::vector<std::string> ids;
+  for (const auto& o : objects) ids.push_back(o.id);
+  return ids;
+}
+
+TEST_P(StoreContract, ANewStoreIsEmptyAtRevisionZero) {
+  EXPECT_EQ(store_->revision(), 0);
+  EXPECT_TRUE(store_->List("node")->empty());
+  EXPECT_FALSE(store_->Get("node", "n1")->has_value());
+}
+
+TEST_P(StoreContract, CommitIsAtomicAndBumpsTheRevisionOnce) {
+  Result<int64_t> r = store_->Commit({Write::Put("node", "n2", "{2}"), Write::Put("node", "n1", "{1}"),
+                                      Write::Put("task", "t1", "{t}")});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(*r, 1);
+  EXPECT_EQ(store_->revision(), 1);
+  EXPECT_EQ(Ids(*store_->List("node")), (std::vector<std::string>{"n1", "n2"}));  // ordered by id
+  std::optional<StoredObject> n1 = *store_->Get("node", "n1");
+  ASSERT_TRUE(n1.has_value());
+  EXPECT_EQ(*n1, (StoredObject{"node", "n1", "{1}", 1}));
+}
+
+TEST_P(StoreContract, AFailedPreconditionAppliesNothing) {
+  ASSERT_TRUE(store_->Commit({Write::Create("node", "n1", "a")}).ok());
+  Result<int64_t> r = store_->Commit({Write::Put("node", "n2", "b"), Write::Create("node", "n1", "c")});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kConflict);
+  EXPECT_EQ(r.status().message(), "node 'n1' already exists");
+  EXPECT_EQ(store_->revision(), 1);
+  EXPECT_FALSE(store_->Get("node", "n2")->has_value());
+  EXPECT_EQ((*store_->Get("node", "n1"))->body, "a");
+}
+
+TEST_P(StoreContract, CompareAndSetOnRevision) {
+  ASSERT_TRUE(store_->Commit({Write::Put("svc", "web", "v1")}).ok());
+  ASSERT_TRUE(store_->Commit({Write::Put("svc", "other", "x")}).ok());
+  Write stale = Write::Put("svc", "web", "v2");
+  stale.IfRevision(2);
+  Result<int64_t> r = store_->Commit({stale});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "svc 'web' changed: expected revision 2, found 1");
+  Write fresh = Write::Put("svc", "web", "v2");
+  fresh.IfRevision(1);
+  ASSERT_TRUE(store_->Commit({fresh}).ok());
+  EXPECT_EQ((*store_->Get("svc", "web"))->revision, 3);
+  Write gone = Write::Put("svc", "nothing", "x");
+  gone.expect = Write::Expect::kRevision;
+  gone.expected_revision = 1;
+  EXPECT_EQ(store_->Commit({gone}).status().message(), "svc 'nothing' does not exist");
+}
+
+TEST_P(StoreContract, PreconditionsSeeEarlierWritesOfTheBatch) {
+  Result<int64_t> r = store_->Commit({Write::Create("job", "j", "1"), Write::Create("job", "j", "2")});
+  EXPECT_EQ(r.status().code(), StatusCode::kConflict);
+  EXPECT_EQ(store_->revision(), 0);
+  ASSERT_TRUE(store_->Commit({Write::Create("job", "j", "1"), Write::Delete("job", "j"),
+                              Write::Create("job", "j", "3")})
+                  .ok());
+  EXPECT_EQ((*store_->Get("job", "j"))->body, "3");
+}
+
+TEST_P(StoreContract, DeleteRemovesAndEmptyBatchChangesNothing) {
+  ASSERT_TRUE(store_->Commit({Write::Put("node", "n1", "a"), Write::Put("node", "n2", "b")}).ok());
+  ASSERT_TRUE(store_->Commit({Write::Delete("node", "n1"), Write::Delete("node", "absent")}).ok());
+  EXPECT_EQ(Ids(*store_->List("node")), (std::vector<std::string>{"n2"}));
+  EXPECT_EQ(*store_->Commit({}), 2);
+  EXPECT_EQ(store_->revision(), 2);
+}
+
+TEST_P(StoreContract, BodiesAreKeptByteForByte) {
+  const std::string body("{\"a\":\"\xc3\xa9\"}\0tail", 15);
+  ASSERT_TRUE(store_->Commit({Write::Put("k", "id with spaces/and:colons", body)}).ok());
+  EXPECT_EQ((*store_->Get("k", "id with spaces/and:colons"))->body, body);
+}
+
+TEST_P(StoreContract, EmptyKindOrIdIsInvalid) {
+  EXPECT_EQ(store_->Commit({Write::Put("", "x", "b")}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->Commit({Write::Put("k", "", "b")}).status().message(),
+            "write 0: kind and id must not be empty");
+  EXPECT_EQ(store_->revision(), 0);
+}
+
+TEST_P(StoreContract, ConcurrentCreatesOfOneIdHaveOneWinner) {
+  std::vector<std::thread> threads;
+  std::atomic<int> wins{0}, conflicts{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 25; ++i) {
+        Result<int64_t> r = store_->Commit({Write::Create("task", "t" + std::to_string(i), std::to_string(t))});
+        (r.ok() ? wins : conflicts).fetch_add(1);
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wins.load(), 25);
+  EXPECT_EQ(conflicts.load(), 75);
+  EXPECT_EQ(store_->List("task")->size(), 25u);
+  EXPECT_EQ(store_->revision(), 25);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Every, StoreContract,
+    testing::Values(Backend{"memory", [](const std::string&) { return std::unique_ptr<Store>(new MemoryStore); }},
+                    Backend{"sqlite",
+                            [](const std::string& dir) {
+                              auto opened = SqliteStore::Open(dir + "/berth.db");
+                              EXPECT_TRUE(opened.ok()) << opened.status().message();
+                              return std::unique_ptr<Store>(std::move(*opened));
+                            }}),
+    [](const testing::TestParamInfo<Backend>& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace berth::store
