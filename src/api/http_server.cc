@@ -119,7 +119,8 @@ ApiServer::~ApiServer() { Stop(); }
 
 void ApiServer::Route(const std::string& method, const std::string& pattern, ApiHandler handler) {
   auto adapter = [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
-    ApiRequest request{req.method, req.path, req.body, {}};
+    ApiRequest request{req.method, req.path, req.body, {}, {}};
+    for (const auto& [name, value] : req.params) request.query[name] = value;
     for (size_t i = 1; i < req.matches.size(); ++i) request.params.push_back(req.matches[i].str());
     Result<ApiResponse> response = handler(request);
     if (response.ok()) return Send(res, *response);

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -38,7 +39,13 @@ struct ApiServerOptions {
 
 struct ApiRequest {
   std::string method, path, body;
-  std::vector<std::string> params;  // the route pattern's captures, in order
+  std::vector<std::string> params;            // the route pattern's captures, in order
+  std::map<std::string, std::string> query;   // query parameters (the last of repeated ones)
+  // The query parameter `name`, or "".
+  std::string Query(const std::string& name) const {
+    auto it = query.find(name);
+    return it == query.end() ? std::string() : it->second;
+  }
 };
 
 struct ApiResponse {

@@ -65,7 +65,9 @@ Status ReadId(const Json& value, const std::string& path, std::string* out) {
 }
 
 Status ReadUnsigned(const Json& value, const std::string& path, uint64_t* out) {
-  if (value.is_number_unsigned()) {
+  // Parsed text gives non-negative integers the unsigned type; JSON built in
+  // code (the daemon's stored objects) may hold them as signed.
+  if (value.is_number_unsigned() || (value.is_number_integer() && value.get<int64_t>() >= 0)) {
     *out = value.get<uint64_t>();
     return Status::Ok();
   }

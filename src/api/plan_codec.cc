@@ -291,4 +291,25 @@ nlohmann::ordered_json EncodePlacementResult(const PlacementPlanInput& input,
   return OJson{{"assignments", std::move(assignments)}, {"pending", std::move(pending)}};
 }
 
+Result<PlacementPlan> PlanPlacement(const nlohmann::json& doc, Timestamp default_now,
+                                    std::optional<uint64_t> seed) {
+  Result<PlacementPlanInput> input = DecodePlacementDocument(doc, default_now);
+  if (!input.ok()) return input.status();
+  placement::ClusterState state;
+  for (const Node& node : input->nodes) {
+    Result<placement::NodeIndex> added = state.AddNode(node);
+    if (!added.ok()) return added.status();
+  }
+  for (const PlannedTask& planned : input->tasks) {
+    Result<placement::TaskIndex> added = state.AddTask(planned.task, planned.preassigned);
+    if (!added.ok()) return added.status();
+  }
+  placement::SchedulerOptions options;
+  options.tie_break_seed = seed;
+  placement::Scheduler scheduler(state, options);
+  const placement::PassResult result = scheduler.SchedulePending(input->now);
+  nlohmann::ordered_json output = EncodePlacementResult(*input, state, result);
+  return PlacementPlan{std::move(*input), std::move(output)};
+}
+
 }  // namespace berth::api

@@ -13,6 +13,7 @@
 // Pure functions; safe to call from any thread.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,5 +66,16 @@ std::string NotScheduledReason(const Task& task);
 nlohmann::ordered_json EncodePlacementResult(const PlacementPlanInput& input,
                                              const placement::ClusterState& state,
                                              const placement::PassResult& result);
+
+// One pass of the full-view engine over a placement document: decode, load
+// a fresh ClusterState, SchedulePending at the document's "now" (or
+// `default_now`), encode. `berth plan` and berthd's control loop both run
+// exactly this. `seed` as placement::SchedulerOptions::tie_break_seed.
+struct PlacementPlan {
+  PlacementPlanInput input;       // including the tasks generated for services
+  nlohmann::ordered_json output;  // EncodePlacementResult's
+};
+Result<PlacementPlan> PlanPlacement(const nlohmann::json& doc, Timestamp default_now,
+                                    std::optional<uint64_t> seed = std::nullopt);
 
 }  // namespace berth::api

@@ -10,32 +10,16 @@
 #include "api/admission_codec.h"
 #include "api/document.h"
 #include "api/plan_codec.h"
-#include "placement/cluster_state.h"
-#include "placement/scheduler.h"
 
 namespace berth::cli {
 namespace {
 
-// Loads the decoded document into a fresh engine state, runs one pass and
-// encodes its decisions.
-Result<nlohmann::ordered_json> PlanPlacement(const nlohmann::json& doc, const PlanOptions& options,
-                                             Timestamp now) {
-  Result<api::PlacementPlanInput> input = api::DecodePlacementDocument(doc, now);
-  if (!input.ok()) return input.status();
-  placement::ClusterState state;
-  for (const Node& node : input->nodes) {
-    Result<placement::NodeIndex> added = state.AddNode(node);
-    if (!added.ok()) return added.status();
-  }
-  for (const api::PlannedTask& planned : input->tasks) {
-    Result<placement::TaskIndex> added = state.AddTask(planned.task, planned.preassigned);
-    if (!added.ok()) return added.status();
-  }
-  placement::SchedulerOptions scheduler_options;
-  scheduler_options.tie_break_seed = options.seed;
-  placement::Scheduler scheduler(state, scheduler_options);
-  placement::PassResult result = scheduler.SchedulePending(input->now);
-  return api::EncodePlacementResult(*input, state, result);
+// One pass of the full-view engine for a placement document.
+Result<nlohmann::ordered_json> PlanPlacement(const nlohmann::json& doc, Timestamp now,
+                                             std::optional<uint64_t> seed) {
+  Result<api::PlacementPlan> plan = api::PlanPlacement(doc, now, seed);
+  if (!plan.ok()) return plan.status();
+  return std::move(plan->output);
 }
 
 // Runs one fair-share iteration for an admission document.
@@ -91,7 +75,7 @@ Result<std::string> PlanDocument(std::string_view text, const PlanOptions& optio
                                    doc->type_name());
   Result<nlohmann::ordered_json> output = api::IsAdmissionDocument(*doc)
                                               ? PlanAdmission(*doc, now)
-                                              : PlanPlacement(*doc, options, now);
+                                              : PlanPlacement(*doc, now, options.seed);
   if (!output.ok()) return output.status();
   return options.compact ? output->dump() + "\n" : FormatReadable(*output);
 }

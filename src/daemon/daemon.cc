@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "daemon/task_views.h"
 #include "daemon/token.h"
 
 namespace berth::daemon {
@@ -21,10 +22,10 @@ Result<ApiResponse> Answer(Result<Json> result, int status = 200) {
 
 // Decodes the request body, then runs `action` on it.
 template <typename Action>
-Result<ApiResponse> WithBody(const ApiRequest& request, int status, Action action) {
+Result<ApiResponse> WithBody(const ApiRequest& request, Action action) {
   Result<Json> body = api::ParseJsonBody(request.body);
   if (!body.ok()) return body.status();
-  return Answer(action(*body), status);
+  return action(*body);
 }
 
 Status MakeDataDir(const std::string& dir) {
@@ -49,33 +50,91 @@ Daemon::Daemon(std::unique_ptr<store::SqliteStore> store, std::string token, con
     : store_(std::move(store)),
       token_(std::move(token)),
       nodes_(*store_),
+      services_(*store_),
+      reconciler_(*store_),
+      loop_(std::make_unique<ControlLoop>(reconciler_, clock_, options.loop)),
       server_(std::make_unique<api::ApiServer>(
           api::ApiServerOptions{options.host, options.port, token_, options.max_body_bytes, options.threads})) {
   AddRoutes();
+  loop_->Start();
 }
 
 Daemon::~Daemon() { Stop(); }
 
+void Daemon::Stop() {
+  server_->Stop();
+  loop_->Stop();
+}
+
 void Daemon::AddRoutes() {
-  constexpr const char* kNode = R"(/v1/nodes/([^/]+))";
   server_->Route("GET", "/v1/health", [this](const ApiRequest&) {
     return Answer(Json{{"status", "ok"}, {"revision", store_->revision()}});
   });
   server_->Route("GET", "/metrics", [this](const ApiRequest&) -> Result<ApiResponse> { return Metrics(); });
+  AddNodeRoutes();
+  AddServiceRoutes();
+  AddTaskRoutes();
+}
+
+// Runs a write, and tells the control loop when it changed something.
+template <typename Write>
+Result<ApiResponse> Daemon::Changing(int status, Write write) {
+  Result<Json> result = write();
+  if (result.ok()) loop_->Notify();
+  return Answer(std::move(result), status);
+}
+
+void Daemon::AddNodeRoutes() {
+  constexpr const char* kNode = R"(/v1/nodes/([^/]+))";
   server_->Route("POST", "/v1/nodes", [this](const ApiRequest& r) {
-    return WithBody(r, 201, [&](const Json& body) { return nodes_.Register(body); });
+    return WithBody(r, [&](const Json& body) { return Changing(201, [&] { return nodes_.Register(body); }); });
   });
   server_->Route("GET", "/v1/nodes", [this](const ApiRequest&) { return Answer(nodes_.List()); });
   server_->Route("GET", kNode, [this](const ApiRequest& r) { return Answer(nodes_.Get(r.params[0])); });
   server_->Route("PATCH", kNode, [this](const ApiRequest& r) {
-    return WithBody(r, 200, [&](const Json& body) { return nodes_.Update(r.params[0], body); });
+    return WithBody(r, [&](const Json& body) {
+      return Changing(200, [&] { return nodes_.Update(r.params[0], body); });
+    });
   });
-  server_->Route("POST", std::string(kNode) + "/drain",
-                 [this](const ApiRequest& r) { return Answer(nodes_.Drain(r.params[0])); });
-  server_->Route("DELETE", kNode, [this](const ApiRequest& r) -> Result<ApiResponse> {
-    BERTH_RETURN_IF_ERROR(nodes_.Remove(r.params[0]));
-    return ApiResponse{200, Json{{"removed", r.params[0]}}, "", ""};
+  server_->Route("POST", std::string(kNode) + "/drain", [this](const ApiRequest& r) {
+    return Changing(200, [&] { return nodes_.Drain(r.params[0]); });
   });
+  server_->Route("DELETE", kNode, [this](const ApiRequest& r) {
+    return Changing(200, [&]() -> Result<Json> {
+      BERTH_RETURN_IF_ERROR(nodes_.Remove(r.params[0]));
+      return Json{{"removed", r.params[0]}};
+    });
+  });
+}
+
+void Daemon::AddServiceRoutes() {
+  constexpr const char* kService = R"(/v1/services/([^/]+))";
+  server_->Route("POST", "/v1/services", [this](const ApiRequest& r) {
+    return WithBody(r, [&](const Json& body) { return Changing(201, [&] { return services_.Create(body); }); });
+  });
+  server_->Route("GET", "/v1/services", [this](const ApiRequest&) { return Answer(services_.List()); });
+  server_->Route("GET", kService, [this](const ApiRequest& r) { return Answer(services_.Get(r.params[0])); });
+  server_->Route("PATCH", kService, [this](const ApiRequest& r) {
+    return WithBody(r, [&](const Json& body) {
+      return Changing(200, [&] { return services_.Update(r.params[0], body); });
+    });
+  });
+  server_->Route("DELETE", kService, [this](const ApiRequest& r) {
+    return Changing(200, [&]() -> Result<Json> {
+      BERTH_RETURN_IF_ERROR(services_.Remove(r.params[0]));
+      return Json{{"removed", r.params[0]}};
+    });
+  });
+}
+
+void Daemon::AddTaskRoutes() {
+  constexpr const char* kTask = R"(/v1/tasks/([^/]+))";
+  server_->Route("GET", "/v1/tasks", [this](const ApiRequest& r) {
+    return Answer(ListTasks(*store_, r.Query("service")));
+  });
+  server_->Route("GET", kTask, [this](const ApiRequest& r) { return Answer(GetTask(*store_, r.params[0])); });
+  server_->Route("GET", std::string(kTask) + "/why",
+                 [this](const ApiRequest& r) { return Answer(WhyTask(*store_, r.params[0])); });
 }
 
 // Prometheus text format, version 0.0.4.
@@ -91,6 +150,8 @@ ApiResponse Daemon::Metrics() const {
           c.unauthorized.load());
   counter("berth_http_client_errors_total", "Requests answered with a 4xx status.", c.client_errors.load());
   counter("berth_http_server_errors_total", "Requests answered with a 5xx status.", c.server_errors.load());
+  counter("berth_control_passes_total", "Control-loop passes run.", loop_->passes());
+  counter("berth_control_pass_errors_total", "Control-loop passes that failed.", loop_->pass_errors());
   counter("berth_store_revision", "Revision of the last committed store transaction.",
           static_cast<uint64_t>(store_->revision()), "gauge");
   return ApiResponse{200, nullptr, text, "text/plain; version=0.0.4"};

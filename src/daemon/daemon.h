@@ -1,9 +1,9 @@
 // Daemon: berthd's wiring. Opens the data directory (the SQLite store and
 // the API token), registers the API routes (docs/api.md) and serves them.
 //
-// This is the first slice of the daemon: nodes, health and metrics, durable
-// and authenticated. Services, jobs, tasks, the control loop and agents are
-// not wired yet.
+// Wired today: nodes, services, tasks (with `why`), health and metrics, the
+// control loop with the full-view engine and the simulated executor. Not
+// yet: jobs and classes (fair-share admission), external agents.
 //
 // Open and Stop from one owning thread; the API runs on the server's threads.
 #pragma once
@@ -13,7 +13,10 @@
 
 #include "api/http_server.h"
 #include "core/status.h"
+#include "daemon/control_loop.h"
 #include "daemon/node_registry.h"
+#include "daemon/reconciler.h"
+#include "daemon/service_registry.h"
 #include "store/sqlite_store.h"
 
 namespace berth::daemon {
@@ -24,6 +27,7 @@ struct DaemonOptions {
   int port = 7480;                      // 0: any free port
   size_t max_body_bytes = 1 << 20;
   int threads = 8;
+  ControlLoopOptions loop;
 };
 
 class Daemon {
@@ -36,16 +40,27 @@ class Daemon {
 
   int port() const { return server_->port(); }
   const std::string& token() const { return token_; }
-  void Stop() { server_->Stop(); }
+  void Stop();
+  // Waits until the control loop has acted on every change made so far.
+  bool WaitSettled(Duration timeout) { return loop_->WaitSettled(timeout); }
 
  private:
   Daemon(std::unique_ptr<store::SqliteStore> store, std::string token, const DaemonOptions& options);
   void AddRoutes();
+  void AddNodeRoutes();
+  void AddServiceRoutes();
+  void AddTaskRoutes();
   api::ApiResponse Metrics() const;
+  template <typename Write>
+  Result<api::ApiResponse> Changing(int status, Write write);
 
   std::unique_ptr<store::SqliteStore> store_;
   std::string token_;
   NodeRegistry nodes_;
+  ServiceRegistry services_;
+  SystemClock clock_;
+  Reconciler reconciler_;
+  std::unique_ptr<ControlLoop> loop_;
   std::unique_ptr<api::ApiServer> server_;
 };
 

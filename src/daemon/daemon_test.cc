@@ -115,6 +115,10 @@ TEST_F(DaemonTest, BadRequestsGet4xxWithAJsonErrorAndChangeNothing) {
 TEST_F(DaemonTest, StateSurvivesARestartWithTheSameToken) {
   ASSERT_EQ(Call("POST", "/v1/nodes", R"({"id": "n1"})").first, 201);
   ASSERT_EQ(Call("POST", "/v1/nodes", R"({"id": "n2"})").first, 201);
+  ASSERT_EQ(Call("POST", "/v1/services", R"({"id": "agent", "mode": "global"})").first, 201);
+  ASSERT_TRUE(daemon_->WaitSettled(std::chrono::seconds(20)));
+  const Json before = Call("GET", "/v1/tasks").second["tasks"];
+  ASSERT_EQ(before.size(), 2u);
   const std::string token = daemon_->token();
   client_.reset();
   daemon_.reset();
@@ -123,7 +127,39 @@ TEST_F(DaemonTest, StateSurvivesARestartWithTheSameToken) {
   const Json nodes = Call("GET", "/v1/nodes").second["nodes"];
   ASSERT_EQ(nodes.size(), 2u);
   EXPECT_EQ(nodes[1]["id"], "n2");
-  EXPECT_EQ(Call("GET", "/v1/health").second["revision"], 2);
+  ASSERT_TRUE(daemon_->WaitSettled(std::chrono::seconds(20)));
+  EXPECT_EQ(Call("GET", "/v1/tasks").second["tasks"], before);  // no task lost, none doubled
+}
+
+TEST_F(DaemonTest, ServicesArePlacedByTheControlLoopAndExplainPendingTasks) {
+  ASSERT_EQ(Call("POST", "/v1/nodes", R"({"id": "n1", "resources": {"cpu": 2, "memory": "4Gi"}})").first, 201);
+  ASSERT_EQ(Call("POST", "/v1/services",
+                 R"({"id": "web", "replicas": 3, "task": {"resources": {"cpu": 0.5}}})").first,
+            201);
+  ASSERT_EQ(Call("POST", "/v1/services",
+                 R"({"id": "big", "replicas": 1, "task": {"resources": {"cpu": 16}}})").first,
+            201);
+  ASSERT_TRUE(daemon_->WaitSettled(std::chrono::seconds(20)));
+  const Json web = Call("GET", "/v1/tasks?service=web").second["tasks"];
+  ASSERT_EQ(web.size(), 3u);
+  for (const Json& t : web) {
+    EXPECT_EQ(t["state"], "running");
+    EXPECT_EQ(t["node"], "n1");
+  }
+  auto [status, why] = Call("GET", "/v1/tasks/big.1/why");
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(why["state"], "pending");
+  EXPECT_EQ(why["reason"], "no suitable node (insufficient resources on 1 node)");
+  auto [bad, error] = Call("POST", "/v1/services", R"({"id": "x", "task": {"constraints": ["node.labels.az=a"]}})");
+  EXPECT_EQ(bad, 400);
+  EXPECT_NE(error["error"]["message"].get<std::string>().find("task.constraints[0]"), std::string::npos)
+      << error.dump();
+  ASSERT_EQ(Call("PATCH", "/v1/services/web", R"({"replicas": 1})").first, 200);
+  ASSERT_TRUE(daemon_->WaitSettled(std::chrono::seconds(20)));
+  int running = 0;
+  const Json after = Call("GET", "/v1/tasks?service=web").second["tasks"];
+  for (const Json& t : after) running += t["state"] == "running";
+  EXPECT_EQ(running, 1);
 }
 
 TEST_F(DaemonTest, ASecondDaemonOnTheSameDataDirectoryIsRefused) {

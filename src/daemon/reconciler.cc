@@ -1,0 +1,232 @@
+#include "daemon/reconciler.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "api/json_fields.h"
+#include "api/plan_codec.h"
+#include "core/task.h"
+#include "placement/scheduler.h"
+
+namespace berth::daemon {
+namespace {
+
+using api::Json;
+
+struct TaskEntry {
+  Json json;
+  int64_t revision = 0;  // 0: created by this pass
+  bool changed = false;
+  bool in_plan = true;   // handed to the placement engine
+};
+
+bool IsTerminal(const Json& task) {
+  Result<TaskState> state = ParseTaskState(task.value("state", "pending"));
+  return state.ok() && *state > TaskState::kRunning;
+}
+
+// The replica number of "<service>.<n>", or -1.
+int64_t ReplicaNumber(const std::string& id) {
+  const size_t dot = id.rfind('.');
+  if (dot == std::string::npos || dot + 1 == id.size()) return -1;
+  int64_t n = 0;
+  for (size_t i = dot + 1; i < id.size(); ++i) {
+    if (id[i] < '0' || id[i] > '9' || n > 1'000'000'000) return -1;
+    n = n * 10 + (id[i] - '0');
+  }
+  return n;
+}
+
+class Pass {
+ public:
+  Pass(Timestamp now) : now_(now), now_text_(FormatRfc3339(now)) {}
+  Status Load(const store::Store& store);
+  void StartAndStop();
+  void ScaleDown();
+  Status Place();
+  std::vector<store::Write> Writes();
+  PassSummary summary;
+
+ private:
+  void SetState(TaskEntry& e, const char* state, const std::string& message, bool stop = false) {
+    e.json["state"] = state;
+    e.json["updated_at"] = now_text_;
+    e.json["message"] = message;
+    if (stop) e.json["desired_state"] = "shutdown";
+    e.changed = true;
+  }
+  TaskEntry& Entry(const api::PlannedTask& planned);
+  // Whether the engine sees the task: not if its service or node is gone,
+  // nor if this pass stopped it.
+  static bool Planned(const TaskEntry& e) {
+    return e.in_plan && !(e.changed && e.json.value("desired_state", "") == "shutdown");
+  }
+
+  Timestamp now_;
+  std::string now_text_;
+  Json nodes_ = Json::array(), services_ = Json::array();
+  std::set<std::string, std::less<>> node_ids_;
+  std::map<std::string, Json, std::less<>> service_by_id_;
+  std::vector<TaskEntry> tasks_;
+  std::map<std::string, size_t, std::less<>> task_index_;
+};
+
+Status Pass::Load(const store::Store& store) {
+  Result<std::vector<store::StoredObject>> nodes = store.List("node");
+  Result<std::vector<store::StoredObject>> services = store.List("service");
+  Result<std::vector<store::StoredObject>> tasks = store.List("task");
+  for (const Status& s : {nodes.status(), services.status(), tasks.status()})
+    if (!s.ok()) return s;
+  for (const auto& n : *nodes) {
+    nodes_.push_back(Json::parse(n.body));
+    node_ids_.insert(n.id);
+  }
+  for (const auto& s : *services) {
+    services_.push_back(Json::parse(s.body));
+    service_by_id_[s.id] = services_.back();
+  }
+  for (const auto& t : *tasks) {
+    task_index_[t.id] = tasks_.size();
+    tasks_.push_back({Json::parse(t.body), t.revision});
+  }
+  return Status::Ok();
+}
+
+// The simulated executor, and the tasks whose service or node is gone or
+// whose service has moved on to a newer spec version.
+void Pass::StartAndStop() {
+  for (TaskEntry& e : tasks_) {
+    const std::string service = e.json.value("service", ""), node = e.json.value("node", "");
+    const auto svc = service_by_id_.find(service);
+    const bool service_gone = !service.empty() && svc == service_by_id_.end();
+    const bool node_gone = !node.empty() && !node_ids_.contains(node);
+    e.in_plan = !service_gone && !node_gone;
+    if (IsTerminal(e.json)) continue;
+    if (service_gone) {
+      SetState(e, "shutdown", "service '" + service + "' was removed", true);
+      ++summary.stopped;
+    } else if (node_gone) {
+      SetState(e, "orphaned", "node '" + node + "' was removed");
+      ++summary.stopped;
+    } else if (svc != service_by_id_.end() &&
+               e.json.value("spec_version", uint64_t{0}) < svc->second["spec_version"].get<uint64_t>()) {
+      SetState(e, "shutdown",
+               "replaced by spec version " + svc->second["spec_version"].dump(), true);
+      ++summary.stopped;
+    } else if (e.json.value("state", "") == "assigned") {
+      SetState(e, "running", "started by the simulated executor");
+      ++summary.started;
+    }
+  }
+}
+
+// Replicated services with more active tasks than replicas stop the extra
+// ones: pending tasks first, then the highest replica numbers.
+void Pass::ScaleDown() {
+  std::map<std::string, std::vector<TaskEntry*>, std::less<>> active;
+  for (TaskEntry& e : tasks_)
+    if (e.in_plan && !IsTerminal(e.json) && e.json.value("desired_state", "running") == "running" &&
+        e.json.contains("service"))
+      active[e.json["service"].get<std::string>()].push_back(&e);
+  for (auto& [service, entries] : active) {
+    const Json& svc = service_by_id_[service];
+    if (svc.value("mode", "replicated") != "replicated" || !svc.contains("replicas")) continue;
+    const size_t replicas = svc["replicas"].get<size_t>();
+    if (entries.size() <= replicas) continue;
+    std::sort(entries.begin(), entries.end(), [](const TaskEntry* a, const TaskEntry* b) {
+      const bool a_pending = a->json.value("state", "") == "pending";
+      const bool b_pending = b->json.value("state", "") == "pending";
+      if (a_pending != b_pending) return a_pending;
+      return ReplicaNumber(a->json["id"]) > ReplicaNumber(b->json["id"]);
+    });
+    for (size_t i = 0; i < entries.size() - replicas; ++i) {
+      SetState(*entries[i], "shutdown", "scaled down to " + std::to_string(replicas) + " replicas", true);
+      ++summary.stopped;
+    }
+  }
+}
+
+// The entry of a task the engine decided on. An id the engine generated may
+// belong to a stored task it was not shown (stopped in this pass, or on a
+// removed node); that record is reused for the new task.
+TaskEntry& Pass::Entry(const api::PlannedTask& planned) {
+  auto it = task_index_.find(planned.task.id);
+  if (it != task_index_.end() && Planned(tasks_[it->second])) return tasks_[it->second];
+  Json task = {{"id", planned.task.id}, {"state", "pending"}, {"desired_state", "running"}};
+  if (!planned.task.service_id.empty()) task["service"] = planned.task.service_id;
+  if (planned.task.spec_version) task["spec_version"] = *planned.task.spec_version;
+  if (!planned.task.node_id.empty()) task["node"] = planned.task.node_id;
+  ++summary.created;
+  if (it != task_index_.end()) {
+    TaskEntry& reused = tasks_[it->second];
+    reused.json = std::move(task);
+    reused.changed = reused.in_plan = true;
+    return reused;
+  }
+  task_index_[planned.task.id] = tasks_.size();
+  tasks_.push_back({std::move(task), 0, true, true});
+  return tasks_.back();
+}
+
+// The placement engine, on exactly what `berth plan` would read.
+Status Pass::Place() {
+  Json doc = {{"now", now_text_}, {"nodes", nodes_}, {"services", services_}, {"tasks", Json::array()}};
+  for (const TaskEntry& e : tasks_) {
+    if (!Planned(e)) continue;
+    Json task = e.json;
+    task.erase("message");
+    doc["tasks"].push_back(std::move(task));
+  }
+  Result<api::PlacementPlan> plan = api::PlanPlacement(doc, now_);
+  if (!plan.ok())
+    return Status::Internal("the stored state is not a valid placement document: " + plan.status().message());
+  std::map<std::string, const api::PlannedTask*, std::less<>> planned;
+  for (const api::PlannedTask& p : plan->input.tasks) planned[p.task.id] = &p;
+  for (const auto& a : plan->output["assignments"]) {
+    const api::PlannedTask& p = *planned.at(a["task"].get<std::string>());
+    TaskEntry& e = Entry(p);
+    e.json["node"] = a["node"];
+    SetState(e, "assigned", p.preassigned ? placement::kConfirmedMessage : placement::kAssignedMessage);
+    ++summary.assigned;
+  }
+  for (const auto& pending : plan->output["pending"]) {
+    TaskEntry& e = Entry(*planned.at(pending["task"].get<std::string>()));
+    ++summary.pending;
+    if (e.json.value("message", "") == pending["reason"]) continue;
+    e.json["message"] = pending["reason"];
+    if (!e.json.contains("updated_at")) e.json["updated_at"] = now_text_;
+    e.changed = true;
+  }
+  return Status::Ok();
+}
+
+std::vector<store::Write> Pass::Writes() {
+  std::vector<store::Write> writes;
+  for (const TaskEntry& e : tasks_) {
+    if (!e.changed) continue;
+    store::Write w = store::Write::Put("task", e.json["id"].get<std::string>(), e.json.dump());
+    w.IfRevision(e.revision);
+    writes.push_back(std::move(w));
+  }
+  return writes;
+}
+
+}  // namespace
+
+Result<PassSummary> Reconciler::RunPass(Timestamp now) {
+  Pass pass(now);
+  BERTH_RETURN_IF_ERROR(pass.Load(store_));
+  pass.StartAndStop();
+  pass.ScaleDown();
+  BERTH_RETURN_IF_ERROR(pass.Place());
+  std::vector<store::Write> writes = pass.Writes();
+  if (!writes.empty()) {
+    Result<int64_t> committed = store_.Commit(writes);
+    if (!committed.ok()) return committed.status();
+    pass.summary.wrote = true;
+  }
+  return pass.summary;
+}
+
+}  // namespace berth::daemon

@@ -1,0 +1,43 @@
+// Reconciler: one pass of berthd's control loop (ARCHITECTURE.md, data flow)
+// over the store. It is the only writer of tasks (kind "task").
+//
+// A pass reads nodes, services and tasks, and then, in one store commit:
+//  1. runs the simulated executor: an assigned task starts (running);
+//  2. stops tasks that should no longer run: their service was removed
+//     (shutdown), their node was removed (orphaned), their service has a
+//     newer spec version (shutdown, replaced), or their service has more
+//     tasks than replicas (shutdown, pending ones and the highest ids first);
+//  3. runs the full-view placement engine on the rest, exactly as `berth
+//     plan` does (api::PlanPlacement): missing replicas and global tasks are
+//     created, pending tasks are assigned or keep the engine's explanation
+//     as their message.
+// Every write carries its revision precondition, so a pass that raced an
+// API write fails as a whole (Conflict) and the next pass starts over.
+//
+// A stored task is a placement-document task (docs/plan.md) plus "message",
+// the last status message. Not thread-safe: one control loop calls RunPass.
+#pragma once
+
+#include <cstdint>
+
+#include "core/status.h"
+#include "core/time.h"
+#include "store/store.h"
+
+namespace berth::daemon {
+
+struct PassSummary {
+  int created = 0, assigned = 0, started = 0, stopped = 0, pending = 0;
+  bool wrote = false;  // false: the pass found nothing to change
+};
+
+class Reconciler {
+ public:
+  explicit Reconciler(store::Store& store) : store_(store) {}
+  Result<PassSummary> RunPass(Timestamp now);
+
+ private:
+  store::Store& store_;
+};
+
+}  // namespace berth::daemon
