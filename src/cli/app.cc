@@ -5,7 +5,9 @@
 #include <iostream>
 #include <optional>
 
+#include "cli/client_commands.h"
 #include "cli/plan_command.h"
+#include "cli/up_command.h"
 
 namespace berth::cli {
 namespace {
@@ -34,6 +36,23 @@ int RunBerth(const std::vector<std::string>& args, std::istream& in, std::ostrea
                            "(default: the smaller node id wins)");
   plan_command->add_flag("--compact", plan.compact, "print the output on one line");
 
+  UpOptions up;
+  CLI::App* up_command = app.add_subcommand(
+      "up", "Start a local Berth in this process: berthd with simulated nodes on the embedded store");
+  up_command->add_option("--data-dir", up.daemon.data_dir, "data directory (store and API token)")
+      ->capture_default_str();
+  up_command->add_option("--host", up.daemon.host, "address to listen on")->capture_default_str();
+  up_command->add_option("--port", up.daemon.port, "TCP port (0: any free port)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  up_command->add_option("--nodes", up.nodes, "simulated nodes to register")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
+  up_command->add_flag("--demo", up.demo, "create a demo service and show where its tasks went");
+  up_command->add_flag("--once", up.once, "stop after printing the placements");
+
+  ClientCommands client(app);
+
   // CLI11 parses a reversed vector and consumes it.
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
@@ -60,6 +79,8 @@ int RunBerth(const std::vector<std::string>& args, std::istream& in, std::ostrea
     plan.seed = seed;
     return RunPlan(plan, in, out, err, clock);
   }
+  if (up_command->parsed()) return RunUp(up, out, err);
+  if (client.selected()) return client.Run(out, err);
   return 2;  // unreachable: one subcommand is required
 }
 

@@ -1,0 +1,38 @@
+#include "api/api_client.h"
+
+#include <httplib.h>
+
+namespace berth::api {
+
+ApiClient::ApiClient(const std::string& server, std::string token)
+    : server_(server.find("://") == std::string::npos ? "http://" + server : server),
+      http_(std::make_unique<httplib::Client>(server_)) {
+  http_->set_bearer_token_auth(token.c_str());
+  http_->set_connection_timeout(5);
+  http_->set_read_timeout(30);
+}
+
+ApiClient::~ApiClient() = default;
+
+Result<Json> ApiClient::Call(const std::string& method, const std::string& path, const Json& body) {
+  const std::string text = body.is_null() ? std::string() : body.dump();
+  httplib::Result r = method == "GET"     ? http_->Get(path.c_str())
+                      : method == "POST"  ? http_->Post(path.c_str(), text, "application/json")
+                      : method == "PATCH" ? http_->Patch(path.c_str(), text, "application/json")
+                                          : http_->Delete(path.c_str());
+  if (!r) return Status::Unavailable("cannot reach berthd at " + server_ + ": " + httplib::to_string(r.error()));
+  Json answer = Json::parse(r->body, nullptr, false);
+  if (r->status < 400) {
+    if (answer.is_discarded()) return Status::Unavailable("berthd sent a body that is not JSON");
+    return answer;
+  }
+  std::string message = "HTTP " + std::to_string(r->status);
+  if (!answer.is_discarded() && answer.contains("error")) message = answer["error"].value("message", message);
+  if (r->status == 401) return Status::InvalidArgument("unauthorized: " + message);
+  if (r->status == 404) return Status::NotFound(message);
+  if (r->status == 409) return Status::Conflict(message);
+  if (r->status < 500) return Status::InvalidArgument(message);
+  return Status::Unavailable(message);
+}
+
+}  // namespace berth::api

@@ -1,0 +1,34 @@
+// ApiClient: calls berthd's REST API (docs/api.md) for the `berth` CLI and
+// tests. Answers are JSON; an HTTP error becomes the Status its JSON error
+// body describes (400 InvalidArgument, 401/403 InvalidArgument, 404
+// NotFound, 409 Conflict, 5xx and connection failures Unavailable).
+// One client per thread.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "api/json_fields.h"
+#include "core/status.h"
+
+namespace httplib {
+class Client;
+}
+
+namespace berth::api {
+
+class ApiClient {
+ public:
+  // server: "http://host:port" (or "host:port").
+  ApiClient(const std::string& server, std::string token);
+  ~ApiClient();
+
+  // method: GET, POST, PATCH or DELETE; body: JSON text for POST and PATCH.
+  Result<Json> Call(const std::string& method, const std::string& path, const Json& body = nullptr);
+
+ private:
+  std::string server_;
+  std::unique_ptr<httplib::Client> http_;
+};
+
+}  // namespace berth::api

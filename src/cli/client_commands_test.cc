@@ -1,0 +1,112 @@
+// The berthd client commands and `berth up`, driven exactly as a user types
+// them, against a berthd on loopback.
+#include "cli/client_commands.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "cli/app.h"
+#include "daemon/daemon.h"
+#include "store/test_dir.h"
+
+namespace berth::cli {
+namespace {
+
+using api::Json;
+
+struct Outcome {
+  int status;
+  std::string out, err;
+};
+
+Outcome Berth(std::vector<std::string> args) {
+  std::istringstream in;
+  std::ostringstream out, err;
+  ManualClock clock;
+  const int status = RunBerth(args, in, out, err, clock);
+  return {status, out.str(), err.str()};
+}
+
+TEST(ParsePublish, ReadsDockerStylePorts) {
+  Result<Json> port = ParsePublish("mode=host,target=80,published=8080");
+  ASSERT_TRUE(port.ok());
+  EXPECT_EQ(*port, (Json{{"mode", "host"}, {"target", 80}, {"published", 8080}}));
+  EXPECT_EQ(ParsePublish("mode=host,target=eighty").status().message(),
+            "--publish 'mode=host,target=eighty': target must be a port number");
+  EXPECT_EQ(ParsePublish("colour=red").status().code(), StatusCode::kInvalidArgument);
+}
+
+class ClientCommandsTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    daemon::DaemonOptions options;
+    options.data_dir = dir_.path() + "/data";
+    options.port = 0;
+    Result<std::unique_ptr<daemon::Daemon>> daemon = daemon::Daemon::Open(options);
+    ASSERT_TRUE(daemon.ok()) << daemon.status().message();
+    daemon_ = std::move(*daemon);
+    connection_ = {"--server", "127.0.0.1:" + std::to_string(daemon_->port()), "--data-dir", options.data_dir};
+  }
+  Outcome Run(std::vector<std::string> args) {
+    args.insert(args.end(), connection_.begin(), connection_.end());
+    return Berth(args);
+  }
+
+  store::TestDir dir_;
+  std::unique_ptr<daemon::Daemon> daemon_;
+  std::vector<std::string> connection_;
+};
+
+TEST_F(ClientCommandsTest, DockerStyleFlagsBecomeTheServiceTemplate) {
+  ASSERT_EQ(Run({"node", "add", "n1", "--cpu", "4", "--memory", "8Gi", "--label", "az=a"}).status, 0);
+  Outcome created = Run({"service", "create", "web", "--replicas", "2", "--constraint", "node.labels.az==a",
+                         "--placement-pref", "spread=node.labels.az", "--reserve-cpu", "0.5",
+                         "--reserve-memory", "256Mi", "--publish", "mode=host,target=80,published=8080"});
+  ASSERT_EQ(created.status, 0) << created.err;
+  Outcome inspect = Run({"service", "inspect", "web", "-o", "json"});
+  ASSERT_EQ(inspect.status, 0) << inspect.err;
+  const Json task = Json::parse(inspect.out)["task"];
+  EXPECT_EQ(task["constraints"], Json::array({"node.labels.az==a"}));
+  EXPECT_EQ(task["preferences"], Json::parse(R"([{"spread": "node.labels.az"}])"));
+  EXPECT_EQ(task["resources"], (Json{{"cpu", "0.5"}, {"memory", "256Mi"}}));
+  EXPECT_EQ(task["ports"][0]["published"], 8080);
+  ASSERT_TRUE(daemon_->WaitSettled(std::chrono::seconds(20)));
+  Outcome tasks = Run({"task", "ls", "--service", "web"});
+  EXPECT_NE(tasks.out.find("web.1  web      running  n1"), std::string::npos) << tasks.out;
+  Outcome why = Run({"task", "why", "web.2"});  // one host port 8080 on one node
+  EXPECT_EQ(why.out, "web.2 is pending: no suitable node (host-mode port already in use on 1 node)\n");
+}
+
+TEST_F(ClientCommandsTest, RefusalsAndBadInputExitNonZeroWithTheReason) {
+  Outcome bad = Run({"service", "create", "x", "--constraint", "node.labels.az=a"});
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_EQ(bad.err, "berth: task.constraints[0]: constraint expected one operator from ==, !=\n");
+  Outcome scale = Run({"service", "scale", "web"});
+  EXPECT_EQ(scale.status, 2);
+  EXPECT_EQ(scale.err, "berth: expected SERVICE=REPLICAS, e.g. web=5, got 'web'\n");
+  Outcome missing = Run({"task", "why", "nothing"});
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_EQ(missing.err, "berth: no task 'nothing'\n");
+  Outcome wrong = Run({"node", "ls", "--token", "wrong"});
+  EXPECT_EQ(wrong.status, 1);
+  EXPECT_EQ(wrong.err, "berth: unauthorized: wrong bearer token\n");
+  Outcome no_token = Berth({"node", "ls", "--data-dir", dir_.path() + "/nowhere"});
+  EXPECT_EQ(no_token.status, 2);
+  EXPECT_NE(no_token.err.find("no API token"), std::string::npos) << no_token.err;
+}
+
+TEST(BerthUp, StartsBerthPlacesTheDemoAndStops) {
+  store::TestDir dir;
+  Outcome up = Berth({"up", "--demo", "--once", "--port", "0", "--nodes", "2", "--data-dir", dir.path() + "/d"});
+  ASSERT_EQ(up.status, 0) << up.err;
+  EXPECT_NE(up.out.find("demo.4  running  sim-2"), std::string::npos) << up.out;
+  EXPECT_NE(up.out.find("with 2 simulated nodes"), std::string::npos) << up.out;
+  Outcome again = Berth({"up", "--demo", "--once", "--port", "0", "--nodes", "2", "--data-dir", dir.path() + "/d"});
+  ASSERT_EQ(again.status, 0) << again.err;  // the nodes and service exist already: reused
+  EXPECT_EQ(again.out, up.out.substr(0, up.out.find("berthd is running")) +
+                           again.out.substr(again.out.find("berthd is running")));
+}
+
+}  // namespace
+}  // namespace berth::cli
