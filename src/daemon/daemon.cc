@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "daemon/task_views.h"
@@ -67,7 +68,19 @@ void Daemon::Stop() {
 }
 
 void Daemon::AddRoutes() {
-  server_->Route("GET", "/v1/health", [this](const ApiRequest&) {
+  // ?wait=settled[&timeout=SECONDS] answers once the control loop has acted
+  // on every change made before the request (503 if it has not in time).
+  server_->Route("GET", "/v1/health", [this](const ApiRequest& r) -> Result<ApiResponse> {
+    if (r.Query("wait") == "settled") {
+      char* rest = nullptr;
+      const std::string timeout = r.Query("timeout");
+      const double seconds = timeout.empty() ? 30 : std::strtod(timeout.c_str(), &rest);
+      if (!timeout.empty() && (*rest != '\0' || !(seconds >= 0 && seconds <= 600)))
+        return Status::InvalidArgument("timeout: expected seconds between 0 and 600, got '" + timeout + "'");
+      if (!loop_->WaitSettled(std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000))))
+        return Status::Unavailable("the control loop has not settled within " +
+                                   (timeout.empty() ? std::string("30") : timeout) + " s");
+    }
     return Answer(Json{{"status", "ok"}, {"revision", store_->revision()}});
   });
   server_->Route("GET", "/metrics", [this](const ApiRequest&) -> Result<ApiResponse> { return Metrics(); });
