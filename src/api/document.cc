@@ -1,11 +1,13 @@
 #include "api/document.h"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
 #include <cmath>
 #include <limits>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -187,19 +189,50 @@ Result<nlohmann::json> ToJson(const YAML::Node& node, int depth) {
   return nlohmann::json(nullptr);
 }
 
-Result<nlohmann::json> ParseYaml(std::string_view text) {
-  std::vector<YAML::Node> documents;
-  try {
-    documents = YAML::LoadAll(std::string(text));
-  } catch (const YAML::Exception& e) {
-    return YamlError(e.mark, e.msg);
+// Notes whether a document had any content (anything but one null).
+class ContentSeen final : public YAML::EventHandler {
+ public:
+  bool seen = false;
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override { seen = true; }
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {
+    seen = true;
   }
-  if (documents.size() > 1)
-    return Status::InvalidArgument("invalid YAML: expected one document, found " +
-                                   std::to_string(documents.size()));
-  if (documents.empty()) return nlohmann::json(nullptr);
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    seen = true;
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    seen = true;
+  }
+  void OnMapEnd() override {}
+};
+
+// Whether a second document with content follows the first. yaml-cpp 0.7's
+// LoadAll loops forever on some malformed input (its parser keeps reporting
+// empty documents; fixed upstream in 2024, after Debian 12's version), so
+// the documents are looked at with a bounded number of parser calls and
+// empty ones after the first are ignored.
+bool HasSecondDocument(std::string_view text) {
+  std::istringstream stream{std::string(text)};
+  YAML::Parser parser(stream);
+  for (int document = 0; document < 2; ++document) {
+    ContentSeen handler;
+    if (!parser.HandleNextDocument(handler)) return false;
+    if (document == 1) return handler.seen;
+  }
+  return false;
+}
+
+Result<nlohmann::json> ParseYaml(std::string_view text) {
   try {
-    return ToJson(documents[0], 0);
+    if (HasSecondDocument(text))
+      return Status::InvalidArgument("invalid YAML: expected one document, found more");
+    return ToJson(YAML::Load(std::string(text)), 0);
   } catch (const YAML::Exception& e) {
     return YamlError(e.mark, e.msg);
   }

@@ -53,9 +53,18 @@ TEST(ParseDocumentText, SyntaxErrorsNameTheLine) {
       << yaml.status().message();
 }
 
+// Found by fuzz/document_fuzz: yaml-cpp 0.7's LoadAll never returns on a
+// stray comma (its parser reports empty documents without end), and took
+// `berth plan` down with it.
+TEST(ParseDocumentText, AStrayCommaEndsInsteadOfHangingTheParser) {
+  auto doc = ParseDocumentText("\n,\n    ");
+  ASSERT_TRUE(doc.ok()) << doc.status().message();  // yaml-cpp reads it as an empty document
+  EXPECT_TRUE(doc->is_null());
+}
+
 TEST(ParseDocumentText, UnsupportedYamlIsRejected) {
   EXPECT_EQ(ParseDocumentText("a: 1\n---\nb: 2\n").status().message(),
-            "invalid YAML: expected one document, found 2");
+            "invalid YAML: expected one document, found more");
   EXPECT_NE(ParseDocumentText("a: !!binary aGk=\n").status().message().find("unsupported tag"),
             std::string::npos);
   EXPECT_NE(ParseDocumentText("? [1, 2]\n: x\n").status().message().find("keys must be scalars"),

@@ -65,6 +65,9 @@ Status DecodeService(const Json& value, const std::string& path, ServiceEntry* o
   if (value.contains("replicas")) {
     if (s.mode == ServiceMode::kGlobal)
       return FieldError(FieldPath(path, "replicas"), "a global service has no replica count");
+    if (replicas > kMaxReplicas)
+      return FieldError(FieldPath(path, "replicas"),
+                        "at most " + std::to_string(kMaxReplicas) + " replicas, got " + std::to_string(replicas));
     s.replicas = replicas;
   }
   s.spec = std::make_shared<const TaskSpec>();

@@ -28,6 +28,10 @@
 
 namespace berth::api {
 
+// The most replicas one service may ask for: a bound on the tasks a single
+// document or API request can make the orchestrator create.
+inline constexpr uint64_t kMaxReplicas = 1'000'000;
+
 // One task for the engine: pass both fields to ClusterState::AddTask.
 struct PlannedTask {
   Task task;

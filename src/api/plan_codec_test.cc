@@ -111,6 +111,12 @@ TEST(DecodePlacement, ReplicasFillTheLowestFreeSlots) {
             (std::vector<std::string>{"s.2", "s.4", "x", "old", "s.1", "s.3", "s.5"}));
 }
 
+TEST(DecodePlacement, ReplicasAreBoundedSoADocumentCannotExhaustMemory) {
+  EXPECT_TRUE(Decode(R"({"services": [{"id": "s", "replicas": 1000000}]})").ok());
+  EXPECT_EQ(Decode(R"({"services": [{"id": "s", "replicas": 1000001}]})").status().message(),
+            "services[0].replicas: at most 1000000 replicas, got 1000001");
+}
+
 TEST(DecodePlacement, ReplicatedServiceWithoutReplicasHasExactlyTheListedTasks) {
   auto in = Decode(R"({"services": [{"id": "s"}],
     "tasks": [{"id": "a", "service": "s", "state": "pending"}]})");

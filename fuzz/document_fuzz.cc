@@ -1,0 +1,48 @@
+// libFuzzer target: the document and request-body codecs. Any input must
+// give a value or an error Status, never a crash, a sanitizer report or an
+// unbounded allocation.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "api/admission_codec.h"
+#include "api/cluster_codec.h"
+#include "api/document.h"
+#include "api/http_server.h"
+#include "api/plan_codec.h"
+
+namespace {
+
+// Placement documents expand services into tasks; a few valid replica
+// counts add up to millions of tasks, which is slow, not a bug. Skip those.
+bool SmallEnough(const nlohmann::json& doc) {
+  uint64_t replicas = 0;
+  if (auto services = doc.find("services"); services != doc.end() && services->is_array())
+    for (const auto& s : *services)
+      if (s.is_object() && s.contains("replicas") && s["replicas"].is_number_unsigned())
+        replicas += s["replicas"].get<uint64_t>();
+  return replicas <= 10'000;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  berth::Result<nlohmann::json> doc = berth::api::ParseDocumentText(text);
+  if (doc.ok() && doc->is_object()) {
+    if (berth::api::IsAdmissionDocument(*doc)) {
+      (void)berth::api::DecodeAdmissionDocument(*doc, berth::Timestamp{});
+    } else if (SmallEnough(*doc)) {
+      (void)berth::api::PlanPlacement(*doc, berth::Timestamp{});
+    }
+  }
+  berth::Result<nlohmann::json> body = berth::api::ParseJsonBody(text);
+  if (body.ok()) {
+    berth::Node node;
+    (void)berth::api::DecodeNode(*body, "", &node);
+    berth::TaskSpec spec;
+    (void)berth::api::DecodeTaskSpec(*body, "", &spec);
+  }
+  return 0;
+}
