@@ -65,6 +65,44 @@ void PrintTasks(const Json& answer, std::ostream& out) {
   PrintTable(out, {"ID", "SERVICE", "STATE", "NODE", "MESSAGE"}, rows);
 }
 
+void PrintJobs(const Json& answer, std::ostream& out) {
+  std::vector<std::vector<std::string>> rows;
+  const Json& jobs = answer.contains("jobs") ? answer["jobs"] : Json::array({answer});
+  for (const Json& j : jobs)
+    rows.push_back({Text(j["id"]), Text(j.value("requestor", Json())), Text(j.value("tasks", Json())),
+                    j.value("killed", false) ? "killed" : "active",
+                    j.contains("states") ? j["states"].dump() : "-"});
+  PrintTable(out, {"ID", "REQUESTOR", "TASKS", "STATUS", "TASK STATES"}, rows);
+}
+
+void PrintClasses(const Json& answer, std::ostream& out) {
+  std::vector<std::vector<std::string>> rows;
+  const Json classes = answer.value("classes", Json::object());
+  for (const auto& [name, percent] : classes.items()) rows.push_back({name, percent.dump()});
+  PrintTable(out, {"CLASS", "LOAD %"}, rows);
+  out << "requestors: " << answer.value("requestors", Json::array()).dump() << "\n"
+      << "rebalance: " << answer.value("rebalance", Json::object()).dump() << "\n";
+}
+
+// "K=V,K=V" or repeated K=V into ordered pairs.
+Result<std::vector<std::pair<std::string, std::string>>> ParsePairs(const std::vector<std::string>& items,
+                                                                    const std::string& flag) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const std::string& item : items) {
+    size_t start = 0;
+    while (start <= item.size()) {
+      const size_t end = std::min(item.find(',', start), item.size());
+      const std::string pair = item.substr(start, end - start);
+      const size_t eq = pair.rfind('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == pair.size())
+        return Status::InvalidArgument(flag + " '" + pair + "': expected KEY=VALUE");
+      pairs.emplace_back(pair.substr(0, eq), pair.substr(eq + 1));
+      start = end + 1;
+    }
+  }
+  return pairs;
+}
+
 void PrintWhy(const Json& answer, std::ostream& out) {
   out << Text(answer["task"]) << " is " << Text(answer["state"]);
   if (answer.contains("node")) out << " on " << Text(answer["node"]);
@@ -132,6 +170,8 @@ ClientCommands::ClientCommands(CLI::App& app) {
   AddNodeCommands(app);
   AddServiceCommands(app);
   AddTaskCommands(app);
+  AddJobCommands(app);
+  AddClassCommands(app);
 }
 
 void ClientCommands::AddConnectionOptions(CLI::App& command) {
@@ -267,6 +307,89 @@ void ClientCommands::AddTaskCommands(CLI::App& app) {
   leaf("why", "Explain why a task is where it is, or why it is not running", [this] {
     return Result<Request>(Request{"GET", "/v1/tasks/" + id_ + "/why", nullptr});
   }, PrintWhy)->add_option("ID", id_, "task id")->required();
+}
+
+void ClientCommands::AddJobCommands(CLI::App& app) {
+  CLI::App* job = app.add_subcommand("job", "Submit and manage batch jobs of a running berthd")->require_subcommand(1);
+  auto leaf = [&](const char* name, const char* help, auto build) {
+    CLI::App* command = job->add_subcommand(name, help);
+    AddConnectionOptions(*command);
+    command->callback([this, build] {
+      request_ = build;
+      print_ = PrintJobs;
+    });
+    return command;
+  };
+  CLI::App* submit = leaf("submit", "Submit a job of identical tasks", [this]() -> Result<Request> {
+    Json task = Json::object();
+    if (!cpu_.empty()) task["resources"]["cpu"] = cpu_;
+    if (!memory_.empty()) task["resources"]["memory"] = memory_;
+    if (!constraints_.empty()) task["constraints"] = constraints_;
+    char* rest = nullptr;
+    const double seconds = std::strtod(duration_.c_str(), &rest);
+    if (duration_.empty() || *rest != '\0' || !(seconds >= 0))
+      return Status::InvalidArgument("--duration '" + duration_ + "': expected seconds");
+    Json tasks = Json::array();
+    for (int64_t i = 0; i < count_; ++i) tasks.push_back({{"duration", seconds}, {"outcome", outcome_}});
+    return Request{"POST", "/v1/jobs", Json{{"id", id_}, {"requestor", requestor_}, {"task", task}, {"tasks", tasks}}};
+  });
+  submit->add_option("ID", id_, "job id")->required();
+  submit->add_option("--requestor", requestor_, "who asks (decides the fair-share class)")->required();
+  submit->add_option("--tasks", count_, "number of tasks (default 1)")->check(CLI::Range(1, 100000));
+  submit->add_option("--duration", duration_, "seconds each task runs in the simulated executor (default 1)");
+  submit->add_option("--outcome", outcome_, "complete | fail")->check(CLI::IsMember({"complete", "fail"}));
+  submit->add_option("--reserve-cpu", cpu_, "CPUs reserved per task");
+  submit->add_option("--reserve-memory", memory_, "memory reserved per task");
+  submit->add_option("--constraint", constraints_, "placement constraint (repeatable)");
+  leaf("ls", "List jobs in arrival order", [] { return Result<Request>(Request{"GET", "/v1/jobs", nullptr}); });
+  leaf("inspect", "Show a job and how many of its tasks are in each state", [this] {
+    return Result<Request>(Request{"GET", "/v1/jobs/" + id_, nullptr});
+  })->add_option("ID", id_, "job id")->required();
+  leaf("kill", "Kill a job: its tasks stop", [this] {
+    return Result<Request>(Request{"DELETE", "/v1/jobs/" + id_, nullptr});
+  })->add_option("ID", id_, "job id")->required();
+}
+
+void ClientCommands::AddClassCommands(CLI::App& app) {
+  CLI::App* cls = app.add_subcommand("class", "Fair-share classes of a running berthd")->require_subcommand(1);
+  auto leaf = [&](const char* name, const char* help, auto build) {
+    CLI::App* command = cls->add_subcommand(name, help);
+    AddConnectionOptions(*command);
+    command->callback([this, build] {
+      request_ = build;
+      print_ = PrintClasses;
+    });
+    return command;
+  };
+  leaf("get", "Show the class load percents, requestor map and rebalance settings",
+       [] { return Result<Request>(Request{"GET", "/v1/classes", nullptr}); });
+  CLI::App* set = leaf("set", "Change any of the parameters (the others stay)", [this]() -> Result<Request> {
+    Json patch = Json::object();
+    auto percents = ParsePairs(percents_, "--percents");
+    if (!percents.ok()) return percents.status();
+    for (const auto& [name, value] : *percents) {
+      char* rest = nullptr;
+      const long n = std::strtol(value.c_str(), &rest, 10);
+      if (*rest != '\0') return Status::InvalidArgument("--percents '" + name + "=" + value + "': expected an integer");
+      patch["classes"][name] = n;
+    }
+    auto rules = ParsePairs(requestors_, "--requestor");
+    if (!rules.ok()) return rules.status();
+    for (const auto& [pattern, name] : *rules) patch["requestors"].push_back(Json::array({pattern, name}));
+    if (!threshold_.empty() || !min_duration_.empty()) {
+      patch["rebalance"] = Json::object();
+      if (!threshold_.empty()) patch["rebalance"]["threshold"] = std::strtol(threshold_.c_str(), nullptr, 10);
+      if (!min_duration_.empty()) patch["rebalance"]["min_duration_s"] = std::strtod(min_duration_.c_str(), nullptr);
+    }
+    if (patch.empty()) return Status::InvalidArgument("nothing to set: give --percents, --requestor or --rebalance-*");
+    return Request{"PATCH", "/v1/classes", patch};
+  });
+  set->add_option("--percents", percents_, "class load percents CLASS=N[,CLASS=N...] (replaces all classes)");
+  set->add_option("--requestor", requestors_, "PATTERN=CLASS, in match order (repeatable; replaces the map)");
+  set->add_option("--rebalance-threshold", threshold_, "spread (in points) that starts the rebalance timer; 0: off")
+      ->check(CLI::Number);
+  set->add_option("--rebalance-min-duration", min_duration_, "seconds the spread must stay over the threshold; 0: off")
+      ->check(CLI::Number);
 }
 
 int ClientCommands::Run(std::ostream& out, std::ostream& err) const {

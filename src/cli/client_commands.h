@@ -1,5 +1,5 @@
-// The `berth` commands that talk to a running berthd: node, service and task
-// (docs/cli.md). Each leaf command builds one API request; the answer is
+// The `berth` commands that talk to a running berthd: node, service, task,
+// job and class (docs/cli.md). Each leaf command builds one API request; the answer is
 // printed as a table, or as JSON with `-o json`.
 //
 // Where the daemon is and how to authenticate:
@@ -44,6 +44,8 @@ class ClientCommands {
   void AddNodeCommands(CLI::App& app);
   void AddServiceCommands(CLI::App& app);
   void AddTaskCommands(CLI::App& app);
+  void AddJobCommands(CLI::App& app);
+  void AddClassCommands(CLI::App& app);
   // Adds --server, --token, --data-dir and -o to a leaf command.
   void AddConnectionOptions(CLI::App& command);
 
@@ -54,7 +56,9 @@ class ClientCommands {
   // Scratch for the parsed flags.
   std::string id_, hostname_, cpu_, memory_, state_, availability_, mode_ = "replicated", service_filter_;
   std::vector<std::string> labels_, constraints_, preferences_, publish_;
-  int64_t replicas_ = -1;
+  int64_t replicas_ = -1, count_ = 1;
+  std::string requestor_, duration_ = "1", outcome_ = "complete", threshold_, min_duration_;
+  std::vector<std::string> percents_, requestors_;
 };
 
 // Resolves server and token as described above. InvalidArgument when no

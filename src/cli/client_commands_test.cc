@@ -96,6 +96,29 @@ TEST_F(ClientCommandsTest, RefusalsAndBadInputExitNonZeroWithTheReason) {
   EXPECT_NE(no_token.err.find("no API token"), std::string::npos) << no_token.err;
 }
 
+TEST_F(ClientCommandsTest, JobsAreAdmittedByTheClassesSetFromTheCommandLine) {
+  for (const char* node : {"n1", "n2"}) ASSERT_EQ(Run({"node", "add", node, "--cpu", "4"}).status, 0);
+  Outcome set = Run({"class", "set", "--percents", "land=50,diff=50", "--requestor", "^land=land",
+                     "--requestor", "^diff=diff"});
+  ASSERT_EQ(set.status, 0) << set.err;
+  ASSERT_EQ(Run({"job", "submit", "a", "--requestor", "land-ci", "--tasks", "3", "--duration", "600"}).status, 0);
+  ASSERT_EQ(Run({"job", "submit", "b", "--requestor", "diff-ci", "--tasks", "3", "--duration", "600"}).status, 0);
+  ASSERT_TRUE(daemon_->WaitSettled(std::chrono::seconds(20)));
+  // Two workers (one slot per node), split evenly between the classes.
+  Outcome a = Run({"job", "inspect", "a", "-o", "json"});
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(Json::parse(a.out)["states"], (Json{{"new", 2}, {"running", 1}}));
+  Outcome killed = Run({"job", "kill", "b"});
+  EXPECT_EQ(killed.status, 0) << killed.err;
+  ASSERT_TRUE(daemon_->WaitSettled(std::chrono::seconds(20)));
+  EXPECT_EQ(Json::parse(Run({"job", "inspect", "a", "-o", "json"}).out)["states"],
+            (Json{{"new", 1}, {"running", 2}}));  // b's worker went to a
+  Outcome bad = Run({"class", "set", "--percents", "x=-1"});
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_EQ(bad.err, "berth: classes: class 'x' has a negative load percent (-1)\n");
+  EXPECT_NE(Run({"class", "get"}).out.find("land   50"), std::string::npos);
+}
+
 TEST(BerthUp, StartsBerthPlacesTheDemoAndStops) {
   store::TestDir dir;
   Outcome up = Berth({"up", "--demo", "--once", "--port", "0", "--nodes", "2", "--data-dir", dir.path() + "/d"});

@@ -52,6 +52,8 @@ Daemon::Daemon(std::unique_ptr<store::SqliteStore> store, std::string token, con
       token_(std::move(token)),
       nodes_(*store_),
       services_(*store_),
+      classes_(*store_),
+      jobs_(*store_, clock_),
       reconciler_(*store_),
       loop_(std::make_unique<ControlLoop>(reconciler_, clock_, options.loop)),
       server_(std::make_unique<api::ApiServer>(
@@ -87,6 +89,7 @@ void Daemon::AddRoutes() {
   AddNodeRoutes();
   AddServiceRoutes();
   AddTaskRoutes();
+  AddJobRoutes();
 }
 
 // Runs a write, and tells the control loop when it changed something.
@@ -148,6 +151,22 @@ void Daemon::AddTaskRoutes() {
   server_->Route("GET", kTask, [this](const ApiRequest& r) { return Answer(GetTask(*store_, r.params[0])); });
   server_->Route("GET", std::string(kTask) + "/why",
                  [this](const ApiRequest& r) { return Answer(WhyTask(*store_, r.params[0])); });
+}
+
+void Daemon::AddJobRoutes() {
+  constexpr const char* kJob = R"(/v1/jobs/([^/]+))";
+  server_->Route("POST", "/v1/jobs", [this](const ApiRequest& r) {
+    return WithBody(r, [&](const Json& body) { return Changing(201, [&] { return jobs_.Submit(body); }); });
+  });
+  server_->Route("GET", "/v1/jobs", [this](const ApiRequest&) { return Answer(jobs_.List()); });
+  server_->Route("GET", kJob, [this](const ApiRequest& r) { return Answer(jobs_.Get(r.params[0])); });
+  server_->Route("DELETE", kJob, [this](const ApiRequest& r) {
+    return Changing(200, [&] { return jobs_.Kill(r.params[0]); });
+  });
+  server_->Route("GET", "/v1/classes", [this](const ApiRequest&) { return Answer(classes_.Get()); });
+  server_->Route("PATCH", "/v1/classes", [this](const ApiRequest& r) {
+    return WithBody(r, [&](const Json& body) { return Changing(200, [&] { return classes_.Update(body); }); });
+  });
 }
 
 // Prometheus text format, version 0.0.4.

@@ -1,9 +1,9 @@
 // Daemon: berthd's wiring. Opens the data directory (the SQLite store and
 // the API token), registers the API routes (docs/api.md) and serves them.
 //
-// Wired today: nodes, services, tasks (with `why`), health and metrics, the
-// control loop with the full-view engine and the simulated executor. Not
-// yet: jobs and classes (fair-share admission), external agents.
+// Wired today: nodes, services, jobs, classes, tasks (with `why`), health
+// and metrics; the control loop with fair-share admission, the full-view
+// engine and the simulated executor. Not yet: external agents.
 //
 // Open and Stop from one owning thread; the API runs on the server's threads.
 #pragma once
@@ -13,7 +13,9 @@
 
 #include "api/http_server.h"
 #include "core/status.h"
+#include "daemon/class_registry.h"
 #include "daemon/control_loop.h"
+#include "daemon/job_registry.h"
 #include "daemon/node_registry.h"
 #include "daemon/reconciler.h"
 #include "daemon/service_registry.h"
@@ -50,6 +52,7 @@ class Daemon {
   void AddNodeRoutes();
   void AddServiceRoutes();
   void AddTaskRoutes();
+  void AddJobRoutes();
   api::ApiResponse Metrics() const;
   template <typename Write>
   Result<api::ApiResponse> Changing(int status, Write write);
@@ -58,7 +61,9 @@ class Daemon {
   std::string token_;
   NodeRegistry nodes_;
   ServiceRegistry services_;
+  ClassRegistry classes_;
   SystemClock clock_;
+  JobRegistry jobs_;
   Reconciler reconciler_;
   std::unique_ptr<ControlLoop> loop_;
   std::unique_ptr<api::ApiServer> server_;

@@ -14,9 +14,19 @@ api::Json View(const store::StoredObject& object) {
   return node;
 }
 
+// A node of a placement document, plus "slots": the workers it offers to
+// fair-share admission (a positive integer, default 1).
 Status Validate(const api::Json& node) {
+  if (!node.is_object()) return api::TypeError(node, "", "a node object");
+  api::Json placement = node;
+  if (auto slots = placement.find("slots"); slots != placement.end()) {
+    int64_t value = 0;
+    BERTH_RETURN_IF_ERROR(api::ReadInteger(*slots, "slots", &value));
+    if (value < 1 || value > 1'000'000) return api::FieldError("slots", "expected 1 to 1000000");
+    placement.erase("slots");
+  }
   Node decoded;
-  return api::DecodeNode(node, "", &decoded);
+  return api::DecodeNode(placement, "", &decoded);
 }
 
 }  // namespace
@@ -51,7 +61,7 @@ Result<api::Json> NodeRegistry::List() const {
 }
 
 Result<api::Json> NodeRegistry::Update(std::string_view id, const api::Json& patch) {
-  BERTH_RETURN_IF_ERROR(api::CheckObject(patch, "", {"state", "availability", "labels"}));
+  BERTH_RETURN_IF_ERROR(api::CheckObject(patch, "", {"state", "availability", "labels", "slots"}));
   Result<store::StoredObject> object = Load(id);
   if (!object.ok()) return object.status();
   api::Json node = api::Json::parse(object->body);

@@ -1,8 +1,10 @@
 // NodeRegistry: the node operations of the berthd API on the store:
 // register, get, list, update (state, availability, labels), drain, remove.
 //
-// A node is stored as the JSON the API accepted (kind "node"), validated by
-// api::DecodeNode, so every field and error text is the one of docs/plan.md.
+// A node is stored as the JSON the API accepted (kind "node"): a node of
+// docs/plan.md, validated by api::DecodeNode so the fields and error texts
+// are the same, plus "slots", the workers it offers to fair-share admission
+// (default 1).
 // Updates are read-modify-write with a revision precondition: a concurrent
 // change of the same node makes the second update a Conflict (409), never a
 // lost write.
@@ -27,8 +29,8 @@ class NodeRegistry {
   Result<api::Json> Get(std::string_view id) const;
   // {"nodes": [...]}, ordered by id.
   Result<api::Json> List() const;
-  // Applies a patch of the fields state, availability and labels (labels
-  // replace the node's labels).
+  // Applies a patch of the fields state, availability, labels (replacing
+  // the node's labels) and slots.
   Result<api::Json> Update(std::string_view id, const api::Json& patch);
   // Availability "drain": no new tasks.
   Result<api::Json> Drain(std::string_view id);

@@ -7,6 +7,8 @@
 #include "api/json_fields.h"
 #include "api/plan_codec.h"
 #include "core/task.h"
+#include "daemon/class_registry.h"
+#include "fairshare/task_choice.h"
 #include "placement/scheduler.h"
 
 namespace berth::daemon {
@@ -38,12 +40,18 @@ int64_t ReplicaNumber(const std::string& id) {
   return n;
 }
 
+struct Recorded {  // durations recorded for one task name
+  int64_t count = 0, total_ms = 0, revision = 0;
+  bool changed = false;
+};
+
 class Pass {
  public:
   Pass(Timestamp now) : now_(now), now_text_(FormatRfc3339(now)) {}
   Status Load(const store::Store& store);
   void StartAndStop();
   void ScaleDown();
+  void Admit(fairshare::Admission& admission);
   Status Place();
   std::vector<store::Write> Writes();
   PassSummary summary;
@@ -57,6 +65,10 @@ class Pass {
     e.changed = true;
   }
   TaskEntry& Entry(const api::PlannedTask& planned);
+  void RunJobTask(TaskEntry& e, bool killed, bool node_gone);
+  void Requeue(TaskEntry& e, const std::string& message);
+  int64_t Workers() const;
+  std::optional<Duration> ExpectedDuration(const std::string& name) const;
   // Whether the engine sees the task: not if its service or node is gone,
   // nor if this pass stopped it.
   static bool Planned(const TaskEntry& e) {
@@ -70,6 +82,9 @@ class Pass {
   std::map<std::string, Json, std::less<>> service_by_id_;
   std::vector<TaskEntry> tasks_;
   std::map<std::string, size_t, std::less<>> task_index_;
+  std::vector<store::StoredObject> jobs_;  // arrival (revision) order
+  std::map<std::string, Json, std::less<>> job_by_id_;
+  std::map<std::string, Recorded, std::less<>> durations_;
 };
 
 Status Pass::Load(const store::Store& store) {
@@ -90,6 +105,17 @@ Status Pass::Load(const store::Store& store) {
     task_index_[t.id] = tasks_.size();
     tasks_.push_back({Json::parse(t.body), t.revision});
   }
+  Result<std::vector<store::StoredObject>> jobs = store.List("job");
+  Result<std::vector<store::StoredObject>> durations = store.List("duration");
+  if (!jobs.ok()) return jobs.status();
+  if (!durations.ok()) return durations.status();
+  jobs_ = std::move(*jobs);
+  std::sort(jobs_.begin(), jobs_.end(), [](const auto& a, const auto& b) { return a.revision < b.revision; });
+  for (const auto& j : jobs_) job_by_id_[j.id] = Json::parse(j.body);
+  for (const auto& d : *durations) {
+    const Json body = Json::parse(d.body);
+    durations_[d.id] = {body.value("count", int64_t{0}), body.value("total_ms", int64_t{0}), d.revision};
+  }
   return Status::Ok();
 }
 
@@ -97,6 +123,13 @@ Status Pass::Load(const store::Store& store) {
 // whose service has moved on to a newer spec version.
 void Pass::StartAndStop() {
   for (TaskEntry& e : tasks_) {
+    if (e.json.contains("job")) {
+      const std::string node = e.json.value("node", "");
+      const auto job = job_by_id_.find(e.json["job"].get<std::string>());
+      RunJobTask(e, job == job_by_id_.end() || job->second.value("killed", false),
+                 !node.empty() && !node_ids_.contains(node));
+      continue;
+    }
     const std::string service = e.json.value("service", ""), node = e.json.value("node", "");
     const auto svc = service_by_id_.find(service);
     const bool service_gone = !service.empty() && svc == service_by_id_.end();
@@ -118,6 +151,111 @@ void Pass::StartAndStop() {
       SetState(e, "running", "started by the simulated executor");
       ++summary.started;
     }
+  }
+}
+
+// A task of a batch job: stopped when its job is killed, back to waiting
+// when its node is gone, and run by the simulated executor: assigned ->
+// running -> complete or failed once its duration has passed since it
+// started, recording the duration under the task's name.
+void Pass::RunJobTask(TaskEntry& e, bool killed, bool node_gone) {
+  const std::string state = e.json.value("state", "new");
+  e.in_plan = state != "new" && !node_gone;
+  if (IsTerminal(e.json)) return;
+  if (killed) {
+    SetState(e, "shutdown", "job was killed", true);
+    e.in_plan = false;
+    ++summary.stopped;
+  } else if (node_gone) {
+    Requeue(e, "node '" + e.json.value("node", "") + "' was removed; waiting again");
+  } else if (state == "assigned") {
+    SetState(e, "running", "started by the simulated executor");
+    e.json["started_at"] = now_text_;
+    ++summary.started;
+  } else if (state == "running") {
+    const Json& run = e.json["run"];
+    const Duration ran = now_ - ParseRfc3339(e.json.value("started_at", now_text_)).value();
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(ran).count();
+    if (ms < run.value("duration_ms", int64_t{0})) return;
+    const bool fail = run.value("outcome", "complete") == "fail";
+    SetState(e, fail ? "failed" : "complete",
+             std::string(fail ? "failed" : "completed") + " after " + std::to_string(ms) + " ms (simulated)");
+    Recorded& recorded = durations_[e.json.value("name", e.json["id"].get<std::string>())];
+    ++recorded.count;
+    recorded.total_ms += ms;
+    recorded.changed = true;
+  }
+}
+
+void Pass::Requeue(TaskEntry& e, const std::string& message) {
+  SetState(e, "new", message);
+  e.json.erase("node");
+  e.json.erase("admitted_at");
+  e.json.erase("started_at");
+  e.in_plan = false;
+}
+
+// W: every ready, active node offers its "slots" workers (default 1).
+int64_t Pass::Workers() const {
+  int64_t workers = 0;
+  for (const Json& n : nodes_)
+    if (n.value("state", "ready") == "ready" && n.value("availability", "active") == "active")
+      workers += n.value("slots", int64_t{1});
+  return workers;
+}
+
+std::optional<Duration> Pass::ExpectedDuration(const std::string& name) const {
+  auto it = durations_.find(name);
+  if (it == durations_.end() || it->second.count == 0) return std::nullopt;
+  return std::chrono::milliseconds(it->second.total_ms / it->second.count);
+}
+
+// One fair-share iteration (spec/fairshare.md) over the jobs that are not
+// killed: admitted tasks become pending (the placement engine places them),
+// tasks stopped by rebalancing go back to waiting. An admitted task counts as
+// running from admission on, so a task the engine cannot place yet keeps its
+// worker instead of letting admission start more.
+void Pass::Admit(fairshare::Admission& admission) {
+  std::vector<fairshare::Job> jobs;
+  std::vector<std::vector<TaskEntry*>> running, waiting;
+  for (const store::StoredObject& stored : jobs_) {
+    const Json& job = job_by_id_[stored.id];
+    if (job.value("killed", false)) continue;
+    fairshare::Job j{stored.id, job.value("requestor", ""), {}, {}};
+    std::vector<TaskEntry*> r, w;
+    for (int64_t i = 1; i <= job.value("tasks", int64_t{0}); ++i) {
+      auto it = task_index_.find(stored.id + "." + std::to_string(i));
+      if (it == task_index_.end()) continue;
+      TaskEntry& e = tasks_[it->second];
+      const std::string state = e.json.value("state", "new");
+      if (state == "new") {
+        w.push_back(&e);
+      } else if (!IsTerminal(e.json)) {
+        r.push_back(&e);
+        j.running.push_back({e.json["id"], ParseRfc3339(e.json.value("admitted_at", now_text_)).value()});
+      }
+    }
+    // Waiting tasks in choice order: longest expected duration first.
+    std::stable_sort(w.begin(), w.end(), [&](const TaskEntry* a, const TaskEntry* b) {
+      const auto da = ExpectedDuration(a->json.value("name", "")), db = ExpectedDuration(b->json.value("name", ""));
+      return da.has_value() && (!db.has_value() || *da > *db);
+    });
+    for (TaskEntry* e : w) j.waiting.push_back({e->json["id"], ExpectedDuration(e->json.value("name", ""))});
+    jobs.push_back(std::move(j));
+    running.push_back(std::move(r));
+    waiting.push_back(std::move(w));
+  }
+  const fairshare::IterationResult result = admission.Iterate(Workers(), jobs, now_);
+  for (const fairshare::TaskRef& ref : result.start_tasks) {
+    TaskEntry& e = *waiting[ref.job][ref.task];
+    SetState(e, "pending", "admitted for requestor '" + jobs[ref.job].requestor + "'");
+    e.json["admitted_at"] = now_text_;
+    e.in_plan = true;
+    ++summary.admitted;
+  }
+  for (const fairshare::TaskRef& ref : result.stop_tasks) {
+    Requeue(*running[ref.job][ref.task], "stopped by rebalancing; waiting again");
+    ++summary.stopped;
   }
 }
 
@@ -172,10 +310,12 @@ TaskEntry& Pass::Entry(const api::PlannedTask& planned) {
 // The placement engine, on exactly what `berth plan` would read.
 Status Pass::Place() {
   Json doc = {{"now", now_text_}, {"nodes", nodes_}, {"services", services_}, {"tasks", Json::array()}};
+  for (Json& node : doc["nodes"]) node.erase("slots");
   for (const TaskEntry& e : tasks_) {
     if (!Planned(e)) continue;
     Json task = e.json;
-    task.erase("message");
+    for (const char* berthd_only : {"message", "job", "name", "run", "admitted_at", "started_at"})
+      task.erase(berthd_only);
     doc["tasks"].push_back(std::move(task));
   }
   Result<api::PlacementPlan> plan = api::PlanPlacement(doc, now_);
@@ -209,16 +349,44 @@ std::vector<store::Write> Pass::Writes() {
     w.IfRevision(e.revision);
     writes.push_back(std::move(w));
   }
+  for (const auto& [name, recorded] : durations_) {
+    if (!recorded.changed) continue;
+    store::Write w = store::Write::Put(
+        "duration", name, Json{{"count", recorded.count}, {"total_ms", recorded.total_ms}}.dump());
+    w.IfRevision(recorded.revision);
+    writes.push_back(std::move(w));
+  }
   return writes;
 }
 
 }  // namespace
 
+// The class configuration changes rarely; the Admission (and its rebalance
+// timer) lives across passes and takes a new configuration when the stored
+// one changes.
+Status Reconciler::LoadClasses() {
+  Result<std::optional<store::StoredObject>> stored = store_.Get("config", "classes");
+  if (!stored.ok()) return stored.status();
+  const int64_t revision = stored->has_value() ? (*stored)->revision : 0;
+  if (revision == classes_revision_) return Status::Ok();
+  fairshare::Config config;
+  if (stored->has_value()) {
+    Result<fairshare::Config> decoded = ClassRegistry::ToConfig(Json::parse((*stored)->body));
+    if (!decoded.ok()) return decoded.status();
+    config = std::move(*decoded);
+  }
+  admission_.mutable_config() = std::move(config);
+  classes_revision_ = revision;
+  return Status::Ok();
+}
+
 Result<PassSummary> Reconciler::RunPass(Timestamp now) {
+  BERTH_RETURN_IF_ERROR(LoadClasses());
   Pass pass(now);
   BERTH_RETURN_IF_ERROR(pass.Load(store_));
   pass.StartAndStop();
   pass.ScaleDown();
+  pass.Admit(admission_);
   BERTH_RETURN_IF_ERROR(pass.Place());
   std::vector<store::Write> writes = pass.Writes();
   if (!writes.empty()) {

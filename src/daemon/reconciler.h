@@ -1,13 +1,20 @@
 // Reconciler: one pass of berthd's control loop (ARCHITECTURE.md, data flow)
 // over the store. It is the only writer of tasks (kind "task").
 //
-// A pass reads nodes, services and tasks, and then, in one store commit:
-//  1. runs the simulated executor: an assigned task starts (running);
+// A pass reads nodes, services, jobs and tasks, and then, in one store commit:
+//  1. runs the simulated executor: an assigned task starts (running); a
+//     job's running task completes or fails once its duration has passed,
+//     and the duration is recorded under the task's name;
 //  2. stops tasks that should no longer run: their service was removed
 //     (shutdown), their node was removed (orphaned), their service has a
 //     newer spec version (shutdown, replaced), or their service has more
-//     tasks than replicas (shutdown, pending ones and the highest ids first);
-//  3. runs the full-view placement engine on the rest, exactly as `berth
+//     tasks than replicas (shutdown, pending ones and the highest ids first),
+//     their job was killed (shutdown); a job's task whose node was removed
+//     waits again;
+//  3. admits batch jobs' waiting tasks by fair-share class
+//     (fairshare::Admission over the ready, active nodes' slots): admitted
+//     tasks become pending, tasks stopped by rebalancing wait again;
+//  4. runs the full-view placement engine on the rest, exactly as `berth
 //     plan` does (api::PlanPlacement): missing replicas and global tasks are
 //     created, pending tasks are assigned or keep the engine's explanation
 //     as their message.
@@ -22,12 +29,13 @@
 
 #include "core/status.h"
 #include "core/time.h"
+#include "fairshare/admission.h"
 #include "store/store.h"
 
 namespace berth::daemon {
 
 struct PassSummary {
-  int created = 0, assigned = 0, started = 0, stopped = 0, pending = 0;
+  int created = 0, assigned = 0, started = 0, stopped = 0, pending = 0, admitted = 0;
   bool wrote = false;  // false: the pass found nothing to change
 };
 
@@ -37,7 +45,11 @@ class Reconciler {
   Result<PassSummary> RunPass(Timestamp now);
 
  private:
+  Status LoadClasses();
+
   store::Store& store_;
+  fairshare::Admission admission_;
+  int64_t classes_revision_ = -1;  // of the configuration admission_ holds
 };
 
 }  // namespace berth::daemon

@@ -4,6 +4,8 @@
 
 #include <map>
 
+#include "daemon/class_registry.h"
+#include "daemon/job_registry.h"
 #include "daemon/node_registry.h"
 #include "daemon/service_registry.h"
 #include "daemon/task_views.h"
@@ -22,7 +24,7 @@ class ReconcilerTest : public testing::Test {
   // Runs passes until one changes nothing; returns how many wrote.
   int Settle() {
     for (int i = 0; i < 10; ++i) {
-      Result<PassSummary> pass = reconciler_.RunPass(*ParseRfc3339("2026-01-01T00:00:00Z"));
+      Result<PassSummary> pass = reconciler_.RunPass(clock_.Now());
       EXPECT_TRUE(pass.ok()) << pass.status().message();
       if (!pass.ok() || !pass->wrote) return i;
     }
@@ -38,8 +40,11 @@ class ReconcilerTest : public testing::Test {
     return out;
   }
 
+  ManualClock clock_{*ParseRfc3339("2026-01-01T00:00:00Z")};
   store::MemoryStore store_;
   NodeRegistry nodes_{store_};
+  JobRegistry jobs_{store_, clock_};
+  ClassRegistry classes_{store_};
   ServiceRegistry services_{store_};
   Reconciler reconciler_{store_};
 };
@@ -119,6 +124,74 @@ TEST_F(ReconcilerTest, GlobalServicesRunOnEveryNodeAndRemovedServicesStop) {
   Settle();
   EXPECT_EQ(Tasks(), (std::map<std::string, std::string>{{"agent.n1", "shutdown@n1"}, {"agent.n2", "shutdown@n2"}}));
   EXPECT_EQ((*WhyTask(store_, "agent.n1"))["reason"], "service 'agent' was removed");
+}
+
+// A job of `count` tasks of 1 CPU that run `seconds`.
+Json Job(const std::string& id, const std::string& requestor, int count, int seconds) {
+  Json tasks = Json::array();
+  for (int i = 0; i < count; ++i) tasks.push_back({{"duration", seconds}});
+  return {{"id", id}, {"requestor", requestor}, {"task", {{"resources", {{"cpu", 1}}}}}, {"tasks", tasks}};
+}
+
+std::map<std::string, int> StatesOf(const Json& tasks, const std::string& job) {
+  std::map<std::string, int> states;
+  for (const Json& t : tasks)
+    if (t.value("job", "") == job) ++states[t["state"]];
+  return states;
+}
+
+TEST_F(ReconcilerTest, JobsAreAdmittedByClassThenPlacedRunAndCompleted) {
+  for (int n = 1; n <= 4; ++n) AddNode("n" + std::to_string(n), 1);  // W = 4, one task each
+  Result<Json> classes = classes_.Update(
+      Json{{"classes", {{"land", 50}, {"diff", 50}}},
+           {"requestors", Json::array({Json::array({"^land", "land"}), Json::array({"^diff", "diff"})})}});
+  ASSERT_TRUE(classes.ok()) << classes.status().message();
+  ASSERT_TRUE(jobs_.Submit(Job("a", "land-ci", 4, 10)).ok());
+  ASSERT_TRUE(jobs_.Submit(Job("b", "diff-ci", 4, 10)).ok());
+  Settle();
+  Json tasks = (*ListTasks(store_, ""))["tasks"];
+  EXPECT_EQ(StatesOf(tasks, "a"), (std::map<std::string, int>{{"new", 2}, {"running", 2}}));
+  EXPECT_EQ(StatesOf(tasks, "b"), (std::map<std::string, int>{{"new", 2}, {"running", 2}}));
+  EXPECT_EQ((*WhyTask(store_, "a.3"))["reason"], "waiting for admission");
+  clock_.Advance(std::chrono::seconds(10));  // the first four complete, the rest start
+  Settle();
+  tasks = (*ListTasks(store_, ""))["tasks"];
+  EXPECT_EQ(StatesOf(tasks, "a"), (std::map<std::string, int>{{"complete", 2}, {"running", 2}}));
+  EXPECT_EQ(StatesOf(tasks, "b"), (std::map<std::string, int>{{"complete", 2}, {"running", 2}}));
+  const Json recorded = Json::parse((*store_.Get("duration", "a.1"))->body);
+  EXPECT_EQ(recorded, (Json{{"count", 1}, {"total_ms", 10'000}}));
+}
+
+TEST_F(ReconcilerTest, KilledJobsStopAndTheirWorkersGoToOthers) {
+  AddNode("n1", 1);
+  ASSERT_TRUE(jobs_.Submit(Job("a", "x", 2, 60)).ok());
+  ASSERT_TRUE(jobs_.Submit(Job("b", "x", 1, 60)).ok());
+  Settle();
+  EXPECT_EQ(Tasks().at("a.1"), "running@n1");
+  EXPECT_EQ(Tasks().at("b.1"), "new@");
+  ASSERT_TRUE(jobs_.Kill("a").ok());
+  Settle();
+  EXPECT_EQ(Tasks().at("a.1"), "shutdown@n1");
+  EXPECT_EQ(Tasks().at("a.2"), "shutdown@");
+  EXPECT_EQ(Tasks().at("b.1"), "running@n1");
+  EXPECT_EQ((*WhyTask(store_, "a.2"))["reason"], "job was killed");
+}
+
+TEST_F(ReconcilerTest, AJobIsStoredWholeOrNotAtAll) {
+  Json job = Job("a", "x", 3, 1);
+  job["tasks"][2]["outcome"] = "explode";
+  EXPECT_EQ(jobs_.Submit(job).status().message(), "tasks[2].outcome: expected complete or fail, got 'explode'");
+  EXPECT_EQ(store_.revision(), 0);
+  EXPECT_EQ(jobs_.Submit(Json{{"id", "b"}, {"requestor", "x"}, {"tasks", Json::array()}}).status().message(),
+            "tasks: expected 1 to 100000 tasks");
+}
+
+TEST_F(ReconcilerTest, ABadClassConfigurationLeavesThePreviousInForce) {
+  ASSERT_TRUE(classes_.Update(Json{{"classes", {{"land", 60}, {"diff", 40}}}}).ok());
+  Result<Json> bad = classes_.Update(Json{{"requestors", Json::array({Json::array({"(", "land"})})}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message().rfind("requestors", 0), 0u) << bad.status().message();
+  EXPECT_EQ((*classes_.Get())["classes"], (Json{{"land", 60}, {"diff", 40}}));
 }
 
 }  // namespace
