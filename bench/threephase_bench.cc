@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "agent/agent.h"
+#include "sim/vela_nodes.h"
 #include "threephase/scheduler_instance.h"
 
 namespace berth::bench {
@@ -54,27 +55,6 @@ struct Row {
   int overcommitted = 0;
   std::map<std::string, int> failure_reasons;  // reason -> failed tasks
 };
-
-std::vector<Node> MakeNodes(int agent, int count) {
-  std::vector<Node> nodes(static_cast<size_t>(count));
-  for (int i = 0; i < count; ++i) {
-    Node& n = nodes[static_cast<size_t>(i)];
-    n.id = "a" + std::to_string(agent) + "-n" + std::to_string(i);
-    const int kind = i % 10;  // 0-2 small, 3-5 medium, 6 large, 7-9 edge
-    if (kind <= 2) n.resources = {2'000, 4LL << 30, {}};
-    else if (kind <= 5) n.resources = {8'000, 32LL << 30, {}};
-    else if (kind == 6) n.resources = {32'000, 128LL << 30, {}};
-    else {
-      n.resources = {1'000, 2LL << 30, {}};
-      // Edge nodes scattered within ~5 km of (52.5, 13.4), batteries 20..99%.
-      n.labels["geo-location"] = std::to_string(52.5 + (i % 97) * 0.0005) + "," +
-                                 std::to_string(13.4 + (i % 89) * 0.0005);
-      n.labels["battery-level"] = std::to_string(20 + (i * 7) % 80);
-      n.labels["battery-capacity"] = "4000";
-    }
-  }
-  return nodes;
-}
 
 std::vector<agent::PlacementTask> MakeTasks(int count) {
   auto cpu1 = std::make_shared<TaskSpec>(), cpu05 = std::make_shared<TaskSpec>();
@@ -110,7 +90,7 @@ Row Run(const Setup& s) {
     agent::AgentOptions options;
     options.id = "agent-" + std::to_string(a);
     options.seed = static_cast<uint64_t>(a + 1);
-    agents.push_back(std::make_unique<agent::Agent>(options, MakeNodes(a, s.nodes_per_agent)));
+    agents.push_back(std::make_unique<agent::Agent>(options, sim::MakeVelaNodes("a" + std::to_string(a), s.nodes_per_agent)));
     transports.push_back(std::make_unique<threephase::InProcessTransport>(*agents.back()));
     views.push_back(transports.back().get());
   }

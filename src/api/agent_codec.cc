@@ -1,0 +1,151 @@
+#include "api/agent_codec.h"
+
+#include <memory>
+
+#include "api/cluster_codec.h"
+
+namespace berth::api {
+namespace {
+
+Json EncodeTask(const agent::PlacementTask& task) {
+  Json out = {{"id", task.id}, {"priority", task.priority}, {"task", EncodeTaskSpec(*task.spec)}};
+  Json edge = {{"max_distance_m", task.edge.max_distance_m},
+               {"min_battery_percent", task.edge.min_battery_percent},
+               {"min_capacity_mah", task.edge.min_capacity_mah}};
+  if (task.edge.target) edge["target"] = {task.edge.target->lat_micro, task.edge.target->lon_micro};
+  out["edge"] = std::move(edge);
+  return out;
+}
+
+Status DecodeEdge(const Json& value, const std::string& path, agent::EdgeRequirements* edge) {
+  BERTH_RETURN_IF_ERROR(CheckObject(value, path, {"target", "max_distance_m", "min_battery_percent", "min_capacity_mah"}));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "max_distance_m", path, ReadInteger, &edge->max_distance_m));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "min_battery_percent", path, ReadInteger, &edge->min_battery_percent));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "min_capacity_mah", path, ReadInteger, &edge->min_capacity_mah));
+  if (auto target = value.find("target"); target != value.end()) {
+    if (!target->is_array() || target->size() != 2) return FieldError(FieldPath(path, "target"), "expected [lat_micro, lon_micro]");
+    agent::GeoPoint point;
+    BERTH_RETURN_IF_ERROR(ReadInteger((*target)[0], FieldPath(path, "target"), &point.lat_micro));
+    BERTH_RETURN_IF_ERROR(ReadInteger((*target)[1], FieldPath(path, "target"), &point.lon_micro));
+    edge->target = point;
+  }
+  return Status::Ok();
+}
+
+Status DecodeTask(const Json& value, const std::string& path, agent::PlacementTask* task) {
+  BERTH_RETURN_IF_ERROR(CheckObject(value, path, {"id", "priority", "task", "edge"}));
+  BERTH_RETURN_IF_ERROR(RequireField(value, "id", path, ReadId, &task->id));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "priority", path, ReadInteger, &task->priority));
+  auto spec = std::make_shared<TaskSpec>();
+  if (value.contains("task")) BERTH_RETURN_IF_ERROR(DecodeTaskSpec(value["task"], FieldPath(path, "task"), spec.get()));
+  task->spec = std::move(spec);
+  if (value.contains("edge")) BERTH_RETURN_IF_ERROR(DecodeEdge(value["edge"], FieldPath(path, "edge"), &task->edge));
+  return Status::Ok();
+}
+
+Status ReadIndex(const Json& value, const std::string& path, uint32_t* out) {
+  uint64_t index = 0;
+  BERTH_RETURN_IF_ERROR(ReadUnsigned(value, path, &index));
+  if (index > UINT32_MAX) return FieldError(path, "node index out of range");
+  *out = static_cast<uint32_t>(index);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Json EncodeTaskSpec(const TaskSpec& spec) {
+  Json out = Json::object();
+  const Reservations& r = spec.reservations;
+  if (r.milli_cpu != 0) out["resources"]["cpu"] = std::to_string(r.milli_cpu) + "m";
+  if (r.memory_bytes != 0) out["resources"]["memory"] = r.memory_bytes;
+  for (const GenericRequest& g : r.generic) out["resources"]["generic"][g.kind] = g.count;
+  if (!spec.constraints.empty()) out["constraints"] = spec.constraints;
+  for (const std::string& d : spec.spread_descriptors) out["preferences"].push_back({{"spread", d}});
+  for (const Platform& p : spec.platforms) out["platforms"].push_back({{"os", p.os}, {"arch", p.arch}});
+  for (const PortSpec& p : spec.ports)
+    if (p.published != 0)
+      out["ports"].push_back({{"protocol", ToString(p.protocol)}, {"published", p.published},
+                              {"mode", p.host_mode ? "host" : "ingress"}});
+  if (spec.max_replicas_per_node != 0) out["max_replicas_per_node"] = spec.max_replicas_per_node;
+  if (!spec.networks.empty()) out["networks"] = spec.networks;
+  if (!spec.volume_drivers.empty()) out["volume_drivers"] = spec.volume_drivers;
+  if (!spec.log_driver.empty()) out["log_driver"] = spec.log_driver;
+  return out;
+}
+
+Json EncodeSampleRequest(const agent::SampleRequest& request) {
+  return {{"task", EncodeTask(request.task)},
+          {"basis_points", request.basis_points},
+          {"budget_ms", std::chrono::duration_cast<std::chrono::milliseconds>(request.budget).count()}};
+}
+
+Result<agent::SampleRequest> DecodeSampleRequest(const Json& body) {
+  BERTH_RETURN_IF_ERROR(CheckObject(body, "", {"task", "basis_points", "budget_ms"}));
+  agent::SampleRequest request;
+  if (!body.contains("task")) return FieldError("", "missing field 'task'");
+  BERTH_RETURN_IF_ERROR(DecodeTask(body["task"], "task", &request.task));
+  BERTH_RETURN_IF_ERROR(ReadField(body, "basis_points", "", ReadInteger, &request.basis_points));
+  int64_t budget_ms = 50;
+  BERTH_RETURN_IF_ERROR(ReadField(body, "budget_ms", "", ReadInteger, &budget_ms));
+  if (request.basis_points < 0 || request.basis_points > 10'000)
+    return FieldError("basis_points", "expected 0 to 10000");
+  if (budget_ms < 0 || budget_ms > 60'000) return FieldError("budget_ms", "expected 0 to 60000");
+  request.budget = std::chrono::milliseconds(budget_ms);
+  return request;
+}
+
+Json EncodeSampleResponse(const agent::SampleResponse& response) {
+  Json nodes = Json::array();
+  for (const agent::NodeSample& n : response.nodes)
+    nodes.push_back(Json::array({n.node_id, n.node_index, n.score_sum, n.weight_sum, n.free_milli_cpu,
+                                 n.free_memory_bytes, n.total_milli_cpu, n.total_memory_bytes}));
+  return {{"nodes", std::move(nodes)}, {"looked_at", response.looked_at}};
+}
+
+Result<agent::SampleResponse> DecodeSampleResponse(const Json& body, const std::string& agent_id) {
+  BERTH_RETURN_IF_ERROR(CheckObject(body, "", {"nodes", "looked_at"}));
+  agent::SampleResponse response;
+  if (body.contains("looked_at") && body["looked_at"].is_number_unsigned())
+    response.looked_at = body["looked_at"].get<uint32_t>();
+  if (!body.contains("nodes") || !body["nodes"].is_array()) return FieldError("nodes", "expected an array");
+  for (const Json& n : body["nodes"]) {
+    if (!n.is_array() || n.size() != 8 || !n[0].is_string()) return FieldError("nodes", "expected 8-element node rows");
+    for (size_t i = 1; i < 8; ++i)
+      if (!n[i].is_number_integer()) return FieldError("nodes", "expected integers after the node id");
+    response.nodes.push_back({agent_id, n[0], 0, n[1].get<uint32_t>(), n[2], n[3], n[4], n[5], n[6], n[7]});
+  }
+  return response;
+}
+
+Json EncodeCommitRequest(const agent::CommitRequest& request) {
+  return {{"task", EncodeTask(request.task)}, {"node_index", request.node_index}, {"node_id", request.node_id}};
+}
+
+Result<agent::CommitRequest> DecodeCommitRequest(const Json& body) {
+  BERTH_RETURN_IF_ERROR(CheckObject(body, "", {"task", "node_index", "node_id"}));
+  agent::CommitRequest request;
+  if (!body.contains("task")) return FieldError("", "missing field 'task'");
+  BERTH_RETURN_IF_ERROR(DecodeTask(body["task"], "task", &request.task));
+  BERTH_RETURN_IF_ERROR(RequireField(body, "node_index", "", ReadIndex, &request.node_index));
+  BERTH_RETURN_IF_ERROR(RequireField(body, "node_id", "", ReadId, &request.node_id));
+  return request;
+}
+
+Json EncodeCommitResponse(const agent::CommitResponse& response) {
+  const char* outcome = response.outcome == agent::CommitOutcome::kBound      ? "bound"
+                        : response.outcome == agent::CommitOutcome::kConflict ? "conflict"
+                                                                               : "error";
+  return {{"outcome", outcome}, {"reason", response.reason}};
+}
+
+Result<agent::CommitResponse> DecodeCommitResponse(const Json& body) {
+  BERTH_RETURN_IF_ERROR(CheckObject(body, "", {"outcome", "reason"}));
+  const std::string outcome = body.value("outcome", "");
+  agent::CommitResponse response{agent::CommitOutcome::kError, body.value("reason", "")};
+  if (outcome == "bound") response.outcome = agent::CommitOutcome::kBound;
+  else if (outcome == "conflict") response.outcome = agent::CommitOutcome::kConflict;
+  else if (outcome != "error") return FieldError("outcome", "expected bound, conflict or error");
+  return response;
+}
+
+}  // namespace berth::api

@@ -1,0 +1,85 @@
+#include "api/http_agent_transport.h"
+
+#include <httplib.h>
+
+#include <unordered_map>
+
+#include "api/agent_codec.h"
+
+namespace berth::api {
+namespace {
+
+// One keep-alive connection per thread and agent: httplib clients are not
+// safe to share between threads, and reconnecting per request would cost
+// more than the request.
+httplib::Client& ThreadClient(const std::string& server, const std::string& token) {
+  thread_local std::unordered_map<std::string, std::unique_ptr<httplib::Client>> clients;
+  std::unique_ptr<httplib::Client>& client = clients[server + '\n' + token];
+  if (!client) {
+    client = std::make_unique<httplib::Client>("http://" + server);
+    client->set_bearer_token_auth(token.c_str());
+    client->set_keep_alive(true);
+    client->set_tcp_nodelay(true);
+  }
+  return *client;
+}
+
+void SetTimeout(httplib::Client& client, Duration timeout) {
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(timeout).count();
+  client.set_connection_timeout(us / 1'000'000, us % 1'000'000);
+  client.set_read_timeout(us / 1'000'000, us % 1'000'000);
+  client.set_write_timeout(us / 1'000'000, us % 1'000'000);
+}
+
+}  // namespace
+
+HttpAgentTransport::HttpAgentTransport(std::string server, std::string token, std::string id)
+    : server_(std::move(server)), token_(std::move(token)), id_(std::move(id)) {}
+
+HttpAgentTransport::~HttpAgentTransport() = default;
+
+Result<std::unique_ptr<HttpAgentTransport>> HttpAgentTransport::Connect(const std::string& server,
+                                                                        const std::string& token) {
+  httplib::Client& client = ThreadClient(server, token);
+  SetTimeout(client, std::chrono::seconds(5));
+  httplib::Result r = client.Get("/v1/agent");
+  if (!r) return Status::Unavailable("cannot reach berth-agent at " + server + ": " + httplib::to_string(r.error()));
+  const Json body = Json::parse(r->body, nullptr, false);
+  if (r->status != 200 || body.is_discarded() || !body.contains("id") || !body["id"].is_string())
+    return Status::Unavailable("berth-agent at " + server + " answered " + std::to_string(r->status));
+  return std::unique_ptr<HttpAgentTransport>(new HttpAgentTransport(server, token, body["id"]));
+}
+
+Result<Json> HttpAgentTransport::Post(const char* path, const Json& body, Duration timeout) {
+  httplib::Client& client = ThreadClient(server_, token_);
+  SetTimeout(client, timeout);
+  httplib::Result r = client.Post(path, body.dump(), "application/json");
+  if (!r) return Status::Unavailable("agent " + id_ + ": " + httplib::to_string(r.error()));
+  Json answer = Json::parse(r->body, nullptr, false);
+  if (answer.is_discarded()) return Status::Unavailable("agent " + id_ + ": an answer that is not JSON");
+  if (r->status >= 400) {
+    const std::string message = answer.contains("error") ? answer["error"].value("message", "") : "";
+    return Status::Unavailable("agent " + id_ + ": HTTP " + std::to_string(r->status) + " " + message);
+  }
+  return answer;
+}
+
+Result<agent::SampleResponse> HttpAgentTransport::Sample(const agent::SampleRequest& request, Duration timeout) {
+  agent::SampleRequest bounded = request;
+  bounded.budget = std::min(bounded.budget, timeout);
+  Result<Json> answer = Post("/v1/sample", EncodeSampleRequest(bounded), timeout);
+  if (!answer.ok()) return answer.status();
+  Result<agent::SampleResponse> response = DecodeSampleResponse(*answer, id_);
+  if (!response.ok()) return Status::Unavailable("agent " + id_ + ": " + response.status().message());
+  return response;
+}
+
+Result<agent::CommitResponse> HttpAgentTransport::Commit(const agent::CommitRequest& request, Duration timeout) {
+  Result<Json> answer = Post("/v1/commit", EncodeCommitRequest(request), timeout);
+  if (!answer.ok()) return answer.status();
+  Result<agent::CommitResponse> response = DecodeCommitResponse(*answer);
+  if (!response.ok()) return Status::Unavailable("agent " + id_ + ": " + response.status().message());
+  return response;
+}
+
+}  // namespace berth::api

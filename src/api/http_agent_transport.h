@@ -1,0 +1,38 @@
+// HttpAgentTransport: reaches a berth-agent process over HTTP (keep-alive,
+// bearer token), carrying the messages of agent/protocol.h in the format of
+// api/agent_codec.h. Implements threephase::AgentTransport, so a scheduler
+// instance uses remote agents exactly as in-process ones.
+//
+// A call that fails to connect, times out, or gets a non-JSON or 5xx answer
+// returns Unavailable; the scheduler treats that as "no nodes" (sampling) or
+// a failed candidate (commit), never as a conflict. Thread-safe: each
+// calling thread gets its own connection.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "api/json_fields.h"
+#include "threephase/transport.h"
+
+namespace berth::api {
+
+class HttpAgentTransport final : public threephase::AgentTransport {
+ public:
+  // Asks the agent at `server` ("host:port") for its id (GET /v1/agent).
+  static Result<std::unique_ptr<HttpAgentTransport>> Connect(const std::string& server,
+                                                             const std::string& token);
+  ~HttpAgentTransport() override;
+
+  const std::string& agent_id() const override { return id_; }
+  Result<agent::SampleResponse> Sample(const agent::SampleRequest& request, Duration timeout) override;
+  Result<agent::CommitResponse> Commit(const agent::CommitRequest& request, Duration timeout) override;
+
+ private:
+  HttpAgentTransport(std::string server, std::string token, std::string id);
+  Result<Json> Post(const char* path, const Json& body, Duration timeout);
+
+  std::string server_, token_, id_;
+};
+
+}  // namespace berth::api

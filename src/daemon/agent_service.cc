@@ -1,0 +1,50 @@
+#include "daemon/agent_service.h"
+
+#include "api/agent_codec.h"
+
+namespace berth::daemon {
+
+using api::ApiRequest;
+using api::ApiResponse;
+using api::Json;
+
+void AddAgentRoutes(api::ApiServer& server, agent::Agent& agent) {
+  server.Route("GET", "/v1/agent", [&agent](const ApiRequest&) -> Result<ApiResponse> {
+    const agent::AgentCounters& c = agent.counters();
+    return ApiResponse{200,
+                       Json{{"id", agent.id()}, {"nodes", agent.nodes().size()}, {"bound", c.bound.load()},
+                            {"conflicts", c.conflicts.load()}, {"samples", c.samples.load()}},
+                       "", ""};
+  });
+  server.Route("POST", "/v1/sample", [&agent](const ApiRequest& r) -> Result<ApiResponse> {
+    Result<Json> body = api::ParseJsonBody(r.body);
+    if (!body.ok()) return body.status();
+    Result<agent::SampleRequest> request = api::DecodeSampleRequest(*body);
+    if (!request.ok()) return request.status();
+    return ApiResponse{200, api::EncodeSampleResponse(agent.Sample(*request)), "", ""};
+  });
+  server.Route("POST", "/v1/commit", [&agent](const ApiRequest& r) -> Result<ApiResponse> {
+    Result<Json> body = api::ParseJsonBody(r.body);
+    if (!body.ok()) return body.status();
+    Result<agent::CommitRequest> request = api::DecodeCommitRequest(*body);
+    if (!request.ok()) return request.status();
+    return ApiResponse{200, api::EncodeCommitResponse(agent.Commit(*request)), "", ""};
+  });
+  server.Route("GET", "/metrics", [&agent, &server](const ApiRequest&) -> Result<ApiResponse> {
+    const agent::AgentCounters& c = agent.counters();
+    std::string text;
+    auto counter = [&](const char* name, const char* help, uint64_t value) {
+      text += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n" + name + " " +
+              std::to_string(value) + "\n";
+    };
+    counter("berth_agent_samples_total", "Sampling requests served.", c.samples.load());
+    counter("berth_agent_bound_total", "Commits that bound a task.", c.bound.load());
+    counter("berth_agent_conflicts_total", "Commits answered with a conflict.", c.conflicts.load());
+    counter("berth_agent_errors_total", "Commits answered with an error.", c.errors.load());
+    counter("berth_http_unauthorized_total", "Requests refused for a missing or wrong token.",
+            server.counters().unauthorized.load());
+    return ApiResponse{200, nullptr, text, "text/plain; version=0.0.4"};
+  });
+}
+
+}  // namespace berth::daemon

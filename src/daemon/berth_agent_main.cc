@@ -1,0 +1,110 @@
+// berth-agent: a cluster agent in its own process. See docs/agent.md.
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "agent/agent.h"
+#include "api/cluster_codec.h"
+#include "api/document.h"
+#include "api/http_server.h"
+#include "daemon/agent_service.h"
+#include "daemon/token.h"
+#include "sim/vela_nodes.h"
+
+namespace {
+
+using berth::Result;
+using berth::Status;
+
+// The "nodes" of a JSON or YAML document ({"nodes": [...]}, as in docs/plan.md).
+Result<std::vector<berth::Node>> ReadNodes(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) return Status::InvalidArgument("cannot read " + path);
+  std::stringstream text;
+  text << file.rdbuf();
+  Result<nlohmann::json> doc = berth::api::ParseDocumentText(text.str());
+  if (!doc.ok()) return doc.status();
+  if (!doc->is_object() || !doc->contains("nodes") || !(*doc)["nodes"].is_array())
+    return Status::InvalidArgument(path + ": expected an object with a 'nodes' list");
+  std::vector<berth::Node> nodes;
+  for (size_t i = 0; i < (*doc)["nodes"].size(); ++i) {
+    berth::Node node;
+    BERTH_RETURN_IF_ERROR(berth::api::DecodeNode((*doc)["nodes"][i], berth::api::IndexPath("nodes", i), &node));
+    nodes.push_back(std::move(node));
+  }
+  return nodes;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  berth::agent::AgentOptions agent_options;
+  berth::api::ApiServerOptions server;
+  server.port = 7481;
+  std::string data_dir = "berth-agent-data", nodes_file, sampling = "random";
+  int simulate = 0;
+  CLI::App app{"berth-agent: a cluster agent serving sampling and commit requests over HTTP"};
+  app.add_option("--id", agent_options.id, "the agent's id (prefix of simulated node ids)")->capture_default_str();
+  app.add_option("--data-dir", data_dir, "directory of the API token (token); created if absent")->capture_default_str();
+  app.add_option("--host", server.host, "address to listen on")->capture_default_str();
+  app.add_option("--port", server.port, "TCP port (0: any free port)")->check(CLI::Range(0, 65535))->capture_default_str();
+  app.add_option("--nodes", nodes_file, "a JSON or YAML file with the cluster's nodes ({\"nodes\": [...]})");
+  app.add_option("--simulate", simulate, "simulate N nodes of Vela's four types instead")->check(CLI::Range(1, 10'000'000));
+  app.add_option("--sampling", sampling, "random | round-robin")->check(CLI::IsMember({"random", "round-robin"}))
+      ->capture_default_str();
+  app.add_option("--threads", server.threads, "HTTP worker threads")->check(CLI::Range(1, 256))->capture_default_str();
+  app.set_version_flag("--version", "berth-agent 0.1.0");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (nodes_file.empty() == (simulate == 0)) {
+    std::fprintf(stderr, "berth-agent: give exactly one of --nodes FILE and --simulate N\n");
+    return 2;
+  }
+  Result<std::vector<berth::Node>> nodes =
+      simulate > 0 ? Result<std::vector<berth::Node>>(berth::sim::MakeVelaNodes(agent_options.id, simulate))
+                   : ReadNodes(nodes_file);
+  if (!nodes.ok()) {
+    std::fprintf(stderr, "berth-agent: %s\n", nodes.status().message().c_str());
+    return 2;
+  }
+  if (::mkdir(data_dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    std::fprintf(stderr, "berth-agent: cannot create %s\n", data_dir.c_str());
+    return 1;
+  }
+  Result<std::string> token = berth::daemon::LoadOrCreateToken(data_dir);
+  if (!token.ok()) {
+    std::fprintf(stderr, "berth-agent: %s\n", token.status().message().c_str());
+    return 1;
+  }
+  server.token = *token;
+  agent_options.sampling =
+      sampling == "random" ? berth::agent::SamplingKind::kRandom : berth::agent::SamplingKind::kRoundRobin;
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before any thread starts
+
+  berth::agent::Agent agent(agent_options, std::move(*nodes));
+  berth::api::ApiServer api(server);
+  berth::daemon::AddAgentRoutes(api, agent);
+  if (Status started = api.Start(); !started.ok()) {
+    std::fprintf(stderr, "berth-agent: %s\n", started.message().c_str());
+    return 1;
+  }
+  std::printf("berth-agent: %s with %u nodes listening on %s:%d (token in %s/token)\n", agent.id().c_str(),
+              agent.nodes().size(), server.host.c_str(), api.port(), data_dir.c_str());
+  std::fflush(stdout);
+  int signal = 0;
+  sigwait(&signals, &signal);
+  api.Stop();
+  return 0;
+}
