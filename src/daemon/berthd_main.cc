@@ -2,6 +2,7 @@
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 
 #include "daemon/daemon.h"
@@ -22,6 +23,14 @@ int main(int argc, char** argv) {
   app.add_option("--threads", options.threads, "HTTP worker threads")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
+  int64_t quiet_ms = 50, max_ms = 1000;
+  app.add_option("--batch-quiet-ms", quiet_ms,
+                 "a control-loop pass starts once no change has arrived for this long...")
+      ->check(CLI::Range(int64_t{1}, int64_t{60'000}))
+      ->capture_default_str();
+  app.add_option("--batch-max-ms", max_ms, "...or this long after the first change it covers")
+      ->check(CLI::Range(int64_t{1}, int64_t{60'000}))
+      ->capture_default_str();
   app.set_version_flag("--version", "berthd 0.1.0");
   try {
     app.parse(argc, argv);
@@ -29,6 +38,8 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
+  options.loop.batch_delay = std::chrono::milliseconds(quiet_ms);
+  options.loop.max_batch_delay = std::chrono::milliseconds(std::max(quiet_ms, max_ms));
   // Signals are taken by sigwait below, so block them before any thread starts.
   sigset_t signals;
   sigemptyset(&signals);

@@ -191,6 +191,7 @@ void Pass::Requeue(TaskEntry& e, const std::string& message) {
   SetState(e, "new", message);
   e.json.erase("node");
   e.json.erase("admitted_at");
+  e.json.erase("assigned_at");
   e.json.erase("started_at");
   e.in_plan = false;
 }
@@ -314,7 +315,7 @@ Status Pass::Place() {
   for (const TaskEntry& e : tasks_) {
     if (!Planned(e)) continue;
     Json task = e.json;
-    for (const char* berthd_only : {"message", "job", "name", "run", "admitted_at", "started_at"})
+    for (const char* berthd_only : {"message", "job", "name", "run", "admitted_at", "started_at", "assigned_at"})
       task.erase(berthd_only);
     doc["tasks"].push_back(std::move(task));
   }
@@ -328,6 +329,7 @@ Status Pass::Place() {
     TaskEntry& e = Entry(p);
     e.json["node"] = a["node"];
     SetState(e, "assigned", p.preassigned ? placement::kConfirmedMessage : placement::kAssignedMessage);
+    e.json["assigned_at"] = now_text_;
     ++summary.assigned;
   }
   for (const auto& pending : plan->output["pending"]) {

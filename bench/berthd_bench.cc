@@ -1,0 +1,188 @@
+// berthd_bench: berthd end to end on loopback, printing a table.
+//
+// A berthd (daemon::Daemon: HTTP server, SQLite store in a temporary data
+// directory, control loop with the full-view engine) runs in this process;
+// clients talk to it over loopback HTTP exactly as `berth` does. First
+// --nodes nodes (default 20,000; 8 CPUs each) are registered. Then:
+//   fixed load: one client submits one-replica services (0.1 CPU) at --rate
+//               tasks/s (default 1,000) for --seconds (default 5);
+//   saturation: 4 clients submit --burst services (default 10,000) as fast
+//               as berthd acknowledges them.
+// Each phase ends when the control loop has settled (GET /v1/health
+// ?wait=settled). Submission throughput is acknowledged submissions per
+// second of the submitting phase; placement throughput is tasks placed per
+// second from the first submission to the settled state; latency is a
+// task's assigned_at minus the time its submission was sent (the same
+// clock, milliseconds).
+//
+// Usage: berthd_bench [--nodes N] [--rate R] [--seconds S] [--burst B] [--quick]
+//                     [--batch-quiet-ms Q] [--batch-max-ms M]   (berthd's batch window)
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/api_client.h"
+#include "bench_util.h"
+#include "daemon/daemon.h"
+#include "store/test_dir.h"
+
+namespace berth::bench {
+namespace {
+
+using api::Json;
+using Clock = std::chrono::system_clock;
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
+}
+
+struct Phase {
+  int64_t tasks = 0;
+  double submit_per_s = 0, placed_per_s = 0;
+  int64_t p50_ms = 0, p99_ms = 0, max_ms = 0;
+};
+
+class Bench {
+ public:
+  Bench(const std::string& server, const std::string& token) : server_(server), token_(token) {}
+
+  void RegisterNodes(int count) {
+    Parallel(4, count, [&](api::ApiClient& client, int i) {
+      const Json node = {{"id", "n" + std::to_string(i)},
+                         {"resources", {{"cpu", 8}, {"memory", "32Gi"}}},
+                         {"labels", {{"az", "az" + std::to_string(i % 10)}}}};
+      return client.Call("POST", "/v1/nodes", node).ok();
+    });
+  }
+
+  // Submits `count` one-replica services from `clients` threads, at most
+  // `rate` per second overall (0: no limit); returns the phase's numbers.
+  Phase Submit(const std::string& prefix, int count, int clients, double rate) {
+    const int64_t first = NowMs();
+    const auto start = std::chrono::steady_clock::now();
+    Parallel(clients, count, [&](api::ApiClient& client, int i) {
+      if (rate > 0) std::this_thread::sleep_until(start + std::chrono::microseconds(static_cast<int64_t>(i * 1e6 / rate)));
+      const std::string id = prefix + std::to_string(i);
+      const int64_t sent = NowMs();
+      const bool ok = client.Call("POST", "/v1/services",
+                                  Json{{"id", id}, {"replicas", 1}, {"task", {{"resources", {{"cpu", "100m"}}}}}})
+                          .ok();
+      std::lock_guard lock(mu_);
+      sent_ms_[id + ".1"] = sent;
+      return ok;
+    });
+    const double submit_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    api::ApiClient client(server_, token_);
+    if (!client.Call("GET", "/v1/health?wait=settled&timeout=600").ok()) std::fprintf(stderr, "did not settle\n");
+    const int64_t settled = NowMs();
+    Phase phase = Latencies(client, prefix);
+    phase.submit_per_s = count / submit_s;
+    phase.placed_per_s = phase.tasks * 1000.0 / std::max<int64_t>(1, settled - first);
+    return phase;
+  }
+
+ private:
+  template <typename Fn>
+  void Parallel(int threads, int count, Fn fn) {
+    std::atomic<int> next{0}, failures{0};
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t)
+      workers.emplace_back([&] {
+        api::ApiClient client(server_, token_);
+        for (int i; (i = next.fetch_add(1)) < count;) failures += !fn(client, i);
+      });
+    for (auto& w : workers) w.join();
+    if (failures > 0) std::fprintf(stderr, "%d requests failed\n", failures.load());
+  }
+
+  Phase Latencies(api::ApiClient& client, const std::string& prefix) {
+    Phase phase;
+    Result<Json> tasks = client.Call("GET", "/v1/tasks");
+    std::vector<int64_t> latencies;
+    if (!tasks.ok()) return phase;
+    for (const Json& t : (*tasks)["tasks"]) {
+      const std::string id = t["id"];
+      if (!id.starts_with(prefix) || !t.contains("assigned_at")) continue;
+      const Result<Timestamp> at = ParseRfc3339(t["assigned_at"].get<std::string>());
+      std::lock_guard lock(mu_);
+      auto sent = sent_ms_.find(id);
+      if (!at.ok() || sent == sent_ms_.end()) continue;
+      latencies.push_back(at->time_since_epoch().count() - sent->second);
+    }
+    std::sort(latencies.begin(), latencies.end());
+    phase.tasks = static_cast<int64_t>(latencies.size());
+    if (!latencies.empty()) {
+      phase.p50_ms = latencies[latencies.size() / 2];
+      phase.p99_ms = latencies[std::min(latencies.size() - 1, latencies.size() * 99 / 100)];
+      phase.max_ms = latencies.back();
+    }
+    return phase;
+  }
+
+  std::string server_, token_;
+  std::mutex mu_;
+  std::map<std::string, int64_t> sent_ms_;  // task id -> submission sent
+};
+
+int PositiveArg(const char* text) {
+  char* end = nullptr;
+  const long v = std::strtol(text, &end, 10);
+  return *end == '\0' && v > 0 && v <= 10'000'000 ? static_cast<int>(v) : -1;
+}
+
+int Main(int argc, char** argv) {
+  int nodes = 20'000, rate = 1'000, seconds = 5, burst = 10'000, quiet_ms = 0, max_ms = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    int* target = arg == "--nodes" ? &nodes : arg == "--rate" ? &rate : arg == "--seconds" ? &seconds
+                : arg == "--burst" ? &burst : arg == "--batch-quiet-ms" ? &quiet_ms
+                : arg == "--batch-max-ms" ? &max_ms : nullptr;
+    if (arg == "--quick") {
+      nodes = 200, rate = 200, seconds = 1, burst = 200;
+    } else if (target == nullptr || i + 1 >= argc || (*target = PositiveArg(argv[++i])) < 0) {
+      std::fprintf(stderr, "usage: berthd_bench [--nodes N] [--rate R] [--seconds S] [--burst B] [--quick]\n");
+      return arg == "--help" ? 0 : 2;
+    }
+  }
+  store::TestDir dir;
+  daemon::DaemonOptions options;
+  options.data_dir = dir.path() + "/data";
+  options.port = 0;
+  if (quiet_ms > 0) options.loop.batch_delay = std::chrono::milliseconds(quiet_ms);
+  if (max_ms > 0) options.loop.max_batch_delay = std::chrono::milliseconds(max_ms);
+  Result<std::unique_ptr<daemon::Daemon>> berthd = daemon::Daemon::Open(options);
+  if (!berthd.ok()) {
+    std::fprintf(stderr, "berthd_bench: %s\n", berthd.status().message().c_str());
+    return 1;
+  }
+  Bench bench("127.0.0.1:" + std::to_string((*berthd)->port()), (*berthd)->token());
+  auto start = std::chrono::steady_clock::now();
+  bench.RegisterNodes(nodes);
+  const double register_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("registered %d nodes in %.1f s (%.0f/s)\n", nodes, register_s, nodes / register_s);
+  std::printf("%-22s %8s %10s %10s %8s %8s %8s\n", "phase", "tasks", "submit/s", "placed/s", "p50 ms", "p99 ms",
+              "max ms");
+  auto print = [](const char* name, const Phase& p) {
+    std::printf("%-22s %8lld %10.0f %10.0f %8lld %8lld %8lld\n", name, static_cast<long long>(p.tasks),
+                p.submit_per_s, p.placed_per_s, static_cast<long long>(p.p50_ms),
+                static_cast<long long>(p.p99_ms), static_cast<long long>(p.max_ms));
+    std::fflush(stdout);
+  };
+  const std::string fixed = "fixed load " + std::to_string(rate) + "/s";
+  print(fixed.c_str(), bench.Submit("f", rate * seconds, 1, rate));
+  print("saturation, 4 clients", bench.Submit("s", burst, 4, 0));
+  std::printf("peak RSS %.0f MiB\n", PeakRssKib() / 1024.0);
+  return 0;
+}
+
+}  // namespace
+}  // namespace berth::bench
+
+int main(int argc, char** argv) { return berth::bench::Main(argc, argv); }
