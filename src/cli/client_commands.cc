@@ -258,6 +258,13 @@ void ClientCommands::AddServiceCommands(CLI::App& app) {
       task["ports"].push_back(*port);
     }
     Json body = {{"id", id_}, {"mode", mode_}, {"task", task}};
+    if (!run_duration_.empty()) {
+      char* rest = nullptr;
+      const double seconds = std::strtod(run_duration_.c_str(), &rest);
+      if (*rest != '\0' || !(seconds >= 0))
+        return Status::InvalidArgument("--run-duration '" + run_duration_ + "': expected seconds");
+      body["run"] = {{"duration", seconds}, {"outcome", outcome_}};
+    }
     if (replicas_ >= 0) body["replicas"] = replicas_;
     else if (mode_ == "replicated") body["replicas"] = 1;
     return Request{"POST", "/v1/services", body};
@@ -270,6 +277,10 @@ void ClientCommands::AddServiceCommands(CLI::App& app) {
   create->add_option("--reserve-cpu", cpu_, "CPUs reserved per task (0.5, 500m)");
   create->add_option("--reserve-memory", memory_, "memory reserved per task (512Mi)");
   create->add_option("--publish", publish_, "mode=host,target=80,published=8080[,protocol=tcp] (repeatable)");
+  create->add_option("--run-duration", run_duration_,
+                     "simulated executor: each task ends after this many seconds (default: runs until stopped)");
+  create->add_option("--run-outcome", outcome_, "simulated executor: how tasks end, complete | fail")
+      ->check(CLI::IsMember({"complete", "fail"}));
   leaf("ls", "List services", [] { return Result<Request>(Request{"GET", "/v1/services", nullptr}); });
   leaf("inspect", "Show one service", [this] {
     return Result<Request>(Request{"GET", "/v1/services/" + id_, nullptr});

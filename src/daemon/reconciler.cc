@@ -66,6 +66,8 @@ class Pass {
   }
   TaskEntry& Entry(const api::PlannedTask& planned);
   void RunJobTask(TaskEntry& e, bool killed, bool node_gone);
+  void Start(TaskEntry& e);
+  int64_t Finish(TaskEntry& e, const Json& run);
   void Requeue(TaskEntry& e, const std::string& message);
   int64_t Workers() const;
   std::optional<Duration> ExpectedDuration(const std::string& name) const;
@@ -148,10 +150,32 @@ void Pass::StartAndStop() {
                "replaced by spec version " + svc->second["spec_version"].dump(), true);
       ++summary.stopped;
     } else if (e.json.value("state", "") == "assigned") {
-      SetState(e, "running", "started by the simulated executor");
-      ++summary.started;
+      Start(e);
+    } else if (e.json.value("state", "") == "running" && svc != service_by_id_.end() &&
+               svc->second.contains("run")) {
+      Finish(e, svc->second["run"]);
     }
   }
+}
+
+void Pass::Start(TaskEntry& e) {
+  SetState(e, "running", "started by the simulated executor");
+  e.json["started_at"] = now_text_;
+  ++summary.started;
+}
+
+// Ends a running task once `run`'s duration has passed since it started:
+// complete, or failed when `run` says so. Returns the time it ran, or -1
+// while it still runs. A failed service task is a failure on its node for
+// the placement engine's faulty-node rule (through its state and updated_at).
+int64_t Pass::Finish(TaskEntry& e, const Json& run) {
+  const Duration ran = now_ - ParseRfc3339(e.json.value("started_at", now_text_)).value();
+  const int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(ran).count();
+  if (ms < run.value("duration_ms", int64_t{0})) return -1;
+  const bool fail = run.value("outcome", "complete") == "fail";
+  SetState(e, fail ? "failed" : "complete",
+           std::string(fail ? "failed" : "completed") + " after " + std::to_string(ms) + " ms (simulated)");
+  return ms;
 }
 
 // A task of a batch job: stopped when its job is killed, back to waiting
@@ -169,17 +193,10 @@ void Pass::RunJobTask(TaskEntry& e, bool killed, bool node_gone) {
   } else if (node_gone) {
     Requeue(e, "node '" + e.json.value("node", "") + "' was removed; waiting again");
   } else if (state == "assigned") {
-    SetState(e, "running", "started by the simulated executor");
-    e.json["started_at"] = now_text_;
-    ++summary.started;
+    Start(e);
   } else if (state == "running") {
-    const Json& run = e.json["run"];
-    const Duration ran = now_ - ParseRfc3339(e.json.value("started_at", now_text_)).value();
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(ran).count();
-    if (ms < run.value("duration_ms", int64_t{0})) return;
-    const bool fail = run.value("outcome", "complete") == "fail";
-    SetState(e, fail ? "failed" : "complete",
-             std::string(fail ? "failed" : "completed") + " after " + std::to_string(ms) + " ms (simulated)");
+    const int64_t ms = Finish(e, e.json["run"]);
+    if (ms < 0) return;
     Recorded& recorded = durations_[e.json.value("name", e.json["id"].get<std::string>())];
     ++recorded.count;
     recorded.total_ms += ms;
@@ -312,6 +329,7 @@ TaskEntry& Pass::Entry(const api::PlannedTask& planned) {
 Status Pass::Place() {
   Json doc = {{"now", now_text_}, {"nodes", nodes_}, {"services", services_}, {"tasks", Json::array()}};
   for (Json& node : doc["nodes"]) node.erase("slots");
+  for (Json& service : doc["services"]) service.erase("run");
   for (const TaskEntry& e : tasks_) {
     if (!Planned(e)) continue;
     Json task = e.json;

@@ -126,6 +126,26 @@ TEST_F(ReconcilerTest, GlobalServicesRunOnEveryNodeAndRemovedServicesStop) {
   EXPECT_EQ((*WhyTask(store_, "agent.n1"))["reason"], "service 'agent' was removed");
 }
 
+TEST_F(ReconcilerTest, FailingServiceTasksAreReplacedAndFeedTheFaultyNodeRule) {
+  AddNode("n1", 4);
+  AddNode("n2", 4);
+  Result<Json> created = services_.Create(
+      Json{{"id", "flaky"}, {"replicas", 1}, {"run", {{"duration", 1}, {"outcome", "fail"}}}});
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  std::vector<std::string> nodes;  // where each attempt ran
+  for (int attempt = 1; attempt <= 6; ++attempt) {
+    Settle();
+    const Json task = *GetTask(store_, "flaky." + std::to_string(attempt));
+    ASSERT_EQ(task["state"], "running") << task.dump();
+    nodes.push_back(task["node"]);
+    clock_.Advance(std::chrono::seconds(1));  // it fails; a replacement follows
+  }
+  // Equal nodes go to the smaller id until n1 has failed 5 times within 5
+  // minutes (spec/placement.md); then it sorts last.
+  EXPECT_EQ(nodes, (std::vector<std::string>{"n1", "n1", "n1", "n1", "n1", "n2"}));
+  EXPECT_EQ((*WhyTask(store_, "flaky.1"))["reason"], "failed after 1000 ms (simulated)");
+}
+
 // A job of `count` tasks of 1 CPU that run `seconds`.
 Json Job(const std::string& id, const std::string& requestor, int count, int seconds) {
   Json tasks = Json::array();

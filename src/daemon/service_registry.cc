@@ -13,9 +13,29 @@ api::Json View(const store::StoredObject& object) {
   return service;
 }
 
+// "run": {"duration": seconds, "outcome": "complete" | "fail"}, how the
+// simulated executor runs each task; stored as {"duration_ms", "outcome"}.
+Result<api::Json> ReadRun(const api::Json& run) {
+  BERTH_RETURN_IF_ERROR(api::CheckObject(run, "run", {"duration", "outcome", "duration_ms"}));
+  Duration duration{0};
+  if (run.contains("duration_ms")) {
+    int64_t ms = 0;
+    BERTH_RETURN_IF_ERROR(api::ReadInteger(run["duration_ms"], "run.duration_ms", &ms));
+    duration = std::chrono::milliseconds(ms);
+  }
+  BERTH_RETURN_IF_ERROR(api::ReadField(run, "duration", "run", api::ReadSeconds, &duration));
+  const std::string outcome = run.value("outcome", "complete");
+  if (outcome != "complete" && outcome != "fail")
+    return api::FieldError("run.outcome", "expected complete or fail, got '" + outcome + "'");
+  return api::Json{{"duration_ms", std::chrono::duration_cast<std::chrono::milliseconds>(duration).count()},
+                   {"outcome", outcome}};
+}
+
 // Validates with the placement-document decoder; its messages start with
 // "services[0]", which means nothing to an API caller, so that is cut.
-Status Validate(const api::Json& service) {
+Status Validate(const api::Json& stored) {
+  api::Json service = stored;
+  service.erase("run");
   Result<api::PlacementPlanInput> decoded =
       api::DecodePlacementDocument(api::Json{{"services", api::Json::array({service})}}, Timestamp{});
   if (decoded.ok()) return Status::Ok();
@@ -35,9 +55,14 @@ Result<store::StoredObject> Load(const store::Store& store, std::string_view id)
 }  // namespace
 
 Result<api::Json> ServiceRegistry::Create(const api::Json& service) {
-  BERTH_RETURN_IF_ERROR(api::CheckObject(service, "", {"id", "mode", "replicas", "task"}));
+  BERTH_RETURN_IF_ERROR(api::CheckObject(service, "", {"id", "mode", "replicas", "task", "run"}));
   api::Json stored = service;
   stored["spec_version"] = 1;
+  if (service.contains("run")) {
+    Result<api::Json> run = ReadRun(service["run"]);
+    if (!run.ok()) return run.status();
+    stored["run"] = *run;
+  }
   if (!stored.contains("task")) stored["task"] = api::Json::object();
   BERTH_RETURN_IF_ERROR(Validate(stored));
   const std::string id = stored["id"].get<std::string>();

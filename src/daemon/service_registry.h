@@ -24,7 +24,9 @@ class ServiceRegistry {
  public:
   explicit ServiceRegistry(store::Store& store) : store_(store) {}
 
-  // Body: id, mode (replicated | global), replicas (replicated only), task.
+  // Body: id, mode (replicated | global), replicas (replicated only), task,
+  // and run: {"duration": seconds, "outcome": "complete" | "fail"}, how the
+  // simulated executor runs each task (absent: until stopped).
   Result<api::Json> Create(const api::Json& service);
   Result<api::Json> Get(std::string_view id) const;
   Result<api::Json> List() const;  // {"services": [...]} by id
