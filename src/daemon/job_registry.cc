@@ -5,6 +5,7 @@
 
 #include "api/cluster_codec.h"
 #include "core/task.h"
+#include "daemon/simulated_run.h"
 
 namespace berth::daemon {
 namespace {
@@ -16,13 +17,7 @@ Result<Json> ReadRun(const Json& task, const std::string& path) {
   BERTH_RETURN_IF_ERROR(api::CheckObject(task, path, {"name", "duration", "outcome"}));
   std::string name;
   BERTH_RETURN_IF_ERROR(api::ReadField(task, "name", path, api::ReadId, &name));
-  Duration duration = std::chrono::seconds(1);
-  BERTH_RETURN_IF_ERROR(api::ReadField(task, "duration", path, api::ReadSeconds, &duration));
-  const std::string outcome = task.value("outcome", "complete");
-  if (outcome != "complete" && outcome != "fail")
-    return api::FieldError(api::FieldPath(path, "outcome"), "expected complete or fail, got '" + outcome + "'");
-  return Json{{"duration_ms", std::chrono::duration_cast<std::chrono::milliseconds>(duration).count()},
-              {"outcome", outcome}};
+  return ReadSimulatedRun(task, path);
 }
 
 Status Validate(const Json& job) {
@@ -69,11 +64,8 @@ Result<Json> JobRegistry::Submit(const Json& job) {
 }
 
 Result<Json> JobRegistry::Get(std::string_view id) const {
-  Result<std::optional<store::StoredObject>> found = store_.Get("job", id);
-  if (!found.ok()) return found.status();
-  if (!found->has_value()) return Status::NotFound("no job '" + std::string(id) + "'");
-  Json job = Json::parse((*found)->body);
-  job["revision"] = (*found)->revision;
+  Result<Json> job = jobs_.Get(id);
+  if (!job.ok()) return job.status();
   Result<std::vector<store::StoredObject>> tasks = store_.List("task");
   if (!tasks.ok()) return tasks.status();
   std::map<std::string, int> states;
@@ -82,7 +74,7 @@ Result<Json> JobRegistry::Get(std::string_view id) const {
     const Json task = Json::parse(t.body);
     if (task.value("job", "") == id) ++states[task.value("state", "new")];
   }
-  job["states"] = states;
+  (*job)["states"] = states;
   return job;
 }
 
@@ -92,26 +84,16 @@ Result<Json> JobRegistry::List() const {
   std::sort(objects->begin(), objects->end(),
             [](const auto& a, const auto& b) { return a.revision < b.revision; });
   Json jobs = Json::array();
-  for (const store::StoredObject& o : *objects) {
-    Json job = Json::parse(o.body);
-    job["revision"] = o.revision;
-    jobs.push_back(std::move(job));
-  }
+  for (const store::StoredObject& o : *objects) jobs.push_back(StoredKind::View(o));
   return Json{{"jobs", std::move(jobs)}};
 }
 
 Result<Json> JobRegistry::Kill(std::string_view id) {
-  Result<std::optional<store::StoredObject>> found = store_.Get("job", id);
+  Result<store::StoredObject> found = jobs_.Load(id);
   if (!found.ok()) return found.status();
-  if (!found->has_value()) return Status::NotFound("no job '" + std::string(id) + "'");
-  Json job = Json::parse((*found)->body);
+  Json job = Json::parse(found->body);
   job["killed"] = true;
-  store::Write write = store::Write::Put("job", (*found)->id, job.dump());
-  write.IfRevision((*found)->revision);
-  Result<int64_t> committed = store_.Commit({write});
-  if (!committed.ok()) return committed.status();
-  job["revision"] = *committed;
-  return job;
+  return jobs_.Replace(*found, job);
 }
 
 }  // namespace berth::daemon

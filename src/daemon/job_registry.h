@@ -17,6 +17,7 @@
 #include "api/json_fields.h"
 #include "core/status.h"
 #include "core/time.h"
+#include "daemon/stored_kind.h"
 #include "store/store.h"
 
 namespace berth::daemon {
@@ -25,7 +26,7 @@ inline constexpr size_t kMaxTasksPerJob = 100'000;
 
 class JobRegistry {
  public:
-  JobRegistry(store::Store& store, const Clock& clock) : store_(store), clock_(clock) {}
+  JobRegistry(store::Store& store, const Clock& clock) : store_(store), jobs_(store, "job"), clock_(clock) {}
 
   // Body: {"id", "requestor", "task"?: template,
   //        "tasks": [{"name"?, "duration"?: seconds (default 1), "outcome"?: "complete" | "fail"}]}
@@ -37,6 +38,7 @@ class JobRegistry {
 
  private:
   store::Store& store_;
+  StoredKind jobs_;
   const Clock& clock_;
 };
 

@@ -16,13 +16,13 @@
 
 #include "api/json_fields.h"
 #include "core/status.h"
-#include "store/store.h"
+#include "daemon/stored_kind.h"
 
 namespace berth::daemon {
 
 class NodeRegistry {
  public:
-  explicit NodeRegistry(store::Store& store) : store_(store) {}
+  explicit NodeRegistry(store::Store& store) : nodes_(store, "node") {}
 
   // Registers a new node; Conflict if its id exists. Returns the node view.
   Result<api::Json> Register(const api::Json& node);
@@ -37,8 +37,7 @@ class NodeRegistry {
   Status Remove(std::string_view id);
 
  private:
-  Result<store::StoredObject> Load(std::string_view id) const;
-  store::Store& store_;
+  StoredKind nodes_;
 };
 
 }  // namespace berth::daemon

@@ -16,13 +16,13 @@
 
 #include "api/json_fields.h"
 #include "core/status.h"
-#include "store/store.h"
+#include "daemon/stored_kind.h"
 
 namespace berth::daemon {
 
 class ServiceRegistry {
  public:
-  explicit ServiceRegistry(store::Store& store) : store_(store) {}
+  explicit ServiceRegistry(store::Store& store) : services_(store, "service") {}
 
   // Body: id, mode (replicated | global), replicas (replicated only), task,
   // and run: {"duration": seconds, "outcome": "complete" | "fail"}, how the
@@ -35,7 +35,7 @@ class ServiceRegistry {
   Status Remove(std::string_view id);
 
  private:
-  store::Store& store_;
+  StoredKind services_;
 };
 
 }  // namespace berth::daemon

@@ -1,22 +1,16 @@
 #include "daemon/task_views.h"
 
+#include "daemon/stored_kind.h"
+
 namespace berth::daemon {
-namespace {
 
-api::Json View(const store::StoredObject& object) {
-  api::Json task = api::Json::parse(object.body);
-  task["revision"] = object.revision;
-  return task;
-}
-
-}  // namespace
 
 Result<api::Json> ListTasks(const store::Store& store, std::string_view service) {
   Result<std::vector<store::StoredObject>> objects = store.List("task");
   if (!objects.ok()) return objects.status();
   api::Json tasks = api::Json::array();
   for (const store::StoredObject& o : *objects) {
-    api::Json task = View(o);
+    api::Json task = StoredKind::View(o);
     if (service.empty() || task.value("service", "") == service) tasks.push_back(std::move(task));
   }
   return api::Json{{"tasks", std::move(tasks)}};
@@ -26,7 +20,7 @@ Result<api::Json> GetTask(const store::Store& store, std::string_view id) {
   Result<std::optional<store::StoredObject>> found = store.Get("task", id);
   if (!found.ok()) return found.status();
   if (!found->has_value()) return Status::NotFound("no task '" + std::string(id) + "'");
-  return View(**found);
+  return StoredKind::View(**found);
 }
 
 Result<api::Json> WhyTask(const store::Store& store, std::string_view id) {

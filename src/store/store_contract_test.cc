@@ -17,6 +17,9 @@ struct Backend {
   std::function<std::unique_ptr<Store>(const std::string& dir)> open;
 };
 
+// Names the back end in test output instead of dumping its bytes.
+void PrintTo(const Backend& backend, std::ostream* out) { *out << backend.name; }
+
 class StoreContract : public testing::TestWithParam<Backend> {
  protected:
   void SetUp() override { store_ = GetParam().open(dir_.path()); }

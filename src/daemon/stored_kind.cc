@@ -1,0 +1,55 @@
+#include "daemon/stored_kind.h"
+
+namespace berth::daemon {
+
+api::Json StoredKind::View(const store::StoredObject& object) {
+  api::Json view = api::Json::parse(object.body);
+  view["revision"] = object.revision;
+  return view;
+}
+
+Result<store::StoredObject> StoredKind::Load(std::string_view id) const {
+  Result<std::optional<store::StoredObject>> found = store_.Get(kind_, id);
+  if (!found.ok()) return found.status();
+  if (!found->has_value()) return Status::NotFound("no " + kind_ + " '" + std::string(id) + "'");
+  return std::move(**found);
+}
+
+Result<api::Json> StoredKind::Get(std::string_view id) const {
+  Result<store::StoredObject> object = Load(id);
+  if (!object.ok()) return object.status();
+  return View(*object);
+}
+
+Result<api::Json> StoredKind::List(const std::string& list_name) const {
+  Result<std::vector<store::StoredObject>> objects = store_.List(kind_);
+  if (!objects.ok()) return objects.status();
+  api::Json views = api::Json::array();
+  for (const store::StoredObject& o : *objects) views.push_back(View(o));
+  return api::Json{{list_name, std::move(views)}};
+}
+
+Result<api::Json> StoredKind::Create(const std::string& id, const api::Json& body) {
+  Result<int64_t> committed = store_.Commit({store::Write::Create(kind_, id, body.dump())});
+  if (!committed.ok()) return committed.status();
+  return View({kind_, id, body.dump(), *committed});
+}
+
+Result<api::Json> StoredKind::Replace(const store::StoredObject& old, const api::Json& body) {
+  store::Write write = store::Write::Put(kind_, old.id, body.dump());
+  write.IfRevision(old.revision);
+  Result<int64_t> committed = store_.Commit({write});
+  if (!committed.ok()) return committed.status();
+  return View({kind_, old.id, body.dump(), *committed});
+}
+
+Status StoredKind::Remove(std::string_view id) {
+  Result<store::StoredObject> object = Load(id);
+  if (!object.ok()) return object.status();
+  store::Write write = store::Write::Delete(kind_, object->id);
+  write.IfRevision(object->revision);
+  Result<int64_t> committed = store_.Commit({write});
+  return committed.ok() ? Status::Ok() : committed.status();
+}
+
+}  // namespace berth::daemon
