@@ -174,6 +174,17 @@ ClientCommands::ClientCommands(CLI::App& app) {
   AddClassCommands(app);
 }
 
+CLI::App* ClientCommands::AddLeaf(CLI::App& parent, const char* name, const char* help,
+                                  std::function<Result<Request>()> build, Printer print) {
+  CLI::App* command = parent.add_subcommand(name, help);
+  AddConnectionOptions(*command);
+  command->callback([this, build = std::move(build), print] {
+    request_ = build;
+    print_ = print;
+  });
+  return command;
+}
+
 void ClientCommands::AddConnectionOptions(CLI::App& command) {
   command.add_option("--server", options_.server, "berthd's address (default $BERTH_SERVER or http://127.0.0.1:7480)");
   command.add_option("--token", options_.token, "API token (default $BERTH_TOKEN or the data directory's token file)");
@@ -184,13 +195,7 @@ void ClientCommands::AddConnectionOptions(CLI::App& command) {
 void ClientCommands::AddNodeCommands(CLI::App& app) {
   CLI::App* node = app.add_subcommand("node", "Manage nodes of a running berthd")->require_subcommand(1);
   auto leaf = [&](const char* name, const char* help, auto build) {
-    CLI::App* command = node->add_subcommand(name, help);
-    AddConnectionOptions(*command);
-    command->callback([this, build] {
-      request_ = build;
-      print_ = PrintNodes;
-    });
-    return command;
+    return AddLeaf(*node, name, help, build, PrintNodes);
   };
   leaf("ls", "List nodes", [] { return Result<Request>(Request{"GET", "/v1/nodes", nullptr}); });
   CLI::App* add = leaf("add", "Register a node", [this]() -> Result<Request> {
@@ -234,13 +239,7 @@ void ClientCommands::AddNodeCommands(CLI::App& app) {
 void ClientCommands::AddServiceCommands(CLI::App& app) {
   CLI::App* service = app.add_subcommand("service", "Manage services of a running berthd")->require_subcommand(1);
   auto leaf = [&](const char* name, const char* help, auto build) {
-    CLI::App* command = service->add_subcommand(name, help);
-    AddConnectionOptions(*command);
-    command->callback([this, build] {
-      request_ = build;
-      print_ = PrintServices;
-    });
-    return command;
+    return AddLeaf(*service, name, help, build, PrintServices);
   };
   CLI::App* create = leaf("create", "Create a service", [this]() -> Result<Request> {
     Json task = Json::object();
@@ -301,13 +300,7 @@ void ClientCommands::AddServiceCommands(CLI::App& app) {
 void ClientCommands::AddTaskCommands(CLI::App& app) {
   CLI::App* task = app.add_subcommand("task", "Inspect tasks of a running berthd")->require_subcommand(1);
   auto leaf = [&](const char* name, const char* help, auto build, auto print) {
-    CLI::App* command = task->add_subcommand(name, help);
-    AddConnectionOptions(*command);
-    command->callback([this, build, print] {
-      request_ = build;
-      print_ = print;
-    });
-    return command;
+    return AddLeaf(*task, name, help, build, print);
   };
   leaf("ls", "List tasks", [this] {
     return Result<Request>(Request{"GET", "/v1/tasks" + (service_filter_.empty() ? "" : "?service=" + service_filter_), nullptr});
@@ -323,13 +316,7 @@ void ClientCommands::AddTaskCommands(CLI::App& app) {
 void ClientCommands::AddJobCommands(CLI::App& app) {
   CLI::App* job = app.add_subcommand("job", "Submit and manage batch jobs of a running berthd")->require_subcommand(1);
   auto leaf = [&](const char* name, const char* help, auto build) {
-    CLI::App* command = job->add_subcommand(name, help);
-    AddConnectionOptions(*command);
-    command->callback([this, build] {
-      request_ = build;
-      print_ = PrintJobs;
-    });
-    return command;
+    return AddLeaf(*job, name, help, build, PrintJobs);
   };
   CLI::App* submit = leaf("submit", "Submit a job of identical tasks", [this]() -> Result<Request> {
     Json task = Json::object();
@@ -364,13 +351,7 @@ void ClientCommands::AddJobCommands(CLI::App& app) {
 void ClientCommands::AddClassCommands(CLI::App& app) {
   CLI::App* cls = app.add_subcommand("class", "Fair-share classes of a running berthd")->require_subcommand(1);
   auto leaf = [&](const char* name, const char* help, auto build) {
-    CLI::App* command = cls->add_subcommand(name, help);
-    AddConnectionOptions(*command);
-    command->callback([this, build] {
-      request_ = build;
-      print_ = PrintClasses;
-    });
-    return command;
+    return AddLeaf(*cls, name, help, build, PrintClasses);
   };
   leaf("get", "Show the class load percents, requestor map and rebalance settings",
        [] { return Result<Request>(Request{"GET", "/v1/classes", nullptr}); });

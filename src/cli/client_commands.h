@@ -46,13 +46,17 @@ class ClientCommands {
   void AddTaskCommands(CLI::App& app);
   void AddJobCommands(CLI::App& app);
   void AddClassCommands(CLI::App& app);
+  using Printer = void (*)(const api::Json&, std::ostream&);
+  // Adds a command under `parent` that, when parsed, selects `build` and `print`.
+  CLI::App* AddLeaf(CLI::App& parent, const char* name, const char* help,
+                    std::function<Result<Request>()> build, Printer print);
   // Adds --server, --token, --data-dir and -o to a leaf command.
   void AddConnectionOptions(CLI::App& command);
 
   ClientOptions options_;
   // Set by the parsed leaf command: builds the request (or a usage error).
   std::function<Result<Request>()> request_;
-  std::function<void(const api::Json&, std::ostream&)> print_;
+  Printer print_ = nullptr;
   // Scratch for the parsed flags.
   std::string id_, hostname_, cpu_, memory_, state_, availability_, mode_ = "replicated", service_filter_;
   std::vector<std::string> labels_, constraints_, preferences_, publish_;
