@@ -142,7 +142,29 @@ nlohmann::json ResolvePlain(const std::string& s) {
 
 Result<nlohmann::json> ToJson(const YAML::Node& node, int depth);
 
+// Whether `text` is well-formed UTF-8 (no overlong forms, surrogates or code
+// points above U+10FFFF). JSON text is, and everything downstream (error
+// messages that quote a value, the store) relies on it.
+bool IsUtf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+    const unsigned char c = byte(i);
+    const size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (length == 0 || i + length > text.size()) return false;
+    uint32_t code = length == 1 ? c : c & (0x7F >> length);
+    for (size_t k = 1; k < length; ++k) {
+      if ((byte(i + k) & 0xC0) != 0x80) return false;
+      code = (code << 6) | (byte(i + k) & 0x3F);
+    }
+    constexpr uint32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (code < kSmallest[length] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return false;
+    i += length;
+  }
+  return true;
+}
+
 Result<nlohmann::json> ScalarToJson(const YAML::Node& node) {
+  if (!IsUtf8(node.Scalar())) return YamlError(node.Mark(), "invalid UTF-8");
   const std::string& tag = node.Tag();
   if (tag == "?") return ResolvePlain(node.Scalar());
   if (tag == "!" || tag == "tag:yaml.org,2002:str") return nlohmann::json(node.Scalar());
@@ -164,6 +186,7 @@ Result<nlohmann::json> MapToJson(const YAML::Node& node, int depth) {
   for (const auto& entry : node) {
     if (!entry.first.IsScalar())
       return YamlError(entry.first.Mark(), "mapping keys must be scalars");
+    if (!IsUtf8(entry.first.Scalar())) return YamlError(entry.first.Mark(), "invalid UTF-8");
     const std::string& key = entry.first.Scalar();
     if (object.contains(key)) return YamlError(entry.first.Mark(), "duplicate key '" + key + "'");
     Result<nlohmann::json> value = ToJson(entry.second, depth + 1);

@@ -62,6 +62,18 @@ TEST(ParseDocumentText, AStrayCommaEndsInsteadOfHangingTheParser) {
   EXPECT_TRUE(doc->is_null());
 }
 
+// Found by fuzz/document_fuzz: a YAML string with invalid UTF-8 became a
+// JSON string that nlohmann::json cannot print, and quoting it in an error
+// message aborted `berth plan`. JSON text itself is always valid UTF-8.
+TEST(ParseDocumentText, InvalidUtf8InYamlIsAnError) {
+  auto doc = ParseDocumentText("requestors: [[\"\xff\", land]]\n");
+  ASSERT_FALSE(doc.ok());
+  EXPECT_NE(doc.status().message().find("invalid UTF-8"), std::string::npos) << doc.status().message();
+  EXPECT_FALSE(ParseDocumentText("key\xc0\xaf: 1\n").ok());              // overlong '/'
+  EXPECT_FALSE(ParseDocumentText("a: \"\xed\xa0\x80\"\n").ok());        // a surrogate
+  EXPECT_TRUE(ParseDocumentText("a: \"caf\xc3\xa9 \xf0\x9f\x9a\xa2\"\n").ok());  // é and an emoji
+}
+
 TEST(ParseDocumentText, UnsupportedYamlIsRejected) {
   EXPECT_EQ(ParseDocumentText("a: 1\n---\nb: 2\n").status().message(),
             "invalid YAML: expected one document, found more");

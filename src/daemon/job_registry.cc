@@ -46,6 +46,7 @@ Result<Json> JobRegistry::Submit(const Json& job) {
   Json stored = {{"id", id}, {"requestor", job["requestor"]}, {"tasks", job["tasks"].size()}, {"submitted_at", now}};
   if (job.contains("task")) stored["task"] = job["task"];
   writes.push_back(store::Write::Create("job", id, stored.dump()));
+  writes.push_back(ClaimWorkloadName(id, "job"));
   for (size_t i = 0; i < job["tasks"].size(); ++i) {
     const std::string path = api::IndexPath("tasks", i);
     Result<Json> run = ReadRun(job["tasks"][i], path);

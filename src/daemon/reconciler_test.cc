@@ -197,6 +197,17 @@ TEST_F(ReconcilerTest, KilledJobsStopAndTheirWorkersGoToOthers) {
   EXPECT_EQ((*WhyTask(store_, "a.2"))["reason"], "job was killed");
 }
 
+TEST_F(ReconcilerTest, ServicesAndJobsShareOneNamespace) {
+  // Both name their tasks "<name>.<n>"; a service "a" must not take job a's tasks.
+  ASSERT_TRUE(jobs_.Submit(Job("a", "x", 1, 1)).ok());
+  EXPECT_EQ(services_.Create(Json{{"id", "a"}, {"replicas", 1}}).status().message(),
+            "service-or-job 'a' already exists");
+  ASSERT_TRUE(services_.Create(Json{{"id", "b"}, {"replicas", 1}}).ok());
+  EXPECT_EQ(jobs_.Submit(Job("b", "x", 1, 1)).status().code(), StatusCode::kConflict);
+  ASSERT_TRUE(services_.Remove("b").ok());
+  EXPECT_TRUE(services_.Create(Json{{"id", "b"}, {"replicas", 1}}).ok());  // the name is free again
+}
+
 TEST_F(ReconcilerTest, AJobIsStoredWholeOrNotAtAll) {
   Json job = Job("a", "x", 3, 1);
   job["tasks"][2]["outcome"] = "explode";

@@ -34,7 +34,8 @@ Result<api::Json> ServiceRegistry::Create(const api::Json& service) {
   }
   if (!stored.contains("task")) stored["task"] = api::Json::object();
   BERTH_RETURN_IF_ERROR(Validate(stored));
-  return services_.Create(stored["id"].get<std::string>(), stored);
+  const std::string id = stored["id"];
+  return services_.Create(id, stored, {ClaimWorkloadName(id, "service")});
 }
 
 Result<api::Json> ServiceRegistry::Get(std::string_view id) const { return services_.Get(id); }
@@ -55,6 +56,8 @@ Result<api::Json> ServiceRegistry::Update(std::string_view id, const api::Json& 
   return services_.Replace(*object, service);
 }
 
-Status ServiceRegistry::Remove(std::string_view id) { return services_.Remove(id); }
+Status ServiceRegistry::Remove(std::string_view id) {
+  return services_.Remove(id, {store::Write::Delete("service-or-job", std::string(id))});
+}
 
 }  // namespace berth::daemon

@@ -2,6 +2,10 @@
 
 namespace berth::daemon {
 
+store::Write ClaimWorkloadName(const std::string& id, const char* kind) {
+  return store::Write::Create("service-or-job", id, kind);
+}
+
 api::Json StoredKind::View(const store::StoredObject& object) {
   api::Json view = api::Json::parse(object.body);
   view["revision"] = object.revision;
@@ -29,8 +33,10 @@ Result<api::Json> StoredKind::List(const std::string& list_name) const {
   return api::Json{{list_name, std::move(views)}};
 }
 
-Result<api::Json> StoredKind::Create(const std::string& id, const api::Json& body) {
-  Result<int64_t> committed = store_.Commit({store::Write::Create(kind_, id, body.dump())});
+Result<api::Json> StoredKind::Create(const std::string& id, const api::Json& body,
+                                     std::vector<store::Write> also) {
+  also.insert(also.begin(), store::Write::Create(kind_, id, body.dump()));
+  Result<int64_t> committed = store_.Commit(also);
   if (!committed.ok()) return committed.status();
   return View({kind_, id, body.dump(), *committed});
 }
@@ -43,12 +49,13 @@ Result<api::Json> StoredKind::Replace(const store::StoredObject& old, const api:
   return View({kind_, old.id, body.dump(), *committed});
 }
 
-Status StoredKind::Remove(std::string_view id) {
+Status StoredKind::Remove(std::string_view id, std::vector<store::Write> also) {
   Result<store::StoredObject> object = Load(id);
   if (!object.ok()) return object.status();
   store::Write write = store::Write::Delete(kind_, object->id);
   write.IfRevision(object->revision);
-  Result<int64_t> committed = store_.Commit({write});
+  also.insert(also.begin(), std::move(write));
+  Result<int64_t> committed = store_.Commit(also);
   return committed.ok() ? Status::Ok() : committed.status();
 }
 

@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "api/json_fields.h"
 #include "core/status.h"
@@ -23,15 +24,23 @@ class StoredKind {
   Result<api::Json> Get(std::string_view id) const;
   // {"<list_name>": [views...]} ordered by id.
   Result<api::Json> List(const std::string& list_name) const;
-  // Stores a new object; Conflict if the id exists.
-  Result<api::Json> Create(const std::string& id, const api::Json& body);
+  // Stores a new object, with `also` in the same commit; Conflict if the id
+  // exists (or a precondition of `also` fails).
+  Result<api::Json> Create(const std::string& id, const api::Json& body, std::vector<store::Write> also = {});
   // Replaces `old` with `body` if nobody changed it since it was loaded.
   Result<api::Json> Replace(const store::StoredObject& old, const api::Json& body);
-  Status Remove(std::string_view id);
+  // Removes the object, with `also` in the same commit.
+  Status Remove(std::string_view id, std::vector<store::Write> also = {});
 
  private:
   store::Store& store_;
   std::string kind_;
 };
+
+// Services and jobs name their tasks "<name>.<n>", so they share one
+// namespace: creating either also creates this object, and a second service
+// or job of the same name is a Conflict "service-or-job '<name>' already
+// exists". Removing a service releases its name; jobs keep theirs.
+store::Write ClaimWorkloadName(const std::string& id, const char* kind);
 
 }  // namespace berth::daemon
