@@ -64,9 +64,11 @@ Daemon::Daemon(std::unique_ptr<store::SqliteStore> store, std::string token, con
 
 Daemon::~Daemon() { Stop(); }
 
+// The loop stops first: a request waiting for it to settle then returns at
+// once instead of holding the server's shutdown for its whole timeout.
 void Daemon::Stop() {
-  server_->Stop();
   loop_->Stop();
+  server_->Stop();
 }
 
 void Daemon::AddRoutes() {
