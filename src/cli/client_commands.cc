@@ -174,6 +174,15 @@ ClientCommands::ClientCommands(CLI::App& app) {
   AddClassCommands(app);
 }
 
+// The task template of --reserve-cpu, --reserve-memory and --constraint.
+api::Json ClientCommands::TaskTemplate() const {
+  Json task = Json::object();
+  if (!cpu_.empty()) task["resources"]["cpu"] = cpu_;
+  if (!memory_.empty()) task["resources"]["memory"] = memory_;
+  if (!constraints_.empty()) task["constraints"] = constraints_;
+  return task;
+}
+
 CLI::App* ClientCommands::AddLeaf(CLI::App& parent, const char* name, const char* help,
                                   std::function<Result<Request>()> build, Printer print) {
   CLI::App* command = parent.add_subcommand(name, help);
@@ -242,10 +251,7 @@ void ClientCommands::AddServiceCommands(CLI::App& app) {
     return AddLeaf(*service, name, help, build, PrintServices);
   };
   CLI::App* create = leaf("create", "Create a service", [this]() -> Result<Request> {
-    Json task = Json::object();
-    if (!cpu_.empty()) task["resources"]["cpu"] = cpu_;
-    if (!memory_.empty()) task["resources"]["memory"] = memory_;
-    if (!constraints_.empty()) task["constraints"] = constraints_;
+    Json task = TaskTemplate();
     for (const std::string& p : preferences_) {
       if (!p.starts_with("spread="))
         return Status::InvalidArgument("--placement-pref '" + p + "': expected spread=node.labels.KEY");
@@ -319,10 +325,7 @@ void ClientCommands::AddJobCommands(CLI::App& app) {
     return AddLeaf(*job, name, help, build, PrintJobs);
   };
   CLI::App* submit = leaf("submit", "Submit a job of identical tasks", [this]() -> Result<Request> {
-    Json task = Json::object();
-    if (!cpu_.empty()) task["resources"]["cpu"] = cpu_;
-    if (!memory_.empty()) task["resources"]["memory"] = memory_;
-    if (!constraints_.empty()) task["constraints"] = constraints_;
+    Json task = TaskTemplate();
     char* rest = nullptr;
     const double seconds = std::strtod(duration_.c_str(), &rest);
     if (duration_.empty() || *rest != '\0' || !(seconds >= 0))

@@ -50,6 +50,7 @@ class ClientCommands {
   // Adds a command under `parent` that, when parsed, selects `build` and `print`.
   CLI::App* AddLeaf(CLI::App& parent, const char* name, const char* help,
                     std::function<Result<Request>()> build, Printer print);
+  api::Json TaskTemplate() const;
   // Adds --server, --token, --data-dir and -o to a leaf command.
   void AddConnectionOptions(CLI::App& command);
 
