@@ -6,9 +6,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <type_traits>
 
 namespace berth::bench {
+
+// A command-line value that must be an integer in 1..max, or -1.
+inline int ParsePositiveInt(const char* text, long max) {
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  return (end == text || *end != '\0' || value < 1 || value > max) ? -1 : static_cast<int>(value);
+}
 
 // Peak resident set size of this process so far, in KiB.
 inline long PeakRssKib() {

@@ -131,12 +131,6 @@ class Bench {
   std::map<std::string, int64_t> sent_ms_;  // task id -> submission sent
 };
 
-int PositiveArg(const char* text) {
-  char* end = nullptr;
-  const long v = std::strtol(text, &end, 10);
-  return *end == '\0' && v > 0 && v <= 10'000'000 ? static_cast<int>(v) : -1;
-}
-
 int Main(int argc, char** argv) {
   int nodes = 20'000, rate = 1'000, seconds = 5, burst = 10'000, quiet_ms = 0, max_ms = 0;
   for (int i = 1; i < argc; ++i) {
@@ -146,8 +140,10 @@ int Main(int argc, char** argv) {
                 : arg == "--batch-max-ms" ? &max_ms : nullptr;
     if (arg == "--quick") {
       nodes = 200, rate = 200, seconds = 1, burst = 200;
-    } else if (target == nullptr || i + 1 >= argc || (*target = PositiveArg(argv[++i])) < 0) {
-      std::fprintf(stderr, "usage: berthd_bench [--nodes N] [--rate R] [--seconds S] [--burst B] [--quick]\n");
+    } else if (target == nullptr || i + 1 >= argc || (*target = ParsePositiveInt(argv[++i], 10'000'000)) < 0) {
+      std::fprintf(stderr,
+                   "usage: berthd_bench [--nodes N] [--rate R] [--seconds S] [--burst B] [--quick]\n"
+                   "                    [--batch-quiet-ms Q] [--batch-max-ms M]\n");
       return arg == "--help" ? 0 : 2;
     }
   }

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "agent/agent.h"
+#include "bench_util.h"
 #include "sim/vela_nodes.h"
 #include "threephase/scheduler_instance.h"
 
@@ -149,13 +150,6 @@ constexpr char kUsage[] =
     "usage: threephase_bench [--tasks N] [--quick] [--only-small] [--instances N] [--m M]\n"
     "                        [--scoring least|most] [--samplers N] [--deciders N]\n";
 
-// A positive integer argument, or -1.
-int PositiveInt(const char* text) {
-  char* end = nullptr;
-  const long value = std::strtol(text, &end, 10);
-  return (*end != '\0' || value < 1 || value > 100'000'000) ? -1 : static_cast<int>(value);
-}
-
 struct Flags {
   int tasks = 100'000, only_instances = 0, only_m = 0, samplers = 0, deciders = 0;
   bool quick = false, only_small = false;
@@ -183,7 +177,7 @@ int ParseFlags(int argc, char** argv, Flags* f) {
                   : arg == "--samplers"  ? &f->samplers
                   : arg == "--deciders"  ? &f->deciders
                                          : nullptr;
-    if (target == nullptr || (*target = PositiveInt(value)) < 0)
+    if (target == nullptr || (*target = ParsePositiveInt(value, 100'000'000)) < 0)
       return std::fprintf(stderr, "%sbad argument '%s %s'\n", kUsage, arg.c_str(), value), 2;
   }
   return 0;

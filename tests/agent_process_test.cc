@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
-#include <fstream>
 #include <map>
 #include <mutex>
 
@@ -16,6 +15,8 @@
 namespace berth {
 namespace {
 
+using testing_support::FirstLine;
+using testing_support::PortInLine;
 using testing_support::Process;
 
 class Agent {
@@ -23,11 +24,9 @@ class Agent {
   Agent(const std::string& id, int nodes, const std::string& data_dir)
       : process_({BERTH_AGENT_BINARY, "--id", id, "--simulate", std::to_string(nodes), "--port", "0",
                   "--data-dir", data_dir}) {
-    const std::string line = process_.WaitForLine("listening on", std::chrono::seconds(30));
-    const size_t colon = line.rfind(':'), space = line.find(' ', colon);
-    if (colon != std::string::npos) address_ = "127.0.0.1:" + line.substr(colon + 1, space - colon - 1);
-    std::ifstream token(data_dir + "/token");
-    std::getline(token, token_);
+    const std::string port = PortInLine(process_.WaitForLine("listening on", std::chrono::seconds(30)));
+    if (!port.empty()) address_ = "127.0.0.1:" + port;
+    token_ = FirstLine(data_dir + "/token");
   }
   std::unique_ptr<api::HttpAgentTransport> Connect(const std::string& token) const {
     Result<std::unique_ptr<api::HttpAgentTransport>> t = api::HttpAgentTransport::Connect(address_, token);

@@ -10,7 +10,6 @@
 // exact: 8,000 running, 2,000 pending with the engine's reason.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <map>
 #include <random>
 #include <set>
@@ -23,6 +22,8 @@ namespace berth {
 namespace {
 
 using api::Json;
+using testing_support::FirstLine;
+using testing_support::PortInLine;
 using testing_support::Process;
 
 constexpr int kNodes = 100, kNodeMilliCpu = 8'000;
@@ -32,12 +33,8 @@ class Berthd {
  public:
   explicit Berthd(const std::string& data_dir)
       : process_({BERTHD_BINARY, "--data-dir", data_dir, "--port", "0"}) {
-    const std::string line = process_.WaitForLine("listening on", std::chrono::seconds(30));
-    const size_t colon = line.rfind(':'), space = line.find(' ', colon);
-    if (colon == std::string::npos) return;
-    port_ = line.substr(colon + 1, space - colon - 1);
-    std::ifstream token_file(data_dir + "/token");
-    std::getline(token_file, token_);
+    port_ = PortInLine(process_.WaitForLine("listening on", std::chrono::seconds(30)));
+    if (!port_.empty()) token_ = FirstLine(data_dir + "/token");
   }
   bool ready() const { return !port_.empty() && !token_.empty(); }
   api::ApiClient Client() const { return api::ApiClient("127.0.0.1:" + port_, token_); }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -77,5 +78,21 @@ class Process {
   int out_ = -1;
   std::string buffer_;
 };
+
+// The port of a server's start-up line, "... listening on [http://]HOST:PORT
+// (...)", or "" when the line has none.
+inline std::string PortInLine(const std::string& line) {
+  const size_t colon = line.rfind(':');
+  if (colon == std::string::npos) return "";
+  return line.substr(colon + 1, line.find(' ', colon) - colon - 1);
+}
+
+// The first line of a file (a data directory's API token), or "".
+inline std::string FirstLine(const std::string& path) {
+  std::ifstream file(path);
+  std::string line;
+  std::getline(file, line);
+  return line;
+}
 
 }  // namespace berth::testing_support

@@ -82,8 +82,7 @@ Json EncodeSampleRequest(const agent::SampleRequest& request) {
 Result<agent::SampleRequest> DecodeSampleRequest(const Json& body) {
   BERTH_RETURN_IF_ERROR(CheckObject(body, "", {"task", "basis_points", "budget_ms"}));
   agent::SampleRequest request;
-  if (!body.contains("task")) return FieldError("", "missing field 'task'");
-  BERTH_RETURN_IF_ERROR(DecodeTask(body["task"], "task", &request.task));
+  BERTH_RETURN_IF_ERROR(RequireField(body, "task", "", DecodeTask, &request.task));
   BERTH_RETURN_IF_ERROR(ReadField(body, "basis_points", "", ReadInteger, &request.basis_points));
   int64_t budget_ms = 50;
   BERTH_RETURN_IF_ERROR(ReadField(body, "budget_ms", "", ReadInteger, &budget_ms));
@@ -124,8 +123,7 @@ Json EncodeCommitRequest(const agent::CommitRequest& request) {
 Result<agent::CommitRequest> DecodeCommitRequest(const Json& body) {
   BERTH_RETURN_IF_ERROR(CheckObject(body, "", {"task", "node_index", "node_id"}));
   agent::CommitRequest request;
-  if (!body.contains("task")) return FieldError("", "missing field 'task'");
-  BERTH_RETURN_IF_ERROR(DecodeTask(body["task"], "task", &request.task));
+  BERTH_RETURN_IF_ERROR(RequireField(body, "task", "", DecodeTask, &request.task));
   BERTH_RETURN_IF_ERROR(RequireField(body, "node_index", "", ReadIndex, &request.node_index));
   BERTH_RETURN_IF_ERROR(RequireField(body, "node_id", "", ReadId, &request.node_id));
   return request;

@@ -23,6 +23,17 @@ std::string Text(const Json& value) {
   return value.is_string() ? value.get<std::string>() : value.dump();
 }
 
+// "a,b,,c" -> {"a", "b", "", "c"}; "" -> {""}.
+std::vector<std::string> SplitCommas(const std::string& text) {
+  std::vector<std::string> parts;
+  for (size_t start = 0; start <= text.size();) {
+    const size_t end = std::min(text.find(',', start), text.size());
+    parts.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
+}
+
 // "k=v" pairs into a labels object.
 Result<Json> ParseLabels(const std::vector<std::string>& pairs) {
   Json labels = Json::object();
@@ -89,15 +100,11 @@ Result<std::vector<std::pair<std::string, std::string>>> ParsePairs(const std::v
                                                                     const std::string& flag) {
   std::vector<std::pair<std::string, std::string>> pairs;
   for (const std::string& item : items) {
-    size_t start = 0;
-    while (start <= item.size()) {
-      const size_t end = std::min(item.find(',', start), item.size());
-      const std::string pair = item.substr(start, end - start);
+    for (const std::string& pair : SplitCommas(item)) {
       const size_t eq = pair.rfind('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == pair.size())
         return Status::InvalidArgument(flag + " '" + pair + "': expected KEY=VALUE");
       pairs.emplace_back(pair.substr(0, eq), pair.substr(eq + 1));
-      start = end + 1;
     }
   }
   return pairs;
@@ -127,10 +134,7 @@ Result<ClientOptions> ResolveConnection(ClientOptions options) {
 
 Result<Json> ParsePublish(const std::string& text) {
   Json port = Json::object();
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t end = std::min(text.find(',', start), text.size());
-    const std::string pair = text.substr(start, end - start);
+  for (const std::string& pair : SplitCommas(text)) {
     const size_t eq = pair.find('=');
     const std::string key = pair.substr(0, eq), value = eq == std::string::npos ? "" : pair.substr(eq + 1);
     if (key == "target" || key == "published") {
@@ -145,7 +149,6 @@ Result<Json> ParsePublish(const std::string& text) {
       return Status::InvalidArgument("--publish '" + text +
                                      "': expected mode=, target=, published= or protocol= (comma separated)");
     }
-    start = end + 1;
   }
   return port;
 }

@@ -26,8 +26,12 @@ Result<fairshare::Config> ClassRegistry::ToConfig(const api::Json& body) {
   return admission->config();
 }
 
+Result<std::optional<store::StoredObject>> ClassRegistry::Stored(const store::Store& store) {
+  return store.Get(kKind, kId);
+}
+
 Result<api::Json> ClassRegistry::Get() const {
-  Result<std::optional<store::StoredObject>> stored = store_.Get(kKind, kId);
+  Result<std::optional<store::StoredObject>> stored = Stored(store_);
   if (!stored.ok()) return stored.status();
   api::Json body = stored->has_value() ? api::Json::parse((*stored)->body) : DefaultBody();
   body["revision"] = stored->has_value() ? (*stored)->revision : 0;
@@ -36,7 +40,7 @@ Result<api::Json> ClassRegistry::Get() const {
 
 Result<api::Json> ClassRegistry::Update(const api::Json& patch) {
   BERTH_RETURN_IF_ERROR(api::CheckObject(patch, "", {"classes", "requestors", "rebalance"}));
-  Result<std::optional<store::StoredObject>> stored = store_.Get(kKind, kId);
+  Result<std::optional<store::StoredObject>> stored = Stored(store_);
   if (!stored.ok()) return stored.status();
   api::Json body = stored->has_value() ? api::Json::parse((*stored)->body) : DefaultBody();
   for (const auto& [field, value] : patch.items()) body[field] = value;

@@ -30,6 +30,8 @@ class ClassRegistry {
 
   // The fairshare::Config of a stored configuration body (for the control loop).
   static Result<fairshare::Config> ToConfig(const api::Json& body);
+  // The stored configuration object, or nullopt while the default holds.
+  static Result<std::optional<store::StoredObject>> Stored(const store::Store& store);
 
  private:
   store::Store& store_;

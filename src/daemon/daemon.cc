@@ -29,6 +29,12 @@ Result<ApiResponse> WithBody(const ApiRequest& request, Action action) {
   return action(*body);
 }
 
+// The answer to a removal: {"removed": id}, or why it failed.
+Result<Json> Removed(const Status& status, const std::string& id) {
+  if (!status.ok()) return status;
+  return Json{{"removed", id}};
+}
+
 Status MakeDataDir(const std::string& dir) {
   if (::mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST) return Status::Ok();
   return Status::Unavailable("cannot create data directory " + dir + ": " + std::strerror(errno));
@@ -118,10 +124,7 @@ void Daemon::AddNodeRoutes() {
     return Changing(200, [&] { return nodes_.Drain(r.params[0]); });
   });
   server_->Route("DELETE", kNode, [this](const ApiRequest& r) {
-    return Changing(200, [&]() -> Result<Json> {
-      BERTH_RETURN_IF_ERROR(nodes_.Remove(r.params[0]));
-      return Json{{"removed", r.params[0]}};
-    });
+    return Changing(200, [&] { return Removed(nodes_.Remove(r.params[0]), r.params[0]); });
   });
 }
 
@@ -138,10 +141,7 @@ void Daemon::AddServiceRoutes() {
     });
   });
   server_->Route("DELETE", kService, [this](const ApiRequest& r) {
-    return Changing(200, [&]() -> Result<Json> {
-      BERTH_RETURN_IF_ERROR(services_.Remove(r.params[0]));
-      return Json{{"removed", r.params[0]}};
-    });
+    return Changing(200, [&] { return Removed(services_.Remove(r.params[0]), r.params[0]); });
   });
 }
 

@@ -125,17 +125,16 @@ Status Pass::Load(const store::Store& store) {
 // whose service has moved on to a newer spec version.
 void Pass::StartAndStop() {
   for (TaskEntry& e : tasks_) {
+    const std::string node = e.json.value("node", "");
+    const bool node_gone = !node.empty() && !node_ids_.contains(node);
     if (e.json.contains("job")) {
-      const std::string node = e.json.value("node", "");
       const auto job = job_by_id_.find(e.json["job"].get<std::string>());
-      RunJobTask(e, job == job_by_id_.end() || job->second.value("killed", false),
-                 !node.empty() && !node_ids_.contains(node));
+      RunJobTask(e, job == job_by_id_.end() || job->second.value("killed", false), node_gone);
       continue;
     }
-    const std::string service = e.json.value("service", ""), node = e.json.value("node", "");
+    const std::string service = e.json.value("service", "");
     const auto svc = service_by_id_.find(service);
     const bool service_gone = !service.empty() && svc == service_by_id_.end();
-    const bool node_gone = !node.empty() && !node_ids_.contains(node);
     e.in_plan = !service_gone && !node_gone;
     if (IsTerminal(e.json)) continue;
     if (service_gone) {
@@ -385,7 +384,7 @@ std::vector<store::Write> Pass::Writes() {
 // timer) lives across passes and takes a new configuration when the stored
 // one changes.
 Status Reconciler::LoadClasses() {
-  Result<std::optional<store::StoredObject>> stored = store_.Get("config", "classes");
+  Result<std::optional<store::StoredObject>> stored = ClassRegistry::Stored(store_);
   if (!stored.ok()) return stored.status();
   const int64_t revision = stored->has_value() ? (*stored)->revision : 0;
   if (revision == classes_revision_) return Status::Ok();

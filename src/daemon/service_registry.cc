@@ -57,7 +57,7 @@ Result<api::Json> ServiceRegistry::Update(std::string_view id, const api::Json& 
 }
 
 Status ServiceRegistry::Remove(std::string_view id) {
-  return services_.Remove(id, {store::Write::Delete("service-or-job", std::string(id))});
+  return services_.Remove(id, {ReleaseWorkloadName(std::string(id))});
 }
 
 }  // namespace berth::daemon

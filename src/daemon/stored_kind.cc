@@ -2,9 +2,13 @@
 
 namespace berth::daemon {
 
+constexpr const char* kWorkloadNames = "service-or-job";
+
 store::Write ClaimWorkloadName(const std::string& id, const char* kind) {
-  return store::Write::Create("service-or-job", id, kind);
+  return store::Write::Create(kWorkloadNames, id, kind);
 }
+
+store::Write ReleaseWorkloadName(const std::string& id) { return store::Write::Delete(kWorkloadNames, id); }
 
 api::Json StoredKind::View(const store::StoredObject& object) {
   api::Json view = api::Json::parse(object.body);

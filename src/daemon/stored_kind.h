@@ -42,5 +42,6 @@ class StoredKind {
 // or job of the same name is a Conflict "service-or-job '<name>' already
 // exists". Removing a service releases its name; jobs keep theirs.
 store::Write ClaimWorkloadName(const std::string& id, const char* kind);
+store::Write ReleaseWorkloadName(const std::string& id);
 
 }  // namespace berth::daemon
