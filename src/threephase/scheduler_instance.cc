@@ -22,9 +22,7 @@ SchedulerInstance::SchedulerInstance(std::vector<AgentTransport*> agents, Schedu
     : agents_(std::move(agents)),
       options_(options),
       on_outcome_(std::move(on_outcome)),
-      queue_(order ? std::move(order) : std::make_unique<PriorityThenArrival>()) {
-  for (AgentTransport* a : agents_) agent_by_id_[a->agent_id()] = a;
-}
+      queue_(order ? std::move(order) : std::make_unique<PriorityThenArrival>()) {}
 
 SchedulerInstance::~SchedulerInstance() { Stop(); }
 
@@ -146,10 +144,10 @@ bool SchedulerInstance::MultiBind(QueuedTask& task, const std::vector<Candidate>
   int conflicts = 0, errors = 0;
   std::string last_error;
   for (const Candidate& c : candidates) {
-    auto agent = agent_by_id_.find(c.sample.agent_id);
-    if (agent == agent_by_id_.end()) continue;
+    // The sampler set agent_slot to the agent's index in agents_.
+    AgentTransport* agent = agents_[c.sample.agent_slot];
     agent::CommitRequest request{task.task, c.sample.node_index, c.sample.node_id};
-    Result<agent::CommitResponse> response = agent->second->Commit(request, options_.request_timeout);
+    Result<agent::CommitResponse> response = agent->Commit(request, options_.request_timeout);
     if (response.ok() && response->outcome == agent::CommitOutcome::kBound) {
       *bound = &c;
       return true;

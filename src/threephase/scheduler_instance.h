@@ -27,7 +27,6 @@
 #include <mutex>
 #include <string>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include "threephase/decision.h"
@@ -110,8 +109,6 @@ class SchedulerInstance {
   SamplingQueue queue_;
   InFlightDemand in_flight_;
   SchedulerCounters counters_;
-
-  std::unordered_map<std::string, AgentTransport*> agent_by_id_;
 
   std::mutex decide_mu_;
   std::condition_variable decide_ready_;
