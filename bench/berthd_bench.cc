@@ -144,7 +144,9 @@ int Main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: berthd_bench [--nodes N] [--rate R] [--seconds S] [--burst B] [--quick]\n"
                    "                    [--batch-quiet-ms Q] [--batch-max-ms M]\n");
-      return arg == "--help" ? 0 : 2;
+      if (arg == "--help") return 0;
+      std::fprintf(stderr, "bad argument '%s'\n", arg.c_str());
+      return 2;
     }
   }
   store::TestDir dir;

@@ -64,6 +64,11 @@ Json ErrorBody(const Status& status) {
   return Json{{"error", {{"code", CodeName(status.code())}, {"message", status.message()}}}};
 }
 
+void MetricsText::Add(const char* name, const char* help, uint64_t value, const char* type) {
+  text_ += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" + name + " " +
+           std::to_string(value) + "\n";
+}
+
 Result<Json> ParseJsonBody(const std::string& body) {
   if (body.empty()) return Status::InvalidArgument("malformed JSON: the request body is empty");
   Json parsed = Json::parse(body, nullptr, /*allow_exceptions=*/false);

@@ -89,6 +89,17 @@ class ApiServer {
   ApiCounters counters_;
 };
 
+// Builds a Prometheus text-format (0.0.4) answer for GET /metrics.
+class MetricsText {
+ public:
+  // type: "counter" or "gauge".
+  void Add(const char* name, const char* help, uint64_t value, const char* type = "counter");
+  ApiResponse Response() const { return {200, nullptr, text_, "text/plain; version=0.0.4"}; }
+
+ private:
+  std::string text_;
+};
+
 // Parses a request body as JSON; InvalidArgument "malformed JSON: parse error
 // at line L, column C: ..." when it is not JSON.
 Result<Json> ParseJsonBody(const std::string& body);

@@ -32,18 +32,14 @@ void AddAgentRoutes(api::ApiServer& server, agent::Agent& agent) {
   });
   server.Route("GET", "/metrics", [&agent, &server](const ApiRequest&) -> Result<ApiResponse> {
     const agent::AgentCounters& c = agent.counters();
-    std::string text;
-    auto counter = [&](const char* name, const char* help, uint64_t value) {
-      text += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n" + name + " " +
-              std::to_string(value) + "\n";
-    };
-    counter("berth_agent_samples_total", "Sampling requests served.", c.samples.load());
-    counter("berth_agent_bound_total", "Commits that bound a task.", c.bound.load());
-    counter("berth_agent_conflicts_total", "Commits answered with a conflict.", c.conflicts.load());
-    counter("berth_agent_errors_total", "Commits answered with an error.", c.errors.load());
-    counter("berth_http_unauthorized_total", "Requests refused for a missing or wrong token.",
-            server.counters().unauthorized.load());
-    return ApiResponse{200, nullptr, text, "text/plain; version=0.0.4"};
+    api::MetricsText metrics;
+    metrics.Add("berth_agent_samples_total", "Sampling requests served.", c.samples.load());
+    metrics.Add("berth_agent_bound_total", "Commits that bound a task.", c.bound.load());
+    metrics.Add("berth_agent_conflicts_total", "Commits answered with a conflict.", c.conflicts.load());
+    metrics.Add("berth_agent_errors_total", "Commits answered with an error.", c.errors.load());
+    metrics.Add("berth_http_unauthorized_total", "Requests refused for a missing or wrong token.",
+                server.counters().unauthorized.load());
+    return metrics.Response();
   });
 }
 

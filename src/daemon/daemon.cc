@@ -171,24 +171,19 @@ void Daemon::AddJobRoutes() {
   });
 }
 
-// Prometheus text format, version 0.0.4.
 ApiResponse Daemon::Metrics() const {
   const api::ApiCounters& c = server_->counters();
-  std::string text;
-  auto counter = [&](const char* name, const char* help, uint64_t value, const char* type = "counter") {
-    text += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" + name +
-            " " + std::to_string(value) + "\n";
-  };
-  counter("berth_http_requests_total", "HTTP requests answered.", c.requests.load());
-  counter("berth_http_unauthorized_total", "Requests refused for a missing or wrong token.",
-          c.unauthorized.load());
-  counter("berth_http_client_errors_total", "Requests answered with a 4xx status.", c.client_errors.load());
-  counter("berth_http_server_errors_total", "Requests answered with a 5xx status.", c.server_errors.load());
-  counter("berth_control_passes_total", "Control-loop passes run.", loop_->passes());
-  counter("berth_control_pass_errors_total", "Control-loop passes that failed.", loop_->pass_errors());
-  counter("berth_store_revision", "Revision of the last committed store transaction.",
-          static_cast<uint64_t>(store_->revision()), "gauge");
-  return ApiResponse{200, nullptr, text, "text/plain; version=0.0.4"};
+  api::MetricsText metrics;
+  metrics.Add("berth_http_requests_total", "HTTP requests answered.", c.requests.load());
+  metrics.Add("berth_http_unauthorized_total", "Requests refused for a missing or wrong token.",
+              c.unauthorized.load());
+  metrics.Add("berth_http_client_errors_total", "Requests answered with a 4xx status.", c.client_errors.load());
+  metrics.Add("berth_http_server_errors_total", "Requests answered with a 5xx status.", c.server_errors.load());
+  metrics.Add("berth_control_passes_total", "Control-loop passes run.", loop_->passes());
+  metrics.Add("berth_control_pass_errors_total", "Control-loop passes that failed.", loop_->pass_errors());
+  metrics.Add("berth_store_revision", "Revision of the last committed store transaction.",
+              static_cast<uint64_t>(store_->revision()), "gauge");
+  return metrics.Response();
 }
 
 }  // namespace berth::daemon
