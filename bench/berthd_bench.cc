@@ -40,7 +40,8 @@ using api::Json;
 using Clock = std::chrono::system_clock;
 
 int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch())
+      .count();
 }
 
 struct Phase {
@@ -68,19 +69,25 @@ class Bench {
     const int64_t first = NowMs();
     const auto start = std::chrono::steady_clock::now();
     Parallel(clients, count, [&](api::ApiClient& client, int i) {
-      if (rate > 0) std::this_thread::sleep_until(start + std::chrono::microseconds(static_cast<int64_t>(i * 1e6 / rate)));
+      if (rate > 0)
+        std::this_thread::sleep_until(
+            start + std::chrono::microseconds(static_cast<int64_t>(i * 1e6 / rate)));
       const std::string id = prefix + std::to_string(i);
       const int64_t sent = NowMs();
-      const bool ok = client.Call("POST", "/v1/services",
-                                  Json{{"id", id}, {"replicas", 1}, {"task", {{"resources", {{"cpu", "100m"}}}}}})
-                          .ok();
+      const bool ok =
+          client
+              .Call("POST", "/v1/services",
+                    Json{{"id", id}, {"replicas", 1}, {"task", {{"resources", {{"cpu", "100m"}}}}}})
+              .ok();
       std::lock_guard lock(mu_);
       sent_ms_[id + ".1"] = sent;
       return ok;
     });
-    const double submit_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double submit_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     api::ApiClient client(server_, token_);
-    if (!client.Call("GET", "/v1/health?wait=settled&timeout=600").ok()) std::fprintf(stderr, "did not settle\n");
+    if (!client.Call("GET", "/v1/health?wait=settled&timeout=600").ok())
+      std::fprintf(stderr, "did not settle\n");
     const int64_t settled = NowMs();
     Phase phase = Latencies(client, prefix);
     phase.submit_per_s = count / submit_s;
@@ -135,15 +142,21 @@ int Main(int argc, char** argv) {
   int nodes = 20'000, rate = 1'000, seconds = 5, burst = 10'000, quiet_ms = 0, max_ms = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    int* target = arg == "--nodes" ? &nodes : arg == "--rate" ? &rate : arg == "--seconds" ? &seconds
-                : arg == "--burst" ? &burst : arg == "--batch-quiet-ms" ? &quiet_ms
-                : arg == "--batch-max-ms" ? &max_ms : nullptr;
+    int* target = arg == "--nodes"            ? &nodes
+                  : arg == "--rate"           ? &rate
+                  : arg == "--seconds"        ? &seconds
+                  : arg == "--burst"          ? &burst
+                  : arg == "--batch-quiet-ms" ? &quiet_ms
+                  : arg == "--batch-max-ms"   ? &max_ms
+                                              : nullptr;
     if (arg == "--quick") {
       nodes = 200, rate = 200, seconds = 1, burst = 200;
-    } else if (target == nullptr || i + 1 >= argc || (*target = ParsePositiveInt(argv[++i], 10'000'000)) < 0) {
-      std::fprintf(stderr,
-                   "usage: berthd_bench [--nodes N] [--rate R] [--seconds S] [--burst B] [--quick]\n"
-                   "                    [--batch-quiet-ms Q] [--batch-max-ms M]\n");
+    } else if (target == nullptr || i + 1 >= argc ||
+               (*target = ParsePositiveInt(argv[++i], 10'000'000)) < 0) {
+      std::fprintf(
+          stderr,
+          "usage: berthd_bench [--nodes N] [--rate R] [--seconds S] [--burst B] [--quick]\n"
+          "                    [--batch-quiet-ms Q] [--batch-max-ms M]\n");
       if (arg == "--help") return 0;
       std::fprintf(stderr, "bad argument '%s'\n", arg.c_str());
       return 2;
@@ -163,14 +176,16 @@ int Main(int argc, char** argv) {
   Bench bench("127.0.0.1:" + std::to_string((*berthd)->port()), (*berthd)->token());
   auto start = std::chrono::steady_clock::now();
   bench.RegisterNodes(nodes);
-  const double register_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double register_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("registered %d nodes in %.1f s (%.0f/s)\n", nodes, register_s, nodes / register_s);
-  std::printf("%-22s %8s %10s %10s %8s %8s %8s\n", "phase", "tasks", "submit/s", "placed/s", "p50 ms", "p99 ms",
-              "max ms");
+  std::printf("%-22s %8s %10s %10s %8s %8s %8s\n", "phase", "tasks", "submit/s", "placed/s",
+              "p50 ms", "p99 ms", "max ms");
   auto print = [](const char* name, const Phase& p) {
-    std::printf("%-22s %8lld %10.0f %10.0f %8lld %8lld %8lld\n", name, static_cast<long long>(p.tasks),
-                p.submit_per_s, p.placed_per_s, static_cast<long long>(p.p50_ms),
-                static_cast<long long>(p.p99_ms), static_cast<long long>(p.max_ms));
+    std::printf("%-22s %8lld %10.0f %10.0f %8lld %8lld %8lld\n", name,
+                static_cast<long long>(p.tasks), p.submit_per_s, p.placed_per_s,
+                static_cast<long long>(p.p50_ms), static_cast<long long>(p.p99_ms),
+                static_cast<long long>(p.max_ms));
     std::fflush(stdout);
   };
   const std::string fixed = "fixed load " + std::to_string(rate) + "/s";

@@ -91,7 +91,8 @@ Row Run(const Setup& s) {
     agent::AgentOptions options;
     options.id = "agent-" + std::to_string(a);
     options.seed = static_cast<uint64_t>(a + 1);
-    agents.push_back(std::make_unique<agent::Agent>(options, sim::MakeVelaNodes("a" + std::to_string(a), s.nodes_per_agent)));
+    agents.push_back(std::make_unique<agent::Agent>(
+        options, sim::MakeVelaNodes("a" + std::to_string(a), s.nodes_per_agent)));
     transports.push_back(std::make_unique<threephase::InProcessTransport>(*agents.back()));
     views.push_back(transports.back().get());
   }
@@ -103,7 +104,8 @@ Row Run(const Setup& s) {
   auto record = [&](const TaskOutcome& o) {
     std::lock_guard lock(mu);
     if (!o.bound) {
-      ++row.failure_reasons[(std::stoi(o.task_id.substr(1)) % 20 == 0 ? "edge task: " : "task: ") + o.reason];
+      ++row.failure_reasons[(std::stoi(o.task_id.substr(1)) % 20 == 0 ? "edge task: " : "task: ") +
+                            o.reason];
       return;
     }
     phase[0].push_back(o.sampling_ns);
@@ -127,7 +129,8 @@ Row Run(const Setup& s) {
     instances[t % instances.size()]->Submit(std::move(tasks[t]));
   for (auto& instance : instances)
     if (!instance->WaitIdle(std::chrono::minutes(10))) std::fprintf(stderr, "timed out\n");
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (auto& instance : instances) instance->Stop();
   for (auto& instance : instances) {
     row.reschedules += instance->counters().reschedules.load();
@@ -142,7 +145,8 @@ Row Run(const Setup& s) {
     row.p99[p] = Percentile(phase[p], 0.99);
   }
   for (const auto& a : agents)
-    for (uint32_t n = 0; n < a->nodes().size(); ++n) row.overcommitted += a->nodes().Overcommitted(n);
+    for (uint32_t n = 0; n < a->nodes().size(); ++n)
+      row.overcommitted += a->nodes().Overcommitted(n);
   return row;
 }
 
@@ -165,7 +169,8 @@ int ParseFlags(int argc, char** argv, Flags* f) {
       (arg == "--quick" ? f->quick : f->only_small) = true;
       continue;
     }
-    if (i + 1 >= argc) return std::fprintf(stderr, "%s'%s' needs a value\n", kUsage, arg.c_str()), 2;
+    if (i + 1 >= argc)
+      return std::fprintf(stderr, "%s'%s' needs a value\n", kUsage, arg.c_str()), 2;
     const char* value = argv[++i];
     if (arg == "--scoring" && (std::string(value) == "least" || std::string(value) == "most")) {
       f->only_scoring = value;
@@ -191,16 +196,20 @@ void PrintHeader() {
 }
 
 void PrintRow(const Setup& s, const Row& r) {
-  auto per_task = [&](uint64_t n) { return r.bound ? static_cast<double>(n) / static_cast<double>(r.bound) : 0.0; };
-  std::printf("%-7d %-5s %-4d %-2zu %8.0f | %6.0f / %-6.0f %6.0f / %-6.0f %6.0f / %-6.0f %7.0f / %-7.0f | %7llu %10.4f %10.4f %6llu %4d\n",
-              s.agents * s.nodes_per_agent,
-              s.scoring == agent::ResourceScoring::kLeastAllocated ? "least" : "most", s.instances,
-              s.m, r.tasks_per_s, r.p50[0] / 1e3, r.p99[0] / 1e3, r.p50[1] / 1e3, r.p99[1] / 1e3,
-              r.p50[2] / 1e3, r.p99[2] / 1e3, r.p50[3] / 1e6, r.p99[3] / 1e6,
-              static_cast<unsigned long long>(r.reschedules), per_task(r.conflicts),
-              per_task(r.conflicted_commits), static_cast<unsigned long long>(r.failed),
-              r.overcommitted);
-  for (const auto& [reason, count] : r.failure_reasons) std::printf("    %d failed, %s\n", count, reason.c_str());
+  auto per_task = [&](uint64_t n) {
+    return r.bound ? static_cast<double>(n) / static_cast<double>(r.bound) : 0.0;
+  };
+  std::printf(
+      "%-7d %-5s %-4d %-2zu %8.0f | %6.0f / %-6.0f %6.0f / %-6.0f %6.0f / %-6.0f %7.0f / %-7.0f | "
+      "%7llu %10.4f %10.4f %6llu %4d\n",
+      s.agents * s.nodes_per_agent,
+      s.scoring == agent::ResourceScoring::kLeastAllocated ? "least" : "most", s.instances, s.m,
+      r.tasks_per_s, r.p50[0] / 1e3, r.p99[0] / 1e3, r.p50[1] / 1e3, r.p99[1] / 1e3, r.p50[2] / 1e3,
+      r.p99[2] / 1e3, r.p50[3] / 1e6, r.p99[3] / 1e6,
+      static_cast<unsigned long long>(r.reschedules), per_task(r.conflicts),
+      per_task(r.conflicted_commits), static_cast<unsigned long long>(r.failed), r.overcommitted);
+  for (const auto& [reason, count] : r.failure_reasons)
+    std::printf("    %d failed, %s\n", count, reason.c_str());
   std::fflush(stdout);
 }
 
@@ -214,7 +223,8 @@ int Main(int argc, char** argv) {
   PrintHeader();
   int failures = 0;
   for (int per_agent : node_counts)
-    for (auto scoring : {agent::ResourceScoring::kLeastAllocated, agent::ResourceScoring::kMostAllocated})
+    for (auto scoring :
+         {agent::ResourceScoring::kLeastAllocated, agent::ResourceScoring::kMostAllocated})
       for (int instances : {1, 2, 4})
         for (size_t m : {size_t{3}, size_t{1}}) {
           const bool least = scoring == agent::ResourceScoring::kLeastAllocated;
@@ -222,7 +232,8 @@ int Main(int argc, char** argv) {
               (f.only_m > 0 && m != static_cast<size_t>(f.only_m)) ||
               (!f.only_scoring.empty() && (f.only_scoring == "least") != least))
             continue;
-          const Setup setup{agents, per_agent, f.tasks, instances, m, scoring, f.samplers, f.deciders};
+          const Setup setup{agents, per_agent, f.tasks,    instances,
+                            m,      scoring,   f.samplers, f.deciders};
           const Row row = Run(setup);
           PrintRow(setup, row);
           failures += row.overcommitted > 0;

@@ -22,14 +22,16 @@ using testing_support::Process;
 class Agent {
  public:
   Agent(const std::string& id, int nodes, const std::string& data_dir)
-      : process_({BERTH_AGENT_BINARY, "--id", id, "--simulate", std::to_string(nodes), "--port", "0",
-                  "--data-dir", data_dir}) {
-    const std::string port = PortInLine(process_.WaitForLine("listening on", std::chrono::seconds(30)));
+      : process_({BERTH_AGENT_BINARY, "--id", id, "--simulate", std::to_string(nodes), "--port",
+                  "0", "--data-dir", data_dir}) {
+    const std::string port =
+        PortInLine(process_.WaitForLine("listening on", std::chrono::seconds(30)));
     if (!port.empty()) address_ = "127.0.0.1:" + port;
     token_ = FirstLine(data_dir + "/token");
   }
   std::unique_ptr<api::HttpAgentTransport> Connect(const std::string& token) const {
-    Result<std::unique_ptr<api::HttpAgentTransport>> t = api::HttpAgentTransport::Connect(address_, token);
+    Result<std::unique_ptr<api::HttpAgentTransport>> t =
+        api::HttpAgentTransport::Connect(address_, token);
     return t.ok() ? std::move(*t) : nullptr;
   }
   const std::string& token() const { return token_; }
@@ -61,25 +63,27 @@ TEST(AgentProcess, PlacementsGoOnWhenAnAgentIsKilled) {
   ASSERT_TRUE(a && b);
   std::mutex mu;
   std::condition_variable changed;
-  std::map<std::string, int> outcomes;   // task -> outcomes seen
-  std::map<std::string, int> bound_on;   // agent -> tasks bound there
+  std::map<std::string, int> outcomes;  // task -> outcomes seen
+  std::map<std::string, int> bound_on;  // agent -> tasks bound there
   threephase::SchedulerOptions options;
   options.cluster_percent = 100;  // ask both agents every time
   options.node_basis_points = 1000;
   options.request_timeout = std::chrono::milliseconds(500);
-  threephase::SchedulerInstance instance({a.get(), b.get()}, options, [&](const threephase::TaskOutcome& o) {
-    std::lock_guard lock(mu);
-    ++outcomes[o.task_id];
-    if (o.bound) ++bound_on[o.agent_id];
-    changed.notify_all();
-  });
+  threephase::SchedulerInstance instance({a.get(), b.get()}, options,
+                                         [&](const threephase::TaskOutcome& o) {
+                                           std::lock_guard lock(mu);
+                                           ++outcomes[o.task_id];
+                                           if (o.bound) ++bound_on[o.agent_id];
+                                           changed.notify_all();
+                                         });
   instance.Start();
   constexpr int kTasks = 600;
   for (int i = 0; i < kTasks; ++i) instance.Submit(Task(i));
   {
     // Kill the first agent once it holds some tasks and work is still going on.
     std::unique_lock lock(mu);
-    ASSERT_TRUE(changed.wait_for(lock, std::chrono::seconds(60), [&] { return bound_on["doomed"] >= 10; }));
+    ASSERT_TRUE(
+        changed.wait_for(lock, std::chrono::seconds(60), [&] { return bound_on["doomed"] >= 10; }));
   }
   doomed.Kill();
   ASSERT_TRUE(instance.WaitIdle(std::chrono::seconds(120)));

@@ -52,13 +52,15 @@ bool IsActive(const Json& task) {
 
 // The invariants above; `acknowledged` services must exist. Returns the
 // number of tasks in the store.
-size_t CheckInvariants(api::ApiClient& client, const std::set<std::string>& acknowledged, int submitted) {
+size_t CheckInvariants(api::ApiClient& client, const std::set<std::string>& acknowledged,
+                       int submitted) {
   Result<Json> services = client.Call("GET", "/v1/services");
   Result<Json> tasks = client.Call("GET", "/v1/tasks");
   EXPECT_TRUE(services.ok() && tasks.ok());
   if (!services.ok() || !tasks.ok()) return 0;
   std::set<std::string> service_ids;
-  for (const Json& s : (*services)["services"]) EXPECT_TRUE(service_ids.insert(s["id"]).second) << s["id"];
+  for (const Json& s : (*services)["services"])
+    EXPECT_TRUE(service_ids.insert(s["id"]).second) << s["id"];
   for (const std::string& id : acknowledged) EXPECT_TRUE(service_ids.contains(id)) << "lost " << id;
   EXPECT_LE(service_ids.size(), static_cast<size_t>(submitted));
   std::set<std::string> task_ids;
@@ -70,7 +72,8 @@ size_t CheckInvariants(api::ApiClient& client, const std::set<std::string>& ackn
     milli_cpu_per_node[t["node"]] += kTaskMilliCpu;
   }
   for (const auto& [service, active] : active_per_service) EXPECT_LE(active, kReplicas) << service;
-  for (const auto& [node, milli_cpu] : milli_cpu_per_node) EXPECT_LE(milli_cpu, kNodeMilliCpu) << node;
+  for (const auto& [node, milli_cpu] : milli_cpu_per_node)
+    EXPECT_LE(milli_cpu, kNodeMilliCpu) << node;
   return task_ids.size();
 }
 
@@ -87,7 +90,8 @@ TEST(BerthdCrash, AcknowledgedWorkSurvivesSigkillAtRandomPoints) {
     const size_t tasks = CheckInvariants(client, acknowledged, submitted);
     interrupted_placements += tasks < acknowledged.size() * kReplicas;
     for (int n = 0; round == 0 && n < kNodes; ++n) {
-      const Json node = {{"id", "n" + std::to_string(n)}, {"resources", {{"cpu", kNodeMilliCpu / 1000}}}};
+      const Json node = {{"id", "n" + std::to_string(n)},
+                         {"resources", {{"cpu", kNodeMilliCpu / 1000}}}};
       ASSERT_TRUE(client.Call("POST", "/v1/nodes", node).ok());
     }
     // Submit a random number of services, then kill it while the control
@@ -119,7 +123,9 @@ TEST(BerthdCrash, AcknowledgedWorkSurvivesSigkillAtRandomPoints) {
     running += t["state"] == "running";
     if (t["state"] == "pending") {
       ++pending;
-      EXPECT_EQ(t["message"].get<std::string>().rfind("no suitable node (insufficient resources on ", 0), 0u)
+      EXPECT_EQ(
+          t["message"].get<std::string>().rfind("no suitable node (insufficient resources on ", 0),
+          0u)
           << t.dump();
     }
   }

@@ -53,7 +53,8 @@ Agent::~Agent() = default;
 std::unique_ptr<Agent::SamplingPipeline> Agent::MakeSamplingPipeline() const {
   auto p = std::make_unique<SamplingPipeline>();
   p->plugins.push_back({std::make_unique<PlacementFilters>(), 0});
-  p->plugins.push_back({std::make_unique<ResourcesFit>(options_.scoring), options_.resources_weight});
+  p->plugins.push_back(
+      {std::make_unique<ResourcesFit>(options_.scoring), options_.resources_weight});
   p->plugins.push_back({std::make_unique<GeoLocation>(), options_.geo_weight});
   p->plugins.push_back({std::make_unique<BatteryLevel>(), options_.battery_weight});
   p->plugins.push_back({std::make_unique<LeastRecentlyUsed>(*clock_), options_.lru_weight});
@@ -78,9 +79,16 @@ bool Agent::Evaluate(SamplingPipeline& pipeline, uint32_t node, NodeSample* samp
       }
     }
     const NodeResources& total = n.info.node().resources;
-    *sample = {options_.id, n.info.node().id, 0, node, score_sum, weight_sum,
-               n.info.available_milli_cpu(), n.info.available_memory_bytes(),
-               total.milli_cpu, total.memory_bytes};
+    *sample = {options_.id,
+               n.info.node().id,
+               0,
+               node,
+               score_sum,
+               weight_sum,
+               n.info.available_milli_cpu(),
+               n.info.available_memory_bytes(),
+               total.milli_cpu,
+               total.memory_bytes};
     return true;
   });
 }
@@ -99,7 +107,8 @@ SampleResponse Agent::Sample(const SampleRequest& request) {
   NodeSample sample;
   while (response.nodes.size() < wanted && response.looked_at < count) {
     ++response.looked_at;
-    if (Evaluate(*pipeline, strategy_->Next(cursor, count), &sample)) response.nodes.push_back(sample);
+    if (Evaluate(*pipeline, strategy_->Next(cursor, count), &sample))
+      response.nodes.push_back(sample);
     // The clock is read every 64 nodes: cheap, and a node takes microseconds.
     if ((response.looked_at & 63) == 0 && std::chrono::steady_clock::now() >= deadline) break;
   }
@@ -112,7 +121,8 @@ CommitResponse Agent::Commit(const CommitRequest& request) {
   if (request.task.spec == nullptr || request.node_index >= nodes_.size() ||
       nodes_.NodeId(request.node_index) != request.node_id) {
     counters_.errors.fetch_add(1, std::memory_order_relaxed);
-    return {CommitOutcome::kError, "unknown node '" + request.node_id + "' on agent " + options_.id};
+    return {CommitOutcome::kError,
+            "unknown node '" + request.node_id + "' on agent " + options_.id};
   }
   // (1) Reserve at once, even past capacity: later samples see it.
   Reservation reservation = nodes_.Reserve(request.node_index, request.task.spec);

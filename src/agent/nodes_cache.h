@@ -29,12 +29,12 @@ namespace berth::agent {
 // One node and what the agent's plugins read about it.
 struct AgentNode {
   NodeInfo info;
-  std::optional<GeoPoint> geo;              // label geo-location = "lat,long"
-  std::optional<int64_t> battery_percent;   // label battery-level; absent: mains powered
-  int64_t battery_capacity_mah = 0;         // label battery-capacity
-  Timestamp last_bound;                     // when it last received a task (LRU)
-  int64_t bound_milli_cpu = 0;              // committed demand, for the
-  int64_t bound_memory_bytes = 0;           // over-commit invariant
+  std::optional<GeoPoint> geo;             // label geo-location = "lat,long"
+  std::optional<int64_t> battery_percent;  // label battery-level; absent: mains powered
+  int64_t battery_capacity_mah = 0;        // label battery-capacity
+  Timestamp last_bound;                    // when it last received a task (LRU)
+  int64_t bound_milli_cpu = 0;             // committed demand, for the
+  int64_t bound_memory_bytes = 0;          // over-commit invariant
   uint32_t bound_tasks = 0;
 };
 

@@ -20,7 +20,8 @@ bool AllocatedPercent64(int64_t total_cpu, int64_t free_cpu, int64_t demand_cpu,
   if (total_cpu <= 0 || total_memory <= 0 || total_memory > INT64_MAX / 2) return false;
   int64_t cpu_gap = 0, memory_gap = 0, used_cpu = 0, used_memory = 0;
   int64_t cpu_share = 0, memory_share = 0, numerator = 0, scaled = 0, denominator = 0;
-  // floor(100 * (used_cpu * total_memory + used_memory * total_cpu) / (2 * total_cpu * total_memory))
+  // floor(100 * (used_cpu * total_memory + used_memory * total_cpu) / (2 * total_cpu *
+  // total_memory))
   if (__builtin_sub_overflow(total_cpu, free_cpu, &cpu_gap) ||
       __builtin_add_overflow(cpu_gap, demand_cpu, &used_cpu) ||
       __builtin_sub_overflow(total_memory, free_memory, &memory_gap) ||
@@ -41,8 +42,8 @@ int64_t AllocationScore(ResourceScoring scoring, int64_t total_cpu, int64_t free
                         int64_t demand_cpu, int64_t total_memory, int64_t free_memory,
                         int64_t demand_memory) {
   int64_t allocated = 0;
-  if (AllocatedPercent64(total_cpu, free_cpu, demand_cpu, total_memory, free_memory,
-                         demand_memory, &allocated))
+  if (AllocatedPercent64(total_cpu, free_cpu, demand_cpu, total_memory, free_memory, demand_memory,
+                         &allocated))
     return FromAllocated(scoring, allocated);
   // mean = (sum of used_r / total_r) / k; in integers with a common
   // denominator: floor(100 * sum(used_r * prod(other totals)) / (k * prod(totals))).
@@ -76,8 +77,8 @@ bool ResourcesFit::Filter(const AgentNode& node) const {
 int64_t ResourcesFit::Score(const AgentNode& node) const {
   const NodeResources& total = node.info.node().resources;
   return AllocationScore(scoring_, total.milli_cpu, node.info.available_milli_cpu(),
-                         demand_->milli_cpu, total.memory_bytes,
-                         node.info.available_memory_bytes(), demand_->memory_bytes);
+                         demand_->milli_cpu, total.memory_bytes, node.info.available_memory_bytes(),
+                         demand_->memory_bytes);
 }
 
 }  // namespace berth::agent

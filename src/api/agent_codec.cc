@@ -18,12 +18,17 @@ Json EncodeTask(const agent::PlacementTask& task) {
 }
 
 Status DecodeEdge(const Json& value, const std::string& path, agent::EdgeRequirements* edge) {
-  BERTH_RETURN_IF_ERROR(CheckObject(value, path, {"target", "max_distance_m", "min_battery_percent", "min_capacity_mah"}));
-  BERTH_RETURN_IF_ERROR(ReadField(value, "max_distance_m", path, ReadInteger, &edge->max_distance_m));
-  BERTH_RETURN_IF_ERROR(ReadField(value, "min_battery_percent", path, ReadInteger, &edge->min_battery_percent));
-  BERTH_RETURN_IF_ERROR(ReadField(value, "min_capacity_mah", path, ReadInteger, &edge->min_capacity_mah));
+  BERTH_RETURN_IF_ERROR(CheckObject(
+      value, path, {"target", "max_distance_m", "min_battery_percent", "min_capacity_mah"}));
+  BERTH_RETURN_IF_ERROR(
+      ReadField(value, "max_distance_m", path, ReadInteger, &edge->max_distance_m));
+  BERTH_RETURN_IF_ERROR(
+      ReadField(value, "min_battery_percent", path, ReadInteger, &edge->min_battery_percent));
+  BERTH_RETURN_IF_ERROR(
+      ReadField(value, "min_capacity_mah", path, ReadInteger, &edge->min_capacity_mah));
   if (auto target = value.find("target"); target != value.end()) {
-    if (!target->is_array() || target->size() != 2) return FieldError(FieldPath(path, "target"), "expected [lat_micro, lon_micro]");
+    if (!target->is_array() || target->size() != 2)
+      return FieldError(FieldPath(path, "target"), "expected [lat_micro, lon_micro]");
     agent::GeoPoint point;
     BERTH_RETURN_IF_ERROR(ReadInteger((*target)[0], FieldPath(path, "target"), &point.lat_micro));
     BERTH_RETURN_IF_ERROR(ReadInteger((*target)[1], FieldPath(path, "target"), &point.lon_micro));
@@ -37,9 +42,11 @@ Status DecodeTask(const Json& value, const std::string& path, agent::PlacementTa
   BERTH_RETURN_IF_ERROR(RequireField(value, "id", path, ReadId, &task->id));
   BERTH_RETURN_IF_ERROR(ReadField(value, "priority", path, ReadInteger, &task->priority));
   auto spec = std::make_shared<TaskSpec>();
-  if (value.contains("task")) BERTH_RETURN_IF_ERROR(DecodeTaskSpec(value["task"], FieldPath(path, "task"), spec.get()));
+  if (value.contains("task"))
+    BERTH_RETURN_IF_ERROR(DecodeTaskSpec(value["task"], FieldPath(path, "task"), spec.get()));
   task->spec = std::move(spec);
-  if (value.contains("edge")) BERTH_RETURN_IF_ERROR(DecodeEdge(value["edge"], FieldPath(path, "edge"), &task->edge));
+  if (value.contains("edge"))
+    BERTH_RETURN_IF_ERROR(DecodeEdge(value["edge"], FieldPath(path, "edge"), &task->edge));
   return Status::Ok();
 }
 
@@ -60,11 +67,14 @@ Json EncodeTaskSpec(const TaskSpec& spec) {
   if (r.memory_bytes != 0) out["resources"]["memory"] = r.memory_bytes;
   for (const GenericRequest& g : r.generic) out["resources"]["generic"][g.kind] = g.count;
   if (!spec.constraints.empty()) out["constraints"] = spec.constraints;
-  for (const std::string& d : spec.spread_descriptors) out["preferences"].push_back({{"spread", d}});
-  for (const Platform& p : spec.platforms) out["platforms"].push_back({{"os", p.os}, {"arch", p.arch}});
+  for (const std::string& d : spec.spread_descriptors)
+    out["preferences"].push_back({{"spread", d}});
+  for (const Platform& p : spec.platforms)
+    out["platforms"].push_back({{"os", p.os}, {"arch", p.arch}});
   for (const PortSpec& p : spec.ports)
     if (p.published != 0)
-      out["ports"].push_back({{"protocol", ToString(p.protocol)}, {"published", p.published},
+      out["ports"].push_back({{"protocol", ToString(p.protocol)},
+                              {"published", p.published},
                               {"mode", p.host_mode ? "host" : "ingress"}});
   if (spec.max_replicas_per_node != 0) out["max_replicas_per_node"] = spec.max_replicas_per_node;
   if (!spec.networks.empty()) out["networks"] = spec.networks;
@@ -74,9 +84,10 @@ Json EncodeTaskSpec(const TaskSpec& spec) {
 }
 
 Json EncodeSampleRequest(const agent::SampleRequest& request) {
-  return {{"task", EncodeTask(request.task)},
-          {"basis_points", request.basis_points},
-          {"budget_ms", std::chrono::duration_cast<std::chrono::milliseconds>(request.budget).count()}};
+  return {
+      {"task", EncodeTask(request.task)},
+      {"basis_points", request.basis_points},
+      {"budget_ms", std::chrono::duration_cast<std::chrono::milliseconds>(request.budget).count()}};
 }
 
 Result<agent::SampleRequest> DecodeSampleRequest(const Json& body) {
@@ -96,8 +107,9 @@ Result<agent::SampleRequest> DecodeSampleRequest(const Json& body) {
 Json EncodeSampleResponse(const agent::SampleResponse& response) {
   Json nodes = Json::array();
   for (const agent::NodeSample& n : response.nodes)
-    nodes.push_back(Json::array({n.node_id, n.node_index, n.score_sum, n.weight_sum, n.free_milli_cpu,
-                                 n.free_memory_bytes, n.total_milli_cpu, n.total_memory_bytes}));
+    nodes.push_back(
+        Json::array({n.node_id, n.node_index, n.score_sum, n.weight_sum, n.free_milli_cpu,
+                     n.free_memory_bytes, n.total_milli_cpu, n.total_memory_bytes}));
   return {{"nodes", std::move(nodes)}, {"looked_at", response.looked_at}};
 }
 
@@ -106,18 +118,24 @@ Result<agent::SampleResponse> DecodeSampleResponse(const Json& body, const std::
   agent::SampleResponse response;
   if (body.contains("looked_at") && body["looked_at"].is_number_unsigned())
     response.looked_at = body["looked_at"].get<uint32_t>();
-  if (!body.contains("nodes") || !body["nodes"].is_array()) return FieldError("nodes", "expected an array");
+  if (!body.contains("nodes") || !body["nodes"].is_array())
+    return FieldError("nodes", "expected an array");
   for (const Json& n : body["nodes"]) {
-    if (!n.is_array() || n.size() != 8 || !n[0].is_string()) return FieldError("nodes", "expected 8-element node rows");
+    if (!n.is_array() || n.size() != 8 || !n[0].is_string())
+      return FieldError("nodes", "expected 8-element node rows");
     for (size_t i = 1; i < 8; ++i)
-      if (!n[i].is_number_integer()) return FieldError("nodes", "expected integers after the node id");
-    response.nodes.push_back({agent_id, n[0], 0, n[1].get<uint32_t>(), n[2], n[3], n[4], n[5], n[6], n[7]});
+      if (!n[i].is_number_integer())
+        return FieldError("nodes", "expected integers after the node id");
+    response.nodes.push_back(
+        {agent_id, n[0], 0, n[1].get<uint32_t>(), n[2], n[3], n[4], n[5], n[6], n[7]});
   }
   return response;
 }
 
 Json EncodeCommitRequest(const agent::CommitRequest& request) {
-  return {{"task", EncodeTask(request.task)}, {"node_index", request.node_index}, {"node_id", request.node_id}};
+  return {{"task", EncodeTask(request.task)},
+          {"node_index", request.node_index},
+          {"node_id", request.node_id}};
 }
 
 Result<agent::CommitRequest> DecodeCommitRequest(const Json& body) {
@@ -132,7 +150,7 @@ Result<agent::CommitRequest> DecodeCommitRequest(const Json& body) {
 Json EncodeCommitResponse(const agent::CommitResponse& response) {
   const char* outcome = response.outcome == agent::CommitOutcome::kBound      ? "bound"
                         : response.outcome == agent::CommitOutcome::kConflict ? "conflict"
-                                                                               : "error";
+                                                                              : "error";
   return {{"outcome", outcome}, {"reason", response.reason}};
 }
 
@@ -140,9 +158,12 @@ Result<agent::CommitResponse> DecodeCommitResponse(const Json& body) {
   BERTH_RETURN_IF_ERROR(CheckObject(body, "", {"outcome", "reason"}));
   const std::string outcome = body.value("outcome", "");
   agent::CommitResponse response{agent::CommitOutcome::kError, body.value("reason", "")};
-  if (outcome == "bound") response.outcome = agent::CommitOutcome::kBound;
-  else if (outcome == "conflict") response.outcome = agent::CommitOutcome::kConflict;
-  else if (outcome != "error") return FieldError("outcome", "expected bound, conflict or error");
+  if (outcome == "bound")
+    response.outcome = agent::CommitOutcome::kBound;
+  else if (outcome == "conflict")
+    response.outcome = agent::CommitOutcome::kConflict;
+  else if (outcome != "error")
+    return FieldError("outcome", "expected bound, conflict or error");
   return response;
 }
 

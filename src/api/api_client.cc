@@ -20,14 +20,17 @@ Result<Json> ApiClient::Call(const std::string& method, const std::string& path,
                       : method == "POST"  ? http_->Post(path.c_str(), text, "application/json")
                       : method == "PATCH" ? http_->Patch(path.c_str(), text, "application/json")
                                           : http_->Delete(path.c_str());
-  if (!r) return Status::Unavailable("cannot reach berthd at " + server_ + ": " + httplib::to_string(r.error()));
+  if (!r)
+    return Status::Unavailable("cannot reach berthd at " + server_ + ": " +
+                               httplib::to_string(r.error()));
   Json answer = Json::parse(r->body, nullptr, false);
   if (r->status < 400) {
     if (answer.is_discarded()) return Status::Unavailable("berthd sent a body that is not JSON");
     return answer;
   }
   std::string message = "HTTP " + std::to_string(r->status);
-  if (!answer.is_discarded() && answer.contains("error")) message = answer["error"].value("message", message);
+  if (!answer.is_discarded() && answer.contains("error"))
+    message = answer["error"].value("message", message);
   if (r->status == 401) return Status::InvalidArgument("unauthorized: " + message);
   if (r->status == 404) return Status::NotFound(message);
   if (r->status == 409) return Status::Conflict(message);

@@ -102,7 +102,8 @@ bool IsCoreFloat(std::string_view s) {
 // value too large for 64 bits becomes a float, as nlohmann's JSON parser does.
 nlohmann::json IntegerValue(std::string_view digits, int base, bool negative) {
   uint64_t magnitude = 0;
-  auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), magnitude, base);
+  auto [end, error] =
+      std::from_chars(digits.data(), digits.data() + digits.size(), magnitude, base);
   const uint64_t limit = static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) + 1;
   if (error != std::errc() || end != digits.data() + digits.size() ||
       (negative && magnitude > limit)) {
@@ -129,7 +130,8 @@ nlohmann::json ResolvePlain(const std::string& s) {
   if (s == "false" || s == "False" || s == "FALSE") return false;
   const std::string_view v = s;
   if (AllOf(WithoutSign(v), IsDigit)) return IntegerValue(WithoutSign(v), 10, v[0] == '-');
-  if (v.starts_with("0o") && AllOf(v.substr(2), IsOctal)) return IntegerValue(v.substr(2), 8, false);
+  if (v.starts_with("0o") && AllOf(v.substr(2), IsOctal))
+    return IntegerValue(v.substr(2), 8, false);
   if (v.starts_with("0x") && AllOf(v.substr(2), IsHex)) return IntegerValue(v.substr(2), 16, false);
   if (IsCoreFloat(v)) return FloatValue(v);
   const std::string_view magnitude = WithoutSign(v);
@@ -149,7 +151,11 @@ bool IsUtf8(std::string_view text) {
   for (size_t i = 0; i < text.size();) {
     const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
     const unsigned char c = byte(i);
-    const size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    const size_t length = c < 0x80           ? 1
+                          : (c >> 5) == 0x6  ? 2
+                          : (c >> 4) == 0xE  ? 3
+                          : (c >> 3) == 0x1E ? 4
+                                             : 0;
     if (length == 0 || i + length > text.size()) return false;
     uint32_t code = length == 1 ? c : c & (0x7F >> length);
     for (size_t k = 1; k < length; ++k) {
@@ -157,7 +163,8 @@ bool IsUtf8(std::string_view text) {
       code = (code << 6) | (byte(i + k) & 0x3F);
     }
     constexpr uint32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (code < kSmallest[length] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return false;
+    if (code < kSmallest[length] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF))
+      return false;
     i += length;
   }
   return true;
@@ -220,7 +227,8 @@ class ContentSeen final : public YAML::EventHandler {
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
   void OnAlias(const YAML::Mark&, YAML::anchor_t) override { seen = true; }
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {
     seen = true;
   }
   void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,

@@ -44,8 +44,7 @@ TEST(ParseDocumentText, SyntaxErrorsNameTheLine) {
   auto json = ParseDocumentText("{\"a\": 1,\n \"b\": }");
   ASSERT_FALSE(json.ok());
   EXPECT_EQ(json.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(json.status().message().find("invalid JSON: parse error at line 2"),
-            std::string::npos)
+  EXPECT_NE(json.status().message().find("invalid JSON: parse error at line 2"), std::string::npos)
       << json.status().message();
   auto yaml = ParseDocumentText("a: [1, 2\nb: 3\n");
   ASSERT_FALSE(yaml.ok());
@@ -68,9 +67,10 @@ TEST(ParseDocumentText, AStrayCommaEndsInsteadOfHangingTheParser) {
 TEST(ParseDocumentText, InvalidUtf8InYamlIsAnError) {
   auto doc = ParseDocumentText("requestors: [[\"\xff\", land]]\n");
   ASSERT_FALSE(doc.ok());
-  EXPECT_NE(doc.status().message().find("invalid UTF-8"), std::string::npos) << doc.status().message();
-  EXPECT_FALSE(ParseDocumentText("key\xc0\xaf: 1\n").ok());              // overlong '/'
-  EXPECT_FALSE(ParseDocumentText("a: \"\xed\xa0\x80\"\n").ok());        // a surrogate
+  EXPECT_NE(doc.status().message().find("invalid UTF-8"), std::string::npos)
+      << doc.status().message();
+  EXPECT_FALSE(ParseDocumentText("key\xc0\xaf: 1\n").ok());                      // overlong '/'
+  EXPECT_FALSE(ParseDocumentText("a: \"\xed\xa0\x80\"\n").ok());                 // a surrogate
   EXPECT_TRUE(ParseDocumentText("a: \"caf\xc3\xa9 \xf0\x9f\x9a\xa2\"\n").ok());  // é and an emoji
 }
 

@@ -43,10 +43,13 @@ Result<std::unique_ptr<HttpAgentTransport>> HttpAgentTransport::Connect(const st
   httplib::Client& client = ThreadClient(server, token);
   SetTimeout(client, std::chrono::seconds(5));
   httplib::Result r = client.Get("/v1/agent");
-  if (!r) return Status::Unavailable("cannot reach berth-agent at " + server + ": " + httplib::to_string(r.error()));
+  if (!r)
+    return Status::Unavailable("cannot reach berth-agent at " + server + ": " +
+                               httplib::to_string(r.error()));
   const Json body = Json::parse(r->body, nullptr, false);
   if (r->status != 200 || body.is_discarded() || !body.contains("id") || !body["id"].is_string())
-    return Status::Unavailable("berth-agent at " + server + " answered " + std::to_string(r->status));
+    return Status::Unavailable("berth-agent at " + server + " answered " +
+                               std::to_string(r->status));
   return std::unique_ptr<HttpAgentTransport>(new HttpAgentTransport(server, token, body["id"]));
 }
 
@@ -56,29 +59,36 @@ Result<Json> HttpAgentTransport::Post(const char* path, const Json& body, Durati
   httplib::Result r = client.Post(path, body.dump(), "application/json");
   if (!r) return Status::Unavailable("agent " + id_ + ": " + httplib::to_string(r.error()));
   Json answer = Json::parse(r->body, nullptr, false);
-  if (answer.is_discarded()) return Status::Unavailable("agent " + id_ + ": an answer that is not JSON");
+  if (answer.is_discarded())
+    return Status::Unavailable("agent " + id_ + ": an answer that is not JSON");
   if (r->status >= 400) {
-    const std::string message = answer.contains("error") ? answer["error"].value("message", "") : "";
-    return Status::Unavailable("agent " + id_ + ": HTTP " + std::to_string(r->status) + " " + message);
+    const std::string message =
+        answer.contains("error") ? answer["error"].value("message", "") : "";
+    return Status::Unavailable("agent " + id_ + ": HTTP " + std::to_string(r->status) + " " +
+                               message);
   }
   return answer;
 }
 
-Result<agent::SampleResponse> HttpAgentTransport::Sample(const agent::SampleRequest& request, Duration timeout) {
+Result<agent::SampleResponse> HttpAgentTransport::Sample(const agent::SampleRequest& request,
+                                                         Duration timeout) {
   agent::SampleRequest bounded = request;
   bounded.budget = std::min(bounded.budget, timeout);
   Result<Json> answer = Post("/v1/sample", EncodeSampleRequest(bounded), timeout);
   if (!answer.ok()) return answer.status();
   Result<agent::SampleResponse> response = DecodeSampleResponse(*answer, id_);
-  if (!response.ok()) return Status::Unavailable("agent " + id_ + ": " + response.status().message());
+  if (!response.ok())
+    return Status::Unavailable("agent " + id_ + ": " + response.status().message());
   return response;
 }
 
-Result<agent::CommitResponse> HttpAgentTransport::Commit(const agent::CommitRequest& request, Duration timeout) {
+Result<agent::CommitResponse> HttpAgentTransport::Commit(const agent::CommitRequest& request,
+                                                         Duration timeout) {
   Result<Json> answer = Post("/v1/commit", EncodeCommitRequest(request), timeout);
   if (!answer.ok()) return answer.status();
   Result<agent::CommitResponse> response = DecodeCommitResponse(*answer);
-  if (!response.ok()) return Status::Unavailable("agent " + id_ + ": " + response.status().message());
+  if (!response.ok())
+    return Status::Unavailable("agent " + id_ + ": " + response.status().message());
   return response;
 }
 

@@ -25,8 +25,10 @@ class HttpAgentTransport final : public threephase::AgentTransport {
   ~HttpAgentTransport() override;
 
   const std::string& agent_id() const override { return id_; }
-  Result<agent::SampleResponse> Sample(const agent::SampleRequest& request, Duration timeout) override;
-  Result<agent::CommitResponse> Commit(const agent::CommitRequest& request, Duration timeout) override;
+  Result<agent::SampleResponse> Sample(const agent::SampleRequest& request,
+                                       Duration timeout) override;
+  Result<agent::CommitResponse> Commit(const agent::CommitRequest& request,
+                                       Duration timeout) override;
 
  private:
   HttpAgentTransport(std::string server, std::string token, std::string id);

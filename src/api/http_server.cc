@@ -9,12 +9,18 @@ namespace {
 
 std::string_view CodeName(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "ok";
-    case StatusCode::kInvalidArgument: return "invalid_argument";
-    case StatusCode::kNotFound: return "not_found";
-    case StatusCode::kConflict: return "conflict";
-    case StatusCode::kUnavailable: return "unavailable";
-    case StatusCode::kInternal: return "internal";
+    case StatusCode::kOk:
+      return "ok";
+    case StatusCode::kInvalidArgument:
+      return "invalid_argument";
+    case StatusCode::kNotFound:
+      return "not_found";
+    case StatusCode::kConflict:
+      return "conflict";
+    case StatusCode::kUnavailable:
+      return "unavailable";
+    case StatusCode::kInternal:
+      return "internal";
   }
   return "internal";
 }
@@ -22,7 +28,8 @@ std::string_view CodeName(StatusCode code) {
 // The error for a 4xx/5xx that no handler explained (httplib's own answers).
 Json DefaultError(const httplib::Request& req, int status, size_t max_body_bytes) {
   std::string code = "bad_request", message = "bad request";
-  if (status == 404) code = "not_found", message = "no such endpoint: " + req.method + " " + req.path;
+  if (status == 404)
+    code = "not_found", message = "no such endpoint: " + req.method + " " + req.path;
   if (status == 413)
     code = "payload_too_large",
     message = "request body larger than " + std::to_string(max_body_bytes) + " bytes";
@@ -50,12 +57,18 @@ void Send(httplib::Response& res, const ApiResponse& response) {
 
 int HttpStatusOf(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return 200;
-    case StatusCode::kInvalidArgument: return 400;
-    case StatusCode::kNotFound: return 404;
-    case StatusCode::kConflict: return 409;
-    case StatusCode::kUnavailable: return 503;
-    case StatusCode::kInternal: return 500;
+    case StatusCode::kOk:
+      return 200;
+    case StatusCode::kInvalidArgument:
+      return 400;
+    case StatusCode::kNotFound:
+      return 404;
+    case StatusCode::kConflict:
+      return 409;
+    case StatusCode::kUnavailable:
+      return 503;
+    case StatusCode::kInternal:
+      return 500;
   }
   return 500;
 }
@@ -65,8 +78,8 @@ Json ErrorBody(const Status& status) {
 }
 
 void MetricsText::Add(const char* name, const char* help, uint64_t value, const char* type) {
-  text_ += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" + name + " " +
-           std::to_string(value) + "\n";
+  text_ += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" +
+           name + " " + std::to_string(value) + "\n";
 }
 
 Result<Json> ParseJsonBody(const std::string& body) {
@@ -77,7 +90,8 @@ Result<Json> ParseJsonBody(const std::string& body) {
     parsed = Json::parse(body);
   } catch (const Json::parse_error& e) {
     std::string what = e.what();  // "[json.exception.parse_error.101] parse error at line 1, ..."
-    if (const size_t end = what.find("] "); what.starts_with("[json.exception") && end != std::string::npos)
+    if (const size_t end = what.find("] ");
+        what.starts_with("[json.exception") && end != std::string::npos)
       what.erase(0, end + 2);
     return Status::InvalidArgument("malformed JSON: " + what);
   }
@@ -94,7 +108,8 @@ ApiServer::ApiServer(ApiServerOptions options)
   http_->set_payload_max_length(options_.max_body_bytes);
   http_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     const std::string header = req.get_header_value("Authorization");
-    if (SameSecret(header, "Bearer " + options_.token)) return httplib::Server::HandlerResponse::Unhandled;
+    if (SameSecret(header, "Bearer " + options_.token))
+      return httplib::Server::HandlerResponse::Unhandled;
     counters_.unauthorized.fetch_add(1, std::memory_order_relaxed);
     res.status = 401;
     res.set_header("WWW-Authenticate", "Bearer");
@@ -106,24 +121,29 @@ ApiServer::ApiServer(ApiServerOptions options)
   http_->set_error_handler(httplib::Server::HandlerWithResponse(
       [this](const httplib::Request& req, httplib::Response& res) {
         if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-        res.set_content(DefaultError(req, res.status, options_.max_body_bytes).dump(), "application/json");
+        res.set_content(DefaultError(req, res.status, options_.max_body_bytes).dump(),
+                        "application/json");
         return httplib::Server::HandlerResponse::Handled;
       }));
-  http_->set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-    res.status = 500;
-    res.set_content(ErrorBody(Status::Internal("internal error")).dump(), "application/json");
-  });
+  http_->set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+        res.status = 500;
+        res.set_content(ErrorBody(Status::Internal("internal error")).dump(), "application/json");
+      });
   http_->set_logger([this](const httplib::Request&, const httplib::Response& res) {
     counters_.requests.fetch_add(1, std::memory_order_relaxed);
-    if (res.status >= 500) counters_.server_errors.fetch_add(1, std::memory_order_relaxed);
-    else if (res.status >= 400) counters_.client_errors.fetch_add(1, std::memory_order_relaxed);
+    if (res.status >= 500)
+      counters_.server_errors.fetch_add(1, std::memory_order_relaxed);
+    else if (res.status >= 400)
+      counters_.client_errors.fetch_add(1, std::memory_order_relaxed);
   });
 }
 
 ApiServer::~ApiServer() { Stop(); }
 
 void ApiServer::Route(const std::string& method, const std::string& pattern, ApiHandler handler) {
-  auto adapter = [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
+  auto adapter = [handler = std::move(handler)](const httplib::Request& req,
+                                                httplib::Response& res) {
     ApiRequest request{req.method, req.path, req.body, {}, {}};
     for (const auto& [name, value] : req.params) request.query[name] = value;
     for (size_t i = 1; i < req.matches.size(); ++i) request.params.push_back(req.matches[i].str());
@@ -132,11 +152,16 @@ void ApiServer::Route(const std::string& method, const std::string& pattern, Api
     res.status = HttpStatusOf(response.status().code());
     res.set_content(ErrorBody(response.status()).dump(), "application/json");
   };
-  if (method == "GET") http_->Get(pattern, adapter);
-  else if (method == "POST") http_->Post(pattern, adapter);
-  else if (method == "PATCH") http_->Patch(pattern, adapter);
-  else if (method == "PUT") http_->Put(pattern, adapter);
-  else if (method == "DELETE") http_->Delete(pattern, adapter);
+  if (method == "GET")
+    http_->Get(pattern, adapter);
+  else if (method == "POST")
+    http_->Post(pattern, adapter);
+  else if (method == "PATCH")
+    http_->Patch(pattern, adapter);
+  else if (method == "PUT")
+    http_->Put(pattern, adapter);
+  else if (method == "DELETE")
+    http_->Delete(pattern, adapter);
 }
 
 Status ApiServer::Start() {
@@ -146,13 +171,15 @@ Status ApiServer::Start() {
     if (port_ <= 0) return Status::Unavailable("cannot listen on " + options_.host);
   } else {
     if (!http_->bind_to_port(options_.host, options_.port))
-      return Status::Unavailable("cannot listen on " + options_.host + ":" + std::to_string(options_.port));
+      return Status::Unavailable("cannot listen on " + options_.host + ":" +
+                                 std::to_string(options_.port));
     port_ = options_.port;
   }
   thread_ = std::thread([this] { http_->listen_after_bind(); });
   // Stop is a no-op until the listener runs, so Start returns only once it does.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!http_->is_running() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  while (!http_->is_running() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
   if (!http_->is_running()) return Status::Unavailable("the HTTP listener did not start");
   return Status::Ok();
 }

@@ -31,16 +31,16 @@ namespace berth::api {
 
 struct ApiServerOptions {
   std::string host = "127.0.0.1";
-  int port = 7480;                    // 0: any free port (see ApiServer::port)
-  std::string token;                  // the bearer token every request must carry; not empty
-  size_t max_body_bytes = 1 << 20;    // larger request bodies get 413
-  int threads = 8;                    // worker threads
+  int port = 7480;                  // 0: any free port (see ApiServer::port)
+  std::string token;                // the bearer token every request must carry; not empty
+  size_t max_body_bytes = 1 << 20;  // larger request bodies get 413
+  int threads = 8;                  // worker threads
 };
 
 struct ApiRequest {
   std::string method, path, body;
-  std::vector<std::string> params;            // the route pattern's captures, in order
-  std::map<std::string, std::string> query;   // query parameters (the last of repeated ones)
+  std::vector<std::string> params;           // the route pattern's captures, in order
+  std::map<std::string, std::string> query;  // query parameters (the last of repeated ones)
   // The query parameter `name`, or "".
   std::string Query(const std::string& name) const {
     auto it = query.find(name);
@@ -50,9 +50,9 @@ struct ApiRequest {
 
 struct ApiResponse {
   int status = 200;
-  Json body;                  // sent as JSON unless `text` is set
-  std::string text;           // a plain-text body (metrics)
-  std::string content_type;   // for `text`
+  Json body;                 // sent as JSON unless `text` is set
+  std::string text;          // a plain-text body (metrics)
+  std::string content_type;  // for `text`
 };
 
 using ApiHandler = std::function<Result<ApiResponse>(const ApiRequest&)>;

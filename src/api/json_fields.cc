@@ -71,7 +71,8 @@ Status ReadUnsigned(const Json& value, const std::string& path, uint64_t* out) {
     *out = value.get<uint64_t>();
     return Status::Ok();
   }
-  if (value.is_number()) return FieldError(path, "expected a non-negative integer, got " + value.dump());
+  if (value.is_number())
+    return FieldError(path, "expected a non-negative integer, got " + value.dump());
   return TypeError(value, path, "a non-negative integer");
 }
 
@@ -132,8 +133,8 @@ Status ReadMilliCpu(const Json& value, const std::string& path, int64_t* out) {
 Status ReadBytes(const Json& value, const std::string& path, int64_t* out) {
   if (!value.is_number() && !value.is_string())
     return TypeError(value, path, "a number of bytes or a string like \"512Mi\"");
-  Result<int64_t> bytes = value.is_string() ? ParseBytes(value.get<std::string>())
-                                            : BytesFromJsonNumber(value);
+  Result<int64_t> bytes =
+      value.is_string() ? ParseBytes(value.get<std::string>()) : BytesFromJsonNumber(value);
   if (!bytes.ok()) return FieldError(path, bytes.status().message());
   *out = *bytes;
   return Status::Ok();

@@ -66,8 +66,9 @@ Status DecodeService(const Json& value, const std::string& path, ServiceEntry* o
     if (s.mode == ServiceMode::kGlobal)
       return FieldError(FieldPath(path, "replicas"), "a global service has no replica count");
     if (replicas > kMaxReplicas)
-      return FieldError(FieldPath(path, "replicas"),
-                        "at most " + std::to_string(kMaxReplicas) + " replicas, got " + std::to_string(replicas));
+      return FieldError(
+          FieldPath(path, "replicas"),
+          "at most " + std::to_string(kMaxReplicas) + " replicas, got " + std::to_string(replicas));
     s.replicas = replicas;
   }
   s.spec = std::make_shared<const TaskSpec>();
@@ -147,16 +148,17 @@ Status PlacementDecoder::DecodeServices(const Json& value, const std::string& pa
 
 Status PlacementDecoder::DecodeTasks(const Json& value, const std::string& path) {
   BERTH_RETURN_IF_ERROR(CheckArray(value, path));
-  for (size_t i = 0; i < value.size(); ++i) BERTH_RETURN_IF_ERROR(DecodeTask(value[i], IndexPath(path, i)));
+  for (size_t i = 0; i < value.size(); ++i)
+    BERTH_RETURN_IF_ERROR(DecodeTask(value[i], IndexPath(path, i)));
   return Status::Ok();
 }
 
 // A listed task. With a service it inherits the service's template and spec
 // version; without one it is a one-off task and may bring its own template.
 Status PlacementDecoder::DecodeTask(const Json& value, const std::string& path) {
-  BERTH_RETURN_IF_ERROR(CheckObject(value, path,
-                                    {"id", "service", "node", "state", "desired_state",
-                                     "spec_version", "updated_at", "task"}));
+  BERTH_RETURN_IF_ERROR(CheckObject(
+      value, path,
+      {"id", "service", "node", "state", "desired_state", "spec_version", "updated_at", "task"}));
   Task task;
   BERTH_RETURN_IF_ERROR(RequireField(value, "id", path, ReadId, &task.id));
   if (!task_ids_.insert(task.id).second)
@@ -164,8 +166,8 @@ Status PlacementDecoder::DecodeTask(const Json& value, const std::string& path) 
   BERTH_RETURN_IF_ERROR(ReadField(value, "service", path, ReadId, &task.service_id));
   BERTH_RETURN_IF_ERROR(ReadField(value, "node", path, ReadId, &task.node_id));
   BERTH_RETURN_IF_ERROR(ReadField(value, "state", path, EnumReader(ParseTaskState), &task.state));
-  BERTH_RETURN_IF_ERROR(ReadField(value, "desired_state", path, EnumReader(ParseTaskState),
-                                  &task.desired_state));
+  BERTH_RETURN_IF_ERROR(
+      ReadField(value, "desired_state", path, EnumReader(ParseTaskState), &task.desired_state));
   BERTH_RETURN_IF_ERROR(ReadField(value, "updated_at", path, ReadTime, &task.updated_at));
   if (!task.node_id.empty() && !node_ids_.contains(task.node_id))
     return FieldError(FieldPath(path, "node"), "unknown node '" + task.node_id + "'");
@@ -185,8 +187,7 @@ Status PlacementDecoder::DecodeTask(const Json& value, const std::string& path) 
     task.spec_version = service.spec_version;
     global = service.mode == ServiceMode::kGlobal;
     if (global && task.state == TaskState::kPending && task.node_id.empty())
-      return FieldError(FieldPath(path, "node"),
-                        "a pending task of a global service needs a node");
+      return FieldError(FieldPath(path, "node"), "a pending task of a global service needs a node");
   } else {
     std::shared_ptr<const TaskSpec> spec = std::make_shared<const TaskSpec>();
     BERTH_RETURN_IF_ERROR(ReadField(value, "task", path, ReadSharedSpec, &spec));

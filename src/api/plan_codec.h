@@ -13,11 +13,10 @@
 // Pure functions; safe to call from any thread.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/node.h"
 #include "core/status.h"

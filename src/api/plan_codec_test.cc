@@ -160,9 +160,11 @@ TEST(DecodePlacement, UnknownFieldsNameTheirPath) {
             "nodes[0]: unknown field 'colour'");
   EXPECT_EQ(ErrorOf(R"({"nodes": [{"id": "a", "resources": {"disk": 1}}]})"),
             "nodes[0].resources: unknown field 'disk'");
-  EXPECT_EQ(ErrorOf(R"({"services": [{"id": "s", "task": {"ports": [{"published": 1, "x": 1}]}}]})"),
-            "services[0].task.ports[0]: unknown field 'x'");
-  EXPECT_EQ(ErrorOf(R"({"tasks": [{"id": "t", "colour": 1}]})"), "tasks[0]: unknown field 'colour'");
+  EXPECT_EQ(
+      ErrorOf(R"({"services": [{"id": "s", "task": {"ports": [{"published": 1, "x": 1}]}}]})"),
+      "services[0].task.ports[0]: unknown field 'x'");
+  EXPECT_EQ(ErrorOf(R"({"tasks": [{"id": "t", "colour": 1}]})"),
+            "tasks[0]: unknown field 'colour'");
 }
 
 TEST(DecodePlacement, InvalidValuesNameTheirPath) {
@@ -267,10 +269,11 @@ TEST(EncodePlacement, AssignmentsThenPendingInInputOrder) {
               {"id": "gone", "desired_state": "shutdown"},
               {"id": "gpu", "task": {"resources": {"generic": {"gpu": 2}}}},
               {"id": "done", "node": "n1", "state": "complete"}]})");
-  EXPECT_EQ(out.dump(),
-            R"x({"assignments":[{"task":"gpu","node":"n1","generic_resources":{"gpu":["g-a","g-b"]}}],)x"
-            R"x("pending":[{"task":"big","reason":"no suitable node (insufficient resources on 1 node)"},)x"
-            R"x({"task":"gone","reason":"not scheduled: desired state is shutdown"}]})x");
+  EXPECT_EQ(
+      out.dump(),
+      R"x({"assignments":[{"task":"gpu","node":"n1","generic_resources":{"gpu":["g-a","g-b"]}}],)x"
+      R"x("pending":[{"task":"big","reason":"no suitable node (insufficient resources on 1 node)"},)x"
+      R"x({"task":"gone","reason":"not scheduled: desired state is shutdown"}]})x");
 }
 
 TEST(EncodePlacement, RecentFailuresInTheDocumentSortANodeLast) {
@@ -278,12 +281,14 @@ TEST(EncodePlacement, RecentFailuresInTheDocumentSortANodeLast) {
   // s@1, so the new task goes to n2 although n2 already runs one.
   std::string tasks;
   for (int i = 0; i < 5; ++i)
-    tasks += R"({"id": "f)" + std::to_string(i) +
-             R"(", "service": "s", "node": "n1", "state": "failed", "updated_at": "2026-01-01T00:06:00Z"},)";
+    tasks +=
+        R"({"id": "f)" + std::to_string(i) +
+        R"(", "service": "s", "node": "n1", "state": "failed", "updated_at": "2026-01-01T00:06:00Z"},)";
   auto plan_at = [&](const std::string& now) {
     return PlanOf(R"({"now": ")" + now + R"(", "nodes": [{"id": "n1"}, {"id": "n2"}],
       "services": [{"id": "s", "spec_version": 1}],
-      "tasks": [)" + tasks + R"({"id": "r", "service": "s", "node": "n2", "state": "running"},
+      "tasks": [)" +
+                  tasks + R"({"id": "r", "service": "s", "node": "n2", "state": "running"},
                 {"id": "new", "service": "s"}]})");
   };
   auto out = plan_at("2026-01-01T00:10:00Z");

@@ -1,7 +1,6 @@
 #include "cli/app.h"
 
 #include <CLI/CLI.hpp>
-
 #include <iostream>
 #include <optional>
 
@@ -38,7 +37,8 @@ int RunBerth(const std::vector<std::string>& args, std::istream& in, std::ostrea
 
   UpOptions up;
   CLI::App* up_command = app.add_subcommand(
-      "up", "Start a local Berth in this process: berthd with simulated nodes on the embedded store");
+      "up",
+      "Start a local Berth in this process: berthd with simulated nodes on the embedded store");
   up_command->add_option("--data-dir", up.daemon.data_dir, "data directory (store and API token)")
       ->capture_default_str();
   up_command->add_option("--host", up.daemon.host, "address to listen on")->capture_default_str();

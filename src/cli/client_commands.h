@@ -59,10 +59,12 @@ class ClientCommands {
   std::function<Result<Request>()> request_;
   Printer print_ = nullptr;
   // Scratch for the parsed flags.
-  std::string id_, hostname_, cpu_, memory_, state_, availability_, mode_ = "replicated", service_filter_;
+  std::string id_, hostname_, cpu_, memory_, state_, availability_, mode_ = "replicated",
+                                                                    service_filter_;
   std::vector<std::string> labels_, constraints_, preferences_, publish_;
   int64_t replicas_ = -1, count_ = 1;
-  std::string requestor_, duration_ = "1", outcome_ = "complete", threshold_, min_duration_, run_duration_;
+  std::string requestor_, duration_ = "1", outcome_ = "complete", threshold_, min_duration_,
+                          run_duration_;
   std::vector<std::string> percents_, requestors_;
 };
 

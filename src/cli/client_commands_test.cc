@@ -46,7 +46,8 @@ class ClientCommandsTest : public testing::Test {
     Result<std::unique_ptr<daemon::Daemon>> daemon = daemon::Daemon::Open(options);
     ASSERT_TRUE(daemon.ok()) << daemon.status().message();
     daemon_ = std::move(*daemon);
-    connection_ = {"--server", "127.0.0.1:" + std::to_string(daemon_->port()), "--data-dir", options.data_dir};
+    connection_ = {"--server", "127.0.0.1:" + std::to_string(daemon_->port()), "--data-dir",
+                   options.data_dir};
   }
   Outcome Run(std::vector<std::string> args) {
     args.insert(args.end(), connection_.begin(), connection_.end());
@@ -59,10 +60,12 @@ class ClientCommandsTest : public testing::Test {
 };
 
 TEST_F(ClientCommandsTest, DockerStyleFlagsBecomeTheServiceTemplate) {
-  ASSERT_EQ(Run({"node", "add", "n1", "--cpu", "4", "--memory", "8Gi", "--label", "az=a"}).status, 0);
-  Outcome created = Run({"service", "create", "web", "--replicas", "2", "--constraint", "node.labels.az==a",
-                         "--placement-pref", "spread=node.labels.az", "--reserve-cpu", "0.5",
-                         "--reserve-memory", "256Mi", "--publish", "mode=host,target=80,published=8080"});
+  ASSERT_EQ(Run({"node", "add", "n1", "--cpu", "4", "--memory", "8Gi", "--label", "az=a"}).status,
+            0);
+  Outcome created =
+      Run({"service", "create", "web", "--replicas", "2", "--constraint", "node.labels.az==a",
+           "--placement-pref", "spread=node.labels.az", "--reserve-cpu", "0.5", "--reserve-memory",
+           "256Mi", "--publish", "mode=host,target=80,published=8080"});
   ASSERT_EQ(created.status, 0) << created.err;
   Outcome inspect = Run({"service", "inspect", "web", "-o", "json"});
   ASSERT_EQ(inspect.status, 0) << inspect.err;
@@ -75,7 +78,8 @@ TEST_F(ClientCommandsTest, DockerStyleFlagsBecomeTheServiceTemplate) {
   Outcome tasks = Run({"task", "ls", "--service", "web"});
   EXPECT_NE(tasks.out.find("web.1  web      running  n1"), std::string::npos) << tasks.out;
   Outcome why = Run({"task", "why", "web.2"});  // one host port 8080 on one node
-  EXPECT_EQ(why.out, "web.2 is pending: no suitable node (host-mode port already in use on 1 node)\n");
+  EXPECT_EQ(why.out,
+            "web.2 is pending: no suitable node (host-mode port already in use on 1 node)\n");
 }
 
 TEST_F(ClientCommandsTest, RefusalsAndBadInputExitNonZeroWithTheReason) {
@@ -97,12 +101,19 @@ TEST_F(ClientCommandsTest, RefusalsAndBadInputExitNonZeroWithTheReason) {
 }
 
 TEST_F(ClientCommandsTest, JobsAreAdmittedByTheClassesSetFromTheCommandLine) {
-  for (const char* node : {"n1", "n2"}) ASSERT_EQ(Run({"node", "add", node, "--cpu", "4"}).status, 0);
+  for (const char* node : {"n1", "n2"})
+    ASSERT_EQ(Run({"node", "add", node, "--cpu", "4"}).status, 0);
   Outcome set = Run({"class", "set", "--percents", "land=50,diff=50", "--requestor", "^land=land",
                      "--requestor", "^diff=diff"});
   ASSERT_EQ(set.status, 0) << set.err;
-  ASSERT_EQ(Run({"job", "submit", "a", "--requestor", "land-ci", "--tasks", "3", "--duration", "600"}).status, 0);
-  ASSERT_EQ(Run({"job", "submit", "b", "--requestor", "diff-ci", "--tasks", "3", "--duration", "600"}).status, 0);
+  ASSERT_EQ(
+      Run({"job", "submit", "a", "--requestor", "land-ci", "--tasks", "3", "--duration", "600"})
+          .status,
+      0);
+  ASSERT_EQ(
+      Run({"job", "submit", "b", "--requestor", "diff-ci", "--tasks", "3", "--duration", "600"})
+          .status,
+      0);
   ASSERT_TRUE(daemon_->WaitSettled(std::chrono::seconds(20)));
   // Two workers (one slot per node), split evenly between the classes.
   Outcome a = Run({"job", "inspect", "a", "-o", "json"});
@@ -121,11 +132,13 @@ TEST_F(ClientCommandsTest, JobsAreAdmittedByTheClassesSetFromTheCommandLine) {
 
 TEST(BerthUp, StartsBerthPlacesTheDemoAndStops) {
   store::TestDir dir;
-  Outcome up = Berth({"up", "--demo", "--once", "--port", "0", "--nodes", "2", "--data-dir", dir.path() + "/d"});
+  Outcome up = Berth(
+      {"up", "--demo", "--once", "--port", "0", "--nodes", "2", "--data-dir", dir.path() + "/d"});
   ASSERT_EQ(up.status, 0) << up.err;
   EXPECT_NE(up.out.find("demo.4  running  sim-2"), std::string::npos) << up.out;
   EXPECT_NE(up.out.find("with 2 simulated nodes"), std::string::npos) << up.out;
-  Outcome again = Berth({"up", "--demo", "--once", "--port", "0", "--nodes", "2", "--data-dir", dir.path() + "/d"});
+  Outcome again = Berth(
+      {"up", "--demo", "--once", "--port", "0", "--nodes", "2", "--data-dir", dir.path() + "/d"});
   ASSERT_EQ(again.status, 0) << again.err;  // the nodes and service exist already: reused
   EXPECT_EQ(again.out, up.out.substr(0, up.out.find("berthd is running")) +
                            again.out.substr(again.out.find("berthd is running")));

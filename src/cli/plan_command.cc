@@ -35,7 +35,8 @@ Result<nlohmann::ordered_json> PlanAdmission(const nlohmann::json& doc, Timestam
 Result<std::string> ReadInput(const std::string& file, std::istream& in) {
   if (file == "-") return std::string(std::istreambuf_iterator<char>(in), {});
   std::ifstream stream(file, std::ios::binary);
-  if (!stream) return Status::InvalidArgument("cannot read '" + file + "': " + std::strerror(errno));
+  if (!stream)
+    return Status::InvalidArgument("cannot read '" + file + "': " + std::strerror(errno));
   std::ostringstream text;
   text << stream.rdbuf();
   if (stream.bad()) return Status::InvalidArgument("cannot read '" + file + "'");
@@ -66,8 +67,7 @@ std::string FormatReadable(const nlohmann::ordered_json& output) {
 
 }  // namespace
 
-Result<std::string> PlanDocument(std::string_view text, const PlanOptions& options,
-                                 Timestamp now) {
+Result<std::string> PlanDocument(std::string_view text, const PlanOptions& options, Timestamp now) {
   Result<nlohmann::json> doc = api::ParseDocumentText(text);
   if (!doc.ok()) return doc.status();
   if (!doc->is_object())

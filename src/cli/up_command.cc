@@ -29,8 +29,9 @@ Status SetUp(api::ApiClient& client, const UpOptions& options) {
   if (!options.demo) return Status::Ok();
   const Json demo = {{"id", "demo"},
                      {"replicas", 2 * options.nodes},
-                     {"task", {{"resources", {{"cpu", 1}, {"memory", "1Gi"}}},
-                               {"preferences", {{{"spread", "node.labels.az"}}}}}}};
+                     {"task",
+                      {{"resources", {{"cpu", 1}, {"memory", "1Gi"}}},
+                       {"preferences", {{{"spread", "node.labels.az"}}}}}}};
   return CreateIfAbsent(client, "/v1/services", demo);
 }
 
@@ -54,7 +55,8 @@ int RunUp(const UpOptions& options, std::ostream& out, std::ostream& err) {
     err << "berth up: " << set_up.message() << "\n";
     return 1;
   }
-  if (!(*daemon)->WaitSettled(std::chrono::seconds(30))) err << "berth up: placement still running after 30 s\n";
+  if (!(*daemon)->WaitSettled(std::chrono::seconds(30)))
+    err << "berth up: placement still running after 30 s\n";
   Result<Json> tasks = client.Call("GET", "/v1/tasks");
   if (tasks.ok()) {
     std::vector<std::vector<std::string>> rows;

@@ -12,8 +12,11 @@ void AddAgentRoutes(api::ApiServer& server, agent::Agent& agent) {
   server.Route("GET", "/v1/agent", [&agent](const ApiRequest&) -> Result<ApiResponse> {
     const agent::AgentCounters& c = agent.counters();
     return ApiResponse{200,
-                       Json{{"id", agent.id()}, {"nodes", agent.nodes().size()}, {"bound", c.bound.load()},
-                            {"conflicts", c.conflicts.load()}, {"samples", c.samples.load()}},
+                       Json{{"id", agent.id()},
+                            {"nodes", agent.nodes().size()},
+                            {"bound", c.bound.load()},
+                            {"conflicts", c.conflicts.load()},
+                            {"samples", c.samples.load()}},
                        "", ""};
   });
   server.Route("POST", "/v1/sample", [&agent](const ApiRequest& r) -> Result<ApiResponse> {
@@ -35,7 +38,8 @@ void AddAgentRoutes(api::ApiServer& server, agent::Agent& agent) {
     api::MetricsText metrics;
     metrics.Add("berth_agent_samples_total", "Sampling requests served.", c.samples.load());
     metrics.Add("berth_agent_bound_total", "Commits that bound a task.", c.bound.load());
-    metrics.Add("berth_agent_conflicts_total", "Commits answered with a conflict.", c.conflicts.load());
+    metrics.Add("berth_agent_conflicts_total", "Commits answered with a conflict.",
+                c.conflicts.load());
     metrics.Add("berth_agent_errors_total", "Commits answered with an error.", c.errors.load());
     metrics.Add("berth_http_unauthorized_total", "Requests refused for a missing or wrong token.",
                 server.counters().unauthorized.load());

@@ -34,7 +34,8 @@ Result<std::vector<berth::Node>> ReadNodes(const std::string& path) {
   std::vector<berth::Node> nodes;
   for (size_t i = 0; i < (*doc)["nodes"].size(); ++i) {
     berth::Node node;
-    BERTH_RETURN_IF_ERROR(berth::api::DecodeNode((*doc)["nodes"][i], berth::api::IndexPath("nodes", i), &node));
+    BERTH_RETURN_IF_ERROR(
+        berth::api::DecodeNode((*doc)["nodes"][i], berth::api::IndexPath("nodes", i), &node));
     nodes.push_back(std::move(node));
   }
   return nodes;
@@ -49,15 +50,24 @@ int main(int argc, char** argv) {
   std::string data_dir = "berth-agent-data", nodes_file, sampling = "random";
   int simulate = 0;
   CLI::App app{"berth-agent: a cluster agent serving sampling and commit requests over HTTP"};
-  app.add_option("--id", agent_options.id, "the agent's id (prefix of simulated node ids)")->capture_default_str();
-  app.add_option("--data-dir", data_dir, "directory of the API token (token); created if absent")->capture_default_str();
-  app.add_option("--host", server.host, "address to listen on")->capture_default_str();
-  app.add_option("--port", server.port, "TCP port (0: any free port)")->check(CLI::Range(0, 65535))->capture_default_str();
-  app.add_option("--nodes", nodes_file, "a JSON or YAML file with the cluster's nodes ({\"nodes\": [...]})");
-  app.add_option("--simulate", simulate, "simulate N nodes of Vela's four types instead")->check(CLI::Range(1, 10'000'000));
-  app.add_option("--sampling", sampling, "random | round-robin")->check(CLI::IsMember({"random", "round-robin"}))
+  app.add_option("--id", agent_options.id, "the agent's id (prefix of simulated node ids)")
       ->capture_default_str();
-  app.add_option("--threads", server.threads, "HTTP worker threads")->check(CLI::Range(1, 256))->capture_default_str();
+  app.add_option("--data-dir", data_dir, "directory of the API token (token); created if absent")
+      ->capture_default_str();
+  app.add_option("--host", server.host, "address to listen on")->capture_default_str();
+  app.add_option("--port", server.port, "TCP port (0: any free port)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  app.add_option("--nodes", nodes_file,
+                 "a JSON or YAML file with the cluster's nodes ({\"nodes\": [...]})");
+  app.add_option("--simulate", simulate, "simulate N nodes of Vela's four types instead")
+      ->check(CLI::Range(1, 10'000'000));
+  app.add_option("--sampling", sampling, "random | round-robin")
+      ->check(CLI::IsMember({"random", "round-robin"}))
+      ->capture_default_str();
+  app.add_option("--threads", server.threads, "HTTP worker threads")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   app.set_version_flag("--version", "berth-agent 0.1.0");
   try {
     app.parse(argc, argv);
@@ -69,8 +79,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   Result<std::vector<berth::Node>> nodes =
-      simulate > 0 ? Result<std::vector<berth::Node>>(berth::sim::MakeVelaNodes(agent_options.id, simulate))
-                   : ReadNodes(nodes_file);
+      simulate > 0
+          ? Result<std::vector<berth::Node>>(berth::sim::MakeVelaNodes(agent_options.id, simulate))
+          : ReadNodes(nodes_file);
   if (!nodes.ok()) {
     std::fprintf(stderr, "berth-agent: %s\n", nodes.status().message().c_str());
     return 2;
@@ -85,8 +96,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   server.token = *token;
-  agent_options.sampling =
-      sampling == "random" ? berth::agent::SamplingKind::kRandom : berth::agent::SamplingKind::kRoundRobin;
+  agent_options.sampling = sampling == "random" ? berth::agent::SamplingKind::kRandom
+                                                : berth::agent::SamplingKind::kRoundRobin;
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
@@ -100,8 +111,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "berth-agent: %s\n", started.message().c_str());
     return 1;
   }
-  std::printf("berth-agent: %s with %u nodes listening on %s:%d (token in %s/token)\n", agent.id().c_str(),
-              agent.nodes().size(), server.host.c_str(), api.port(), data_dir.c_str());
+  std::printf("berth-agent: %s with %u nodes listening on %s:%d (token in %s/token)\n",
+              agent.id().c_str(), agent.nodes().size(), server.host.c_str(), api.port(),
+              data_dir.c_str());
   std::fflush(stdout);
   int signal = 0;
   sigwait(&signals, &signal);

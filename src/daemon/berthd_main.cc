@@ -17,7 +17,8 @@ int main(int argc, char** argv) {
   app.add_option("--port", options.port, "TCP port to listen on (0: any free port)")
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();
-  app.add_option("--max-body-bytes", options.max_body_bytes, "Largest request body accepted (413 above)")
+  app.add_option("--max-body-bytes", options.max_body_bytes,
+                 "Largest request body accepted (413 above)")
       ->check(CLI::Range(size_t{1}, size_t{1} << 30))
       ->capture_default_str();
   app.add_option("--threads", options.threads, "HTTP worker threads")
@@ -47,13 +48,15 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  berth::Result<std::unique_ptr<berth::daemon::Daemon>> daemon = berth::daemon::Daemon::Open(options);
+  berth::Result<std::unique_ptr<berth::daemon::Daemon>> daemon =
+      berth::daemon::Daemon::Open(options);
   if (!daemon.ok()) {
     std::fprintf(stderr, "berthd: %s\n", daemon.status().message().c_str());
     return 1;
   }
   std::printf("berthd: listening on http://%s:%d (data directory %s; token in %s/token)\n",
-              options.host.c_str(), (*daemon)->port(), options.data_dir.c_str(), options.data_dir.c_str());
+              options.host.c_str(), (*daemon)->port(), options.data_dir.c_str(),
+              options.data_dir.c_str());
   std::fflush(stdout);
   int signal = 0;
   sigwait(&signals, &signal);

@@ -4,7 +4,9 @@
 
 namespace berth::daemon {
 
-void ControlLoop::Start() { thread_ = std::thread([this] { Loop(); }); }
+void ControlLoop::Start() {
+  thread_ = std::thread([this] { Loop(); });
+}
 
 void ControlLoop::Stop() {
   {
@@ -49,7 +51,8 @@ void ControlLoop::Loop() {
   std::unique_lock lock(mu_);
   bool again = true;  // the first pass runs at once
   while (!stopping_) {
-    if (!again) wake_.wait_for(lock, options_.idle_interval, [&] { return stopping_ || notified_; });
+    if (!again)
+      wake_.wait_for(lock, options_.idle_interval, [&] { return stopping_ || notified_; });
     if (stopping_) break;
     if (notified_) WaitForBatch(lock);
     notified_ = false;

@@ -56,8 +56,8 @@ class ControlLoop {
   std::mutex mu_;
   std::condition_variable wake_, settled_;
   bool stopping_ = false, notified_ = false;
-  uint64_t requests_ = 0;       // WaitSettled calls and notifications so far
-  uint64_t settled_upto_ = 0;   // requests_ value covered by the last settled pass
+  uint64_t requests_ = 0;      // WaitSettled calls and notifications so far
+  uint64_t settled_upto_ = 0;  // requests_ value covered by the last settled pass
   std::atomic<uint64_t> passes_{0}, pass_errors_{0};
 };
 

@@ -44,7 +44,8 @@ Status MakeDataDir(const std::string& dir) {
 
 Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
   BERTH_RETURN_IF_ERROR(MakeDataDir(options.data_dir));
-  Result<std::unique_ptr<store::SqliteStore>> store = store::SqliteStore::Open(options.data_dir + "/berth.db");
+  Result<std::unique_ptr<store::SqliteStore>> store =
+      store::SqliteStore::Open(options.data_dir + "/berth.db");
   if (!store.ok()) return store.status();
   Result<std::string> token = LoadOrCreateToken(options.data_dir);
   if (!token.ok()) return token.status();
@@ -53,7 +54,8 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
   return daemon;
 }
 
-Daemon::Daemon(std::unique_ptr<store::SqliteStore> store, std::string token, const DaemonOptions& options)
+Daemon::Daemon(std::unique_ptr<store::SqliteStore> store, std::string token,
+               const DaemonOptions& options)
     : store_(std::move(store)),
       token_(std::move(token)),
       nodes_(*store_),
@@ -62,8 +64,8 @@ Daemon::Daemon(std::unique_ptr<store::SqliteStore> store, std::string token, con
       jobs_(*store_, clock_),
       reconciler_(*store_),
       loop_(std::make_unique<ControlLoop>(reconciler_, clock_, options.loop)),
-      server_(std::make_unique<api::ApiServer>(
-          api::ApiServerOptions{options.host, options.port, token_, options.max_body_bytes, options.threads})) {
+      server_(std::make_unique<api::ApiServer>(api::ApiServerOptions{
+          options.host, options.port, token_, options.max_body_bytes, options.threads})) {
   AddRoutes();
   loop_->Start();
 }
@@ -86,14 +88,16 @@ void Daemon::AddRoutes() {
       const std::string timeout = r.Query("timeout");
       const double seconds = timeout.empty() ? 30 : std::strtod(timeout.c_str(), &rest);
       if (!timeout.empty() && (*rest != '\0' || !(seconds >= 0 && seconds <= 600)))
-        return Status::InvalidArgument("timeout: expected seconds between 0 and 600, got '" + timeout + "'");
+        return Status::InvalidArgument("timeout: expected seconds between 0 and 600, got '" +
+                                       timeout + "'");
       if (!loop_->WaitSettled(std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000))))
         return Status::Unavailable("the control loop has not settled within " +
                                    (timeout.empty() ? std::string("30") : timeout) + " s");
     }
     return Answer(Json{{"status", "ok"}, {"revision", store_->revision()}});
   });
-  server_->Route("GET", "/metrics", [this](const ApiRequest&) -> Result<ApiResponse> { return Metrics(); });
+  server_->Route("GET", "/metrics",
+                 [this](const ApiRequest&) -> Result<ApiResponse> { return Metrics(); });
   AddNodeRoutes();
   AddServiceRoutes();
   AddTaskRoutes();
@@ -111,10 +115,12 @@ Result<ApiResponse> Daemon::Changing(int status, Write write) {
 void Daemon::AddNodeRoutes() {
   constexpr const char* kNode = R"(/v1/nodes/([^/]+))";
   server_->Route("POST", "/v1/nodes", [this](const ApiRequest& r) {
-    return WithBody(r, [&](const Json& body) { return Changing(201, [&] { return nodes_.Register(body); }); });
+    return WithBody(
+        r, [&](const Json& body) { return Changing(201, [&] { return nodes_.Register(body); }); });
   });
   server_->Route("GET", "/v1/nodes", [this](const ApiRequest&) { return Answer(nodes_.List()); });
-  server_->Route("GET", kNode, [this](const ApiRequest& r) { return Answer(nodes_.Get(r.params[0])); });
+  server_->Route("GET", kNode,
+                 [this](const ApiRequest& r) { return Answer(nodes_.Get(r.params[0])); });
   server_->Route("PATCH", kNode, [this](const ApiRequest& r) {
     return WithBody(r, [&](const Json& body) {
       return Changing(200, [&] { return nodes_.Update(r.params[0], body); });
@@ -131,10 +137,13 @@ void Daemon::AddNodeRoutes() {
 void Daemon::AddServiceRoutes() {
   constexpr const char* kService = R"(/v1/services/([^/]+))";
   server_->Route("POST", "/v1/services", [this](const ApiRequest& r) {
-    return WithBody(r, [&](const Json& body) { return Changing(201, [&] { return services_.Create(body); }); });
+    return WithBody(
+        r, [&](const Json& body) { return Changing(201, [&] { return services_.Create(body); }); });
   });
-  server_->Route("GET", "/v1/services", [this](const ApiRequest&) { return Answer(services_.List()); });
-  server_->Route("GET", kService, [this](const ApiRequest& r) { return Answer(services_.Get(r.params[0])); });
+  server_->Route("GET", "/v1/services",
+                 [this](const ApiRequest&) { return Answer(services_.List()); });
+  server_->Route("GET", kService,
+                 [this](const ApiRequest& r) { return Answer(services_.Get(r.params[0])); });
   server_->Route("PATCH", kService, [this](const ApiRequest& r) {
     return WithBody(r, [&](const Json& body) {
       return Changing(200, [&] { return services_.Update(r.params[0], body); });
@@ -150,7 +159,8 @@ void Daemon::AddTaskRoutes() {
   server_->Route("GET", "/v1/tasks", [this](const ApiRequest& r) {
     return Answer(ListTasks(*store_, r.Query("service")));
   });
-  server_->Route("GET", kTask, [this](const ApiRequest& r) { return Answer(GetTask(*store_, r.params[0])); });
+  server_->Route("GET", kTask,
+                 [this](const ApiRequest& r) { return Answer(GetTask(*store_, r.params[0])); });
   server_->Route("GET", std::string(kTask) + "/why",
                  [this](const ApiRequest& r) { return Answer(WhyTask(*store_, r.params[0])); });
 }
@@ -158,16 +168,20 @@ void Daemon::AddTaskRoutes() {
 void Daemon::AddJobRoutes() {
   constexpr const char* kJob = R"(/v1/jobs/([^/]+))";
   server_->Route("POST", "/v1/jobs", [this](const ApiRequest& r) {
-    return WithBody(r, [&](const Json& body) { return Changing(201, [&] { return jobs_.Submit(body); }); });
+    return WithBody(
+        r, [&](const Json& body) { return Changing(201, [&] { return jobs_.Submit(body); }); });
   });
   server_->Route("GET", "/v1/jobs", [this](const ApiRequest&) { return Answer(jobs_.List()); });
-  server_->Route("GET", kJob, [this](const ApiRequest& r) { return Answer(jobs_.Get(r.params[0])); });
+  server_->Route("GET", kJob,
+                 [this](const ApiRequest& r) { return Answer(jobs_.Get(r.params[0])); });
   server_->Route("DELETE", kJob, [this](const ApiRequest& r) {
     return Changing(200, [&] { return jobs_.Kill(r.params[0]); });
   });
-  server_->Route("GET", "/v1/classes", [this](const ApiRequest&) { return Answer(classes_.Get()); });
+  server_->Route("GET", "/v1/classes",
+                 [this](const ApiRequest&) { return Answer(classes_.Get()); });
   server_->Route("PATCH", "/v1/classes", [this](const ApiRequest& r) {
-    return WithBody(r, [&](const Json& body) { return Changing(200, [&] { return classes_.Update(body); }); });
+    return WithBody(
+        r, [&](const Json& body) { return Changing(200, [&] { return classes_.Update(body); }); });
   });
 }
 
@@ -177,10 +191,13 @@ ApiResponse Daemon::Metrics() const {
   metrics.Add("berth_http_requests_total", "HTTP requests answered.", c.requests.load());
   metrics.Add("berth_http_unauthorized_total", "Requests refused for a missing or wrong token.",
               c.unauthorized.load());
-  metrics.Add("berth_http_client_errors_total", "Requests answered with a 4xx status.", c.client_errors.load());
-  metrics.Add("berth_http_server_errors_total", "Requests answered with a 5xx status.", c.server_errors.load());
+  metrics.Add("berth_http_client_errors_total", "Requests answered with a 4xx status.",
+              c.client_errors.load());
+  metrics.Add("berth_http_server_errors_total", "Requests answered with a 5xx status.",
+              c.server_errors.load());
   metrics.Add("berth_control_passes_total", "Control-loop passes run.", loop_->passes());
-  metrics.Add("berth_control_pass_errors_total", "Control-loop passes that failed.", loop_->pass_errors());
+  metrics.Add("berth_control_pass_errors_total", "Control-loop passes that failed.",
+              loop_->pass_errors());
   metrics.Add("berth_store_revision", "Revision of the last committed store transaction.",
               static_cast<uint64_t>(store_->revision()), "gauge");
   return metrics.Response();

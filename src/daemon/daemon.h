@@ -26,7 +26,7 @@ namespace berth::daemon {
 struct DaemonOptions {
   std::string data_dir = "berth-data";  // created (mode 0700) if absent
   std::string host = "127.0.0.1";
-  int port = 7480;                      // 0: any free port
+  int port = 7480;  // 0: any free port
   size_t max_body_bytes = 1 << 20;
   int threads = 8;
   ControlLoopOptions loop;
@@ -47,7 +47,8 @@ class Daemon {
   bool WaitSettled(Duration timeout) { return loop_->WaitSettled(timeout); }
 
  private:
-  Daemon(std::unique_ptr<store::SqliteStore> store, std::string token, const DaemonOptions& options);
+  Daemon(std::unique_ptr<store::SqliteStore> store, std::string token,
+         const DaemonOptions& options);
   void AddRoutes();
   void AddNodeRoutes();
   void AddServiceRoutes();

@@ -30,11 +30,12 @@ class DaemonTest : public testing::Test {
   }
 
   // Status and parsed body of a request.
-  std::pair<int, Json> Call(const std::string& method, const std::string& path, const std::string& body = "") {
-    httplib::Result r = method == "GET"      ? client_->Get(path.c_str())
-                        : method == "POST"   ? client_->Post(path.c_str(), body, "application/json")
-                        : method == "PATCH"  ? client_->Patch(path.c_str(), body, "application/json")
-                                             : client_->Delete(path.c_str());
+  std::pair<int, Json> Call(const std::string& method, const std::string& path,
+                            const std::string& body = "") {
+    httplib::Result r = method == "GET"     ? client_->Get(path.c_str())
+                        : method == "POST"  ? client_->Post(path.c_str(), body, "application/json")
+                        : method == "PATCH" ? client_->Patch(path.c_str(), body, "application/json")
+                                            : client_->Delete(path.c_str());
     if (!r) return {-1, nullptr};
     return {r->status, Json::parse(r->body, nullptr, false)};
   }
@@ -91,16 +92,18 @@ TEST_F(DaemonTest, BadRequestsGet4xxWithAJsonErrorAndChangeNothing) {
   ASSERT_EQ(Call("POST", "/v1/nodes", R"({"id": "keep"})").first, 201);
   auto [malformed, m] = Call("POST", "/v1/nodes", R"({"id": "n1",)");
   EXPECT_EQ(malformed, 400);
-  EXPECT_EQ(m["error"]["message"],
-            "malformed JSON: parse error at line 1, column 13: syntax error while parsing object key - "
-            "unexpected end of input; expected string literal");
+  EXPECT_EQ(
+      m["error"]["message"],
+      "malformed JSON: parse error at line 1, column 13: syntax error while parsing object key - "
+      "unexpected end of input; expected string literal");
   auto [unknown, u] = Call("POST", "/v1/nodes", R"({"id": "n1", "colour": "red"})");
   EXPECT_EQ(unknown, 400);
   EXPECT_EQ(u["error"]["message"], "unknown field 'colour'");
   auto [duplicate, d] = Call("POST", "/v1/nodes", R"({"id": "keep"})");
   EXPECT_EQ(duplicate, 409);
   EXPECT_EQ(d["error"]["code"], "conflict");
-  auto [oversized, o] = Call("POST", "/v1/nodes", R"({"id": "big", "hostname": ")" + std::string(5000, 'x') + "\"}");
+  auto [oversized, o] =
+      Call("POST", "/v1/nodes", R"({"id": "big", "hostname": ")" + std::string(5000, 'x') + "\"}");
   EXPECT_EQ(oversized, 413);
   EXPECT_EQ(o["error"]["code"], "payload_too_large");
   auto [nowhere, n] = Call("GET", "/v1/nothing-here");
@@ -132,12 +135,16 @@ TEST_F(DaemonTest, StateSurvivesARestartWithTheSameToken) {
 }
 
 TEST_F(DaemonTest, ServicesArePlacedByTheControlLoopAndExplainPendingTasks) {
-  ASSERT_EQ(Call("POST", "/v1/nodes", R"({"id": "n1", "resources": {"cpu": 2, "memory": "4Gi"}})").first, 201);
+  ASSERT_EQ(
+      Call("POST", "/v1/nodes", R"({"id": "n1", "resources": {"cpu": 2, "memory": "4Gi"}})").first,
+      201);
   ASSERT_EQ(Call("POST", "/v1/services",
-                 R"({"id": "web", "replicas": 3, "task": {"resources": {"cpu": 0.5}}})").first,
+                 R"({"id": "web", "replicas": 3, "task": {"resources": {"cpu": 0.5}}})")
+                .first,
             201);
   ASSERT_EQ(Call("POST", "/v1/services",
-                 R"({"id": "big", "replicas": 1, "task": {"resources": {"cpu": 16}}})").first,
+                 R"({"id": "big", "replicas": 1, "task": {"resources": {"cpu": 16}}})")
+                .first,
             201);
   ASSERT_TRUE(daemon_->WaitSettled(std::chrono::seconds(20)));
   const Json web = Call("GET", "/v1/tasks?service=web").second["tasks"];
@@ -150,9 +157,11 @@ TEST_F(DaemonTest, ServicesArePlacedByTheControlLoopAndExplainPendingTasks) {
   EXPECT_EQ(status, 200);
   EXPECT_EQ(why["state"], "pending");
   EXPECT_EQ(why["reason"], "no suitable node (insufficient resources on 1 node)");
-  auto [bad, error] = Call("POST", "/v1/services", R"({"id": "x", "task": {"constraints": ["node.labels.az=a"]}})");
+  auto [bad, error] =
+      Call("POST", "/v1/services", R"({"id": "x", "task": {"constraints": ["node.labels.az=a"]}})");
   EXPECT_EQ(bad, 400);
-  EXPECT_NE(error["error"]["message"].get<std::string>().find("task.constraints[0]"), std::string::npos)
+  EXPECT_NE(error["error"]["message"].get<std::string>().find("task.constraints[0]"),
+            std::string::npos)
       << error.dump();
   ASSERT_EQ(Call("PATCH", "/v1/services/web", R"({"replicas": 1})").first, 200);
   ASSERT_TRUE(daemon_->WaitSettled(std::chrono::seconds(20)));

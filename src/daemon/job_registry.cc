@@ -43,7 +43,10 @@ Result<Json> JobRegistry::Submit(const Json& job) {
   const std::string id = job["id"];
   const std::string now = FormatRfc3339(clock_.Now());
   std::vector<store::Write> writes;
-  Json stored = {{"id", id}, {"requestor", job["requestor"]}, {"tasks", job["tasks"].size()}, {"submitted_at", now}};
+  Json stored = {{"id", id},
+                 {"requestor", job["requestor"]},
+                 {"tasks", job["tasks"].size()},
+                 {"submitted_at", now}};
   if (job.contains("task")) stored["task"] = job["task"];
   writes.push_back(store::Write::Create("job", id, stored.dump()));
   writes.push_back(ClaimWorkloadName(id, "job"));
@@ -52,9 +55,14 @@ Result<Json> JobRegistry::Submit(const Json& job) {
     Result<Json> run = ReadRun(job["tasks"][i], path);
     if (!run.ok()) return run.status();
     const std::string task_id = id + "." + std::to_string(i + 1);
-    Json task = {{"id", task_id}, {"job", id}, {"name", job["tasks"][i].value("name", task_id)},
-                 {"state", "new"}, {"desired_state", "running"}, {"run", *run},
-                 {"updated_at", now}, {"message", "waiting for admission"},
+    Json task = {{"id", task_id},
+                 {"job", id},
+                 {"name", job["tasks"][i].value("name", task_id)},
+                 {"state", "new"},
+                 {"desired_state", "running"},
+                 {"run", *run},
+                 {"updated_at", now},
+                 {"message", "waiting for admission"},
                  {"task", job.value("task", Json::object())}};
     writes.push_back(store::Write::Create("task", task_id, task.dump()));
   }

@@ -26,7 +26,8 @@ inline constexpr size_t kMaxTasksPerJob = 100'000;
 
 class JobRegistry {
  public:
-  JobRegistry(store::Store& store, const Clock& clock) : store_(store), jobs_(store, "job"), clock_(clock) {}
+  JobRegistry(store::Store& store, const Clock& clock)
+      : store_(store), jobs_(store, "job"), clock_(clock) {}
 
   // Body: {"id", "requestor", "task"?: template,
   //        "tasks": [{"name"?, "duration"?: seconds (default 1), "outcome"?: "complete" | "fail"}]}

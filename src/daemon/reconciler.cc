@@ -20,7 +20,7 @@ struct TaskEntry {
   Json json;
   int64_t revision = 0;  // 0: created by this pass
   bool changed = false;
-  bool in_plan = true;   // handed to the placement engine
+  bool in_plan = true;  // handed to the placement engine
 };
 
 bool IsTerminal(const Json& task) {
@@ -112,11 +112,13 @@ Status Pass::Load(const store::Store& store) {
   if (!jobs.ok()) return jobs.status();
   if (!durations.ok()) return durations.status();
   jobs_ = std::move(*jobs);
-  std::sort(jobs_.begin(), jobs_.end(), [](const auto& a, const auto& b) { return a.revision < b.revision; });
+  std::sort(jobs_.begin(), jobs_.end(),
+            [](const auto& a, const auto& b) { return a.revision < b.revision; });
   for (const auto& j : jobs_) job_by_id_[j.id] = Json::parse(j.body);
   for (const auto& d : *durations) {
     const Json body = Json::parse(d.body);
-    durations_[d.id] = {body.value("count", int64_t{0}), body.value("total_ms", int64_t{0}), d.revision};
+    durations_[d.id] = {body.value("count", int64_t{0}), body.value("total_ms", int64_t{0}),
+                        d.revision};
   }
   return Status::Ok();
 }
@@ -143,10 +145,10 @@ void Pass::StartAndStop() {
     } else if (node_gone) {
       SetState(e, "orphaned", "node '" + node + "' was removed");
       ++summary.stopped;
-    } else if (svc != service_by_id_.end() &&
-               e.json.value("spec_version", uint64_t{0}) < svc->second["spec_version"].get<uint64_t>()) {
-      SetState(e, "shutdown",
-               "replaced by spec version " + svc->second["spec_version"].dump(), true);
+    } else if (svc != service_by_id_.end() && e.json.value("spec_version", uint64_t{0}) <
+                                                  svc->second["spec_version"].get<uint64_t>()) {
+      SetState(e, "shutdown", "replaced by spec version " + svc->second["spec_version"].dump(),
+               true);
       ++summary.stopped;
     } else if (e.json.value("state", "") == "assigned") {
       Start(e);
@@ -173,7 +175,8 @@ int64_t Pass::Finish(TaskEntry& e, const Json& run) {
   if (ms < run.value("duration_ms", int64_t{0})) return -1;
   const bool fail = run.value("outcome", "complete") == "fail";
   SetState(e, fail ? "failed" : "complete",
-           std::string(fail ? "failed" : "completed") + " after " + std::to_string(ms) + " ms (simulated)");
+           std::string(fail ? "failed" : "completed") + " after " + std::to_string(ms) +
+               " ms (simulated)");
   return ms;
 }
 
@@ -249,15 +252,18 @@ void Pass::Admit(fairshare::Admission& admission) {
         w.push_back(&e);
       } else if (!IsTerminal(e.json)) {
         r.push_back(&e);
-        j.running.push_back({e.json["id"], ParseRfc3339(e.json.value("admitted_at", now_text_)).value()});
+        j.running.push_back(
+            {e.json["id"], ParseRfc3339(e.json.value("admitted_at", now_text_)).value()});
       }
     }
     // Waiting tasks in choice order: longest expected duration first.
     std::stable_sort(w.begin(), w.end(), [&](const TaskEntry* a, const TaskEntry* b) {
-      const auto da = ExpectedDuration(a->json.value("name", "")), db = ExpectedDuration(b->json.value("name", ""));
+      const auto da = ExpectedDuration(a->json.value("name", "")),
+                 db = ExpectedDuration(b->json.value("name", ""));
       return da.has_value() && (!db.has_value() || *da > *db);
     });
-    for (TaskEntry* e : w) j.waiting.push_back({e->json["id"], ExpectedDuration(e->json.value("name", ""))});
+    for (TaskEntry* e : w)
+      j.waiting.push_back({e->json["id"], ExpectedDuration(e->json.value("name", ""))});
     jobs.push_back(std::move(j));
     running.push_back(std::move(r));
     waiting.push_back(std::move(w));
@@ -296,7 +302,8 @@ void Pass::ScaleDown() {
       return ReplicaNumber(a->json["id"]) > ReplicaNumber(b->json["id"]);
     });
     for (size_t i = 0; i < entries.size() - replicas; ++i) {
-      SetState(*entries[i], "shutdown", "scaled down to " + std::to_string(replicas) + " replicas", true);
+      SetState(*entries[i], "shutdown", "scaled down to " + std::to_string(replicas) + " replicas",
+               true);
       ++summary.stopped;
     }
   }
@@ -326,26 +333,30 @@ TaskEntry& Pass::Entry(const api::PlannedTask& planned) {
 
 // The placement engine, on exactly what `berth plan` would read.
 Status Pass::Place() {
-  Json doc = {{"now", now_text_}, {"nodes", nodes_}, {"services", services_}, {"tasks", Json::array()}};
+  Json doc = {
+      {"now", now_text_}, {"nodes", nodes_}, {"services", services_}, {"tasks", Json::array()}};
   for (Json& node : doc["nodes"]) node.erase("slots");
   for (Json& service : doc["services"]) service.erase("run");
   for (const TaskEntry& e : tasks_) {
     if (!Planned(e)) continue;
     Json task = e.json;
-    for (const char* berthd_only : {"message", "job", "name", "run", "admitted_at", "started_at", "assigned_at"})
+    for (const char* berthd_only :
+         {"message", "job", "name", "run", "admitted_at", "started_at", "assigned_at"})
       task.erase(berthd_only);
     doc["tasks"].push_back(std::move(task));
   }
   Result<api::PlacementPlan> plan = api::PlanPlacement(doc, now_);
   if (!plan.ok())
-    return Status::Internal("the stored state is not a valid placement document: " + plan.status().message());
+    return Status::Internal("the stored state is not a valid placement document: " +
+                            plan.status().message());
   std::map<std::string, const api::PlannedTask*, std::less<>> planned;
   for (const api::PlannedTask& p : plan->input.tasks) planned[p.task.id] = &p;
   for (const auto& a : plan->output["assignments"]) {
     const api::PlannedTask& p = *planned.at(a["task"].get<std::string>());
     TaskEntry& e = Entry(p);
     e.json["node"] = a["node"];
-    SetState(e, "assigned", p.preassigned ? placement::kConfirmedMessage : placement::kAssignedMessage);
+    SetState(e, "assigned",
+             p.preassigned ? placement::kConfirmedMessage : placement::kAssignedMessage);
     e.json["assigned_at"] = now_text_;
     ++summary.assigned;
   }

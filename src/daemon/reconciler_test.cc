@@ -19,7 +19,8 @@ using api::Json;
 class ReconcilerTest : public testing::Test {
  protected:
   void AddNode(const std::string& id, int cpu) {
-    ASSERT_TRUE(nodes_.Register(Json{{"id", id}, {"resources", {{"cpu", cpu}, {"memory", "8Gi"}}}}).ok());
+    ASSERT_TRUE(
+        nodes_.Register(Json{{"id", id}, {"resources", {{"cpu", cpu}, {"memory", "8Gi"}}}}).ok());
   }
   // Runs passes until one changes nothing; returns how many wrote.
   int Settle() {
@@ -52,21 +53,26 @@ class ReconcilerTest : public testing::Test {
 TEST_F(ReconcilerTest, ReplicasAreCreatedPlacedAndStarted) {
   AddNode("n1", 4);
   AddNode("n2", 4);
-  Result<Json> created = services_.Create(Json{{"id", "web"}, {"replicas", 3}, {"task", {{"resources", {{"cpu", 1}}}}}});
+  Result<Json> created = services_.Create(
+      Json{{"id", "web"}, {"replicas", 3}, {"task", {{"resources", {{"cpu", 1}}}}}});
   ASSERT_TRUE(created.ok()) << created.status().message();
   Result<PassSummary> first = reconciler_.RunPass(*ParseRfc3339("2026-01-01T00:00:00Z"));
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(first->created, 3);
   EXPECT_EQ(first->assigned, 3);
   EXPECT_EQ(Settle(), 1);  // the simulated executor starts them, then nothing changes
-  EXPECT_EQ(Tasks(), (std::map<std::string, std::string>{
-                         {"web.1", "running@n1"}, {"web.2", "running@n2"}, {"web.3", "running@n1"}}));
+  EXPECT_EQ(Tasks(),
+            (std::map<std::string, std::string>{
+                {"web.1", "running@n1"}, {"web.2", "running@n2"}, {"web.3", "running@n1"}}));
   EXPECT_EQ((*WhyTask(store_, "web.1"))["reason"], "started by the simulated executor");
 }
 
 TEST_F(ReconcilerTest, ATaskThatFitsNowhereStaysPendingWithTheEnginesReason) {
   AddNode("n1", 2);
-  ASSERT_TRUE(services_.Create(Json{{"id", "big"}, {"replicas", 1}, {"task", {{"resources", {{"cpu", 8}}}}}}).ok());
+  ASSERT_TRUE(
+      services_
+          .Create(Json{{"id", "big"}, {"replicas", 1}, {"task", {{"resources", {{"cpu", 8}}}}}})
+          .ok());
   Settle();
   const Json why = *WhyTask(store_, "big.1");
   EXPECT_EQ(why["state"], "pending");
@@ -82,14 +88,18 @@ TEST_F(ReconcilerTest, ScalingDownStopsTheHighestReplicas) {
   Settle();
   ASSERT_TRUE(services_.Update("web", Json{{"replicas", 1}}).ok());
   Settle();
-  EXPECT_EQ(Tasks(), (std::map<std::string, std::string>{
-                         {"web.1", "running@n1"}, {"web.2", "shutdown@n1"}, {"web.3", "shutdown@n1"}}));
+  EXPECT_EQ(Tasks(),
+            (std::map<std::string, std::string>{
+                {"web.1", "running@n1"}, {"web.2", "shutdown@n1"}, {"web.3", "shutdown@n1"}}));
   EXPECT_EQ((*WhyTask(store_, "web.3"))["reason"], "scaled down to 1 replicas");
 }
 
 TEST_F(ReconcilerTest, ANewSpecVersionReplacesTheTasks) {
   AddNode("n1", 8);
-  ASSERT_TRUE(services_.Create(Json{{"id", "web"}, {"replicas", 2}, {"task", {{"resources", {{"cpu", 1}}}}}}).ok());
+  ASSERT_TRUE(
+      services_
+          .Create(Json{{"id", "web"}, {"replicas", 2}, {"task", {{"resources", {{"cpu", 1}}}}}})
+          .ok());
   Settle();
   ASSERT_TRUE(services_.Update("web", Json{{"task", {{"resources", {{"cpu", 2}}}}}}).ok());
   Settle();
@@ -119,10 +129,12 @@ TEST_F(ReconcilerTest, GlobalServicesRunOnEveryNodeAndRemovedServicesStop) {
   AddNode("n2", 2);
   ASSERT_TRUE(services_.Create(Json{{"id", "agent"}, {"mode", "global"}}).ok());
   Settle();
-  EXPECT_EQ(Tasks(), (std::map<std::string, std::string>{{"agent.n1", "running@n1"}, {"agent.n2", "running@n2"}}));
+  EXPECT_EQ(Tasks(), (std::map<std::string, std::string>{{"agent.n1", "running@n1"},
+                                                         {"agent.n2", "running@n2"}}));
   ASSERT_TRUE(services_.Remove("agent").ok());
   Settle();
-  EXPECT_EQ(Tasks(), (std::map<std::string, std::string>{{"agent.n1", "shutdown@n1"}, {"agent.n2", "shutdown@n2"}}));
+  EXPECT_EQ(Tasks(), (std::map<std::string, std::string>{{"agent.n1", "shutdown@n1"},
+                                                         {"agent.n2", "shutdown@n2"}}));
   EXPECT_EQ((*WhyTask(store_, "agent.n1"))["reason"], "service 'agent' was removed");
 }
 
@@ -150,7 +162,10 @@ TEST_F(ReconcilerTest, FailingServiceTasksAreReplacedAndFeedTheFaultyNodeRule) {
 Json Job(const std::string& id, const std::string& requestor, int count, int seconds) {
   Json tasks = Json::array();
   for (int i = 0; i < count; ++i) tasks.push_back({{"duration", seconds}});
-  return {{"id", id}, {"requestor", requestor}, {"task", {{"resources", {{"cpu", 1}}}}}, {"tasks", tasks}};
+  return {{"id", id},
+          {"requestor", requestor},
+          {"task", {{"resources", {{"cpu", 1}}}}},
+          {"tasks", tasks}};
 }
 
 std::map<std::string, int> StatesOf(const Json& tasks, const std::string& job) {
@@ -164,7 +179,8 @@ TEST_F(ReconcilerTest, JobsAreAdmittedByClassThenPlacedRunAndCompleted) {
   for (int n = 1; n <= 4; ++n) AddNode("n" + std::to_string(n), 1);  // W = 4, one task each
   Result<Json> classes = classes_.Update(
       Json{{"classes", {{"land", 50}, {"diff", 50}}},
-           {"requestors", Json::array({Json::array({"^land", "land"}), Json::array({"^diff", "diff"})})}});
+           {"requestors",
+            Json::array({Json::array({"^land", "land"}), Json::array({"^diff", "diff"})})}});
   ASSERT_TRUE(classes.ok()) << classes.status().message();
   ASSERT_TRUE(jobs_.Submit(Job("a", "land-ci", 4, 10)).ok());
   ASSERT_TRUE(jobs_.Submit(Job("b", "diff-ci", 4, 10)).ok());
@@ -211,15 +227,19 @@ TEST_F(ReconcilerTest, ServicesAndJobsShareOneNamespace) {
 TEST_F(ReconcilerTest, AJobIsStoredWholeOrNotAtAll) {
   Json job = Job("a", "x", 3, 1);
   job["tasks"][2]["outcome"] = "explode";
-  EXPECT_EQ(jobs_.Submit(job).status().message(), "tasks[2].outcome: expected complete or fail, got 'explode'");
+  EXPECT_EQ(jobs_.Submit(job).status().message(),
+            "tasks[2].outcome: expected complete or fail, got 'explode'");
   EXPECT_EQ(store_.revision(), 0);
-  EXPECT_EQ(jobs_.Submit(Json{{"id", "b"}, {"requestor", "x"}, {"tasks", Json::array()}}).status().message(),
+  EXPECT_EQ(jobs_.Submit(Json{{"id", "b"}, {"requestor", "x"}, {"tasks", Json::array()}})
+                .status()
+                .message(),
             "tasks: expected 1 to 100000 tasks");
 }
 
 TEST_F(ReconcilerTest, ABadClassConfigurationLeavesThePreviousInForce) {
   ASSERT_TRUE(classes_.Update(Json{{"classes", {{"land", 60}, {"diff", 40}}}}).ok());
-  Result<Json> bad = classes_.Update(Json{{"requestors", Json::array({Json::array({"(", "land"})})}});
+  Result<Json> bad =
+      classes_.Update(Json{{"requestors", Json::array({Json::array({"(", "land"})})}});
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message().rfind("requestors", 0), 0u) << bad.status().message();
   EXPECT_EQ((*classes_.Get())["classes"], (Json{{"land", 60}, {"diff", 40}}));

@@ -11,8 +11,8 @@ namespace {
 Status Validate(const api::Json& stored) {
   api::Json service = stored;
   service.erase("run");
-  Result<api::PlacementPlanInput> decoded =
-      api::DecodePlacementDocument(api::Json{{"services", api::Json::array({service})}}, Timestamp{});
+  Result<api::PlacementPlanInput> decoded = api::DecodePlacementDocument(
+      api::Json{{"services", api::Json::array({service})}}, Timestamp{});
   if (decoded.ok()) return Status::Ok();
   std::string message = decoded.status().message();
   for (const char* prefix : {"services[0]: ", "services[0]."})

@@ -8,7 +8,9 @@ store::Write ClaimWorkloadName(const std::string& id, const char* kind) {
   return store::Write::Create(kWorkloadNames, id, kind);
 }
 
-store::Write ReleaseWorkloadName(const std::string& id) { return store::Write::Delete(kWorkloadNames, id); }
+store::Write ReleaseWorkloadName(const std::string& id) {
+  return store::Write::Delete(kWorkloadNames, id);
+}
 
 api::Json StoredKind::View(const store::StoredObject& object) {
   api::Json view = api::Json::parse(object.body);

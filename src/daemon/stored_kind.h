@@ -26,7 +26,8 @@ class StoredKind {
   Result<api::Json> List(const std::string& list_name) const;
   // Stores a new object, with `also` in the same commit; Conflict if the id
   // exists (or a precondition of `also` fails).
-  Result<api::Json> Create(const std::string& id, const api::Json& body, std::vector<store::Write> also = {});
+  Result<api::Json> Create(const std::string& id, const api::Json& body,
+                           std::vector<store::Write> also = {});
   // Replaces `old` with `body` if nobody changed it since it was loaded.
   Result<api::Json> Replace(const store::StoredObject& old, const api::Json& body);
   // Removes the object, with `also` in the same commit.

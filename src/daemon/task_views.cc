@@ -4,7 +4,6 @@
 
 namespace berth::daemon {
 
-
 Result<api::Json> ListTasks(const store::Store& store, std::string_view service) {
   Result<std::vector<store::StoredObject>> objects = store.List("task");
   if (!objects.ok()) return objects.status();
@@ -26,7 +25,8 @@ Result<api::Json> GetTask(const store::Store& store, std::string_view id) {
 Result<api::Json> WhyTask(const store::Store& store, std::string_view id) {
   Result<api::Json> task = GetTask(store, id);
   if (!task.ok()) return task.status();
-  api::Json why = {{"task", (*task)["id"]}, {"state", task->value("state", "pending")},
+  api::Json why = {{"task", (*task)["id"]},
+                   {"state", task->value("state", "pending")},
                    {"reason", task->value("message", "")}};
   if (task->contains("node")) why["node"] = (*task)["node"];
   return why;

@@ -42,7 +42,8 @@ Result<std::string> LoadOrCreateToken(const std::string& data_dir) {
   const std::string path = data_dir + "/token";
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0) {
-    if (errno != ENOENT) return Status::Unavailable("cannot read " + path + ": " + std::strerror(errno));
+    if (errno != ENOENT)
+      return Status::Unavailable("cannot read " + path + ": " + std::strerror(errno));
     return Create(path);
   }
   if ((info.st_mode & 077) != 0)

@@ -36,7 +36,8 @@ TEST(Token, AFileOthersCanReadIsRefused) {
   chmod(path.c_str(), 0644);
   Result<std::string> token = LoadOrCreateToken(dir.path());
   ASSERT_FALSE(token.ok());
-  EXPECT_EQ(token.status().message(), path + " is accessible by other users; run: chmod 600 " + path);
+  EXPECT_EQ(token.status().message(),
+            path + " is accessible by other users; run: chmod 600 " + path);
 }
 
 TEST(Token, AnEmptyFileIsRefused) {

@@ -16,8 +16,8 @@ std::vector<Node> MakeVelaNodes(const std::string& prefix, int count) {
       n.resources = {32'000, 128LL << 30, {}};
     } else {
       n.resources = {1'000, 2LL << 30, {}};
-      n.labels["geo-location"] = std::to_string(52.5 + (i % 97) * 0.0005) + "," +
-                                 std::to_string(13.4 + (i % 89) * 0.0005);
+      n.labels["geo-location"] =
+          std::to_string(52.5 + (i % 97) * 0.0005) + "," + std::to_string(13.4 + (i % 89) * 0.0005);
       n.labels["battery-level"] = std::to_string(20 + (i * 7) % 80);
       n.labels["battery-capacity"] = "4000";
     }

@@ -47,7 +47,8 @@ Result<std::optional<StoredObject>> MemoryStore::Get(std::string_view kind,
 Result<std::vector<StoredObject>> MemoryStore::List(std::string_view kind) const {
   std::lock_guard lock(mu_);
   std::vector<StoredObject> out;
-  for (auto it = objects_.lower_bound(Key{kind, ""}); it != objects_.end() && it->first.first == kind; ++it)
+  for (auto it = objects_.lower_bound(Key{kind, ""});
+       it != objects_.end() && it->first.first == kind; ++it)
     out.push_back(it->second);
   return out;
 }

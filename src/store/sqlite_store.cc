@@ -10,7 +10,9 @@ constexpr int64_t kSchemaVersion = 1;
 // One prepared statement; finalized on destruction.
 class Statement {
  public:
-  Statement(sqlite3* db, const char* sql) { rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); }
+  Statement(sqlite3* db, const char* sql) {
+    rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
+  }
   ~Statement() { sqlite3_finalize(stmt_); }
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
@@ -33,7 +35,8 @@ class Statement {
   int64_t Int(int column) const { return sqlite3_column_int64(stmt_, column); }
   std::string Text(int column) const {
     const void* data = sqlite3_column_blob(stmt_, column);
-    return data ? std::string(static_cast<const char*>(data), static_cast<size_t>(sqlite3_column_bytes(stmt_, column)))
+    return data ? std::string(static_cast<const char*>(data),
+                              static_cast<size_t>(sqlite3_column_bytes(stmt_, column)))
                 : std::string();
   }
 
@@ -42,13 +45,16 @@ class Statement {
   int rc_ = SQLITE_ERROR;
 };
 
-bool Exec(sqlite3* db, const char* sql) { return sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK; }
+bool Exec(sqlite3* db, const char* sql) {
+  return sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK;
+}
 
 }  // namespace
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
   sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close(db);
@@ -81,8 +87,9 @@ Status SqliteStore::Init() {
   if (!Exec(db_, "BEGIN EXCLUSIVE")) return Error("locking");
   const bool created =
       Exec(db_, "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL)") &&
-      Exec(db_, "CREATE TABLE IF NOT EXISTS objects(kind BLOB NOT NULL, id BLOB NOT NULL, "
-                "revision INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY(kind, id)) WITHOUT ROWID") &&
+      Exec(db_,
+           "CREATE TABLE IF NOT EXISTS objects(kind BLOB NOT NULL, id BLOB NOT NULL, "
+           "revision INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY(kind, id)) WITHOUT ROWID") &&
       Exec(db_, "INSERT OR IGNORE INTO meta VALUES('schema_version', 1), ('revision', 0)");
   if (!created) {
     Status status = Error("creating the schema");
@@ -126,7 +133,8 @@ Result<int64_t> SqliteStore::Commit(const std::vector<Write>& writes) {
 // they see the batch's earlier writes.
 Status SqliteStore::CommitLocked(const std::vector<Write>& writes, int64_t next) {
   Statement select(db_, "SELECT revision FROM objects WHERE kind = ?1 AND id = ?2");
-  Statement put(db_, "INSERT OR REPLACE INTO objects(kind, id, revision, body) VALUES(?1, ?2, ?3, ?4)");
+  Statement put(db_,
+                "INSERT OR REPLACE INTO objects(kind, id, revision, body) VALUES(?1, ?2, ?3, ?4)");
   Statement remove(db_, "DELETE FROM objects WHERE kind = ?1 AND id = ?2");
   Statement bump(db_, "UPDATE meta SET value = ?1 WHERE key = 'revision'");
   if (!select.prepared() || !put.prepared() || !remove.prepared() || !bump.prepared())
@@ -134,7 +142,8 @@ Status SqliteStore::CommitLocked(const std::vector<Write>& writes, int64_t next)
   for (const Write& w : writes) {
     select.Bind(1, w.kind).Bind(2, w.id);
     const int rc = select.Step();
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return Error("reading " + w.kind + " '" + w.id + "'");
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+      return Error("reading " + w.kind + " '" + w.id + "'");
     const int64_t current = rc == SQLITE_ROW ? select.Int(0) : 0;
     select.Reset();
     if ((w.expect == Write::Expect::kAbsent && current != 0) ||

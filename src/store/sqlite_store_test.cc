@@ -50,7 +50,8 @@ TEST(SqliteStore, ASecondOpenOfAStoreInUseIsRefused) {
 TEST(SqliteStore, AFileThatIsNotAStoreIsInvalid) {
   TestDir dir;
   const std::string path = dir.path() + "/notes.txt";
-  std::ofstream(path) << "this is not a database, but it is long enough to have a header page......";
+  std::ofstream(path)
+      << "this is not a database, but it is long enough to have a header page......";
   Result<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path);
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), StatusCode::kInvalidArgument);
@@ -64,7 +65,8 @@ TEST(SqliteStore, AnotherSchemaVersionIsRefused) {
   OpenOrDie(path).reset();
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "UPDATE meta SET value = 7 WHERE key = 'schema_version'", nullptr, nullptr, nullptr),
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE meta SET value = 7 WHERE key = 'schema_version'", nullptr,
+                         nullptr, nullptr),
             SQLITE_OK);
   sqlite3_close(db);
   Result<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path);
@@ -98,7 +100,8 @@ TEST(SqliteStore, EveryAcknowledgedCommitSurvivesSigkill) {
       Result<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path);
       if (!store.ok()) _exit(3);
       for (int64_t next = (*store)->revision();; ++next) {
-        if (!(*store)->Commit({Write::Create("task", "t" + std::to_string(next), "{}")}).ok()) _exit(4);
+        if (!(*store)->Commit({Write::Create("task", "t" + std::to_string(next), "{}")}).ok())
+          _exit(4);
         if (write(fds[1], &next, sizeof next) != sizeof next) _exit(5);
       }
     }

@@ -5,7 +5,8 @@ namespace berth::store {
 Status ValidateWrites(const std::vector<Write>& writes) {
   for (size_t i = 0; i < writes.size(); ++i) {
     if (writes[i].kind.empty() || writes[i].id.empty())
-      return Status::InvalidArgument("write " + std::to_string(i) + ": kind and id must not be empty");
+      return Status::InvalidArgument("write " + std::to_string(i) +
+                                     ": kind and id must not be empty");
     if (writes[i].expect == Write::Expect::kRevision && writes[i].expected_revision <= 0)
       return Status::InvalidArgument("write " + std::to_string(i) +
                                      ": an expected revision must be positive");

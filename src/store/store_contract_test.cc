@@ -40,8 +40,9 @@ TEST_P(StoreContract, ANewStoreIsEmptyAtRevisionZero) {
 }
 
 TEST_P(StoreContract, CommitIsAtomicAndBumpsTheRevisionOnce) {
-  Result<int64_t> r = store_->Commit({Write::Put("node", "n2", "{2}"), Write::Put("node", "n1", "{1}"),
-                                      Write::Put("task", "t1", "{t}")});
+  Result<int64_t> r =
+      store_->Commit({Write::Put("node", "n2", "{2}"), Write::Put("node", "n1", "{1}"),
+                      Write::Put("task", "t1", "{t}")});
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(*r, 1);
   EXPECT_EQ(store_->revision(), 1);
@@ -53,7 +54,8 @@ TEST_P(StoreContract, CommitIsAtomicAndBumpsTheRevisionOnce) {
 
 TEST_P(StoreContract, AFailedPreconditionAppliesNothing) {
   ASSERT_TRUE(store_->Commit({Write::Create("node", "n1", "a")}).ok());
-  Result<int64_t> r = store_->Commit({Write::Put("node", "n2", "b"), Write::Create("node", "n1", "c")});
+  Result<int64_t> r =
+      store_->Commit({Write::Put("node", "n2", "b"), Write::Create("node", "n1", "c")});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kConflict);
   EXPECT_EQ(r.status().message(), "node 'n1' already exists");
@@ -81,11 +83,13 @@ TEST_P(StoreContract, CompareAndSetOnRevision) {
 }
 
 TEST_P(StoreContract, PreconditionsSeeEarlierWritesOfTheBatch) {
-  Result<int64_t> r = store_->Commit({Write::Create("job", "j", "1"), Write::Create("job", "j", "2")});
+  Result<int64_t> r =
+      store_->Commit({Write::Create("job", "j", "1"), Write::Create("job", "j", "2")});
   EXPECT_EQ(r.status().code(), StatusCode::kConflict);
   EXPECT_EQ(store_->revision(), 0);
-  ASSERT_TRUE(store_->Commit({Write::Create("job", "j", "1"), Write::Delete("job", "j"),
-                              Write::Create("job", "j", "3")})
+  ASSERT_TRUE(store_
+                  ->Commit({Write::Create("job", "j", "1"), Write::Delete("job", "j"),
+                            Write::Create("job", "j", "3")})
                   .ok());
   EXPECT_EQ((*store_->Get("job", "j"))->body, "3");
 }
@@ -105,7 +109,8 @@ TEST_P(StoreContract, BodiesAreKeptByteForByte) {
 }
 
 TEST_P(StoreContract, EmptyKindOrIdIsInvalid) {
-  EXPECT_EQ(store_->Commit({Write::Put("", "x", "b")}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->Commit({Write::Put("", "x", "b")}).status().code(),
+            StatusCode::kInvalidArgument);
   EXPECT_EQ(store_->Commit({Write::Put("k", "", "b")}).status().message(),
             "write 0: kind and id must not be empty");
   EXPECT_EQ(store_->revision(), 0);
@@ -117,7 +122,8 @@ TEST_P(StoreContract, ConcurrentCreatesOfOneIdHaveOneWinner) {
   for (int t = 0; t < 4; ++t)
     threads.emplace_back([&, t] {
       for (int i = 0; i < 25; ++i) {
-        Result<int64_t> r = store_->Commit({Write::Create("task", "t" + std::to_string(i), std::to_string(t))});
+        Result<int64_t> r =
+            store_->Commit({Write::Create("task", "t" + std::to_string(i), std::to_string(t))});
         (r.ok() ? wins : conflicts).fetch_add(1);
       }
     });
@@ -130,7 +136,10 @@ TEST_P(StoreContract, ConcurrentCreatesOfOneIdHaveOneWinner) {
 
 INSTANTIATE_TEST_SUITE_P(
     Every, StoreContract,
-    testing::Values(Backend{"memory", [](const std::string&) { return std::unique_ptr<Store>(new MemoryStore); }},
+    testing::Values(Backend{"memory",
+                            [](const std::string&) {
+                              return std::unique_ptr<Store>(new MemoryStore);
+                            }},
                     Backend{"sqlite",
                             [](const std::string& dir) {
                               auto opened = SqliteStore::Open(dir + "/berth.db");

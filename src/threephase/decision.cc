@@ -64,16 +64,16 @@ bool SampleResourcesFit::Filter(const agent::NodeSample& node) const {
 
 int64_t SampleResourcesFit::Score(const agent::NodeSample& node) const {
   const InFlightDemand::Demand pending = in_flight_.Get(node);
-  return agent::AllocationScore(scoring_, node.total_milli_cpu,
-                                node.free_milli_cpu - pending.milli_cpu, demand_->milli_cpu,
-                                node.total_memory_bytes, node.free_memory_bytes - pending.memory_bytes,
-                                demand_->memory_bytes);
+  return agent::AllocationScore(
+      scoring_, node.total_milli_cpu, node.free_milli_cpu - pending.milli_cpu, demand_->milli_cpu,
+      node.total_memory_bytes, node.free_memory_bytes - pending.memory_bytes,
+      demand_->memory_bytes);
 }
 
 DecisionPipeline::DecisionPipeline(InFlightDemand& in_flight, DecisionOptions options)
     : in_flight_(in_flight), options_(options) {
-  plugins_.push_back(
-      {std::make_unique<SampleResourcesFit>(in_flight_, options_.scoring), options_.resources_weight});
+  plugins_.push_back({std::make_unique<SampleResourcesFit>(in_flight_, options_.scoring),
+                      options_.resources_weight});
 }
 
 std::vector<Candidate> DecisionPipeline::Decide(const agent::PlacementTask& task,

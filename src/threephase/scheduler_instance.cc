@@ -30,12 +30,14 @@ size_t SchedulerInstance::AgentsPerAttempt(int cluster_percent, size_t agents) {
   // ceil(Cp / 100 * clusters), at least 1, at most every agent.
   const int64_t percent = std::clamp(cluster_percent, 0, 100);
   const int64_t wanted = (percent * static_cast<int64_t>(agents) + 99) / 100;
-  return static_cast<size_t>(std::clamp<int64_t>(wanted, 1, std::max<int64_t>(1, static_cast<int64_t>(agents))));
+  return static_cast<size_t>(
+      std::clamp<int64_t>(wanted, 1, std::max<int64_t>(1, static_cast<int64_t>(agents))));
 }
 
 void SchedulerInstance::Start() {
   for (int i = 0; i < std::max(1, options_.samplers); ++i)
-    threads_.emplace_back([this, i] { SamplerLoop(options_.seed * 1'000'003 + static_cast<uint64_t>(i)); });
+    threads_.emplace_back(
+        [this, i] { SamplerLoop(options_.seed * 1'000'003 + static_cast<uint64_t>(i)); });
   for (int i = 0; i < std::max(1, options_.decision_pipelines); ++i)
     threads_.emplace_back([this] { DecisionLoop(); });
 }
@@ -79,7 +81,8 @@ void SchedulerInstance::SamplerLoop(uint64_t seed) {
     const int64_t start = NowNs();
     Sampled sampled{std::move(*task), {}};
     sampled.samples.reserve(last_sample_count);
-    const size_t k = agents_.empty() ? 0 : AgentsPerAttempt(options_.cluster_percent, agents_.size());
+    const size_t k =
+        agents_.empty() ? 0 : AgentsPerAttempt(options_.cluster_percent, agents_.size());
     for (size_t i = 0; i < k; ++i) {  // k agents without replacement (partial Fisher-Yates)
       std::swap(order[i], order[i + rng() % (order.size() - i)]);
       agent::SampleRequest request{sampled.queued.task, options_.node_basis_points,

@@ -20,8 +20,8 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <deque>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -36,17 +36,17 @@
 namespace berth::threephase {
 
 struct SchedulerOptions {
-  int cluster_percent = 50;           // Cp: share of agents sampled per attempt
-  int64_t node_basis_points = 400;    // Np: share of each agent's nodes, in 1/10000
-  size_t commit_candidates = 3;       // m
+  int cluster_percent = 50;         // Cp: share of agents sampled per attempt
+  int64_t node_basis_points = 400;  // Np: share of each agent's nodes, in 1/10000
+  size_t commit_candidates = 3;     // m
   int max_attempts = 10;
   // Sampling a task costs about three times its decision and commit
   // (threephase_bench), so two samplers keep one decision pipeline busy.
-  int samplers = 2;                   // sampler threads
-  int decision_pipelines = 1;         // decision + MultiBind threads
+  int samplers = 2;                          // sampler threads
+  int decision_pipelines = 1;                // decision + MultiBind threads
   Duration request_timeout = Duration{200};  // per agent request
   agent::ResourceScoring scoring = agent::ResourceScoring::kLeastAllocated;
-  uint64_t seed = 1;                  // agent choice
+  uint64_t seed = 1;  // agent choice
 };
 
 struct TaskOutcome {

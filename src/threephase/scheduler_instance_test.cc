@@ -42,7 +42,9 @@ class ScriptedAgent final : public AgentTransport {
 
   std::function<Result<agent::SampleResponse>(const agent::SampleRequest&)> sample;
   std::function<Result<agent::CommitResponse>(const agent::CommitRequest&)> commit =
-      [](const agent::CommitRequest&) { return agent::CommitResponse{agent::CommitOutcome::kBound, ""}; };
+      [](const agent::CommitRequest&) {
+        return agent::CommitResponse{agent::CommitOutcome::kBound, ""};
+      };
   int samples = 0;
   std::vector<std::string> commits;
 
@@ -70,25 +72,28 @@ TaskOutcome RunOne(std::vector<AgentTransport*> agents, SchedulerOptions options
   instance.Submit(Task("t"));
   EXPECT_TRUE(instance.WaitIdle(std::chrono::seconds(10)));
   instance.Stop();
-  if (conflicted_commits != nullptr) *conflicted_commits = instance.counters().conflicted_commits.load();
+  if (conflicted_commits != nullptr)
+    *conflicted_commits = instance.counters().conflicted_commits.load();
   return outcome;
 }
 
 TEST(AgentsPerAttempt, CeilingOfCpWithAMinimumOfOne) {
   EXPECT_EQ(SchedulerInstance::AgentsPerAttempt(50, 10), 5u);
-  EXPECT_EQ(SchedulerInstance::AgentsPerAttempt(50, 3), 2u);   // ceil(1.5)
-  EXPECT_EQ(SchedulerInstance::AgentsPerAttempt(10, 3), 1u);   // ceil(0.3)
-  EXPECT_EQ(SchedulerInstance::AgentsPerAttempt(0, 8), 1u);    // at least one
+  EXPECT_EQ(SchedulerInstance::AgentsPerAttempt(50, 3), 2u);  // ceil(1.5)
+  EXPECT_EQ(SchedulerInstance::AgentsPerAttempt(10, 3), 1u);  // ceil(0.3)
+  EXPECT_EQ(SchedulerInstance::AgentsPerAttempt(0, 8), 1u);   // at least one
   EXPECT_EQ(SchedulerInstance::AgentsPerAttempt(100, 8), 8u);
   EXPECT_EQ(SchedulerInstance::AgentsPerAttempt(250, 8), 8u);  // never more than all
 }
 
 TEST(MultiBind, SecondCandidateWinsWhenTheFirstConflicts) {
   ScriptedAgent a("a");
-  a.sample = [&](const agent::SampleRequest&) { return a.Nodes({{"best", 90}, {"next", 80}, {"last", 10}}); };
+  a.sample = [&](const agent::SampleRequest&) {
+    return a.Nodes({{"best", 90}, {"next", 80}, {"last", 10}});
+  };
   a.commit = [](const agent::CommitRequest& r) {
-    return agent::CommitResponse{r.node_id == "best" ? agent::CommitOutcome::kConflict
-                                                     : agent::CommitOutcome::kBound, ""};
+    return agent::CommitResponse{
+        r.node_id == "best" ? agent::CommitOutcome::kConflict : agent::CommitOutcome::kBound, ""};
   };
   uint64_t conflicted_commits = 99;
   TaskOutcome o = RunOne({&a}, {}, &conflicted_commits);
@@ -105,7 +110,9 @@ TEST(MultiBind, OnlyTheMBestAreTried) {
   a.sample = [&](const agent::SampleRequest&) {
     return a.Nodes({{"n1", 10}, {"n2", 50}, {"n3", 30}, {"n4", 40}, {"n5", 20}});
   };
-  a.commit = [](const agent::CommitRequest&) { return agent::CommitResponse{agent::CommitOutcome::kConflict, "full"}; };
+  a.commit = [](const agent::CommitRequest&) {
+    return agent::CommitResponse{agent::CommitOutcome::kConflict, "full"};
+  };
   SchedulerOptions options;
   options.max_attempts = 1;
   TaskOutcome o = RunOne({&a}, options);
@@ -117,10 +124,13 @@ TEST(MultiBind, OnlyTheMBestAreTried) {
 TEST(MultiBind, TotalConflictRequeuesTheTask) {
   ScriptedAgent a("a");
   int round = 0;
-  a.sample = [&](const agent::SampleRequest&) { ++round; return a.Nodes({{"n" + std::to_string(round), 50}}); };
+  a.sample = [&](const agent::SampleRequest&) {
+    ++round;
+    return a.Nodes({{"n" + std::to_string(round), 50}});
+  };
   a.commit = [](const agent::CommitRequest& r) {
-    return agent::CommitResponse{r.node_id == "n1" ? agent::CommitOutcome::kConflict
-                                                   : agent::CommitOutcome::kBound, ""};
+    return agent::CommitResponse{
+        r.node_id == "n1" ? agent::CommitOutcome::kConflict : agent::CommitOutcome::kBound, ""};
   };
   uint64_t conflicted_commits = 0;
   TaskOutcome o = RunOne({&a}, {}, &conflicted_commits);

@@ -54,7 +54,7 @@ TEST(Stress, FourInstancesEightAgentsNeverOvercommit) {
     options.seed = static_cast<uint64_t>(100 + i);
     options.cluster_percent = 50;
     options.node_basis_points = 2000;  // 4 of 20 nodes per agent
-    options.decision_pipelines = 2;     // deciders of one instance race too
+    options.decision_pipelines = 2;    // deciders of one instance race too
     instances.push_back(std::make_unique<SchedulerInstance>(views, options, record));
     instances.back()->Start();
   }
