@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "api/admission_codec.h"
+#include "api/agent_codec.h"
 #include "api/cluster_codec.h"
 #include "api/document.h"
 #include "api/http_server.h"
@@ -43,6 +44,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)berth::api::DecodeNode(*body, "", &node);
     berth::TaskSpec spec;
     (void)berth::api::DecodeTaskSpec(*body, "", &spec);
+    // berth-agent's request bodies.
+    (void)berth::api::DecodeSampleRequest(*body);
+    (void)berth::api::DecodeCommitRequest(*body);
+    (void)berth::api::DecodeReleaseRequest(*body);
   }
   return 0;
 }

@@ -143,6 +143,10 @@ CommitResponse Agent::Commit(const CommitRequest& request) {
     else
       nodes_.Rollback(reservation);
   }
+  if (conflict.empty()) {
+    std::lock_guard lock(bindings_mu_);
+    bindings_.emplace(request.task.id, std::move(reservation));
+  }
   binding_.Give(std::move(pipeline));
   if (!conflict.empty()) {
     counters_.conflicts.fetch_add(1, std::memory_order_relaxed);
@@ -150,6 +154,24 @@ CommitResponse Agent::Commit(const CommitRequest& request) {
   }
   counters_.bound.fetch_add(1, std::memory_order_relaxed);
   return {CommitOutcome::kBound, ""};
+}
+
+bool Agent::Release(const std::string& task_id) {
+  std::vector<Reservation> released;
+  {
+    std::lock_guard lock(bindings_mu_);
+    auto [begin, end] = bindings_.equal_range(task_id);
+    for (auto it = begin; it != end; ++it) released.push_back(std::move(it->second));
+    bindings_.erase(begin, end);
+  }
+  for (Reservation& binding : released) nodes_.Unbind(binding);
+  counters_.released.fetch_add(released.size(), std::memory_order_relaxed);
+  return !released.empty();
+}
+
+size_t Agent::bindings() const {
+  std::lock_guard lock(bindings_mu_);
+  return bindings_.size();
 }
 
 }  // namespace berth::agent

@@ -10,8 +10,11 @@
 // binding pipeline; (3) lock the node through the entity locker; (4) run the
 // conflict checks; (5) bind, or roll the reservation back exactly and answer
 // "conflict".
+// Release: a bound task stopped; its demand goes back to its node. The agent
+// remembers each binding by task id until then (a task id bound twice, by a
+// scheduler retrying after a crash, holds both bindings; Release frees all).
 //
-// Thread-safe: Sample and Commit may be called from any number of threads;
+// Thread-safe: Sample, Commit and Release may be called from any number of threads;
 // at most `sampling_pipelines` samples and `binding_pipelines` commits run
 // at once, the rest wait for a free pipeline.
 #pragma once
@@ -22,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "agent/conflict_check.h"
@@ -49,12 +53,13 @@ struct AgentOptions {
   int64_t geo_weight = 1;
   int64_t battery_weight = 1;
   int64_t lru_weight = 1;
-  uint64_t seed = 1;              // for random sampling
-  const Clock* clock = nullptr;   // null: the system clock
+  uint64_t seed = 1;             // for random sampling
+  const Clock* clock = nullptr;  // null: the system clock
 };
 
 struct AgentCounters {
-  std::atomic<uint64_t> samples{0}, sampled_nodes{0}, bound{0}, conflicts{0}, errors{0};
+  std::atomic<uint64_t> samples{0}, sampled_nodes{0}, bound{0}, conflicts{0}, errors{0},
+      released{0};
 };
 
 class Agent {
@@ -67,6 +72,9 @@ class Agent {
   const std::string& id() const { return options_.id; }
   SampleResponse Sample(const SampleRequest& request);
   CommitResponse Commit(const CommitRequest& request);
+  // Frees the bindings of `task_id`; false when it has none here.
+  bool Release(const std::string& task_id);
+  size_t bindings() const;
 
   const NodesCache& nodes() const { return nodes_; }
   const EntityLocker& locker() const { return locker_; }
@@ -109,6 +117,8 @@ class Agent {
   Pool<SamplingPipeline> sampling_;
   Pool<BindingPipeline> binding_;
   AgentCounters counters_;
+  mutable std::mutex bindings_mu_;
+  std::unordered_multimap<std::string, Reservation> bindings_;  // by task id
 };
 
 }  // namespace berth::agent

@@ -59,10 +59,32 @@ TEST(Agent, ReservationsAreImmediateAndRollBackExactly) {
   EXPECT_EQ(agent.locker().size(), 0u);
 }
 
+TEST(Agent, ReleaseGivesABindingBackOnce) {
+  Agent agent({}, MakeNodes(1, 1000, 1000));
+  PlacementTask a = Task(700, 100), b = Task(700, 100);
+  a.id = "a";
+  b.id = "b";
+  ASSERT_EQ(agent.Commit({a, 0, "n0"}).outcome, CommitOutcome::kBound);
+  EXPECT_EQ(agent.Commit({b, 0, "n0"}).outcome, CommitOutcome::kConflict);
+  EXPECT_EQ(agent.bindings(), 1u);
+  EXPECT_TRUE(agent.Release("a"));
+  EXPECT_FALSE(agent.Release("a"));  // already given back
+  EXPECT_FALSE(agent.Release("b"));  // never bound
+  agent.nodes().Read(0, [](const AgentNode& n) {
+    EXPECT_EQ(n.info.available_milli_cpu(), 1000);
+    EXPECT_EQ(n.info.available_memory_bytes(), 1000);
+    EXPECT_EQ(n.bound_tasks, 0u);
+    EXPECT_EQ(n.bound_milli_cpu, 0);
+  });
+  EXPECT_EQ(agent.Commit({b, 0, "n0"}).outcome, CommitOutcome::kBound);
+  EXPECT_EQ(agent.counters().released.load(), 1u);
+}
+
 TEST(Agent, ErrorsAreDistinctFromConflicts) {
   Agent agent({}, MakeNodes(2, 1000, 1000));
   EXPECT_EQ(agent.Commit({Task(1), 5, "n5"}).outcome, CommitOutcome::kError);
-  EXPECT_EQ(agent.Commit({Task(1), 1, "n0"}).outcome, CommitOutcome::kError);  // index and id disagree
+  EXPECT_EQ(agent.Commit({Task(1), 1, "n0"}).outcome,
+            CommitOutcome::kError);  // index and id disagree
   EXPECT_EQ(agent.counters().errors.load(), 2u);
   EXPECT_EQ(agent.counters().conflicts.load(), 0u);
 }
@@ -105,7 +127,8 @@ TEST(Agent, ConcurrentCommitsOnOneNode) {
   EXPECT_EQ(bound.load(), 1000 / 30);
   EXPECT_FALSE(agent.nodes().Overcommitted(0));
   EXPECT_EQ(agent.locker().size(), 0u);
-  agent.nodes().Read(0, [](const AgentNode& n) { EXPECT_EQ(n.info.available_milli_cpu(), 1000 - 33 * 30); });
+  agent.nodes().Read(
+      0, [](const AgentNode& n) { EXPECT_EQ(n.info.available_milli_cpu(), 1000 - 33 * 30); });
 }
 
 }  // namespace

@@ -73,6 +73,16 @@ void NodesCache::Bind(Reservation& r, Timestamp at) {
   n.last_bound = at;
 }
 
+void NodesCache::Unbind(Reservation& r) {
+  std::lock_guard lock(locks_[r.node]);
+  AgentNode& n = nodes_[r.node];
+  n.info.Release(*r.spec, r.claims);
+  n.bound_milli_cpu -= r.spec->reservations.milli_cpu;
+  n.bound_memory_bytes -= r.spec->reservations.memory_bytes;
+  --n.bound_tasks;
+  r.claims.clear();
+}
+
 bool NodesCache::Overcommitted(uint32_t node) const {
   return Read(node, [](const AgentNode& n) {
     const NodeResources& total = n.info.node().resources;

@@ -6,7 +6,8 @@
 // its own lock (agent/spin_lock.h), so readers and reservations on different
 // nodes never contend. A reservation takes the task's demand at once, even when that
 // drives a free amount negative; Rollback gives back exactly what Reserve
-// took; Bind turns a reservation into a binding. Free amounts are
+// took; Bind turns a reservation into a binding and Unbind gives a binding
+// back when its task stops. Free amounts are
 // capacity - bound - reserved, so a conflict check on a locked node sees
 // every other in-flight reservation too.
 //
@@ -38,7 +39,8 @@ struct AgentNode {
   uint32_t bound_tasks = 0;
 };
 
-// Demand taken on one node; give it to Rollback or Bind exactly once.
+// Demand taken on one node; give it to Rollback or Bind exactly once, and
+// a bound one to Unbind at most once.
 struct Reservation {
   uint32_t node = 0;
   std::shared_ptr<const TaskSpec> spec;
@@ -62,6 +64,7 @@ class NodesCache {
   Reservation Reserve(uint32_t node, std::shared_ptr<const TaskSpec> spec);
   void Rollback(Reservation& reservation);
   void Bind(Reservation& reservation, Timestamp at);
+  void Unbind(Reservation& binding);
 
   // Whether bound demand exceeds the node's capacity: must never be true.
   bool Overcommitted(uint32_t node) const;

@@ -167,4 +167,15 @@ Result<agent::CommitResponse> DecodeCommitResponse(const Json& body) {
   return response;
 }
 
+Json EncodeReleaseRequest(const std::vector<std::string>& task_ids) {
+  return {{"tasks", task_ids}};
+}
+
+Result<std::vector<std::string>> DecodeReleaseRequest(const Json& body) {
+  BERTH_RETURN_IF_ERROR(CheckObject(body, "", {"tasks"}));
+  std::vector<std::string> ids;
+  BERTH_RETURN_IF_ERROR(RequireField(body, "tasks", "", ReadStringList, &ids));
+  return ids;
+}
+
 }  // namespace berth::api

@@ -27,4 +27,8 @@ Result<agent::CommitRequest> DecodeCommitRequest(const Json& body);
 Json EncodeCommitResponse(const agent::CommitResponse& response);
 Result<agent::CommitResponse> DecodeCommitResponse(const Json& body);
 
+// POST /v1/release: {"tasks": [task ids]}, answered {"released": n}.
+Json EncodeReleaseRequest(const std::vector<std::string>& task_ids);
+Result<std::vector<std::string>> DecodeReleaseRequest(const Json& body);
+
 }  // namespace berth::api

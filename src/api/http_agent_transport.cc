@@ -33,8 +33,12 @@ void SetTimeout(httplib::Client& client, Duration timeout) {
 
 }  // namespace
 
-HttpAgentTransport::HttpAgentTransport(std::string server, std::string token, std::string id)
-    : server_(std::move(server)), token_(std::move(token)), id_(std::move(id)) {}
+HttpAgentTransport::HttpAgentTransport(std::string server, std::string token, std::string id,
+                                       uint32_t node_count)
+    : server_(std::move(server)),
+      token_(std::move(token)),
+      id_(std::move(id)),
+      node_count_(node_count) {}
 
 HttpAgentTransport::~HttpAgentTransport() = default;
 
@@ -47,10 +51,12 @@ Result<std::unique_ptr<HttpAgentTransport>> HttpAgentTransport::Connect(const st
     return Status::Unavailable("cannot reach berth-agent at " + server + ": " +
                                httplib::to_string(r.error()));
   const Json body = Json::parse(r->body, nullptr, false);
-  if (r->status != 200 || body.is_discarded() || !body.contains("id") || !body["id"].is_string())
+  if (r->status != 200 || body.is_discarded() || !body.contains("id") || !body["id"].is_string() ||
+      !body.contains("nodes") || !body["nodes"].is_number_unsigned())
     return Status::Unavailable("berth-agent at " + server + " answered " +
                                std::to_string(r->status));
-  return std::unique_ptr<HttpAgentTransport>(new HttpAgentTransport(server, token, body["id"]));
+  return std::unique_ptr<HttpAgentTransport>(
+      new HttpAgentTransport(server, token, body["id"], body["nodes"].get<uint32_t>()));
 }
 
 Result<Json> HttpAgentTransport::Post(const char* path, const Json& body, Duration timeout) {
@@ -90,6 +96,15 @@ Result<agent::CommitResponse> HttpAgentTransport::Commit(const agent::CommitRequ
   if (!response.ok())
     return Status::Unavailable("agent " + id_ + ": " + response.status().message());
   return response;
+}
+
+Result<size_t> HttpAgentTransport::Release(const std::vector<std::string>& task_ids,
+                                           Duration timeout) {
+  Result<Json> answer = Post("/v1/release", EncodeReleaseRequest(task_ids), timeout);
+  if (!answer.ok()) return answer.status();
+  if (!answer->contains("released") || !(*answer)["released"].is_number_unsigned())
+    return Status::Unavailable("agent " + id_ + ": a release answer without 'released'");
+  return (*answer)["released"].get<size_t>();
 }
 
 }  // namespace berth::api

@@ -19,7 +19,8 @@ namespace berth::api {
 
 class HttpAgentTransport final : public threephase::AgentTransport {
  public:
-  // Asks the agent at `server` ("host:port") for its id (GET /v1/agent).
+  // Asks the agent at `server` ("host:port") for its id and node count
+  // (GET /v1/agent).
   static Result<std::unique_ptr<HttpAgentTransport>> Connect(const std::string& server,
                                                              const std::string& token);
   ~HttpAgentTransport() override;
@@ -29,12 +30,15 @@ class HttpAgentTransport final : public threephase::AgentTransport {
                                        Duration timeout) override;
   Result<agent::CommitResponse> Commit(const agent::CommitRequest& request,
                                        Duration timeout) override;
+  Result<size_t> Release(const std::vector<std::string>& task_ids, Duration timeout) override;
+  uint32_t node_count() const override { return node_count_; }
 
  private:
-  HttpAgentTransport(std::string server, std::string token, std::string id);
+  HttpAgentTransport(std::string server, std::string token, std::string id, uint32_t node_count);
   Result<Json> Post(const char* path, const Json& body, Duration timeout);
 
   std::string server_, token_, id_;
+  uint32_t node_count_;
 };
 
 }  // namespace berth::api

@@ -16,7 +16,9 @@ void AddAgentRoutes(api::ApiServer& server, agent::Agent& agent) {
                             {"nodes", agent.nodes().size()},
                             {"bound", c.bound.load()},
                             {"conflicts", c.conflicts.load()},
-                            {"samples", c.samples.load()}},
+                            {"samples", c.samples.load()},
+                            {"released", c.released.load()},
+                            {"bindings", agent.bindings()}},
                        "", ""};
   });
   server.Route("POST", "/v1/sample", [&agent](const ApiRequest& r) -> Result<ApiResponse> {
@@ -33,6 +35,15 @@ void AddAgentRoutes(api::ApiServer& server, agent::Agent& agent) {
     if (!request.ok()) return request.status();
     return ApiResponse{200, api::EncodeCommitResponse(agent.Commit(*request)), "", ""};
   });
+  server.Route("POST", "/v1/release", [&agent](const ApiRequest& r) -> Result<ApiResponse> {
+    Result<Json> body = api::ParseJsonBody(r.body);
+    if (!body.ok()) return body.status();
+    Result<std::vector<std::string>> ids = api::DecodeReleaseRequest(*body);
+    if (!ids.ok()) return ids.status();
+    size_t released = 0;
+    for (const std::string& id : *ids) released += agent.Release(id) ? 1 : 0;
+    return ApiResponse{200, Json{{"released", released}}, "", ""};
+  });
   server.Route("GET", "/metrics", [&agent, &server](const ApiRequest&) -> Result<ApiResponse> {
     const agent::AgentCounters& c = agent.counters();
     api::MetricsText metrics;
@@ -40,6 +51,8 @@ void AddAgentRoutes(api::ApiServer& server, agent::Agent& agent) {
     metrics.Add("berth_agent_bound_total", "Commits that bound a task.", c.bound.load());
     metrics.Add("berth_agent_conflicts_total", "Commits answered with a conflict.",
                 c.conflicts.load());
+    metrics.Add("berth_agent_released_total", "Bindings released because their task stopped.",
+                c.released.load());
     metrics.Add("berth_agent_errors_total", "Commits answered with an error.", c.errors.load());
     metrics.Add("berth_http_unauthorized_total", "Requests refused for a missing or wrong token.",
                 server.counters().unauthorized.load());

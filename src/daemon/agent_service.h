@@ -1,9 +1,10 @@
 // AgentService: berth-agent's HTTP face. Serves one agent::Agent (one
 // cluster's nodes) on an api::ApiServer, so it shares berthd's bearer-token
 // check, body limit and JSON errors (docs/agent.md):
-//   GET  /v1/agent    {"id", "nodes", "bound", "conflicts", "samples"}
+//   GET  /v1/agent    {"id", "nodes", "bound", "conflicts", "samples", "released", "bindings"}
 //   POST /v1/sample   a sample request -> {"nodes": [...], "looked_at"}
 //   POST /v1/commit   a commit request -> {"outcome": "bound"|"conflict"|"error", "reason"}
+//   POST /v1/release  {"tasks": [ids]} -> {"released": n}: those tasks stopped
 //   GET  /metrics     Prometheus text
 // A commit answers 200 with its outcome, so a conflict is never mistaken
 // for a failed request; malformed requests get 400.

@@ -25,6 +25,8 @@ class ScriptedAgent final : public AgentTransport {
     commits.push_back(r.node_id);
     return commit(r);
   }
+  Result<size_t> Release(const std::vector<std::string>&, Duration) override { return 0; }
+  uint32_t node_count() const override { return 0; }
   // A sample of `nodes` (id, agent score) on this agent.
   agent::SampleResponse Nodes(std::vector<std::pair<std::string, int64_t>> nodes) const {
     agent::SampleResponse response;

@@ -3,12 +3,17 @@
 // implementation calls the agent directly; an HTTP one (berth-agent in its
 // own process) will carry the same messages (agent/protocol.h).
 //
+// Release tells the agent that bound tasks stopped, so their demand goes
+// back to its nodes; node_count is the size of the agent's cluster as known
+// when the transport was made (berthd's admission counts it as workers).
+//
 // Each call has a timeout. A call that times out or fails returns an error
 // Status (Unavailable), which callers treat as "no nodes" (sampling) or as a
 // failed candidate (commit), never as a conflict. Thread-safe.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "agent/agent.h"
 #include "agent/protocol.h"
@@ -25,6 +30,9 @@ class AgentTransport {
                                                Duration timeout) = 0;
   virtual Result<agent::CommitResponse> Commit(const agent::CommitRequest& request,
                                                Duration timeout) = 0;
+  // The number of `task_ids` that were bound there and are now released.
+  virtual Result<size_t> Release(const std::vector<std::string>& task_ids, Duration timeout) = 0;
+  virtual uint32_t node_count() const = 0;
 };
 
 // Calls an Agent in the same process. The sampling budget is capped by the
@@ -43,6 +51,12 @@ class InProcessTransport final : public AgentTransport {
   Result<agent::CommitResponse> Commit(const agent::CommitRequest& request, Duration) override {
     return agent_.Commit(request);
   }
+  Result<size_t> Release(const std::vector<std::string>& task_ids, Duration) override {
+    size_t released = 0;
+    for (const std::string& id : task_ids) released += agent_.Release(id) ? 1 : 0;
+    return released;
+  }
+  uint32_t node_count() const override { return agent_.nodes().size(); }
 
  private:
   agent::Agent& agent_;
