@@ -111,22 +111,59 @@ Status SqliteStore::Init() {
   return Status::Ok();
 }
 
+// Group commit: a caller queues its batch; whoever finds no group in
+// progress leads one, committing every queued batch in one transaction (one
+// fsync) and then waking their callers. Each batch runs in its own savepoint,
+// so a failed precondition undoes only that batch, and gets its own revision.
 Result<int64_t> SqliteStore::Commit(const std::vector<Write>& writes) {
   BERTH_RETURN_IF_ERROR(ValidateWrites(writes));
+  if (writes.empty()) return revision();
+  Queued mine{&writes, Status::Unavailable("not committed"), false};
+  std::unique_lock lock(queue_mu_);
+  queue_.push_back(&mine);
+  while (!mine.done) {
+    if (leading_) {
+      committed_.wait(lock);
+      continue;
+    }
+    leading_ = true;
+    std::vector<Queued*> group = std::exchange(queue_, {});
+    lock.unlock();
+    CommitGroup(group);
+    lock.lock();
+    leading_ = false;
+    for (Queued* q : group) q->done = true;
+    committed_.notify_all();
+  }
+  return std::move(mine.result);
+}
+
+void SqliteStore::CommitGroup(const std::vector<Queued*>& group) {
   std::lock_guard lock(mu_);
-  if (writes.empty()) return revision_;
-  if (!Exec(db_, "BEGIN IMMEDIATE")) return Error("starting a transaction");
-  const Status status = CommitLocked(writes, revision_ + 1);
-  if (!status.ok()) {
-    Exec(db_, "ROLLBACK");
-    return status;
+  if (!Exec(db_, "BEGIN IMMEDIATE")) {
+    for (Queued* q : group) q->result = Error("starting a transaction");
+    return;
+  }
+  int64_t next = revision_;
+  for (Queued* q : group) {
+    Exec(db_, "SAVEPOINT batch");
+    const Status status = CommitLocked(*q->writes, next + 1);
+    if (status.ok()) {
+      q->result = ++next;
+    } else {
+      q->result = status;
+      Exec(db_, "ROLLBACK TO batch");
+    }
+    Exec(db_, "RELEASE batch");
   }
   if (!Exec(db_, "COMMIT")) {
-    Status error = Error("committing");
+    const Status error = Error("committing");
     Exec(db_, "ROLLBACK");
-    return error;
+    for (Queued* q : group)
+      if (q->result.ok()) q->result = error;
+    return;
   }
-  return ++revision_;
+  revision_ = next;
 }
 
 // The body of one Commit transaction: preconditions are read inside it, so

@@ -11,12 +11,18 @@
 //   meta(key TEXT PRIMARY KEY, value INTEGER)   -- schema_version, revision
 //   objects(kind, id, revision, body, PRIMARY KEY(kind, id)) WITHOUT ROWID
 //
+// Commits from concurrent callers are grouped: one transaction, and so one
+// fsync, acknowledges every batch queued while the previous group was being
+// written (each batch keeps its own preconditions and revision).
+//
 // Thread-safe: one connection behind a mutex.
 #pragma once
 
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "store/store.h"
 
@@ -44,10 +50,20 @@ class SqliteStore final : public Store {
   SqliteStore(sqlite3* db, std::string path, int64_t revision)
       : db_(db), path_(std::move(path)), revision_(revision) {}
   Status Init();
+  struct Queued {
+    const std::vector<Write>* writes;
+    Result<int64_t> result;
+    bool done;
+  };
+  void CommitGroup(const std::vector<Queued*>& group);
   Status CommitLocked(const std::vector<Write>& writes, int64_t next);
   Status Error(const std::string& doing) const;
 
-  mutable std::mutex mu_;
+  std::mutex queue_mu_;  // guards queue_ and leading_
+  std::condition_variable committed_;
+  std::vector<Queued*> queue_;
+  bool leading_ = false;
+  mutable std::mutex mu_;  // guards the connection and revision_
   sqlite3* db_;
   std::string path_;
   int64_t revision_;

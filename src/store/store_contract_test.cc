@@ -3,11 +3,14 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "store/memory_store.h"
 #include "store/sqlite_store.h"
 #include "store/test_dir.h"
+#include "store/watched_store.h"
 
 namespace berth::store {
 namespace {
@@ -134,18 +137,45 @@ TEST_P(StoreContract, ConcurrentCreatesOfOneIdHaveOneWinner) {
   EXPECT_EQ(store_->revision(), 25);
 }
 
+// Concurrent commits (which a back end may group into one transaction) each
+// get their own revision, one after another, and all are kept.
+TEST_P(StoreContract, ConcurrentCommitsGetConsecutiveRevisions) {
+  std::mutex mu;
+  std::set<int64_t> revisions;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        Result<int64_t> r = store_->Commit(
+            {Write::Create("task", std::to_string(t) + "-" + std::to_string(i), "x")});
+        ASSERT_TRUE(r.ok()) << r.status().message();
+        std::lock_guard lock(mu);
+        revisions.insert(*r);
+      }
+    });
+  for (auto& t : threads) t.join();
+  ASSERT_EQ(revisions.size(), 400u);
+  EXPECT_EQ(*revisions.begin(), 1);
+  EXPECT_EQ(*revisions.rbegin(), 400);
+  EXPECT_EQ(store_->revision(), 400);
+  EXPECT_EQ(store_->List("task")->size(), 400u);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Every, StoreContract,
-    testing::Values(Backend{"memory",
-                            [](const std::string&) {
-                              return std::unique_ptr<Store>(new MemoryStore);
-                            }},
-                    Backend{"sqlite",
-                            [](const std::string& dir) {
-                              auto opened = SqliteStore::Open(dir + "/berth.db");
-                              EXPECT_TRUE(opened.ok()) << opened.status().message();
-                              return std::unique_ptr<Store>(std::move(*opened));
-                            }}),
+    testing::Values(
+        Backend{"memory",
+                [](const std::string&) { return std::unique_ptr<Store>(new MemoryStore); }},
+        Backend{"watched",
+                [](const std::string&) {
+                  return std::unique_ptr<Store>(new WatchedStore(std::make_unique<MemoryStore>()));
+                }},
+        Backend{"sqlite",
+                [](const std::string& dir) {
+                  auto opened = SqliteStore::Open(dir + "/berth.db");
+                  EXPECT_TRUE(opened.ok()) << opened.status().message();
+                  return std::unique_ptr<Store>(std::move(*opened));
+                }}),
     [](const testing::TestParamInfo<Backend>& info) { return info.param.name; });
 
 }  // namespace
