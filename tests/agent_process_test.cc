@@ -1,12 +1,14 @@
 // Scheduler instances reaching berth-agent processes over HTTP: placements
 // go on when one agent is killed mid-run, the tasks it had not confirmed are
-// placed elsewhere, and every task ends exactly once.
+// placed elsewhere, and every task ends exactly once. Then the same through
+// berthd (--agent): its control loop places services on the agents.
 #include <gtest/gtest.h>
 
 #include <condition_variable>
 #include <map>
 #include <mutex>
 
+#include "api/api_client.h"
 #include "api/http_agent_transport.h"
 #include "process.h"
 #include "store/test_dir.h"
@@ -35,6 +37,7 @@ class Agent {
     return t.ok() ? std::move(*t) : nullptr;
   }
   const std::string& token() const { return token_; }
+  const std::string& address() const { return address_; }
   void Kill() { process_.Kill(SIGKILL); }
 
  private:
@@ -94,6 +97,60 @@ TEST(AgentProcess, PlacementsGoOnWhenAnAgentIsKilled) {
   EXPECT_EQ(bound_on["doomed"] + bound_on["survivor"], kTasks);  // none failed, none lost
   EXPECT_LT(bound_on["doomed"], kTasks / 2);  // it died early; the rest went to the survivor
   EXPECT_GT(instance.counters().sample_errors.load(), 0u);  // the dead agent was noticed
+}
+
+// Tasks by the agent berthd says holds them; every task must be running.
+std::map<std::string, int> RunningByAgent(api::ApiClient& client, size_t expected) {
+  std::map<std::string, int> by_agent;
+  Result<api::Json> tasks = client.Call("GET", "/v1/tasks");
+  EXPECT_TRUE(tasks.ok()) << tasks.status().message();
+  if (!tasks.ok()) return by_agent;
+  EXPECT_EQ((*tasks)["tasks"].size(), expected);
+  for (const api::Json& t : (*tasks)["tasks"]) {
+    EXPECT_EQ(t["state"], "running") << t.dump();
+    ++by_agent[t.value("agent", "")];
+  }
+  return by_agent;
+}
+
+TEST(AgentProcess, BerthdPlacesThroughAgentsAndGoesOnWhenOneIsKilled) {
+  store::TestDir dir;
+  const std::string agents_dir = dir.path() + "/agents";  // one token for both
+  Agent doomed("doomed", 40, agents_dir), survivor("survivor", 400, agents_dir);
+  ASSERT_FALSE(doomed.address().empty() || survivor.address().empty());
+  Process berthd({BERTHD_BINARY, "--data-dir", dir.path() + "/berthd", "--port", "0", "--agent",
+                  doomed.address(), "--agent", survivor.address(), "--agent-token-file",
+                  agents_dir + "/token", "--batch-quiet-ms", "5", "--batch-max-ms", "20",
+                  // Ask both agents each attempt: with one of two, a task could draw
+                  // the dead one for all its attempts (1 in 1,024) and wait a retry.
+                  "--agent-cluster-percent", "100"});
+  const std::string port = PortInLine(berthd.WaitForLine("listening on", std::chrono::seconds(30)));
+  ASSERT_FALSE(port.empty());
+  api::ApiClient client("127.0.0.1:" + port, FirstLine(dir.path() + "/berthd/token"));
+  const api::Json service = {{"id", "web"},
+                             {"replicas", 20},
+                             {"task", {{"resources", {{"cpu", "0.5"}, {"memory", "256Mi"}}}}}};
+  ASSERT_TRUE(client.Call("POST", "/v1/services", service).ok());
+  const std::string settled = "/v1/health?wait=settled&timeout=120";
+  ASSERT_TRUE(client.Call("GET", settled).ok());
+  std::map<std::string, int> before = RunningByAgent(client, 20);
+  EXPECT_EQ(before["doomed"] + before["survivor"], 20);
+
+  // Kill one agent while a scale-up is being placed.
+  ASSERT_TRUE(client.Call("PATCH", "/v1/services/web", api::Json{{"replicas", 300}}).ok());
+  doomed.Kill();
+  ASSERT_TRUE(client.Call("GET", settled).ok());
+  std::map<std::string, int> after = RunningByAgent(client, 300);
+  EXPECT_EQ(after["doomed"] + after["survivor"], 300);     // none lost, none failed
+  EXPECT_GT(after["survivor"], before["survivor"] + 140);  // at least half the new ones
+
+  // The survivor's bindings are exactly the tasks berthd says it holds, and
+  // scaling down gives them back.
+  api::ApiClient agent_client(survivor.address(), survivor.token());
+  EXPECT_EQ((*agent_client.Call("GET", "/v1/agent"))["bindings"], after["survivor"]);
+  ASSERT_TRUE(client.Call("PATCH", "/v1/services/web", api::Json{{"replicas", 0}}).ok());
+  ASSERT_TRUE(client.Call("GET", settled).ok());
+  EXPECT_EQ((*agent_client.Call("GET", "/v1/agent"))["bindings"], 0);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "daemon/daemon.h"
+#include "daemon/token.h"
 
 int main(int argc, char** argv) {
   berth::daemon::DaemonOptions options;
@@ -32,12 +33,40 @@ int main(int argc, char** argv) {
   app.add_option("--batch-max-ms", max_ms, "...or this long after the first change it covers")
       ->check(CLI::Range(int64_t{1}, int64_t{60'000}))
       ->capture_default_str();
+  std::string agent_token_file;
+  app.add_option("--agent", options.agents,
+                 "host:port of a berth-agent; repeat for each (places through the agents, "
+                 "the three-phase path, instead of berthd's own nodes)");
+  app.add_option("--agent-token-file", agent_token_file,
+                 "file holding the agents' bearer token (their data directory's 'token')")
+      ->check(CLI::ExistingFile);
+  berth::threephase::SchedulerOptions& three_phase = options.agent_placement.scheduler;
+  app.add_option("--agent-cluster-percent", three_phase.cluster_percent,
+                 "Cp: share of the agents asked for samples per attempt")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  app.add_option("--agent-sample-bp", three_phase.node_basis_points,
+                 "Np: share of an agent's nodes each sample asks for, in basis points (1/10000)")
+      ->check(CLI::Range(int64_t{1}, int64_t{10'000}))
+      ->capture_default_str();
   app.set_version_flag("--version", "berthd 0.1.0");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
+  }
+  if (!options.agents.empty()) {
+    if (agent_token_file.empty()) {
+      std::fprintf(stderr, "berthd: --agent needs --agent-token-file\n");
+      return 2;
+    }
+    berth::Result<std::string> token = berth::daemon::ReadToken(agent_token_file);
+    if (!token.ok()) {
+      std::fprintf(stderr, "berthd: %s\n", token.status().message().c_str());
+      return 2;
+    }
+    options.agent_token = *token;
   }
   options.loop.batch_delay = std::chrono::milliseconds(quiet_ms);
   options.loop.max_batch_delay = std::chrono::milliseconds(std::max(quiet_ms, max_ms));

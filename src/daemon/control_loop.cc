@@ -68,7 +68,7 @@ void ControlLoop::Loop() {
       std::fprintf(stderr, "berthd: control loop: %s\n", pass.status().message().c_str());
     }
     again = raced || (pass.ok() && pass->wrote);
-    if (pass.ok() && !pass->wrote) {
+    if (pass.ok() && !pass->wrote && !pass->waiting) {
       settled_upto_ = covered;
       settled_.notify_all();
     }

@@ -6,7 +6,8 @@
 // after the first (the 50 ms / 1 s of the architecture), and at least every
 // `idle_interval` even without one. A pass that wrote something is followed
 // by another, so a change runs to a settled state (for example created ->
-// assigned -> running) without further notifications.
+// assigned -> running) without further notifications. The state is settled
+// when a pass changed nothing and waits for no agent.
 //
 // Notify and WaitSettled from any thread; Start and Stop from the owner.
 #pragma once

@@ -40,6 +40,22 @@ Status MakeDataDir(const std::string& dir) {
   return Status::Unavailable("cannot create data directory " + dir + ": " + std::strerror(errno));
 }
 
+// Reaches every configured agent once, so a typo fails at start.
+Result<std::vector<std::unique_ptr<api::HttpAgentTransport>>> ConnectAgents(
+    const DaemonOptions& options) {
+  std::vector<std::unique_ptr<api::HttpAgentTransport>> agents;
+  for (const std::string& server : options.agents) {
+    Result<std::unique_ptr<api::HttpAgentTransport>> agent =
+        api::HttpAgentTransport::Connect(server, options.agent_token);
+    if (!agent.ok()) return agent.status();
+    for (const auto& other : agents)
+      if (other->agent_id() == (*agent)->agent_id())
+        return Status::InvalidArgument("two agents have the id '" + other->agent_id() + "'");
+    agents.push_back(std::move(*agent));
+  }
+  return agents;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
@@ -49,25 +65,38 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
   if (!store.ok()) return store.status();
   Result<std::string> token = LoadOrCreateToken(options.data_dir);
   if (!token.ok()) return token.status();
-  std::unique_ptr<Daemon> daemon(new Daemon(std::move(*store), std::move(*token), options));
+  Result<std::vector<std::unique_ptr<api::HttpAgentTransport>>> agents = ConnectAgents(options);
+  if (!agents.ok()) return agents.status();
+  std::unique_ptr<Daemon> daemon(
+      new Daemon(std::move(*store), std::move(*token), std::move(*agents), options));
   BERTH_RETURN_IF_ERROR(daemon->server_->Start());
   return daemon;
 }
 
 Daemon::Daemon(std::unique_ptr<store::SqliteStore> store, std::string token,
+               std::vector<std::unique_ptr<api::HttpAgentTransport>> agents,
                const DaemonOptions& options)
-    : store_(std::move(store)),
+    : store_(std::make_unique<store::WatchedStore>(std::move(store))),
       token_(std::move(token)),
       nodes_(*store_),
       services_(*store_),
       classes_(*store_),
       jobs_(*store_, clock_),
-      reconciler_(*store_),
+      agent_transports_(std::move(agents)),
+      agent_placement_(agent_transports_.empty() ? nullptr : MakeAgentPlacement(options)),
+      reconciler_(*store_, agent_placement_.get(), &clock_),
       loop_(std::make_unique<ControlLoop>(reconciler_, clock_, options.loop)),
       server_(std::make_unique<api::ApiServer>(api::ApiServerOptions{
           options.host, options.port, token_, options.max_body_bytes, options.threads})) {
   AddRoutes();
+  if (agent_placement_) agent_placement_->Start([this] { loop_->Notify(); });
   loop_->Start();
+}
+
+std::unique_ptr<AgentPlacement> Daemon::MakeAgentPlacement(const DaemonOptions& options) const {
+  std::vector<threephase::AgentTransport*> transports;
+  for (const auto& agent : agent_transports_) transports.push_back(agent.get());
+  return std::make_unique<AgentPlacement>(std::move(transports), options.agent_placement);
 }
 
 Daemon::~Daemon() { Stop(); }
@@ -76,6 +105,7 @@ Daemon::~Daemon() { Stop(); }
 // once instead of holding the server's shutdown for its whole timeout.
 void Daemon::Stop() {
   loop_->Stop();
+  if (agent_placement_) agent_placement_->Stop();
   server_->Stop();
 }
 
@@ -198,6 +228,17 @@ ApiResponse Daemon::Metrics() const {
   metrics.Add("berth_control_passes_total", "Control-loop passes run.", loop_->passes());
   metrics.Add("berth_control_pass_errors_total", "Control-loop passes that failed.",
               loop_->pass_errors());
+  if (agent_placement_) {
+    const AgentPlacementCounters& a = agent_placement_->counters();
+    metrics.Add("berth_agent_submitted_total", "Tasks handed to the three-phase scheduler.",
+                a.submitted.load());
+    metrics.Add("berth_agent_bound_total", "Tasks an agent bound.", a.bound.load());
+    metrics.Add("berth_agent_failed_total", "Tasks no agent could place (all attempts).",
+                a.failed.load());
+    metrics.Add("berth_agent_released_total", "Bindings released on agents.", a.released.load());
+    metrics.Add("berth_agent_release_errors_total", "Releases that did not reach their agent.",
+                a.release_errors.load());
+  }
   metrics.Add("berth_store_revision", "Revision of the last committed store transaction.",
               static_cast<uint64_t>(store_->revision()), "gauge");
   return metrics.Response();

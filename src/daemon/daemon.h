@@ -1,9 +1,11 @@
 // Daemon: berthd's wiring. Opens the data directory (the SQLite store and
 // the API token), registers the API routes (docs/api.md) and serves them.
 //
-// Wired today: nodes, services, jobs, classes, tasks (with `why`), health
-// and metrics; the control loop with fair-share admission, the full-view
-// engine and the simulated executor. Not yet: external agents.
+// Wired: nodes, services, jobs, classes, tasks (with `why`), health and
+// metrics; the control loop with fair-share admission, the simulated
+// executor, and either the full-view engine (over the nodes registered with
+// berthd) or, when `agents` are given, the three-phase path through those
+// berth-agent processes.
 //
 // Open and Stop from one owning thread; the API runs on the server's threads.
 #pragma once
@@ -11,8 +13,10 @@
 #include <memory>
 #include <string>
 
+#include "api/http_agent_transport.h"
 #include "api/http_server.h"
 #include "core/status.h"
+#include "daemon/agent_placement.h"
 #include "daemon/class_registry.h"
 #include "daemon/control_loop.h"
 #include "daemon/job_registry.h"
@@ -20,6 +24,7 @@
 #include "daemon/reconciler.h"
 #include "daemon/service_registry.h"
 #include "store/sqlite_store.h"
+#include "store/watched_store.h"
 
 namespace berth::daemon {
 
@@ -30,13 +35,18 @@ struct DaemonOptions {
   size_t max_body_bytes = 1 << 20;
   int threads = 8;
   ControlLoopOptions loop;
+  // "host:port" of berth-agent processes; empty: the full-view engine.
+  std::vector<std::string> agents;
+  std::string agent_token;  // the agents' bearer token
+  AgentPlacementOptions agent_placement;
 };
 
 class Daemon {
  public:
   // Opens the data directory and starts serving. Unavailable: the directory,
   // store or port cannot be used (another berthd holds it); InvalidArgument:
-  // the store or token file is not usable.
+  // the store or token file is not usable, or two agents share an id.
+  // Unavailable also when an agent cannot be reached at start.
   static Result<std::unique_ptr<Daemon>> Open(const DaemonOptions& options);
   ~Daemon();
 
@@ -48,7 +58,9 @@ class Daemon {
 
  private:
   Daemon(std::unique_ptr<store::SqliteStore> store, std::string token,
+         std::vector<std::unique_ptr<api::HttpAgentTransport>> agents,
          const DaemonOptions& options);
+  std::unique_ptr<AgentPlacement> MakeAgentPlacement(const DaemonOptions& options) const;
   void AddRoutes();
   void AddNodeRoutes();
   void AddServiceRoutes();
@@ -58,13 +70,15 @@ class Daemon {
   template <typename Write>
   Result<api::ApiResponse> Changing(int status, Write write);
 
-  std::unique_ptr<store::SqliteStore> store_;
+  std::unique_ptr<store::WatchedStore> store_;  // the SQLite store; the loop watches it
   std::string token_;
   NodeRegistry nodes_;
   ServiceRegistry services_;
   ClassRegistry classes_;
   SystemClock clock_;
   JobRegistry jobs_;
+  std::vector<std::unique_ptr<api::HttpAgentTransport>> agent_transports_;
+  std::unique_ptr<AgentPlacement> agent_placement_;  // null without agents
   Reconciler reconciler_;
   std::unique_ptr<ControlLoop> loop_;
   std::unique_ptr<api::ApiServer> server_;

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_map>
 
+#include "api/cluster_codec.h"
 #include "api/json_fields.h"
 #include "api/plan_codec.h"
 #include "core/task.h"
@@ -15,18 +17,6 @@ namespace berth::daemon {
 namespace {
 
 using api::Json;
-
-struct TaskEntry {
-  Json json;
-  int64_t revision = 0;  // 0: created by this pass
-  bool changed = false;
-  bool in_plan = true;  // handed to the placement engine
-};
-
-bool IsTerminal(const Json& task) {
-  Result<TaskState> state = ParseTaskState(task.value("state", "pending"));
-  return state.ok() && *state > TaskState::kRunning;
-}
 
 // The replica number of "<service>.<n>", or -1.
 int64_t ReplicaNumber(const std::string& id) {
@@ -40,20 +30,31 @@ int64_t ReplicaNumber(const std::string& id) {
   return n;
 }
 
-struct Recorded {  // durations recorded for one task name
-  int64_t count = 0, total_ms = 0, revision = 0;
-  bool changed = false;
-};
-
 class Pass {
  public:
-  Pass(Timestamp now) : now_(now), now_text_(FormatRfc3339(now)) {}
-  Status Load(const store::Store& store);
+  // `agents`: place through them (the three-phase path); null: the full-view
+  // engine.
+  Pass(Timestamp now, StoredState& state, AgentPlacement* agents)
+      : now_(now),
+        now_text_(FormatRfc3339(now)),
+        nodes_(state.nodes),
+        service_by_id_(state.services),
+        tasks_(state.tasks),
+        task_index_(state.task_index),
+        job_by_id_(state.jobs),
+        durations_(state.durations),
+        agents_(agents) {}
   void StartAndStop();
   void ScaleDown();
   void Admit(fairshare::Admission& admission);
   Status Place();
+  void PlaceThroughAgents();
+  // Tasks placed by this pass record `at` as assigned_at: just before the
+  // commit that stores them, so it marks when the placement is kept.
+  void StampAssigned(Timestamp at);
   std::vector<store::Write> Writes();
+  // After the pass's writes are stored: outcomes it applied, bindings it let go.
+  void Committed();
   PassSummary summary;
 
  private:
@@ -63,8 +64,19 @@ class Pass {
     e.json["message"] = message;
     if (stop) e.json["desired_state"] = "shutdown";
     e.changed = true;
+    e.Sync();
+    // A task that left its node gives the agent's binding back.
+    if (e.facts.has_agent && (e.terminal() || e.facts.state == TaskState::kNew)) {
+      releases_[e.json["agent"].get<std::string>()].push_back(e.facts.id);
+      e.json.erase("agent");
+      e.facts.has_agent = false;
+    }
   }
   TaskEntry& Entry(const api::PlannedTask& planned);
+  void ApplyOutcomes();
+  void GenerateReplicas();
+  void CountRunnable();
+  std::shared_ptr<const TaskSpec> SpecOf(const TaskEntry& e);
   void RunJobTask(TaskEntry& e, bool killed, bool node_gone);
   void Start(TaskEntry& e);
   int64_t Finish(TaskEntry& e, const Json& run);
@@ -74,87 +86,58 @@ class Pass {
   // Whether the engine sees the task: not if its service or node is gone,
   // nor if this pass stopped it.
   static bool Planned(const TaskEntry& e) {
-    return e.in_plan && !(e.changed && e.json.value("desired_state", "") == "shutdown");
+    return e.in_plan && !(e.changed && e.facts.desired == TaskState::kShutdown);
   }
 
   Timestamp now_;
   std::string now_text_;
-  Json nodes_ = Json::array(), services_ = Json::array();
-  std::set<std::string, std::less<>> node_ids_;
-  std::map<std::string, Json, std::less<>> service_by_id_;
-  std::vector<TaskEntry> tasks_;
-  std::map<std::string, size_t, std::less<>> task_index_;
-  std::vector<store::StoredObject> jobs_;  // arrival (revision) order
-  std::map<std::string, Json, std::less<>> job_by_id_;
-  std::map<std::string, Recorded, std::less<>> durations_;
+  // The StoredState's objects, by id; tasks and durations are edited in place.
+  const std::map<std::string, Json, std::less<>>& nodes_;
+  std::unordered_map<std::string, StoredService>& service_by_id_;  // counts runnable
+  std::vector<TaskEntry>& tasks_;
+  std::map<std::string, size_t, std::less<>>& task_index_;
+  const std::map<std::string, StoredJob, std::less<>>& job_by_id_;
+  std::map<std::string, Recorded, std::less<>>& durations_;
+  AgentPlacement* agents_;
+  std::map<std::string, std::vector<std::string>> releases_;  // task ids by agent id
+  std::set<std::string, std::less<>> delivered_;              // outcomes applied
+  std::vector<size_t> assigned_;                              // tasks_ placed by this pass
+  std::map<std::string, std::shared_ptr<const TaskSpec>, std::less<>> service_specs_;
 };
-
-Status Pass::Load(const store::Store& store) {
-  Result<std::vector<store::StoredObject>> nodes = store.List("node");
-  Result<std::vector<store::StoredObject>> services = store.List("service");
-  Result<std::vector<store::StoredObject>> tasks = store.List("task");
-  for (const Status& s : {nodes.status(), services.status(), tasks.status()})
-    if (!s.ok()) return s;
-  for (const auto& n : *nodes) {
-    nodes_.push_back(Json::parse(n.body));
-    node_ids_.insert(n.id);
-  }
-  for (const auto& s : *services) {
-    services_.push_back(Json::parse(s.body));
-    service_by_id_[s.id] = services_.back();
-  }
-  for (const auto& t : *tasks) {
-    task_index_[t.id] = tasks_.size();
-    tasks_.push_back({Json::parse(t.body), t.revision});
-  }
-  Result<std::vector<store::StoredObject>> jobs = store.List("job");
-  Result<std::vector<store::StoredObject>> durations = store.List("duration");
-  if (!jobs.ok()) return jobs.status();
-  if (!durations.ok()) return durations.status();
-  jobs_ = std::move(*jobs);
-  std::sort(jobs_.begin(), jobs_.end(),
-            [](const auto& a, const auto& b) { return a.revision < b.revision; });
-  for (const auto& j : jobs_) job_by_id_[j.id] = Json::parse(j.body);
-  for (const auto& d : *durations) {
-    const Json body = Json::parse(d.body);
-    durations_[d.id] = {body.value("count", int64_t{0}), body.value("total_ms", int64_t{0}),
-                        d.revision};
-  }
-  return Status::Ok();
-}
 
 // The simulated executor, and the tasks whose service or node is gone or
 // whose service has moved on to a newer spec version.
 void Pass::StartAndStop() {
   for (TaskEntry& e : tasks_) {
-    const std::string node = e.json.value("node", "");
-    const bool node_gone = !node.empty() && !node_ids_.contains(node);
-    if (e.json.contains("job")) {
-      const auto job = job_by_id_.find(e.json["job"].get<std::string>());
-      RunJobTask(e, job == job_by_id_.end() || job->second.value("killed", false), node_gone);
+    // A node an agent bound the task to is the agent's, not berthd's.
+    const std::string& node = e.facts.node;
+    const bool node_gone =
+        !node.empty() && !(agents_ != nullptr && e.facts.has_agent) && !nodes_.contains(node);
+    if (!e.facts.job.empty()) {
+      const auto job = job_by_id_.find(e.facts.job);
+      RunJobTask(e, job == job_by_id_.end() || job->second.json.value("killed", false), node_gone);
       continue;
     }
-    const std::string service = e.json.value("service", "");
-    const auto svc = service_by_id_.find(service);
+    const std::string& service = e.facts.service;
+    const auto svc = service.empty() ? service_by_id_.end() : service_by_id_.find(service);
     const bool service_gone = !service.empty() && svc == service_by_id_.end();
     e.in_plan = !service_gone && !node_gone;
-    if (IsTerminal(e.json)) continue;
+    if (e.terminal()) continue;
     if (service_gone) {
       SetState(e, "shutdown", "service '" + service + "' was removed", true);
       ++summary.stopped;
     } else if (node_gone) {
       SetState(e, "orphaned", "node '" + node + "' was removed");
       ++summary.stopped;
-    } else if (svc != service_by_id_.end() && e.json.value("spec_version", uint64_t{0}) <
-                                                  svc->second["spec_version"].get<uint64_t>()) {
-      SetState(e, "shutdown", "replaced by spec version " + svc->second["spec_version"].dump(),
-               true);
+    } else if (svc != service_by_id_.end() && e.facts.spec_version < svc->second.spec_version) {
+      SetState(e, "shutdown",
+               "replaced by spec version " + std::to_string(svc->second.spec_version), true);
       ++summary.stopped;
-    } else if (e.json.value("state", "") == "assigned") {
+    } else if (e.facts.state == TaskState::kAssigned) {
       Start(e);
-    } else if (e.json.value("state", "") == "running" && svc != service_by_id_.end() &&
-               svc->second.contains("run")) {
-      Finish(e, svc->second["run"]);
+    } else if (e.facts.state == TaskState::kRunning && svc != service_by_id_.end() &&
+               svc->second.has_run) {
+      Finish(e, svc->second.json["run"]);
     }
   }
 }
@@ -185,21 +168,21 @@ int64_t Pass::Finish(TaskEntry& e, const Json& run) {
 // running -> complete or failed once its duration has passed since it
 // started, recording the duration under the task's name.
 void Pass::RunJobTask(TaskEntry& e, bool killed, bool node_gone) {
-  const std::string state = e.json.value("state", "new");
-  e.in_plan = state != "new" && !node_gone;
-  if (IsTerminal(e.json)) return;
+  const TaskState state = e.facts.state;
+  e.in_plan = state != TaskState::kNew && !node_gone;
+  if (e.terminal()) return;
   if (killed) {
     SetState(e, "shutdown", "job was killed", true);
     e.in_plan = false;
     ++summary.stopped;
   } else if (node_gone) {
-    Requeue(e, "node '" + e.json.value("node", "") + "' was removed; waiting again");
-  } else if (state == "assigned") {
+    Requeue(e, "node '" + e.facts.node + "' was removed; waiting again");
+  } else if (state == TaskState::kAssigned) {
     Start(e);
-  } else if (state == "running") {
+  } else if (state == TaskState::kRunning) {
     const int64_t ms = Finish(e, e.json["run"]);
     if (ms < 0) return;
-    Recorded& recorded = durations_[e.json.value("name", e.json["id"].get<std::string>())];
+    Recorded& recorded = durations_[e.json.value("name", e.facts.id)];
     ++recorded.count;
     recorded.total_ms += ms;
     recorded.changed = true;
@@ -212,13 +195,16 @@ void Pass::Requeue(TaskEntry& e, const std::string& message) {
   e.json.erase("admitted_at");
   e.json.erase("assigned_at");
   e.json.erase("started_at");
+  e.Sync();
   e.in_plan = false;
 }
 
-// W: every ready, active node offers its "slots" workers (default 1).
+// W: every ready, active node offers its "slots" workers (default 1); with
+// agents, every node of every agent offers one.
 int64_t Pass::Workers() const {
+  if (agents_ != nullptr) return agents_->Workers();
   int64_t workers = 0;
-  for (const Json& n : nodes_)
+  for (const auto& [id, n] : nodes_)
     if (n.value("state", "ready") == "ready" && n.value("availability", "active") == "active")
       workers += n.value("slots", int64_t{1});
   return workers;
@@ -236,24 +222,28 @@ std::optional<Duration> Pass::ExpectedDuration(const std::string& name) const {
 // running from admission on, so a task the engine cannot place yet keeps its
 // worker instead of letting admission start more.
 void Pass::Admit(fairshare::Admission& admission) {
+  // Jobs in arrival order: by the revision of their last write (a killed
+  // job moves, but it is skipped).
+  std::vector<std::pair<int64_t, const std::string*>> arrival;
+  for (const auto& [id, stored] : job_by_id_)
+    if (!stored.json.value("killed", false)) arrival.emplace_back(stored.revision, &id);
+  std::sort(arrival.begin(), arrival.end());
   std::vector<fairshare::Job> jobs;
   std::vector<std::vector<TaskEntry*>> running, waiting;
-  for (const store::StoredObject& stored : jobs_) {
-    const Json& job = job_by_id_[stored.id];
-    if (job.value("killed", false)) continue;
-    fairshare::Job j{stored.id, job.value("requestor", ""), {}, {}};
+  for (const auto& [revision, id] : arrival) {
+    const Json& job = job_by_id_.at(*id).json;
+    fairshare::Job j{*id, job.value("requestor", ""), {}, {}};
     std::vector<TaskEntry*> r, w;
     for (int64_t i = 1; i <= job.value("tasks", int64_t{0}); ++i) {
-      auto it = task_index_.find(stored.id + "." + std::to_string(i));
+      auto it = task_index_.find(*id + "." + std::to_string(i));
       if (it == task_index_.end()) continue;
       TaskEntry& e = tasks_[it->second];
-      const std::string state = e.json.value("state", "new");
-      if (state == "new") {
+      if (e.facts.state == TaskState::kNew) {
         w.push_back(&e);
-      } else if (!IsTerminal(e.json)) {
+      } else if (!e.terminal()) {
         r.push_back(&e);
         j.running.push_back(
-            {e.json["id"], ParseRfc3339(e.json.value("admitted_at", now_text_)).value()});
+            {e.facts.id, ParseRfc3339(e.json.value("admitted_at", now_text_)).value()});
       }
     }
     // Waiting tasks in choice order: longest expected duration first.
@@ -263,7 +253,7 @@ void Pass::Admit(fairshare::Admission& admission) {
       return da.has_value() && (!db.has_value() || *da > *db);
     });
     for (TaskEntry* e : w)
-      j.waiting.push_back({e->json["id"], ExpectedDuration(e->json.value("name", ""))});
+      j.waiting.push_back({e->facts.id, ExpectedDuration(e->json.value("name", ""))});
     jobs.push_back(std::move(j));
     running.push_back(std::move(r));
     waiting.push_back(std::move(w));
@@ -282,24 +272,39 @@ void Pass::Admit(fairshare::Admission& admission) {
   }
 }
 
+// Counts each service's tasks that the engine sees and that fill one of its
+// slots (StoredService::runnable).
+void Pass::CountRunnable() {
+  for (auto& [id, service] : service_by_id_) service.runnable = 0;
+  for (const TaskEntry& e : tasks_) {
+    if (e.facts.service.empty() || !Planned(e) || !e.runnable()) continue;
+    if (auto it = service_by_id_.find(e.facts.service); it != service_by_id_.end())
+      ++it->second.runnable;
+  }
+}
+
 // Replicated services with more active tasks than replicas stop the extra
-// ones: pending tasks first, then the highest replica numbers.
+// ones: pending tasks first, then the highest replica numbers. Leaves
+// every service's count of runnable tasks up to date.
 void Pass::ScaleDown() {
-  std::map<std::string, std::vector<TaskEntry*>, std::less<>> active;
+  // Services over their count, and their runnable tasks.
+  CountRunnable();
+  std::map<std::string_view, std::pair<uint64_t, std::vector<TaskEntry*>>> over;
+  for (auto& [id, service] : service_by_id_) {
+    if (service.runnable <= service.replicas.value_or(service.runnable)) continue;
+    over[id].first = service.runnable = *service.replicas;  // after stopping the rest
+  }
+  if (over.empty()) return;
   for (TaskEntry& e : tasks_)
-    if (e.in_plan && !IsTerminal(e.json) && e.json.value("desired_state", "running") == "running" &&
-        e.json.contains("service"))
-      active[e.json["service"].get<std::string>()].push_back(&e);
-  for (auto& [service, entries] : active) {
-    const Json& svc = service_by_id_[service];
-    if (svc.value("mode", "replicated") != "replicated" || !svc.contains("replicas")) continue;
-    const size_t replicas = svc["replicas"].get<size_t>();
-    if (entries.size() <= replicas) continue;
+    if (auto it = over.find(e.facts.service); it != over.end() && Planned(e) && e.runnable())
+      it->second.second.push_back(&e);
+  for (auto& [service, counted] : over) {
+    auto& [replicas, entries] = counted;
     std::sort(entries.begin(), entries.end(), [](const TaskEntry* a, const TaskEntry* b) {
-      const bool a_pending = a->json.value("state", "") == "pending";
-      const bool b_pending = b->json.value("state", "") == "pending";
+      const bool a_pending = a->facts.state == TaskState::kPending;
+      const bool b_pending = b->facts.state == TaskState::kPending;
       if (a_pending != b_pending) return a_pending;
-      return ReplicaNumber(a->json["id"]) > ReplicaNumber(b->json["id"]);
+      return ReplicaNumber(a->facts.id) > ReplicaNumber(b->facts.id);
     });
     for (size_t i = 0; i < entries.size() - replicas; ++i) {
       SetState(*entries[i], "shutdown", "scaled down to " + std::to_string(replicas) + " replicas",
@@ -320,28 +325,39 @@ TaskEntry& Pass::Entry(const api::PlannedTask& planned) {
   if (planned.task.spec_version) task["spec_version"] = *planned.task.spec_version;
   if (!planned.task.node_id.empty()) task["node"] = planned.task.node_id;
   ++summary.created;
-  if (it != task_index_.end()) {
-    TaskEntry& reused = tasks_[it->second];
-    reused.json = std::move(task);
-    reused.changed = reused.in_plan = true;
-    return reused;
+  if (it == task_index_.end()) {
+    it = task_index_.emplace(planned.task.id, tasks_.size()).first;
+    tasks_.emplace_back();
   }
-  task_index_[planned.task.id] = tasks_.size();
-  tasks_.push_back({std::move(task), 0, true, true});
-  return tasks_.back();
+  TaskEntry& e = tasks_[it->second];  // keeps a reused record's revision
+  e.json = std::move(task);
+  e.changed = e.in_plan = true;
+  e.Sync();
+  return e;
 }
 
 // The placement engine, on exactly what `berth plan` would read.
 Status Pass::Place() {
-  Json doc = {
-      {"now", now_text_}, {"nodes", nodes_}, {"services", services_}, {"tasks", Json::array()}};
-  for (Json& node : doc["nodes"]) node.erase("slots");
-  for (Json& service : doc["services"]) service.erase("run");
+  Json doc = {{"now", now_text_},
+              {"nodes", Json::array()},
+              {"services", Json::array()},
+              {"tasks", Json::array()}};
+  for (const auto& [id, node] : nodes_) {
+    doc["nodes"].push_back(node);
+    doc["nodes"].back().erase("slots");
+  }
+  std::vector<const std::pair<const std::string, StoredService>*> services;
+  for (const auto& entry : service_by_id_) services.push_back(&entry);
+  std::sort(services.begin(), services.end(), [](auto* a, auto* b) { return a->first < b->first; });
+  for (const auto* entry : services) {  // by id, as `berth plan` reads them
+    doc["services"].push_back(entry->second.json);
+    doc["services"].back().erase("run");
+  }
   for (const TaskEntry& e : tasks_) {
     if (!Planned(e)) continue;
     Json task = e.json;
     for (const char* berthd_only :
-         {"message", "job", "name", "run", "admitted_at", "started_at", "assigned_at"})
+         {"message", "job", "name", "run", "admitted_at", "started_at", "assigned_at", "agent"})
       task.erase(berthd_only);
     doc["tasks"].push_back(std::move(task));
   }
@@ -357,8 +373,7 @@ Status Pass::Place() {
     e.json["node"] = a["node"];
     SetState(e, "assigned",
              p.preassigned ? placement::kConfirmedMessage : placement::kAssignedMessage);
-    e.json["assigned_at"] = now_text_;
-    ++summary.assigned;
+    assigned_.push_back(static_cast<size_t>(&e - tasks_.data()));
   }
   for (const auto& pending : plan->output["pending"]) {
     TaskEntry& e = Entry(*planned.at(pending["task"].get<std::string>()));
@@ -371,11 +386,113 @@ Status Pass::Place() {
   return Status::Ok();
 }
 
+// The three-phase path: outcomes that arrived since the last pass are
+// applied, missing replicas are created, and every pending task is handed to
+// the agents' scheduler (which ignores those it already has); the decisions
+// that come within `decide_within` are applied before the commit.
+void Pass::PlaceThroughAgents() {
+  ApplyOutcomes();
+  GenerateReplicas();
+  const size_t assigned_before = assigned_.size();
+  bool submitted = false;
+  for (TaskEntry& e : tasks_) {
+    if (!Planned(e) || e.facts.state != TaskState::kPending || !e.runnable()) continue;
+    ++summary.pending;
+    std::shared_ptr<const TaskSpec> spec = SpecOf(e);
+    if (spec == nullptr || !agents_->Submit({e.facts.id, 0, std::move(spec), {}})) continue;
+    submitted = true;
+    static const std::string kWaiting = "waiting for a node from the cluster agents";
+    if (e.json.value("message", "") == kWaiting) continue;
+    e.json["message"] = kWaiting;
+    e.changed = true;
+  }
+  if (!submitted) return;
+  agents_->WaitIdle(agents_->options().decide_within);
+  ApplyOutcomes();
+  summary.pending -= static_cast<int>(assigned_.size() - assigned_before);
+}
+
+// A bound task becomes assigned to the agent's node, unless it stopped
+// meanwhile (then the binding is given back); a failed one keeps pending with
+// the last attempt's reason.
+void Pass::ApplyOutcomes() {
+  for (auto& [id, outcome] : agents_->Outcomes()) {
+    if (!delivered_.insert(id).second) continue;  // applied earlier in this pass
+    auto it = task_index_.find(id);
+    TaskEntry* e = it == task_index_.end() ? nullptr : &tasks_[it->second];
+    if (e == nullptr || !Planned(*e) || e->facts.state != TaskState::kPending) {
+      if (outcome.bound) releases_[outcome.agent_id].push_back(id);
+      continue;
+    }
+    if (outcome.bound) {
+      e->json["node"] = outcome.node_id;
+      SetState(*e, "assigned", placement::kAssignedMessage);
+      e->json["agent"] = outcome.agent_id;
+      e->Sync();
+      assigned_.push_back(it->second);
+      continue;
+    }
+    const std::string message = "no cluster agent could place the task: " + outcome.reason;
+    if (e->json.value("message", "") == message) continue;
+    e->json["message"] = message;
+    e->changed = true;
+  }
+}
+
+// Missing replicas of replicated services become pending tasks
+// "<service>.<n>", lowest free n first, as the placement document's decoder
+// does for the full-view engine (docs/plan.md), counting from ScaleDown's
+// counts. Global services need nodes berthd knows, so they get no tasks here.
+void Pass::GenerateReplicas() {
+  // By id, so tasks are made in a fixed order.
+  std::map<std::string_view, StoredService*> short_of;
+  for (auto& [id, service] : service_by_id_)
+    if (service.runnable < service.replicas.value_or(0)) short_of.emplace(id, &service);
+  for (auto& [id, service] : short_of) {
+    for (uint64_t n = 1; service->runnable < *service->replicas; ++n) {
+      api::PlannedTask planned;
+      planned.task.id = std::string(id) + "." + std::to_string(n);
+      if (auto it = task_index_.find(planned.task.id);
+          it != task_index_.end() && Planned(tasks_[it->second]))
+        continue;
+      planned.task.service_id = id;
+      planned.task.spec_version = service->spec_version;
+      Entry(planned);
+      ++service->runnable;
+    }
+  }
+}
+
+// A service task runs its service's template, a job's task its own copy.
+std::shared_ptr<const TaskSpec> Pass::SpecOf(const TaskEntry& e) {
+  const std::string& service = e.facts.service;
+  if (auto cached = service_specs_.find(service); cached != service_specs_.end())
+    return cached->second;
+  const Json& template_json = service.empty() ? e.json.value("task", Json::object())
+                                              : service_by_id_.at(service).json["task"];
+  auto spec = std::make_shared<TaskSpec>();
+  if (!api::DecodeTaskSpec(template_json, "task", spec.get()).ok()) spec = nullptr;
+  if (!service.empty()) service_specs_[service] = spec;
+  return spec;
+}
+
+void Pass::StampAssigned(Timestamp at) {
+  const std::string text = FormatRfc3339(at);
+  for (size_t i : assigned_) tasks_[i].json["assigned_at"] = text;
+  summary.assigned = static_cast<int>(assigned_.size());
+}
+
+void Pass::Committed() {
+  if (agents_ == nullptr) return;
+  agents_->Delivered({delivered_.begin(), delivered_.end()});
+  agents_->Release(releases_);
+}
+
 std::vector<store::Write> Pass::Writes() {
   std::vector<store::Write> writes;
   for (const TaskEntry& e : tasks_) {
     if (!e.changed) continue;
-    store::Write w = store::Write::Put("task", e.json["id"].get<std::string>(), e.json.dump());
+    store::Write w = store::Write::Put("task", e.facts.id, e.json.dump());
     w.IfRevision(e.revision);
     writes.push_back(std::move(w));
   }
@@ -410,20 +527,34 @@ Status Reconciler::LoadClasses() {
   return Status::Ok();
 }
 
+// A pass edits the StoredState as it goes; if it fails, the store does not
+// have its edits, so the state is read again.
 Result<PassSummary> Reconciler::RunPass(Timestamp now) {
   BERTH_RETURN_IF_ERROR(LoadClasses());
-  Pass pass(now);
-  BERTH_RETURN_IF_ERROR(pass.Load(store_));
+  BERTH_RETURN_IF_ERROR(state_.Refresh(store_));
+  Pass pass(now, state_, agents_);
   pass.StartAndStop();
   pass.ScaleDown();
   pass.Admit(admission_);
-  BERTH_RETURN_IF_ERROR(pass.Place());
+  if (agents_ != nullptr) {
+    pass.PlaceThroughAgents();
+  } else if (Status placed = pass.Place(); !placed.ok()) {
+    state_.Invalidate();
+    return placed;
+  }
+  pass.StampAssigned(clock_ != nullptr ? clock_->Now() : now);
   std::vector<store::Write> writes = pass.Writes();
   if (!writes.empty()) {
     Result<int64_t> committed = store_.Commit(writes);
-    if (!committed.ok()) return committed.status();
+    if (!committed.ok()) {
+      state_.Invalidate();
+      return committed.status();
+    }
+    state_.Committed(*committed);
     pass.summary.wrote = true;
   }
+  pass.Committed();
+  pass.summary.waiting = agents_ != nullptr && agents_->Busy();
   return pass.summary;
 }
 

@@ -1,7 +1,8 @@
 // Reconciler: one pass of berthd's control loop (ARCHITECTURE.md, data flow)
 // over the store. It is the only writer of tasks (kind "task").
 //
-// A pass reads nodes, services, jobs and tasks, and then, in one store commit:
+// A pass brings its StoredState up to date with the store's changes (the
+// first one reads everything), and then, in one store commit:
 //  1. runs the simulated executor: an assigned task starts (running); a
 //     job's running task completes or fails once its duration has passed,
 //     and the duration is recorded under the task's name;
@@ -17,7 +18,14 @@
 //  4. runs the full-view placement engine on the rest, exactly as `berth
 //     plan` does (api::PlanPlacement): missing replicas and global tasks are
 //     created, pending tasks are assigned or keep the engine's explanation
-//     as their message.
+//     as their message. With external agents (an AgentPlacement), the
+//     three-phase path instead: the outcomes that arrived since the last
+//     pass are applied (a bound task is assigned to the agent's node and
+//     records "agent"), missing replicas are created, and pending tasks are
+//     handed to the agents' scheduler, whose decisions within
+//     AgentPlacementOptions::decide_within are applied in the same pass;
+//     after the commit, the bindings of tasks that stopped are released on
+//     their agents.
 // Every write carries its revision precondition, so a pass that raced an
 // API write fails as a whole (Conflict) and the next pass starts over.
 //
@@ -29,25 +37,38 @@
 
 #include "core/status.h"
 #include "core/time.h"
+#include "daemon/agent_placement.h"
+#include "daemon/stored_state.h"
 #include "fairshare/admission.h"
-#include "store/store.h"
+#include "store/watched_store.h"
 
 namespace berth::daemon {
 
 struct PassSummary {
   int created = 0, assigned = 0, started = 0, stopped = 0, pending = 0, admitted = 0;
   bool wrote = false;  // false: the pass found nothing to change
+  // Tasks are with the external agents, or their outcomes are not stored
+  // yet: the state is not settled although this pass changed nothing.
+  bool waiting = false;
 };
 
 class Reconciler {
  public:
-  explicit Reconciler(store::Store& store) : store_(store) {}
+  // `agents`: place through external agents (see 4. above); null: the
+  // full-view engine. `clock`: stamps assigned_at just before a pass's
+  // commit; null: the pass's `now`. Neither is owned.
+  explicit Reconciler(store::WatchedStore& store, AgentPlacement* agents = nullptr,
+                      const Clock* clock = nullptr)
+      : store_(store), agents_(agents), clock_(clock) {}
   Result<PassSummary> RunPass(Timestamp now);
 
  private:
   Status LoadClasses();
 
-  store::Store& store_;
+  store::WatchedStore& store_;
+  AgentPlacement* agents_;
+  const Clock* clock_;
+  StoredState state_;
   fairshare::Admission admission_;
   int64_t classes_revision_ = -1;  // of the configuration admission_ holds
 };

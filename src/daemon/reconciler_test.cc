@@ -3,13 +3,16 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 
+#include "agent/agent.h"
 #include "daemon/class_registry.h"
 #include "daemon/job_registry.h"
 #include "daemon/node_registry.h"
 #include "daemon/service_registry.h"
 #include "daemon/task_views.h"
 #include "store/memory_store.h"
+#include "threephase/transport.h"
 
 namespace berth::daemon {
 namespace {
@@ -42,7 +45,8 @@ class ReconcilerTest : public testing::Test {
   }
 
   ManualClock clock_{*ParseRfc3339("2026-01-01T00:00:00Z")};
-  store::MemoryStore store_;
+  store::MemoryStore* backing_ = new store::MemoryStore;  // owned by store_
+  store::WatchedStore store_{std::unique_ptr<store::Store>(backing_)};
   NodeRegistry nodes_{store_};
   JobRegistry jobs_{store_, clock_};
   ClassRegistry classes_{store_};
@@ -65,6 +69,26 @@ TEST_F(ReconcilerTest, ReplicasAreCreatedPlacedAndStarted) {
             (std::map<std::string, std::string>{
                 {"web.1", "running@n1"}, {"web.2", "running@n2"}, {"web.3", "running@n1"}}));
   EXPECT_EQ((*WhyTask(store_, "web.1"))["reason"], "started by the simulated executor");
+}
+
+// The loop keeps what it read between passes. A change it did not see (made
+// here behind the watch) makes its next commit fail on a precondition; the
+// pass after that reads everything again and goes on from the stored state.
+TEST_F(ReconcilerTest, AStaleKeptStateLosesItsCommitAndIsReadAgain) {
+  AddNode("n1", 4);
+  ASSERT_TRUE(
+      services_
+          .Create(Json{{"id", "web"}, {"replicas", 1}, {"task", {{"resources", {{"cpu", 1}}}}}})
+          .ok());
+  ASSERT_TRUE(reconciler_.RunPass(clock_.Now()).ok());  // created and assigned
+  Json task = *GetTask(store_, "web.1");
+  task.erase("revision");
+  task["message"] = "written behind the watch";
+  ASSERT_TRUE(backing_->Commit({store::Write::Put("task", "web.1", task.dump())}).ok());
+  Result<PassSummary> stale = reconciler_.RunPass(clock_.Now());  // would start web.1
+  EXPECT_EQ(stale.status().code(), StatusCode::kConflict);
+  EXPECT_EQ(Settle(), 1);
+  EXPECT_EQ(Tasks(), (std::map<std::string, std::string>{{"web.1", "running@n1"}}));
 }
 
 TEST_F(ReconcilerTest, ATaskThatFitsNowhereStaysPendingWithTheEnginesReason) {
@@ -243,6 +267,107 @@ TEST_F(ReconcilerTest, ABadClassConfigurationLeavesThePreviousInForce) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message().rfind("requestors", 0), 0u) << bad.status().message();
   EXPECT_EQ((*classes_.Get())["classes"], (Json{{"land", 60}, {"diff", 40}}));
+}
+
+// The three-phase path: two in-process agents of two 4-CPU nodes each.
+class AgentReconcilerTest : public ReconcilerTest {
+ protected:
+  static std::vector<Node> Nodes(const std::string& prefix) {
+    std::vector<Node> nodes(2);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      nodes[i].id = prefix + std::to_string(i);
+      nodes[i].resources = {4000, int64_t{8} << 30, {}};
+    }
+    return nodes;
+  }
+  static AgentPlacementOptions Options() {
+    AgentPlacementOptions options;
+    options.scheduler.cluster_percent = 100;
+    options.scheduler.node_basis_points = 10'000;
+    options.scheduler.max_attempts = 2;
+    options.scheduler.samplers = 1;
+    options.retry_after = std::chrono::hours(1);  // one try per test
+    return options;
+  }
+  void SetUp() override { placement_.Start(nullptr); }
+  // Passes until settled, letting the agents decide in between.
+  void SettleWithAgents() {
+    for (int i = 0; i < 10; ++i) {
+      Result<PassSummary> pass = agent_reconciler_.RunPass(clock_.Now());
+      ASSERT_TRUE(pass.ok()) << pass.status().message();
+      ASSERT_TRUE(placement_.WaitIdle(std::chrono::seconds(10)));
+      if (!pass->wrote && !pass->waiting) return;
+    }
+    FAIL() << "no settled state after 10 passes";
+  }
+  size_t Bindings() const { return a_.bindings() + b_.bindings(); }
+
+  agent::Agent a_{{.id = "a"}, Nodes("a")}, b_{{.id = "b"}, Nodes("b")};
+  threephase::InProcessTransport ta_{a_}, tb_{b_};
+  AgentPlacement placement_{{&ta_, &tb_}, Options()};
+  Reconciler agent_reconciler_{store_, &placement_};
+};
+
+TEST_F(AgentReconcilerTest, ReplicasAreBoundByAgentsAndReleasedWhenStopped) {
+  ASSERT_TRUE(
+      services_
+          .Create(Json{{"id", "web"}, {"replicas", 4}, {"task", {{"resources", {{"cpu", 3}}}}}})
+          .ok());
+  SettleWithAgents();
+  std::set<std::string> nodes;
+  const Json tasks = (*ListTasks(store_, ""))["tasks"];
+  ASSERT_EQ(tasks.size(), 4u);
+  for (const Json& t : tasks) {
+    EXPECT_EQ(t["state"], "running") << t.dump();
+    EXPECT_EQ(t.value("agent", ""), t.value("node", "").substr(0, 1)) << t.dump();
+    nodes.insert(t.value("node", ""));
+  }
+  EXPECT_EQ(nodes.size(), 4u);  // 3 of 4 CPUs each: one task per node
+  EXPECT_EQ(Bindings(), 4u);
+
+  ASSERT_TRUE(services_.Update("web", Json{{"replicas", 1}}).ok());
+  SettleWithAgents();
+  EXPECT_EQ(Bindings(), 1u);  // the three stopped tasks gave their nodes back
+  EXPECT_EQ(placement_.counters().released.load(), 3u);
+  ASSERT_TRUE(services_.Remove("web").ok());
+  SettleWithAgents();
+  EXPECT_EQ(Bindings(), 0u);
+}
+
+TEST_F(AgentReconcilerTest, ATaskNoAgentCanTakeStaysPendingWithTheReason) {
+  ASSERT_TRUE(
+      services_
+          .Create(Json{{"id", "big"}, {"replicas", 1}, {"task", {{"resources", {{"cpu", 8}}}}}})
+          .ok());
+  SettleWithAgents();
+  const Json why = *WhyTask(store_, "big.1");
+  EXPECT_EQ(why["state"], "pending");
+  EXPECT_NE(why["reason"].get<std::string>().find("no cluster agent could place the task: failed "
+                                                  "after 2 attempts"),
+            std::string::npos)
+      << why.dump();
+  EXPECT_EQ(Bindings(), 0u);
+  // Not handed out again before retry_after (an hour here).
+  EXPECT_EQ(agent_reconciler_.RunPass(clock_.Now())->wrote, false);
+  EXPECT_EQ(placement_.counters().submitted.load(), 1u);
+}
+
+TEST_F(AgentReconcilerTest, JobTasksAreAdmittedOnTheAgentsNodesAndReleasedOnCompletion) {
+  Result<Json> job = jobs_.Submit(Json{{"id", "build"},
+                                       {"requestor", "ci"},
+                                       {"task", {{"resources", {{"cpu", 1}}}}},
+                                       {"tasks", Json::array({Json{{"name", "compile"}}})}});
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  SettleWithAgents();
+  EXPECT_EQ((*WhyTask(store_, "build.1"))["state"], "running");
+  EXPECT_EQ(Bindings(), 1u);
+  clock_.Advance(std::chrono::seconds(1));  // the default simulated duration
+  SettleWithAgents();
+  const Json task = *WhyTask(store_, "build.1");
+  EXPECT_EQ(task["state"], "complete") << task.dump();
+  EXPECT_EQ(Bindings(), 0u);
+  EXPECT_EQ(placement_.counters().bound.load(), 1u);
+  EXPECT_EQ(placement_.counters().released.load(), 1u);
 }
 
 }  // namespace

@@ -41,11 +41,14 @@ Result<std::string> Create(const std::string& path) {
 Result<std::string> LoadOrCreateToken(const std::string& data_dir) {
   const std::string path = data_dir + "/token";
   struct stat info {};
-  if (::stat(path.c_str(), &info) != 0) {
-    if (errno != ENOENT)
-      return Status::Unavailable("cannot read " + path + ": " + std::strerror(errno));
-    return Create(path);
-  }
+  if (::stat(path.c_str(), &info) != 0 && errno == ENOENT) return Create(path);
+  return ReadToken(path);
+}
+
+Result<std::string> ReadToken(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0)
+    return Status::Unavailable("cannot read " + path + ": " + std::strerror(errno));
   if ((info.st_mode & 077) != 0)
     return Status::InvalidArgument(path + " is accessible by other users; run: chmod 600 " + path);
   std::ifstream in(path);

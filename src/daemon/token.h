@@ -14,4 +14,8 @@ namespace berth::daemon {
 // cannot be read or created.
 Result<std::string> LoadOrCreateToken(const std::string& data_dir);
 
+// Reads an existing token file (berthd's copy of its agents' token), with
+// the same checks.
+Result<std::string> ReadToken(const std::string& path);
+
 }  // namespace berth::daemon

@@ -1,0 +1,125 @@
+#include "daemon/stored_state.h"
+
+namespace berth::daemon {
+namespace {
+
+using api::Json;
+
+constexpr const char* kKinds[] = {"node", "service", "task", "job", "duration"};
+
+Result<Json> Parse(const std::string& kind, const std::string& id, const std::string& body) {
+  Json json = Json::parse(body, nullptr, false);
+  if (json.is_discarded())
+    return Status::Internal("the stored " + kind + " '" + id + "' is not JSON");
+  return json;
+}
+
+StoredService ToService(Json json) {
+  StoredService s;
+  if (json.value("mode", "replicated") == "replicated" && json.contains("replicas"))
+    s.replicas = json["replicas"].get<uint64_t>();
+  s.spec_version = json.value("spec_version", uint64_t{0});
+  s.has_run = json.contains("run");
+  s.json = std::move(json);
+  return s;
+}
+
+Recorded ToRecorded(const Json& body, int64_t revision) {
+  return {body.value("count", int64_t{0}), body.value("total_ms", int64_t{0}), revision, false};
+}
+
+}  // namespace
+
+Status StoredState::Refresh(store::WatchedStore& store) {
+  if (!loaded_) return Load(store);
+  for (const store::Change& change : store.TakeChanges())
+    if (change.revision != own_revision_ && !Apply(change).ok()) return Load(store);
+  return Status::Ok();
+}
+
+Status StoredState::Load(store::WatchedStore& store) {
+  *this = StoredState();
+  Result<std::vector<std::vector<store::StoredObject>>> all =
+      store.Watch({std::begin(kKinds), std::end(kKinds)});
+  if (!all.ok()) return all.status();
+  for (const std::vector<store::StoredObject>& kind : *all)
+    for (const store::StoredObject& object : kind)
+      BERTH_RETURN_IF_ERROR(
+          Apply({store::Write::Op::kPut, object.kind, object.id, object.body, object.revision}));
+  loaded_ = true;
+  return Status::Ok();
+}
+
+Status StoredState::Apply(const store::Change& change) {
+  const bool put = change.op == store::Write::Op::kPut;
+  Json json;
+  if (put) {
+    Result<Json> parsed = Parse(change.kind, change.id, change.body);
+    if (!parsed.ok()) return parsed.status();
+    json = std::move(*parsed);
+  }
+  if (change.kind == "node") {
+    if (put)
+      nodes[change.id] = std::move(json);
+    else
+      nodes.erase(change.id);
+  } else if (change.kind == "service") {
+    if (put)
+      services[change.id] = ToService(std::move(json));
+    else
+      services.erase(change.id);
+  } else if (change.kind == "job") {
+    if (put)
+      jobs[change.id] = {std::move(json), change.revision};
+    else
+      jobs.erase(change.id);
+  } else if (change.kind == "duration") {
+    if (put)
+      durations[change.id] = ToRecorded(json, change.revision);
+    else
+      durations.erase(change.id);
+  } else if (change.kind == "task") {
+    // Tasks are never removed; should one be, read everything again.
+    if (!put) return Status::Internal("task '" + change.id + "' was removed from the store");
+    PutTask(change.id, std::move(json), change.revision);
+  }
+  return Status::Ok();
+}
+
+void StoredState::PutTask(const std::string& id, Json json, int64_t revision) {
+  auto [it, added] = task_index.try_emplace(id, tasks.size());
+  if (added) tasks.emplace_back();
+  TaskEntry& e = tasks[it->second];
+  e.json = std::move(json);
+  e.revision = revision;
+  e.Sync();
+}
+
+void TaskEntry::Sync() {
+  auto text = [this](const char* key) {
+    auto it = json.find(key);
+    return it != json.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  Result<TaskState> state = ParseTaskState(text("state"));
+  facts.state = state.ok() ? *state : TaskState::kNew;
+  Result<TaskState> desired = ParseTaskState(text("desired_state"));
+  facts.desired = desired.ok() ? *desired : TaskState::kRunning;
+  facts.has_agent = json.contains("agent");
+  auto version = json.find("spec_version");
+  facts.spec_version =
+      version != json.end() && version->is_number_unsigned() ? version->get<uint64_t>() : 0;
+  facts.id = text("id");
+  facts.service = text("service");
+  facts.node = text("node");
+  facts.job = text("job");
+}
+
+void StoredState::Committed(int64_t revision) {
+  own_revision_ = revision;
+  for (TaskEntry& e : tasks)
+    if (std::exchange(e.changed, false)) e.revision = revision;
+  for (auto& [name, recorded] : durations)
+    if (std::exchange(recorded.changed, false)) recorded.revision = revision;
+}
+
+}  // namespace berth::daemon

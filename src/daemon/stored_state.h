@@ -1,0 +1,96 @@
+// StoredState: what berthd's control loop knows of the store between passes
+// (reconciler.h): every node, service, task, job and recorded duration,
+// parsed once and then kept up to date from the store's changes
+// (store::WatchedStore), so a pass parses what changed instead of the whole
+// cluster. A pass edits tasks and durations in place and marks them
+// `changed`; after its commit, Committed records their new revision. When a
+// pass fails, its edits are not in the store: Invalidate, and the next
+// Refresh reads everything again.
+//
+// Not thread-safe: the control loop owns it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "api/json_fields.h"
+#include "core/status.h"
+#include "core/task.h"
+#include "store/watched_store.h"
+
+namespace berth::daemon {
+
+// What a pass's scans read of a task, decoded once from its JSON, so a scan
+// over every task does not search JSON objects. Whoever edits `json` calls
+// TaskEntry::Sync.
+struct TaskFacts {
+  TaskState state = TaskState::kNew;        // absent or invalid: new
+  TaskState desired = TaskState::kRunning;  // absent or invalid: running
+  bool has_agent = false;                   // bound through an external agent
+  uint64_t spec_version = 0;
+  std::string id, service, node, job;  // "" when absent
+};
+
+struct TaskEntry {
+  api::Json json;
+  TaskFacts facts;
+  int64_t revision = 0;  // 0: created by this pass
+  bool changed = false;
+  bool in_plan = true;  // handed to the placement engine
+
+  void Sync();
+  bool terminal() const { return facts.state > TaskState::kRunning; }
+  // Fills one of its service's slots: not finished and still meant to run.
+  bool runnable() const { return !terminal() && facts.desired == TaskState::kRunning; }
+};
+
+struct Recorded {  // durations recorded for one task name
+  int64_t count = 0, total_ms = 0, revision = 0;
+  bool changed = false;
+};
+
+// A service and what a pass's scans read of it, decoded once.
+struct StoredService {
+  api::Json json;
+  std::optional<uint64_t> replicas;  // replicated services only
+  uint64_t spec_version = 0;
+  bool has_run = false;   // the simulated executor ends its tasks
+  uint64_t runnable = 0;  // a pass's count of its runnable tasks (scratch)
+};
+
+struct StoredJob {
+  api::Json json;
+  int64_t revision = 0;  // admission takes jobs in this (arrival) order
+};
+
+class StoredState {
+ public:
+  // Brings the state up to date: everything on the first call and after
+  // Invalidate, the store's changes since the last call otherwise.
+  Status Refresh(store::WatchedStore& store);
+  void Invalidate() { loaded_ = false; }
+  // The pass's writes were committed at `revision`.
+  void Committed(int64_t revision);
+
+  std::map<std::string, api::Json, std::less<>> nodes;  // by id
+  // By id; a pass looks a service up for each task, so a hash map.
+  std::unordered_map<std::string, StoredService> services;
+  std::vector<TaskEntry> tasks;
+  std::map<std::string, size_t, std::less<>> task_index;  // id -> tasks[i]
+  std::map<std::string, StoredJob, std::less<>> jobs;
+  std::map<std::string, Recorded, std::less<>> durations;  // by task name
+
+ private:
+  Status Load(store::WatchedStore& store);
+  Status Apply(const store::Change& change);
+  void PutTask(const std::string& id, api::Json json, int64_t revision);
+
+  bool loaded_ = false;
+  int64_t own_revision_ = -1;  // of the last pass's commit: its changes are known
+};
+
+}  // namespace berth::daemon
