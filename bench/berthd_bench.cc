@@ -3,11 +3,13 @@
 // A berthd (daemon::Daemon: HTTP server, SQLite store in a temporary data
 // directory, control loop with the full-view engine) runs in this process;
 // clients talk to it over loopback HTTP exactly as `berth` does. First
-// --nodes nodes (default 20,000; 8 CPUs each) are registered. Then:
+// --nodes nodes (default 20,000; 8 CPUs each) are registered; with
+// --agents A, berthd instead places through A berth-agent processes (the
+// three-phase path) that simulate --nodes / A nodes each (Vela's mix). Then:
 //   fixed load: one client submits one-replica services (0.1 CPU) at --rate
 //               tasks/s (default 1,000) for --seconds (default 5);
-//   saturation: 4 clients submit --burst services (default 10,000) as fast
-//               as berthd acknowledges them.
+//   saturation: --clients clients (default 8) submit --burst services
+//               (default 10,000) as fast as berthd acknowledges them.
 // Each phase ends when the control loop has settled (GET /v1/health
 // ?wait=settled). Submission throughput is acknowledged submissions per
 // second of the submitting phase; placement throughput is tasks placed per
@@ -15,8 +17,10 @@
 // task's assigned_at minus the time its submission was sent (the same
 // clock, milliseconds).
 //
-// Usage: berthd_bench [--nodes N] [--rate R] [--seconds S] [--burst B] [--quick]
-//                     [--batch-quiet-ms Q] [--batch-max-ms M]   (berthd's batch window)
+// Usage: berthd_bench [--nodes N] [--agents A] [--rate R] [--seconds S] [--burst B]
+//                     [--quick] [--batch-quiet-ms Q] [--batch-max-ms M]
+//                     [--agent-sample-bp NP] [--agent-cluster-percent CP] [--clients C]
+// (--batch-*: berthd's batch window; --agent-*: berthd's Np and Cp with agents)
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -31,6 +35,7 @@
 #include "api/api_client.h"
 #include "bench_util.h"
 #include "daemon/daemon.h"
+#include "process.h"
 #include "store/test_dir.h"
 
 namespace berth::bench {
@@ -138,25 +143,52 @@ class Bench {
   std::map<std::string, int64_t> sent_ms_;  // task id -> submission sent
 };
 
+// `count` berth-agent processes sharing one token, `nodes` simulated nodes
+// in all; their addresses go to `options`.
+std::vector<std::unique_ptr<testing_support::Process>> StartAgents(int count, int nodes,
+                                                                   const std::string& dir,
+                                                                   daemon::DaemonOptions* options) {
+  std::vector<std::unique_ptr<testing_support::Process>> agents;
+  for (int i = 0; i < count; ++i) {
+    const int share = nodes / count + (i < nodes % count ? 1 : 0);
+    agents.push_back(std::make_unique<testing_support::Process>(std::vector<std::string>{
+        BERTH_AGENT_BINARY, "--id", "agent" + std::to_string(i), "--simulate",
+        std::to_string(std::max(share, 1)), "--port", "0", "--data-dir", dir}));
+    const std::string port = testing_support::PortInLine(
+        agents.back()->WaitForLine("listening on", std::chrono::seconds(60)));
+    if (port.empty()) return {};
+    options->agents.push_back("127.0.0.1:" + port);
+  }
+  options->agent_token = testing_support::FirstLine(dir + "/token");
+  return agents;
+}
+
 int Main(int argc, char** argv) {
-  int nodes = 20'000, rate = 1'000, seconds = 5, burst = 10'000, quiet_ms = 0, max_ms = 0;
+  int nodes = 20'000, agents = 0, rate = 1'000, seconds = 5, burst = 10'000, quiet_ms = 0,
+      max_ms = 0, sample_bp = 0, cluster_percent = 0, clients = 8;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    int* target = arg == "--nodes"            ? &nodes
-                  : arg == "--rate"           ? &rate
-                  : arg == "--seconds"        ? &seconds
-                  : arg == "--burst"          ? &burst
-                  : arg == "--batch-quiet-ms" ? &quiet_ms
-                  : arg == "--batch-max-ms"   ? &max_ms
-                                              : nullptr;
+    int* target = arg == "--nodes"                   ? &nodes
+                  : arg == "--agents"                ? &agents
+                  : arg == "--rate"                  ? &rate
+                  : arg == "--seconds"               ? &seconds
+                  : arg == "--burst"                 ? &burst
+                  : arg == "--clients"               ? &clients
+                  : arg == "--batch-quiet-ms"        ? &quiet_ms
+                  : arg == "--batch-max-ms"          ? &max_ms
+                  : arg == "--agent-sample-bp"       ? &sample_bp
+                  : arg == "--agent-cluster-percent" ? &cluster_percent
+                                                     : nullptr;
     if (arg == "--quick") {
       nodes = 200, rate = 200, seconds = 1, burst = 200;
     } else if (target == nullptr || i + 1 >= argc ||
                (*target = ParsePositiveInt(argv[++i], 10'000'000)) < 0) {
       std::fprintf(
           stderr,
-          "usage: berthd_bench [--nodes N] [--rate R] [--seconds S] [--burst B] [--quick]\n"
-          "                    [--batch-quiet-ms Q] [--batch-max-ms M]\n");
+          "usage: berthd_bench [--nodes N] [--agents A] [--rate R] [--seconds S] [--burst B]\n"
+          "                    [--quick] [--batch-quiet-ms Q] [--batch-max-ms M]\n"
+          "                    [--agent-sample-bp NP] [--agent-cluster-percent CP]\n"
+          "                    [--clients C]\n");
       if (arg == "--help") return 0;
       std::fprintf(stderr, "bad argument '%s'\n", arg.c_str());
       return 2;
@@ -168,17 +200,29 @@ int Main(int argc, char** argv) {
   options.port = 0;
   if (quiet_ms > 0) options.loop.batch_delay = std::chrono::milliseconds(quiet_ms);
   if (max_ms > 0) options.loop.max_batch_delay = std::chrono::milliseconds(max_ms);
+  if (sample_bp > 0) options.agent_placement.scheduler.node_basis_points = sample_bp;
+  if (cluster_percent > 0) options.agent_placement.scheduler.cluster_percent = cluster_percent;
+  std::vector<std::unique_ptr<testing_support::Process>> agent_processes =
+      StartAgents(agents, nodes, dir.path() + "/agents", &options);
+  if (agent_processes.size() != static_cast<size_t>(agents)) {
+    std::fprintf(stderr, "berthd_bench: a berth-agent did not start\n");
+    return 1;
+  }
   Result<std::unique_ptr<daemon::Daemon>> berthd = daemon::Daemon::Open(options);
   if (!berthd.ok()) {
     std::fprintf(stderr, "berthd_bench: %s\n", berthd.status().message().c_str());
     return 1;
   }
   Bench bench("127.0.0.1:" + std::to_string((*berthd)->port()), (*berthd)->token());
-  auto start = std::chrono::steady_clock::now();
-  bench.RegisterNodes(nodes);
-  const double register_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("registered %d nodes in %.1f s (%.0f/s)\n", nodes, register_s, nodes / register_s);
+  if (agents == 0) {
+    auto start = std::chrono::steady_clock::now();
+    bench.RegisterNodes(nodes);
+    const double register_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf("registered %d nodes in %.1f s (%.0f/s)\n", nodes, register_s, nodes / register_s);
+  } else {
+    std::printf("%d berth-agent processes with %d simulated nodes in all\n", agents, nodes);
+  }
   std::printf("%-22s %8s %10s %10s %8s %8s %8s\n", "phase", "tasks", "submit/s", "placed/s",
               "p50 ms", "p99 ms", "max ms");
   auto print = [](const char* name, const Phase& p) {
@@ -190,8 +234,9 @@ int Main(int argc, char** argv) {
   };
   const std::string fixed = "fixed load " + std::to_string(rate) + "/s";
   print(fixed.c_str(), bench.Submit("f", rate * seconds, 1, rate));
-  print("saturation, 4 clients", bench.Submit("s", burst, 4, 0));
-  std::printf("peak RSS %.0f MiB\n", PeakRssKib() / 1024.0);
+  const std::string saturation = "saturation, " + std::to_string(clients) + " clients";
+  print(saturation.c_str(), bench.Submit("s", burst, clients, 0));
+  std::printf("peak RSS %.0f MiB (this process: berthd and the clients)\n", PeakRssKib() / 1024.0);
   return 0;
 }
 
