@@ -1,11 +1,46 @@
 #include "api/http_server.h"
 
+#include <arpa/inet.h>
+#include <dirent.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <chrono>
+#include <cstdlib>
 
 namespace berth::api {
 namespace {
+
+// httplib 0.11 (compiled into Debian's libcpp-httplib) listens with a
+// backlog of 5. A burst of new connections overflows that accept queue, the
+// kernel drops SYNs (TcpExtListenOverflows), and each dropped one costs its
+// client a 1 s retransmission: berthd_bench saw a few requests take 1.1 s.
+// listen() on a listening socket sets a new backlog, so after binding, find
+// the listening socket of `port` among this process's descriptors and raise
+// its backlog to the system's maximum.
+void RaiseListenBacklog(int port) {
+  DIR* fds = ::opendir("/proc/self/fd");
+  if (fds == nullptr) return;
+  while (const dirent* entry = ::readdir(fds)) {
+    const int fd = std::atoi(entry->d_name);
+    int listening = 0;
+    socklen_t size = sizeof listening;
+    if (fd <= 0 || ::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &size) != 0 ||
+        listening == 0)
+      continue;
+    sockaddr_storage address{};
+    socklen_t length = sizeof address;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) continue;
+    int bound = -1;
+    if (address.ss_family == AF_INET)
+      bound = ntohs(reinterpret_cast<const sockaddr_in*>(&address)->sin_port);
+    else if (address.ss_family == AF_INET6)
+      bound = ntohs(reinterpret_cast<const sockaddr_in6*>(&address)->sin6_port);
+    if (bound == port) ::listen(fd, SOMAXCONN);
+  }
+  ::closedir(fds);
+}
 
 std::string_view CodeName(StatusCode code) {
   switch (code) {
@@ -175,6 +210,7 @@ Status ApiServer::Start() {
                                  std::to_string(options_.port));
     port_ = options_.port;
   }
+  RaiseListenBacklog(port_);
   thread_ = std::thread([this] { http_->listen_after_bind(); });
   // Stop is a no-op until the listener runs, so Start returns only once it does.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
