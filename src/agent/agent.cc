@@ -169,6 +169,12 @@ bool Agent::Release(const std::string& task_id) {
   return !released.empty();
 }
 
+size_t Agent::Release(const std::vector<std::string>& task_ids) {
+  size_t released = 0;
+  for (const std::string& id : task_ids) released += Release(id) ? 1 : 0;
+  return released;
+}
+
 size_t Agent::bindings() const {
   std::lock_guard lock(bindings_mu_);
   return bindings_.size();

@@ -74,6 +74,8 @@ class Agent {
   CommitResponse Commit(const CommitRequest& request);
   // Frees the bindings of `task_id`; false when it has none here.
   bool Release(const std::string& task_id);
+  // Releases each of `task_ids`; returns how many had bindings here.
+  size_t Release(const std::vector<std::string>& task_ids);
   size_t bindings() const;
 
   const NodesCache& nodes() const { return nodes_; }

@@ -104,6 +104,15 @@ class MetricsText {
 // at line L, column C: ..." when it is not JSON.
 Result<Json> ParseJsonBody(const std::string& body);
 
+// Parses the request body (as ParseJsonBody), then answers with `action` on
+// it: the shape of every route that takes a JSON body.
+template <typename Action>
+Result<ApiResponse> WithBody(const ApiRequest& request, Action action) {
+  Result<Json> body = ParseJsonBody(request.body);
+  if (!body.ok()) return body.status();
+  return action(*body);
+}
+
 // The JSON error body of `status`, and its HTTP status code.
 Json ErrorBody(const Status& status);
 int HttpStatusOf(StatusCode code);

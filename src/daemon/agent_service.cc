@@ -21,28 +21,26 @@ void AddAgentRoutes(api::ApiServer& server, agent::Agent& agent) {
                             {"bindings", agent.bindings()}},
                        "", ""};
   });
-  server.Route("POST", "/v1/sample", [&agent](const ApiRequest& r) -> Result<ApiResponse> {
-    Result<Json> body = api::ParseJsonBody(r.body);
-    if (!body.ok()) return body.status();
-    Result<agent::SampleRequest> request = api::DecodeSampleRequest(*body);
-    if (!request.ok()) return request.status();
-    return ApiResponse{200, api::EncodeSampleResponse(agent.Sample(*request)), "", ""};
+  server.Route("POST", "/v1/sample", [&agent](const ApiRequest& r) {
+    return api::WithBody(r, [&](const Json& body) -> Result<ApiResponse> {
+      Result<agent::SampleRequest> request = api::DecodeSampleRequest(body);
+      if (!request.ok()) return request.status();
+      return ApiResponse{200, api::EncodeSampleResponse(agent.Sample(*request)), "", ""};
+    });
   });
-  server.Route("POST", "/v1/commit", [&agent](const ApiRequest& r) -> Result<ApiResponse> {
-    Result<Json> body = api::ParseJsonBody(r.body);
-    if (!body.ok()) return body.status();
-    Result<agent::CommitRequest> request = api::DecodeCommitRequest(*body);
-    if (!request.ok()) return request.status();
-    return ApiResponse{200, api::EncodeCommitResponse(agent.Commit(*request)), "", ""};
+  server.Route("POST", "/v1/commit", [&agent](const ApiRequest& r) {
+    return api::WithBody(r, [&](const Json& body) -> Result<ApiResponse> {
+      Result<agent::CommitRequest> request = api::DecodeCommitRequest(body);
+      if (!request.ok()) return request.status();
+      return ApiResponse{200, api::EncodeCommitResponse(agent.Commit(*request)), "", ""};
+    });
   });
-  server.Route("POST", "/v1/release", [&agent](const ApiRequest& r) -> Result<ApiResponse> {
-    Result<Json> body = api::ParseJsonBody(r.body);
-    if (!body.ok()) return body.status();
-    Result<std::vector<std::string>> ids = api::DecodeReleaseRequest(*body);
-    if (!ids.ok()) return ids.status();
-    size_t released = 0;
-    for (const std::string& id : *ids) released += agent.Release(id) ? 1 : 0;
-    return ApiResponse{200, Json{{"released", released}}, "", ""};
+  server.Route("POST", "/v1/release", [&agent](const ApiRequest& r) {
+    return api::WithBody(r, [&](const Json& body) -> Result<ApiResponse> {
+      Result<std::vector<std::string>> ids = api::DecodeReleaseRequest(body);
+      if (!ids.ok()) return ids.status();
+      return ApiResponse{200, Json{{"released", agent.Release(*ids)}}, "", ""};
+    });
   });
   server.Route("GET", "/metrics", [&agent, &server](const ApiRequest&) -> Result<ApiResponse> {
     const agent::AgentCounters& c = agent.counters();

@@ -15,18 +15,11 @@ namespace {
 using api::ApiRequest;
 using api::ApiResponse;
 using api::Json;
+using api::WithBody;
 
 Result<ApiResponse> Answer(Result<Json> result, int status = 200) {
   if (!result.ok()) return result.status();
   return ApiResponse{status, std::move(*result), "", ""};
-}
-
-// Decodes the request body, then runs `action` on it.
-template <typename Action>
-Result<ApiResponse> WithBody(const ApiRequest& request, Action action) {
-  Result<Json> body = api::ParseJsonBody(request.body);
-  if (!body.ok()) return body.status();
-  return action(*body);
 }
 
 // The answer to a removal: {"removed": id}, or why it failed.

@@ -52,9 +52,7 @@ class InProcessTransport final : public AgentTransport {
     return agent_.Commit(request);
   }
   Result<size_t> Release(const std::vector<std::string>& task_ids, Duration) override {
-    size_t released = 0;
-    for (const std::string& id : task_ids) released += agent_.Release(id) ? 1 : 0;
-    return released;
+    return agent_.Release(task_ids);
   }
   uint32_t node_count() const override { return agent_.nodes().size(); }
 
