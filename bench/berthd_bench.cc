@@ -166,23 +166,31 @@ std::vector<std::unique_ptr<testing_support::Process>> StartAgents(int count, in
 int Main(int argc, char** argv) {
   int nodes = 20'000, agents = 0, rate = 1'000, seconds = 5, burst = 10'000, quiet_ms = 0,
       max_ms = 0, sample_bp = 0, cluster_percent = 0, clients = 8;
+  // Each integer option with its upper bound (berthd's own for its options).
+  struct IntOption {
+    const char* name;
+    int* value;
+    long max;
+  };
+  const IntOption options_table[] = {{"--nodes", &nodes, 10'000'000},
+                                     {"--agents", &agents, 64},
+                                     {"--rate", &rate, 1'000'000},
+                                     {"--seconds", &seconds, 3'600},
+                                     {"--burst", &burst, 10'000'000},
+                                     {"--clients", &clients, 256},
+                                     {"--batch-quiet-ms", &quiet_ms, 60'000},
+                                     {"--batch-max-ms", &max_ms, 60'000},
+                                     {"--agent-sample-bp", &sample_bp, 10'000},
+                                     {"--agent-cluster-percent", &cluster_percent, 100}};
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    int* target = arg == "--nodes"                   ? &nodes
-                  : arg == "--agents"                ? &agents
-                  : arg == "--rate"                  ? &rate
-                  : arg == "--seconds"               ? &seconds
-                  : arg == "--burst"                 ? &burst
-                  : arg == "--clients"               ? &clients
-                  : arg == "--batch-quiet-ms"        ? &quiet_ms
-                  : arg == "--batch-max-ms"          ? &max_ms
-                  : arg == "--agent-sample-bp"       ? &sample_bp
-                  : arg == "--agent-cluster-percent" ? &cluster_percent
-                                                     : nullptr;
+    const IntOption* option = nullptr;
+    for (const IntOption& o : options_table)
+      if (arg == o.name) option = &o;
     if (arg == "--quick") {
       nodes = 200, rate = 200, seconds = 1, burst = 200;
-    } else if (target == nullptr || i + 1 >= argc ||
-               (*target = ParsePositiveInt(argv[++i], 10'000'000)) < 0) {
+    } else if (option == nullptr || i + 1 >= argc ||
+               (*option->value = ParsePositiveInt(argv[++i], option->max)) < 0) {
       std::fprintf(
           stderr,
           "usage: berthd_bench [--nodes N] [--agents A] [--rate R] [--seconds S] [--burst B]\n"
@@ -190,7 +198,11 @@ int Main(int argc, char** argv) {
           "                    [--agent-sample-bp NP] [--agent-cluster-percent CP]\n"
           "                    [--clients C]\n");
       if (arg == "--help") return 0;
-      std::fprintf(stderr, "bad argument '%s'\n", arg.c_str());
+      if (option != nullptr)
+        std::fprintf(stderr, "bad argument '%s': expected an integer from 1 to %ld\n", arg.c_str(),
+                     option->max);
+      else
+        std::fprintf(stderr, "bad argument '%s'\n", arg.c_str());
       return 2;
     }
   }
