@@ -47,7 +47,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // berth-agent's request bodies.
     (void)berth::api::DecodeSampleRequest(*body);
     (void)berth::api::DecodeCommitRequest(*body);
-    (void)berth::api::DecodeReleaseRequest(*body);
+    (void)berth::api::DecodeIdList(*body, "tasks");
+    (void)berth::api::DecodeEligibleRequest(*body);
+    (void)berth::api::DecodeSampleResponse(*body, "agent");
   }
   return 0;
 }

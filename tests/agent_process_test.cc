@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <fstream>
 #include <map>
 #include <mutex>
 
@@ -48,7 +49,7 @@ class Agent {
 agent::PlacementTask Task(int i) {
   auto spec = std::make_shared<TaskSpec>();
   spec->reservations = {500, 256LL << 20, {}};
-  return {"t" + std::to_string(i), 0, spec, {}};
+  return {"t" + std::to_string(i), 0, spec, {}, {}, {}};
 }
 
 TEST(AgentProcess, AWrongTokenIsRefused) {
@@ -56,6 +57,22 @@ TEST(AgentProcess, AWrongTokenIsRefused) {
   Agent agent("a", 10, dir.path() + "/a");
   EXPECT_NE(agent.Connect(agent.token()), nullptr);
   EXPECT_EQ(agent.Connect("wrong"), nullptr);
+}
+
+TEST(AgentProcess, ANodesFileWithARepeatedIdIsRefusedWithTheReason) {
+  store::TestDir dir;
+  const std::string nodes = dir.path() + "/nodes.yaml";
+  std::ofstream(nodes) << "nodes:\n- {id: n1}\n- {id: n2}\n- {id: n1}\n";
+  // Through a shell, so the message on standard error reaches the pipe.
+  Process agent({"/bin/sh", "-c",
+                 std::string(BERTH_AGENT_BINARY) + " --nodes " + nodes + " --data-dir " +
+                     dir.path() + "/data 2>&1"});
+  EXPECT_EQ(agent.WaitForLine("berth-agent:", std::chrono::seconds(30)),
+            "berth-agent: nodes[2]: node id 'n1' is used twice");
+  EXPECT_EQ(agent.WaitForLine("\n", std::chrono::seconds(30)), "");  // "": it exited
+  const int status = agent.Kill(SIGKILL);                            // reaps it
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 2);
 }
 
 TEST(AgentProcess, PlacementsGoOnWhenAnAgentIsKilled) {
@@ -120,10 +137,7 @@ TEST(AgentProcess, BerthdPlacesThroughAgentsAndGoesOnWhenOneIsKilled) {
   ASSERT_FALSE(doomed.address().empty() || survivor.address().empty());
   Process berthd({BERTHD_BINARY, "--data-dir", dir.path() + "/berthd", "--port", "0", "--agent",
                   doomed.address(), "--agent", survivor.address(), "--agent-token-file",
-                  agents_dir + "/token", "--batch-quiet-ms", "5", "--batch-max-ms", "20",
-                  // Ask both agents each attempt: with one of two, a task could draw
-                  // the dead one for all its attempts (1 in 1,024) and wait a retry.
-                  "--agent-cluster-percent", "100"});
+                  agents_dir + "/token", "--batch-quiet-ms", "5", "--batch-max-ms", "20"});
   const std::string port = PortInLine(berthd.WaitForLine("listening on", std::chrono::seconds(30)));
   ASSERT_FALSE(port.empty());
   api::ApiClient client("127.0.0.1:" + port, FirstLine(dir.path() + "/berthd/token"));
@@ -151,6 +165,54 @@ TEST(AgentProcess, BerthdPlacesThroughAgentsAndGoesOnWhenOneIsKilled) {
   ASSERT_TRUE(client.Call("PATCH", "/v1/services/web", api::Json{{"replicas", 0}}).ok());
   ASSERT_TRUE(client.Call("GET", settled).ok());
   EXPECT_EQ((*agent_client.Call("GET", "/v1/agent"))["bindings"], 0);
+}
+
+// berthd started with one agent: a binding that agent holds for a task
+// berthd never stored (as after a crash between bind and store) is released
+// at start; a global service gets one task on each agent node its
+// constraint admits; a restarted berthd keeps the stored tasks' bindings.
+TEST(AgentProcess, BerthdRunsGlobalServicesOnAgentNodesAndReleasesStrayBindings) {
+  store::TestDir dir;
+  Agent solo("solo", 10, dir.path() + "/agent");  // nodes 7, 8 and 9 are edge nodes
+  ASSERT_FALSE(solo.address().empty());
+  api::ApiClient agent_client(solo.address(), solo.token());
+  const api::Json ghost = {{"task", {{"id", "ghost"}}}, {"node_index", 0}, {"node_id", "solo-n0"}};
+  ASSERT_EQ((*agent_client.Call("POST", "/v1/commit", ghost))["outcome"], "bound");
+  auto start_berthd = [&] {
+    return std::make_unique<Process>(std::vector<std::string>{
+        BERTHD_BINARY, "--data-dir", dir.path() + "/berthd", "--port", "0", "--agent",
+        solo.address(), "--agent-token-file", dir.path() + "/agent/token", "--batch-quiet-ms", "5",
+        "--batch-max-ms", "20"});
+  };
+  std::unique_ptr<Process> berthd = start_berthd();
+  std::string port = PortInLine(berthd->WaitForLine("listening on", std::chrono::seconds(30)));
+  ASSERT_FALSE(port.empty());
+  auto client = std::make_unique<api::ApiClient>("127.0.0.1:" + port,
+                                                 FirstLine(dir.path() + "/berthd/token"));
+  const std::string settled = "/v1/health?wait=settled&timeout=60";
+  ASSERT_TRUE(client->Call("GET", settled).ok());
+  EXPECT_EQ((*agent_client.Call("GET", "/v1/bindings"))["tasks"], api::Json::array());
+
+  const api::Json edge = {
+      {"id", "edge"},
+      {"mode", "global"},
+      {"task", {{"constraints", api::Json::array({"node.labels.battery-capacity==4000"})}}}};
+  ASSERT_TRUE(client->Call("POST", "/v1/services", edge).ok());
+  ASSERT_TRUE(client->Call("GET", settled).ok());
+  std::map<std::string, int> running = RunningByAgent(*client, 3);
+  EXPECT_EQ(running["solo"], 3);
+  const api::Json bound = {"edge.solo-n7", "edge.solo-n8", "edge.solo-n9"};
+  EXPECT_EQ((*agent_client.Call("GET", "/v1/bindings"))["tasks"], bound);
+
+  berthd->Kill(SIGKILL);
+  berthd = start_berthd();
+  port = PortInLine(berthd->WaitForLine("listening on", std::chrono::seconds(30)));
+  ASSERT_FALSE(port.empty());
+  client = std::make_unique<api::ApiClient>("127.0.0.1:" + port,
+                                            FirstLine(dir.path() + "/berthd/token"));
+  ASSERT_TRUE(client->Call("GET", settled).ok());
+  RunningByAgent(*client, 3);
+  EXPECT_EQ((*agent_client.Call("GET", "/v1/bindings"))["tasks"], bound);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "agent/placement_filters.h"
 #include "agent/random_sampling.h"
 #include "agent/round_robin_sampling.h"
+#include "filter/pipeline.h"
 
 namespace berth::agent {
 
@@ -71,8 +72,12 @@ uint32_t Agent::SampleSize(int64_t basis_points, uint32_t nodes) {
 bool Agent::Evaluate(SamplingPipeline& pipeline, uint32_t node, NodeSample* sample) const {
   return nodes_.Read(node, [&](const AgentNode& n) {
     int64_t score_sum = 0, weight_sum = 0;
-    for (const WeightedPlugin& wp : pipeline.plugins) {
-      if (!wp.plugin->Filter(n)) return false;
+    for (size_t i = 0; i < pipeline.plugins.size(); ++i) {
+      const WeightedPlugin& wp = pipeline.plugins[i];
+      if (!wp.plugin->Filter(n)) {
+        pipeline.rejected_by = i;
+        return false;
+      }
       if (wp.plugin->HasScore() && wp.weight > 0) {
         score_sum += wp.weight * wp.plugin->Score(n);
         weight_sum += wp.weight;
@@ -102,6 +107,12 @@ SampleResponse Agent::Sample(const SampleRequest& request) {
   const auto deadline = std::chrono::steady_clock::now() + request.budget;
   std::unique_ptr<SamplingPipeline> pipeline = sampling_.Take();
   for (const WeightedPlugin& wp : pipeline->plugins) wp.plugin->SetTask(request.task);
+  if (!request.node_id.empty()) {
+    SampleNode(*pipeline, request.node_id, &response);
+    sampling_.Give(std::move(pipeline));
+    counters_.sampled_nodes.fetch_add(response.nodes.size(), std::memory_order_relaxed);
+    return response;
+  }
   SampleCursor cursor = strategy_->Begin(count);
   response.nodes.reserve(wanted);
   NodeSample sample;
@@ -115,6 +126,36 @@ SampleResponse Agent::Sample(const SampleRequest& request) {
   sampling_.Give(std::move(pipeline));
   counters_.sampled_nodes.fetch_add(response.nodes.size(), std::memory_order_relaxed);
   return response;
+}
+
+void Agent::SampleNode(SamplingPipeline& pipeline, const std::string& node_id,
+                       SampleResponse* response) const {
+  const std::optional<uint32_t> node = nodes_.Find(node_id);
+  if (!node) {
+    response->reason = "agent " + options_.id + " has no node '" + node_id + "'";
+    return;
+  }
+  response->looked_at = 1;
+  NodeSample sample;
+  if (Evaluate(pipeline, *node, &sample)) {
+    response->nodes.push_back(sample);
+    return;
+  }
+  const NodePlugin& plugin = *pipeline.plugins[pipeline.rejected_by].plugin;
+  const std::string why = plugin.Explain();
+  response->reason =
+      "node '" + node_id +
+      "': " + (why.empty() ? "rejected by the " + std::string(plugin.name()) + " plugin" : why);
+}
+
+std::vector<std::string> Agent::Eligible(const TaskSpec& spec) const {
+  filter::Pipeline pipeline;
+  pipeline.SetTask(spec, 0, filter::Pipeline::Scope::kNodeOnly);
+  std::vector<std::string> ids;
+  for (uint32_t i = 0; i < nodes_.size(); ++i)
+    if (nodes_.Read(i, [&](const AgentNode& n) { return pipeline.Process(n.info); }))
+      ids.push_back(nodes_.NodeId(i));
+  return ids;
 }
 
 CommitResponse Agent::Commit(const CommitRequest& request) {
@@ -178,6 +219,17 @@ size_t Agent::Release(const std::vector<std::string>& task_ids) {
 size_t Agent::bindings() const {
   std::lock_guard lock(bindings_mu_);
   return bindings_.size();
+}
+
+std::vector<std::string> Agent::BoundTasks() const {
+  std::vector<std::string> ids;
+  {
+    std::lock_guard lock(bindings_mu_);
+    for (const auto& [id, binding] : bindings_) ids.push_back(id);
+  }
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
 }
 
 }  // namespace berth::agent

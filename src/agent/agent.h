@@ -10,6 +10,11 @@
 // binding pipeline; (3) lock the node through the entity locker; (4) run the
 // conflict checks; (5) bind, or roll the reservation back exactly and answer
 // "conflict".
+// A sample request naming a node (a global service's pinned task) looks at
+// that node only and says why it did not pass.
+// Eligible: the nodes where a task may run as far as the node alone
+// decides (filter::Pipeline::Scope::kNodeOnly): where berthd makes a global
+// service's tasks.
 // Release: a bound task stopped; its demand goes back to its node. The agent
 // remembers each binding by task id until then (a task id bound twice, by a
 // scheduler retrying after a crash, holds both bindings; Release frees all).
@@ -72,11 +77,14 @@ class Agent {
   const std::string& id() const { return options_.id; }
   SampleResponse Sample(const SampleRequest& request);
   CommitResponse Commit(const CommitRequest& request);
+  std::vector<std::string> Eligible(const TaskSpec& spec) const;
   // Frees the bindings of `task_id`; false when it has none here.
   bool Release(const std::string& task_id);
   // Releases each of `task_ids`; returns how many had bindings here.
   size_t Release(const std::vector<std::string>& task_ids);
   size_t bindings() const;
+  // The ids of the tasks bound here, each once, sorted.
+  std::vector<std::string> BoundTasks() const;
 
   const NodesCache& nodes() const { return nodes_; }
   const EntityLocker& locker() const { return locker_; }
@@ -89,6 +97,7 @@ class Agent {
  private:
   struct SamplingPipeline {
     std::vector<WeightedPlugin> plugins;
+    size_t rejected_by = 0;  // the plugin whose Filter rejected the last node
   };
   struct BindingPipeline {
     std::vector<std::unique_ptr<ConflictCheck>> checks;
@@ -109,6 +118,8 @@ class Agent {
 
   std::unique_ptr<SamplingPipeline> MakeSamplingPipeline() const;
   bool Evaluate(SamplingPipeline& pipeline, uint32_t node, NodeSample* sample) const;
+  void SampleNode(SamplingPipeline& pipeline, const std::string& node_id,
+                  SampleResponse* response) const;
 
   AgentOptions options_;
   std::unique_ptr<Clock> own_clock_;

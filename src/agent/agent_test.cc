@@ -22,12 +22,12 @@ PlacementTask Task(int64_t cpu, int64_t memory = 0) {
   auto spec = std::make_shared<TaskSpec>();
   spec->reservations.milli_cpu = cpu;
   spec->reservations.memory_bytes = memory;
-  return {"t", 0, spec, {}};
+  return {"t", 0, spec, {}, {}, {}};
 }
 
 TEST(Agent, SampleReturnsOnlyEligibleNodesWithScores) {
   Agent agent({}, MakeNodes(50, 1000, 1 << 30));
-  SampleRequest request{Task(400), 1000, Duration{1000}};  // 10%: 5 nodes
+  SampleRequest request{Task(400), 1000, Duration{1000}, {}};  // 10%: 5 nodes
   SampleResponse response = agent.Sample(request);
   ASSERT_EQ(response.nodes.size(), 5u);
   for (const NodeSample& s : response.nodes) {
@@ -36,7 +36,7 @@ TEST(Agent, SampleReturnsOnlyEligibleNodesWithScores) {
     EXPECT_GT(s.weight_sum, 0);
     EXPECT_LE(s.score_sum, 100 * s.weight_sum);
   }
-  SampleResponse none = agent.Sample({Task(4000), 1000, Duration{1000}});
+  SampleResponse none = agent.Sample({Task(4000), 1000, Duration{1000}, {}});
   EXPECT_TRUE(none.nodes.empty());
   EXPECT_EQ(none.looked_at, 50u);  // looked at every node once, then gave up
 }
@@ -80,6 +80,46 @@ TEST(Agent, ReleaseGivesABindingBackOnce) {
   EXPECT_EQ(agent.counters().released.load(), 1u);
 }
 
+TEST(Agent, ANamedNodeIsTheOnlyOneLookedAtAndARejectionSaysWhy) {
+  std::vector<Node> nodes = MakeNodes(3, 1000, 1 << 30);
+  nodes[2].state = NodeState::kDown;
+  Agent agent({}, nodes);
+  SampleResponse one = agent.Sample({Task(400), 1, Duration{1000}, "n1"});
+  ASSERT_EQ(one.nodes.size(), 1u);
+  EXPECT_EQ(one.nodes[0].node_id, "n1");
+  EXPECT_EQ(one.looked_at, 1u);
+  EXPECT_EQ(agent.Sample({Task(4000), 1, Duration{1000}, "n1"}).reason,
+            "node 'n1': insufficient resources on 1 node");
+  EXPECT_EQ(agent.Sample({Task(400), 1, Duration{1000}, "n2"}).reason,
+            "node 'n2': 1 node not available for new tasks");
+  EXPECT_EQ(agent.Sample({Task(400), 1, Duration{1000}, "n9"}).reason,
+            "agent agent has no node 'n9'");
+}
+
+TEST(Agent, EligibleNodesAreThoseTheNodeAloneAdmits) {
+  std::vector<Node> nodes = MakeNodes(4, 1000, 1 << 30);
+  nodes[0].labels["az"] = nodes[1].labels["az"] = nodes[3].labels["az"] = "a";
+  nodes[3].availability = NodeAvailability::kDrain;
+  Agent agent({}, nodes);
+  TaskSpec spec;
+  spec.constraints = {"node.labels.az==a"};
+  spec.reservations.milli_cpu = 5000;  // fits nowhere: resources do not count here
+  EXPECT_EQ(agent.Eligible(spec), (std::vector<std::string>{"n0", "n1"}));
+}
+
+TEST(Agent, BoundTasksListsEachBoundTaskOnce) {
+  Agent agent({}, MakeNodes(2, 1000, 1000));
+  PlacementTask a = Task(100), b = Task(100);
+  a.id = "a";
+  b.id = "b";
+  ASSERT_EQ(agent.Commit({b, 0, "n0"}).outcome, CommitOutcome::kBound);
+  ASSERT_EQ(agent.Commit({a, 0, "n0"}).outcome, CommitOutcome::kBound);
+  ASSERT_EQ(agent.Commit({a, 1, "n1"}).outcome, CommitOutcome::kBound);  // a retry after a crash
+  EXPECT_EQ(agent.BoundTasks(), (std::vector<std::string>{"a", "b"}));
+  agent.Release("a");
+  EXPECT_EQ(agent.BoundTasks(), (std::vector<std::string>{"b"}));
+}
+
 TEST(Agent, ErrorsAreDistinctFromConflicts) {
   Agent agent({}, MakeNodes(2, 1000, 1000));
   EXPECT_EQ(agent.Commit({Task(1), 5, "n5"}).outcome, CommitOutcome::kError);
@@ -93,7 +133,7 @@ TEST(Agent, HostPortsConflict) {
   Agent agent({}, MakeNodes(1, 1000, 1000));
   auto spec = std::make_shared<TaskSpec>();
   spec->ports = {{Protocol::kTcp, 80, true}};
-  PlacementTask web{"web", 0, spec, {}};
+  PlacementTask web{"web", 0, spec, {}, {}, {}};
   EXPECT_EQ(agent.Commit({web, 0, "n0"}).outcome, CommitOutcome::kBound);
   CommitResponse again = agent.Commit({web, 0, "n0"});
   EXPECT_EQ(again.outcome, CommitOutcome::kConflict);

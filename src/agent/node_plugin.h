@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -28,6 +29,9 @@ class NodePlugin {
   // Whether Score takes part in the final score.
   virtual bool HasScore() const = 0;
   virtual int64_t Score(const AgentNode& node) const = 0;
+  // Why the last node Filter rejected failed, when the plugin can say more
+  // than its name; "" otherwise.
+  virtual std::string Explain() const { return ""; }
 };
 
 struct WeightedPlugin {

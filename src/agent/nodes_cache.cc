@@ -49,6 +49,14 @@ NodesCache::NodesCache(std::vector<Node> nodes)
     : locks_(std::make_unique<SpinLock[]>(nodes.size())) {
   nodes_.reserve(nodes.size());
   for (Node& node : nodes) nodes_.push_back(MakeAgentNode(std::move(node)));
+  for (uint32_t i = 0; i < size(); ++i) {
+    auto id_of = [this](uint32_t n) -> std::string_view { return NodeId(n); };
+    if (!index_.Find(NodeId(i), id_of)) index_.Insert(i, id_of);
+  }
+}
+
+std::optional<uint32_t> NodesCache::Find(std::string_view id) const {
+  return index_.Find(id, [this](uint32_t n) -> std::string_view { return NodeId(n); });
 }
 
 Reservation NodesCache::Reserve(uint32_t node, std::shared_ptr<const TaskSpec> spec) {

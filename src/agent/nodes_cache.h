@@ -22,6 +22,7 @@
 
 #include "agent/protocol.h"
 #include "agent/spin_lock.h"
+#include "core/id_index.h"
 #include "core/node_info.h"
 #include "core/time.h"
 
@@ -53,6 +54,8 @@ class NodesCache {
 
   uint32_t size() const { return static_cast<uint32_t>(nodes_.size()); }
   const std::string& NodeId(uint32_t node) const { return nodes_[node].info.node().id; }
+  // The index of the node with `id` (the first one, if ids repeat).
+  std::optional<uint32_t> Find(std::string_view id) const;
 
   // Calls fn(const AgentNode&) with the node locked and returns its result.
   template <typename Fn>
@@ -71,6 +74,7 @@ class NodesCache {
 
  private:
   std::vector<AgentNode> nodes_;
+  IdIndex index_;  // by node id; nodes never change after construction
   mutable std::unique_ptr<SpinLock[]> locks_;
 };
 

@@ -16,6 +16,7 @@ class PlacementFilters final : public NodePlugin {
   bool Filter(const AgentNode& node) const override { return pipeline_.Process(node.info); }
   bool HasScore() const override { return false; }
   int64_t Score(const AgentNode&) const override { return 0; }
+  std::string Explain() const override { return pipeline_.Explain(); }
 
  private:
   // Process counts failures for explanations; the counts are the

@@ -28,7 +28,7 @@ PlacementTask MakeTask(int64_t cpu = 0, int64_t memory = 0) {
   auto spec = std::make_shared<TaskSpec>();
   spec->reservations.milli_cpu = cpu;
   spec->reservations.memory_bytes = memory;
-  return {"t", 0, spec, {}};
+  return {"t", 0, spec, {}, {}, {}};
 }
 
 ManualClock kClock{Timestamp{Duration{1'000'000}}};
@@ -45,8 +45,9 @@ TEST_P(PluginContract, ScoresStayWithin0To100AndAreStable) {
   EXPECT_FALSE(plugin->name().empty());
   const PlacementTask task = MakeTask(500, 1 << 20);
   plugin->SetTask(task);
-  for (const AgentNode& node : {MakeNode(1000, 1 << 30), MakeNode(4000, 1LL << 33, {{"geo-location", "1,1"}}),
-                                MakeNode(0, 0, {{"battery-level", "40"}})}) {
+  for (const AgentNode& node :
+       {MakeNode(1000, 1 << 30), MakeNode(4000, 1LL << 33, {{"geo-location", "1,1"}}),
+        MakeNode(0, 0, {{"battery-level", "40"}})}) {
     const bool passes = plugin->Filter(node);
     EXPECT_EQ(passes, plugin->Filter(node));  // no hidden state between calls
     if (!plugin->HasScore()) continue;
@@ -66,7 +67,8 @@ INSTANTIATE_TEST_SUITE_P(
         PluginCase{"PlacementFilters", [] { return std::make_unique<PlacementFilters>(); }},
         PluginCase{"GeoLocation", [] { return std::make_unique<GeoLocation>(); }},
         PluginCase{"BatteryLevel", [] { return std::make_unique<BatteryLevel>(); }},
-        PluginCase{"LeastRecentlyUsed", [] { return std::make_unique<LeastRecentlyUsed>(kClock); }}),
+        PluginCase{"LeastRecentlyUsed",
+                   [] { return std::make_unique<LeastRecentlyUsed>(kClock); }}),
     [](const ::testing::TestParamInfo<PluginCase>& info) { return std::string(info.param.name); });
 
 TEST(ResourcesFit, LeastAndMostAllocatedScores) {
@@ -81,7 +83,8 @@ TEST(ResourcesFit, LeastAndMostAllocatedScores) {
   EXPECT_EQ(AllocationScore(ResourceScoring::kMostAllocated, 0, 0, 0, 100, 50, 0), 50);
   EXPECT_EQ(AllocationScore(ResourceScoring::kLeastAllocated, 0, 0, 0, 0, 0, 0), 100);
   // Byte-sized totals do not overflow.
-  EXPECT_EQ(AllocationScore(ResourceScoring::kMostAllocated, 1LL << 40, 0, 0, 1LL << 50, 0, 0), 100);
+  EXPECT_EQ(AllocationScore(ResourceScoring::kMostAllocated, 1LL << 40, 0, 0, 1LL << 50, 0, 0),
+            100);
 }
 
 TEST(ResourcesFit, NegativeFreeAmountsNeverPass) {
@@ -108,7 +111,7 @@ TEST(GeoLocation, DistanceFilterAndScore) {
   geo.SetTask(task);
   const AgentNode at_target = MakeNode(1, 1, {{"geo-location", "52.52,13.405"}});
   const AgentNode five_km = MakeNode(1, 1, {{"geo-location", "52.565,13.405"}});  // ~5.0 km north
-  const AgentNode far = MakeNode(1, 1, {{"geo-location", "48.137,11.575"}});     // Munich
+  const AgentNode far = MakeNode(1, 1, {{"geo-location", "48.137,11.575"}});      // Munich
   const AgentNode unlabelled = MakeNode(1, 1);
   EXPECT_TRUE(geo.Filter(at_target));
   EXPECT_EQ(geo.Score(at_target), 100);
@@ -135,9 +138,12 @@ TEST(BatteryLevel, MainsPoweredPassesBatteriesNeedTheMinimums) {
   battery.SetTask(task);
   EXPECT_TRUE(battery.Filter(MakeNode(1, 1)));
   EXPECT_EQ(battery.Score(MakeNode(1, 1)), 100);
-  EXPECT_TRUE(battery.Filter(MakeNode(1, 1, {{"battery-level", "30"}, {"battery-capacity", "2000"}})));
-  EXPECT_FALSE(battery.Filter(MakeNode(1, 1, {{"battery-level", "29"}, {"battery-capacity", "5000"}})));
-  EXPECT_FALSE(battery.Filter(MakeNode(1, 1, {{"battery-level", "90"}, {"battery-capacity", "1999"}})));
+  EXPECT_TRUE(
+      battery.Filter(MakeNode(1, 1, {{"battery-level", "30"}, {"battery-capacity", "2000"}})));
+  EXPECT_FALSE(
+      battery.Filter(MakeNode(1, 1, {{"battery-level", "29"}, {"battery-capacity", "5000"}})));
+  EXPECT_FALSE(
+      battery.Filter(MakeNode(1, 1, {{"battery-level", "90"}, {"battery-capacity", "1999"}})));
   EXPECT_EQ(battery.Score(MakeNode(1, 1, {{"battery-level", "64"}})), 64);
 }
 

@@ -39,6 +39,10 @@ struct PlacementTask {
   int64_t priority = 0;                  // higher is sampled first
   std::shared_ptr<const TaskSpec> spec;  // never null
   EdgeRequirements edge;
+  // A global service's task is pinned to one node: the scheduler asks only
+  // `pinned_agent`, about only `pinned_node` (SampleRequest::node_id). Empty:
+  // any node. Scheduler-side; the wire format carries the request's node.
+  std::string pinned_agent, pinned_node;
 };
 
 // Phase 1: "give me up to `count` eligible nodes".
@@ -48,6 +52,9 @@ struct SampleRequest {
   // max(floor(basis_points * nodes / 10000), 1) nodes.
   int64_t basis_points = 400;
   Duration budget = Duration{50};  // time the agent may spend looking
+  // Set: look at this node only (a pinned task); the answer is that node or
+  // nothing, with the reason.
+  std::string node_id;
 };
 
 // One eligible node and what the decision phase needs to know about it.
@@ -67,6 +74,7 @@ struct NodeSample {
 struct SampleResponse {
   std::vector<NodeSample> nodes;  // empty: no eligible node
   uint32_t looked_at = 0;         // nodes the strategy proposed
+  std::string reason;             // why a one-node request's node did not pass
 };
 
 // Phase 3: "bind this task to this node".

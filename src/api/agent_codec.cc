@@ -84,16 +84,19 @@ Json EncodeTaskSpec(const TaskSpec& spec) {
 }
 
 Json EncodeSampleRequest(const agent::SampleRequest& request) {
-  return {
+  Json out = {
       {"task", EncodeTask(request.task)},
       {"basis_points", request.basis_points},
       {"budget_ms", std::chrono::duration_cast<std::chrono::milliseconds>(request.budget).count()}};
+  if (!request.node_id.empty()) out["node"] = request.node_id;
+  return out;
 }
 
 Result<agent::SampleRequest> DecodeSampleRequest(const Json& body) {
-  BERTH_RETURN_IF_ERROR(CheckObject(body, "", {"task", "basis_points", "budget_ms"}));
+  BERTH_RETURN_IF_ERROR(CheckObject(body, "", {"task", "basis_points", "budget_ms", "node"}));
   agent::SampleRequest request;
   BERTH_RETURN_IF_ERROR(RequireField(body, "task", "", DecodeTask, &request.task));
+  BERTH_RETURN_IF_ERROR(ReadField(body, "node", "", ReadId, &request.node_id));
   BERTH_RETURN_IF_ERROR(ReadField(body, "basis_points", "", ReadInteger, &request.basis_points));
   int64_t budget_ms = 50;
   BERTH_RETURN_IF_ERROR(ReadField(body, "budget_ms", "", ReadInteger, &budget_ms));
@@ -110,12 +113,15 @@ Json EncodeSampleResponse(const agent::SampleResponse& response) {
     nodes.push_back(
         Json::array({n.node_id, n.node_index, n.score_sum, n.weight_sum, n.free_milli_cpu,
                      n.free_memory_bytes, n.total_milli_cpu, n.total_memory_bytes}));
-  return {{"nodes", std::move(nodes)}, {"looked_at", response.looked_at}};
+  Json out = {{"nodes", std::move(nodes)}, {"looked_at", response.looked_at}};
+  if (!response.reason.empty()) out["reason"] = response.reason;
+  return out;
 }
 
 Result<agent::SampleResponse> DecodeSampleResponse(const Json& body, const std::string& agent_id) {
-  BERTH_RETURN_IF_ERROR(CheckObject(body, "", {"nodes", "looked_at"}));
+  BERTH_RETURN_IF_ERROR(CheckObject(body, "", {"nodes", "looked_at", "reason"}));
   agent::SampleResponse response;
+  BERTH_RETURN_IF_ERROR(ReadField(body, "reason", "", ReadString, &response.reason));
   if (body.contains("looked_at") && body["looked_at"].is_number_unsigned())
     response.looked_at = body["looked_at"].get<uint32_t>();
   if (!body.contains("nodes") || !body["nodes"].is_array())
@@ -167,15 +173,22 @@ Result<agent::CommitResponse> DecodeCommitResponse(const Json& body) {
   return response;
 }
 
-Json EncodeReleaseRequest(const std::vector<std::string>& task_ids) {
-  return {{"tasks", task_ids}};
+Json EncodeIdList(const char* field, const std::vector<std::string>& ids) { return {{field, ids}}; }
+
+Result<std::vector<std::string>> DecodeIdList(const Json& body, const char* field) {
+  BERTH_RETURN_IF_ERROR(CheckObject(body, "", {field}));
+  std::vector<std::string> ids;
+  BERTH_RETURN_IF_ERROR(RequireField(body, field, "", ReadStringList, &ids));
+  return ids;
 }
 
-Result<std::vector<std::string>> DecodeReleaseRequest(const Json& body) {
-  BERTH_RETURN_IF_ERROR(CheckObject(body, "", {"tasks"}));
-  std::vector<std::string> ids;
-  BERTH_RETURN_IF_ERROR(RequireField(body, "tasks", "", ReadStringList, &ids));
-  return ids;
+Json EncodeEligibleRequest(const TaskSpec& spec) { return {{"task", EncodeTaskSpec(spec)}}; }
+
+Result<TaskSpec> DecodeEligibleRequest(const Json& body) {
+  BERTH_RETURN_IF_ERROR(CheckObject(body, "", {"task"}));
+  TaskSpec spec;
+  BERTH_RETURN_IF_ERROR(RequireField(body, "task", "", DecodeTaskSpec, &spec));
+  return spec;
 }
 
 }  // namespace berth::api

@@ -27,8 +27,15 @@ Result<agent::CommitRequest> DecodeCommitRequest(const Json& body);
 Json EncodeCommitResponse(const agent::CommitResponse& response);
 Result<agent::CommitResponse> DecodeCommitResponse(const Json& body);
 
-// POST /v1/release: {"tasks": [task ids]}, answered {"released": n}.
-Json EncodeReleaseRequest(const std::vector<std::string>& task_ids);
-Result<std::vector<std::string>> DecodeReleaseRequest(const Json& body);
+// An object with one list of ids: POST /v1/release's {"tasks": [...]}
+// (answered {"released": n}), GET /v1/bindings' {"tasks": [...]} and
+// POST /v1/eligible's answer {"nodes": [...]}.
+Json EncodeIdList(const char* field, const std::vector<std::string>& ids);
+Result<std::vector<std::string>> DecodeIdList(const Json& body, const char* field);
+
+// POST /v1/eligible: {"task": template}, the nodes where a global
+// service's task may run as far as the node alone decides.
+Json EncodeEligibleRequest(const TaskSpec& spec);
+Result<TaskSpec> DecodeEligibleRequest(const Json& body);
 
 }  // namespace berth::api

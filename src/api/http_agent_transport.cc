@@ -31,6 +31,22 @@ void SetTimeout(httplib::Client& client, Duration timeout) {
   client.set_write_timeout(us / 1'000'000, us % 1'000'000);
 }
 
+// The JSON of an answer; Unavailable for no answer, a non-JSON one or an
+// error status.
+Result<Json> ReadAnswer(const std::string& agent_id, const httplib::Result& r) {
+  if (!r) return Status::Unavailable("agent " + agent_id + ": " + httplib::to_string(r.error()));
+  Json answer = Json::parse(r->body, nullptr, false);
+  if (answer.is_discarded())
+    return Status::Unavailable("agent " + agent_id + ": an answer that is not JSON");
+  if (r->status >= 400) {
+    const std::string message =
+        answer.contains("error") ? answer["error"].value("message", "") : "";
+    return Status::Unavailable("agent " + agent_id + ": HTTP " + std::to_string(r->status) + " " +
+                               message);
+  }
+  return answer;
+}
+
 }  // namespace
 
 HttpAgentTransport::HttpAgentTransport(std::string server, std::string token, std::string id,
@@ -62,18 +78,13 @@ Result<std::unique_ptr<HttpAgentTransport>> HttpAgentTransport::Connect(const st
 Result<Json> HttpAgentTransport::Post(const char* path, const Json& body, Duration timeout) {
   httplib::Client& client = ThreadClient(server_, token_);
   SetTimeout(client, timeout);
-  httplib::Result r = client.Post(path, body.dump(), "application/json");
-  if (!r) return Status::Unavailable("agent " + id_ + ": " + httplib::to_string(r.error()));
-  Json answer = Json::parse(r->body, nullptr, false);
-  if (answer.is_discarded())
-    return Status::Unavailable("agent " + id_ + ": an answer that is not JSON");
-  if (r->status >= 400) {
-    const std::string message =
-        answer.contains("error") ? answer["error"].value("message", "") : "";
-    return Status::Unavailable("agent " + id_ + ": HTTP " + std::to_string(r->status) + " " +
-                               message);
-  }
-  return answer;
+  return ReadAnswer(id_, client.Post(path, body.dump(), "application/json"));
+}
+
+Result<Json> HttpAgentTransport::Get(const char* path, Duration timeout) {
+  httplib::Client& client = ThreadClient(server_, token_);
+  SetTimeout(client, timeout);
+  return ReadAnswer(id_, client.Get(path));
 }
 
 Result<agent::SampleResponse> HttpAgentTransport::Sample(const agent::SampleRequest& request,
@@ -100,11 +111,28 @@ Result<agent::CommitResponse> HttpAgentTransport::Commit(const agent::CommitRequ
 
 Result<size_t> HttpAgentTransport::Release(const std::vector<std::string>& task_ids,
                                            Duration timeout) {
-  Result<Json> answer = Post("/v1/release", EncodeReleaseRequest(task_ids), timeout);
+  Result<Json> answer = Post("/v1/release", EncodeIdList("tasks", task_ids), timeout);
   if (!answer.ok()) return answer.status();
   if (!answer->contains("released") || !(*answer)["released"].is_number_unsigned())
     return Status::Unavailable("agent " + id_ + ": a release answer without 'released'");
   return (*answer)["released"].get<size_t>();
+}
+
+Result<std::vector<std::string>> HttpAgentTransport::Bindings(Duration timeout) {
+  Result<Json> answer = Get("/v1/bindings", timeout);
+  if (!answer.ok()) return answer.status();
+  Result<std::vector<std::string>> ids = DecodeIdList(*answer, "tasks");
+  if (!ids.ok()) return Status::Unavailable("agent " + id_ + ": " + ids.status().message());
+  return ids;
+}
+
+Result<std::vector<std::string>> HttpAgentTransport::Eligible(const TaskSpec& spec,
+                                                              Duration timeout) {
+  Result<Json> answer = Post("/v1/eligible", EncodeEligibleRequest(spec), timeout);
+  if (!answer.ok()) return answer.status();
+  Result<std::vector<std::string>> ids = DecodeIdList(*answer, "nodes");
+  if (!ids.ok()) return Status::Unavailable("agent " + id_ + ": " + ids.status().message());
+  return ids;
 }
 
 }  // namespace berth::api

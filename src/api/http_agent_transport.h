@@ -31,11 +31,14 @@ class HttpAgentTransport final : public threephase::AgentTransport {
   Result<agent::CommitResponse> Commit(const agent::CommitRequest& request,
                                        Duration timeout) override;
   Result<size_t> Release(const std::vector<std::string>& task_ids, Duration timeout) override;
+  Result<std::vector<std::string>> Bindings(Duration timeout) override;
+  Result<std::vector<std::string>> Eligible(const TaskSpec& spec, Duration timeout) override;
   uint32_t node_count() const override { return node_count_; }
 
  private:
   HttpAgentTransport(std::string server, std::string token, std::string id, uint32_t node_count);
   Result<Json> Post(const char* path, const Json& body, Duration timeout);
+  Result<Json> Get(const char* path, Duration timeout);
 
   std::string server_, token_, id_;
   uint32_t node_count_;

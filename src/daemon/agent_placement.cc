@@ -1,12 +1,22 @@
 #include "daemon/agent_placement.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace berth::daemon {
+namespace {
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
 
 AgentPlacement::AgentPlacement(std::vector<threephase::AgentTransport*> agents,
                                AgentPlacementOptions options)
-    : agents_(std::move(agents)), options_(options) {}
+    : agents_(std::move(agents)), options_(options), unchecked_(agents_.size(), 1) {}
 
 AgentPlacement::~AgentPlacement() { Stop(); }
 
@@ -82,9 +92,75 @@ void AgentPlacement::Release(const std::map<std::string, std::vector<std::string
       continue;
     }
     counters_.release_errors.fetch_add(task_ids.size());
+    for (size_t slot = 0; slot < agents_.size(); ++slot)
+      if (agents_[slot] == agent) unchecked_[slot] = 1;
     std::fprintf(stderr, "berthd: releasing %zu tasks on agent %s: %s\n", task_ids.size(),
                  agent_id.c_str(), released.status().message().c_str());
   }
+}
+
+// Agents the scheduler's AgentHealth skips are not asked either.
+bool AgentPlacement::Available(size_t slot) const {
+  return instance_ == nullptr || instance_->health().Available(slot, NowNs());
+}
+
+bool AgentPlacement::BindingsUnchecked() const {
+  return std::find(unchecked_.begin(), unchecked_.end(), 1) != unchecked_.end();
+}
+
+void AgentPlacement::CheckBindings(const StoredBinding& stored) {
+  for (size_t slot = 0; slot < agents_.size(); ++slot) {
+    if (!unchecked_[slot] || !Available(slot)) continue;
+    threephase::AgentTransport& agent = *agents_[slot];
+    Result<std::vector<std::string>> bound = agent.Bindings(options_.release_timeout);
+    if (!bound.ok()) {
+      if (instance_) instance_->health().Failed(slot, NowNs());
+      continue;
+    }
+    std::vector<std::string> stray;
+    {
+      // Read after the agent answered: a task bound there meanwhile is in
+      // flight or has its outcome here.
+      std::lock_guard lock(mu_);
+      for (std::string& id : *bound)
+        if (!stored(agent.agent_id(), id) && !in_flight_.contains(id) && !outcomes_.contains(id))
+          stray.push_back(std::move(id));
+    }
+    unchecked_[slot] = 0;
+    if (stray.empty()) continue;
+    Result<size_t> released = agent.Release(stray, options_.release_timeout);
+    if (!released.ok()) {
+      unchecked_[slot] = 1;
+      continue;
+    }
+    counters_.stray_released.fetch_add(*released);
+    std::fprintf(stderr, "berthd: released %zu bindings on agent %s that no stored task holds\n",
+                 *released, agent.agent_id().c_str());
+  }
+}
+
+const std::vector<std::vector<std::string>>& AgentPlacement::EligibleNodes(
+    const std::string& service, uint64_t spec_version, const TaskSpec& spec) {
+  Eligible& e = eligible_[service];
+  if (e.answered.empty() || e.spec_version != spec_version)
+    e = {spec_version, std::vector<char>(agents_.size(), 0),
+         std::vector<std::vector<std::string>>(agents_.size())};
+  for (size_t slot = 0; slot < agents_.size(); ++slot) {
+    if (e.answered[slot] || !Available(slot)) continue;
+    Result<std::vector<std::string>> nodes =
+        agents_[slot]->Eligible(spec, options_.scheduler.request_timeout);
+    if (!nodes.ok()) {
+      if (instance_) instance_->health().Failed(slot, NowNs());
+      continue;
+    }
+    e.nodes[slot] = std::move(*nodes);
+    e.answered[slot] = 1;
+  }
+  return e.nodes;
+}
+
+void AgentPlacement::KeepEligible(const std::set<std::string, std::less<>>& services) {
+  std::erase_if(eligible_, [&](const auto& entry) { return !services.contains(entry.first); });
 }
 
 }  // namespace berth::daemon

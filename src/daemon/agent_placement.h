@@ -10,8 +10,11 @@
 //  - when a failed task may be tried again (`retry_after` later), so a task
 //    no agent can take does not keep the samplers busy.
 // Stopped tasks are released on their agent after the pass that stopped
-// them committed. A release that fails (agent unreachable) is counted and
-// not retried: the agent's capacity stays taken until it restarts.
+// them committed. Bindings berthd does not know of (made just before berthd
+// crashed, or whose release failed) are found by comparing each agent's
+// bindings with the store: once at start, and again after a failed release.
+// Global services: the nodes where their tasks may run are asked of every
+// agent once per spec version (AgentTransport::Eligible).
 //
 // Thread-safe: the instance's threads deliver outcomes; the control loop
 // calls everything else. Start once, Stop before destruction (the destructor
@@ -45,8 +48,14 @@ struct AgentPlacementOptions {
 };
 
 struct AgentPlacementCounters {
-  std::atomic<uint64_t> submitted{0}, bound{0}, failed{0}, released{0}, release_errors{0};
+  // stray_released: bindings an agent held for tasks the store does not
+  // have bound there, released by CheckBindings.
+  std::atomic<uint64_t> submitted{0}, bound{0}, failed{0}, released{0}, release_errors{0},
+      stray_released{0};
 };
+
+// Whether the store has `task_id` bound on agent `agent_id`.
+using StoredBinding = std::function<bool(const std::string& agent_id, const std::string& task_id)>;
 
 class AgentPlacement {
  public:
@@ -80,10 +89,37 @@ class AgentPlacement {
   // Gives the bindings of stopped tasks back: task ids by agent id.
   void Release(const std::map<std::string, std::vector<std::string>>& by_agent);
 
+  // Whether some agent's bindings are still to be compared with the store.
+  bool BindingsUnchecked() const;
+  // Releases, on every agent still to check that answers, the bindings of
+  // tasks that are neither `stored` there nor with the scheduler (in flight,
+  // or an outcome not yet stored). Call at the start of a pass, when the
+  // state `stored` reads is the store's.
+  void CheckBindings(const StoredBinding& stored);
+
+  // The nodes, by agent (in the constructor's order), where a task of a
+  // global service may run; asked once per spec version, and again of an
+  // agent that did not answer. `agent_ids()` names the agents.
+  const std::vector<std::vector<std::string>>& EligibleNodes(const std::string& service,
+                                                             uint64_t spec_version,
+                                                             const TaskSpec& spec);
+  // Forgets the eligible nodes of services other than `services`.
+  void KeepEligible(const std::set<std::string, std::less<>>& services);
+  const std::string& agent_id(size_t slot) const { return agents_[slot]->agent_id(); }
+  size_t agent_count() const { return agents_.size(); }
+
   const AgentPlacementCounters& counters() const { return counters_; }
+  // Times an agent was left out after failing (threephase::AgentHealth).
+  uint64_t agent_skips() const { return instance_ ? instance_->health().skips() : 0; }
 
  private:
   void Keep(const threephase::TaskOutcome& outcome);
+  bool Available(size_t slot) const;
+  struct Eligible {
+    uint64_t spec_version = 0;
+    std::vector<char> answered;                   // by agent
+    std::vector<std::vector<std::string>> nodes;  // by agent
+  };
 
   std::vector<threephase::AgentTransport*> agents_;
   AgentPlacementOptions options_;
@@ -95,6 +131,10 @@ class AgentPlacement {
   std::set<std::string, std::less<>> in_flight_;
   std::map<std::string, threephase::TaskOutcome> outcomes_;
   std::map<std::string, std::chrono::steady_clock::time_point, std::less<>> retry_at_;
+  // The control loop's alone (no lock): agents whose bindings are to be
+  // checked, and the eligible nodes of global services.
+  std::vector<char> unchecked_;
+  std::map<std::string, Eligible, std::less<>> eligible_;
 };
 
 }  // namespace berth::daemon

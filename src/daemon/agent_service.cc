@@ -37,9 +37,19 @@ void AddAgentRoutes(api::ApiServer& server, agent::Agent& agent) {
   });
   server.Route("POST", "/v1/release", [&agent](const ApiRequest& r) {
     return api::WithBody(r, [&](const Json& body) -> Result<ApiResponse> {
-      Result<std::vector<std::string>> ids = api::DecodeReleaseRequest(body);
+      Result<std::vector<std::string>> ids = api::DecodeIdList(body, "tasks");
       if (!ids.ok()) return ids.status();
       return ApiResponse{200, Json{{"released", agent.Release(*ids)}}, "", ""};
+    });
+  });
+  server.Route("GET", "/v1/bindings", [&agent](const ApiRequest&) -> Result<ApiResponse> {
+    return ApiResponse{200, api::EncodeIdList("tasks", agent.BoundTasks()), "", ""};
+  });
+  server.Route("POST", "/v1/eligible", [&agent](const ApiRequest& r) {
+    return api::WithBody(r, [&](const Json& body) -> Result<ApiResponse> {
+      Result<TaskSpec> spec = api::DecodeEligibleRequest(body);
+      if (!spec.ok()) return spec.status();
+      return ApiResponse{200, api::EncodeIdList("nodes", agent.Eligible(*spec)), "", ""};
     });
   });
   server.Route("GET", "/metrics", [&agent, &server](const ApiRequest&) -> Result<ApiResponse> {

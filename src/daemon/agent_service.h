@@ -5,6 +5,9 @@
 //   POST /v1/sample   a sample request -> {"nodes": [...], "looked_at"}
 //   POST /v1/commit   a commit request -> {"outcome": "bound"|"conflict"|"error", "reason"}
 //   POST /v1/release  {"tasks": [ids]} -> {"released": n}: those tasks stopped
+//   GET  /v1/bindings {"tasks": [ids]}: the tasks bound here
+//   POST /v1/eligible {"task": template} -> {"nodes": [ids]}: where a global
+//                     service's task may run (Agent::Eligible)
 //   GET  /metrics     Prometheus text
 // A commit answers 200 with its outcome, so a conflict is never mistaken
 // for a failed request; malformed requests get 400.

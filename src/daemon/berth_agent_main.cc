@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "agent/agent.h"
@@ -32,10 +33,13 @@ Result<std::vector<berth::Node>> ReadNodes(const std::string& path) {
   if (!doc->is_object() || !doc->contains("nodes") || !(*doc)["nodes"].is_array())
     return Status::InvalidArgument(path + ": expected an object with a 'nodes' list");
   std::vector<berth::Node> nodes;
+  std::set<std::string> ids;
   for (size_t i = 0; i < (*doc)["nodes"].size(); ++i) {
     berth::Node node;
-    BERTH_RETURN_IF_ERROR(
-        berth::api::DecodeNode((*doc)["nodes"][i], berth::api::IndexPath("nodes", i), &node));
+    const std::string path = berth::api::IndexPath("nodes", i);
+    BERTH_RETURN_IF_ERROR(berth::api::DecodeNode((*doc)["nodes"][i], path, &node));
+    if (!ids.insert(node.id).second)
+      return Status::InvalidArgument(path + ": node id '" + node.id + "' is used twice");
     nodes.push_back(std::move(node));
   }
   return nodes;

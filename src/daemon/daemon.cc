@@ -231,6 +231,12 @@ ApiResponse Daemon::Metrics() const {
     metrics.Add("berth_agent_released_total", "Bindings released on agents.", a.released.load());
     metrics.Add("berth_agent_release_errors_total", "Releases that did not reach their agent.",
                 a.release_errors.load());
+    metrics.Add("berth_agent_stray_released_total",
+                "Bindings released because no stored task held them (checked at start).",
+                a.stray_released.load());
+    metrics.Add("berth_agent_skips_total",
+                "Times an agent was left out for a while after failing calls in a row.",
+                agent_placement_->agent_skips());
   }
   metrics.Add("berth_store_revision", "Revision of the last committed store transaction.",
               static_cast<uint64_t>(store_->revision()), "gauge");

@@ -59,6 +59,7 @@ class Pass {
 
  private:
   void SetState(TaskEntry& e, const char* state, const std::string& message, bool stop = false) {
+    const bool was_bound = e.bound_on_agent();
     e.json["state"] = state;
     e.json["updated_at"] = now_text_;
     e.json["message"] = message;
@@ -67,7 +68,7 @@ class Pass {
     e.Sync();
     // A task that left its node gives the agent's binding back.
     if (e.facts.has_agent && (e.terminal() || e.facts.state == TaskState::kNew)) {
-      releases_[e.json["agent"].get<std::string>()].push_back(e.facts.id);
+      if (was_bound) releases_[e.json["agent"].get<std::string>()].push_back(e.facts.id);
       e.json.erase("agent");
       e.facts.has_agent = false;
     }
@@ -75,8 +76,10 @@ class Pass {
   TaskEntry& Entry(const api::PlannedTask& planned);
   void ApplyOutcomes();
   void GenerateReplicas();
+  void GenerateGlobalTasks();
   void CountRunnable();
   std::shared_ptr<const TaskSpec> SpecOf(const TaskEntry& e);
+  std::shared_ptr<const TaskSpec> SpecOf(const std::string& service);
   void RunJobTask(TaskEntry& e, bool killed, bool node_gone);
   void Start(TaskEntry& e);
   int64_t Finish(TaskEntry& e, const Json& run);
@@ -393,13 +396,20 @@ Status Pass::Place() {
 void Pass::PlaceThroughAgents() {
   ApplyOutcomes();
   GenerateReplicas();
+  GenerateGlobalTasks();
   const size_t assigned_before = assigned_.size();
   bool submitted = false;
   for (TaskEntry& e : tasks_) {
     if (!Planned(e) || e.facts.state != TaskState::kPending || !e.runnable()) continue;
     ++summary.pending;
     std::shared_ptr<const TaskSpec> spec = SpecOf(e);
-    if (spec == nullptr || !agents_->Submit({e.facts.id, 0, std::move(spec), {}})) continue;
+    // A pending task with an agent is a global service's, pinned to its node.
+    agent::PlacementTask task{e.facts.id, 0, std::move(spec), {}, {}, {}};
+    if (e.facts.has_agent) {
+      task.pinned_agent = e.json["agent"].get<std::string>();
+      task.pinned_node = e.facts.node;
+    }
+    if (task.spec == nullptr || !agents_->Submit(std::move(task))) continue;
     submitted = true;
     static const std::string kWaiting = "waiting for a node from the cluster agents";
     if (e.json.value("message", "") == kWaiting) continue;
@@ -442,7 +452,7 @@ void Pass::ApplyOutcomes() {
 // Missing replicas of replicated services become pending tasks
 // "<service>.<n>", lowest free n first, as the placement document's decoder
 // does for the full-view engine (docs/plan.md), counting from ScaleDown's
-// counts. Global services need nodes berthd knows, so they get no tasks here.
+// counts.
 void Pass::GenerateReplicas() {
   // By id, so tasks are made in a fixed order.
   std::map<std::string_view, StoredService*> short_of;
@@ -463,16 +473,59 @@ void Pass::GenerateReplicas() {
   }
 }
 
+// A global service gets a pending task "<service>.<node>" pinned to each
+// node of the agents where it may run (AgentPlacement::EligibleNodes) and
+// that has no runnable task of the service, as the full-view path does for
+// berthd's own nodes; an id already in use is skipped, as there.
+void Pass::GenerateGlobalTasks() {
+  std::set<std::string, std::less<>> global;
+  for (const auto& [id, service] : service_by_id_)
+    if (!service.replicas.has_value()) global.insert(id);
+  agents_->KeepEligible(global);
+  std::map<std::string_view, std::set<std::string_view>> covered;  // nodes, by service
+  for (const TaskEntry& e : tasks_)
+    if (global.contains(e.facts.service) && Planned(e) && e.runnable() && !e.facts.node.empty())
+      covered[e.facts.service].insert(e.facts.node);
+  for (const std::string& id : global) {
+    const StoredService& service = service_by_id_.at(id);
+    std::shared_ptr<const TaskSpec> spec = SpecOf(id);
+    if (spec == nullptr) continue;
+    const auto& eligible = agents_->EligibleNodes(id, service.spec_version, *spec);
+    for (size_t slot = 0; slot < eligible.size(); ++slot) {
+      for (const std::string& node : eligible[slot]) {
+        if (covered[id].contains(node)) continue;
+        api::PlannedTask planned;
+        planned.task.id = id + "." + node;
+        if (auto it = task_index_.find(planned.task.id);
+            it != task_index_.end() && Planned(tasks_[it->second]))
+          continue;
+        planned.task.service_id = id;
+        planned.task.spec_version = service.spec_version;
+        planned.task.node_id = node;
+        TaskEntry& e = Entry(planned);
+        e.json["agent"] = agents_->agent_id(slot);
+        e.Sync();
+      }
+    }
+  }
+}
+
 // A service task runs its service's template, a job's task its own copy.
 std::shared_ptr<const TaskSpec> Pass::SpecOf(const TaskEntry& e) {
-  const std::string& service = e.facts.service;
+  if (!e.facts.service.empty()) return SpecOf(e.facts.service);
+  auto spec = std::make_shared<TaskSpec>();
+  if (!api::DecodeTaskSpec(e.json.value("task", Json::object()), "task", spec.get()).ok())
+    return nullptr;
+  return spec;
+}
+
+std::shared_ptr<const TaskSpec> Pass::SpecOf(const std::string& service) {
   if (auto cached = service_specs_.find(service); cached != service_specs_.end())
     return cached->second;
-  const Json& template_json = service.empty() ? e.json.value("task", Json::object())
-                                              : service_by_id_.at(service).json["task"];
   auto spec = std::make_shared<TaskSpec>();
-  if (!api::DecodeTaskSpec(template_json, "task", spec.get()).ok()) spec = nullptr;
-  if (!service.empty()) service_specs_[service] = spec;
+  if (!api::DecodeTaskSpec(service_by_id_.at(service).json["task"], "task", spec.get()).ok())
+    spec = nullptr;
+  service_specs_[service] = spec;
   return spec;
 }
 
@@ -527,11 +580,22 @@ Status Reconciler::LoadClasses() {
   return Status::Ok();
 }
 
+// The state was just read from the store, which no one else writes tasks to.
+void Reconciler::CheckAgentBindings() {
+  agents_->CheckBindings([this](const std::string& agent_id, const std::string& task_id) {
+    auto it = state_.task_index.find(task_id);
+    if (it == state_.task_index.end()) return false;
+    const TaskEntry& e = state_.tasks[it->second];
+    return e.bound_on_agent() && e.json["agent"] == agent_id;
+  });
+}
+
 // A pass edits the StoredState as it goes; if it fails, the store does not
 // have its edits, so the state is read again.
 Result<PassSummary> Reconciler::RunPass(Timestamp now) {
   BERTH_RETURN_IF_ERROR(LoadClasses());
   BERTH_RETURN_IF_ERROR(state_.Refresh(store_));
+  if (agents_ != nullptr && agents_->BindingsUnchecked()) CheckAgentBindings();
   Pass pass(now, state_, agents_);
   pass.StartAndStop();
   pass.ScaleDown();

@@ -21,11 +21,15 @@
 //     as their message. With external agents (an AgentPlacement), the
 //     three-phase path instead: the outcomes that arrived since the last
 //     pass are applied (a bound task is assigned to the agent's node and
-//     records "agent"), missing replicas are created, and pending tasks are
+//     records "agent"), missing replicas are created, a global service gets
+//     a task pinned to each of the agents' nodes where it may run (recording
+//     "agent" and "node" while pending), and pending tasks are
 //     handed to the agents' scheduler, whose decisions within
 //     AgentPlacementOptions::decide_within are applied in the same pass;
 //     after the commit, the bindings of tasks that stopped are released on
-//     their agents.
+//     their agents. Before the first such pass (and after a failed release),
+//     bindings the agents hold for tasks the store does not have bound there
+//     are released (AgentPlacement::CheckBindings).
 // Every write carries its revision precondition, so a pass that raced an
 // API write fails as a whole (Conflict) and the next pass starts over.
 //
@@ -64,6 +68,7 @@ class Reconciler {
 
  private:
   Status LoadClasses();
+  void CheckAgentBindings();
 
   store::WatchedStore& store_;
   AgentPlacement* agents_;

@@ -277,6 +277,7 @@ class AgentReconcilerTest : public ReconcilerTest {
     for (size_t i = 0; i < nodes.size(); ++i) {
       nodes[i].id = prefix + std::to_string(i);
       nodes[i].resources = {4000, int64_t{8} << 30, {}};
+      nodes[i].labels["slot"] = std::to_string(i);
     }
     return nodes;
   }
@@ -368,6 +369,62 @@ TEST_F(AgentReconcilerTest, JobTasksAreAdmittedOnTheAgentsNodesAndReleasedOnComp
   EXPECT_EQ(Bindings(), 0u);
   EXPECT_EQ(placement_.counters().bound.load(), 1u);
   EXPECT_EQ(placement_.counters().released.load(), 1u);
+}
+
+TEST_F(AgentReconcilerTest, GlobalServicesGetAPinnedTaskOnEachEligibleAgentNode) {
+  ASSERT_TRUE(services_
+                  .Create(Json{{"id", "mon"},
+                               {"mode", "global"},
+                               {"task",
+                                {{"resources", {{"cpu", 3}}},
+                                 {"constraints", Json::array({"node.labels.slot==0"})}}}})
+                  .ok());
+  SettleWithAgents();
+  EXPECT_EQ(Tasks(), (std::map<std::string, std::string>{{"mon.a0", "running@a0"},
+                                                         {"mon.b0", "running@b0"}}));
+  EXPECT_EQ((*GetTask(store_, "mon.b0")).value("agent", ""), "b");
+  EXPECT_EQ(Bindings(), 2u);
+
+  // Every node is eligible, but a0 and b0 have 1 CPU left of 4.
+  ASSERT_TRUE(
+      services_
+          .Create(Json{{"id", "log"}, {"mode", "global"}, {"task", {{"resources", {{"cpu", 2}}}}}})
+          .ok());
+  SettleWithAgents();
+  EXPECT_EQ(Tasks()["log.a1"], "running@a1");
+  EXPECT_EQ(Tasks()["log.b1"], "running@b1");
+  const Json why = *WhyTask(store_, "log.a0");
+  EXPECT_EQ(why["state"], "pending");
+  EXPECT_NE(why["reason"].get<std::string>().find("node 'a0': insufficient resources on 1 node"),
+            std::string::npos)
+      << why.dump();
+  EXPECT_EQ(Bindings(), 4u);
+
+  ASSERT_TRUE(services_.Remove("mon").ok());
+  ASSERT_TRUE(services_.Remove("log").ok());
+  SettleWithAgents();
+  EXPECT_EQ(Bindings(), 0u);
+  EXPECT_EQ(placement_.counters().released.load(), 4u);  // not the pending ones
+}
+
+TEST_F(AgentReconcilerTest, AfterARestartBindingsNoStoredTaskHoldsAreReleased) {
+  ASSERT_TRUE(services_.Create(Json{{"id", "web"}, {"replicas", 1}}).ok());
+  SettleWithAgents();
+  ASSERT_EQ(Bindings(), 1u);
+  // A binding made just before berthd died, never stored.
+  auto spec = std::make_shared<TaskSpec>();
+  ASSERT_EQ(b_.Commit({{"web.2", 0, spec, {}, {}, {}}, 1, "b1"}).outcome,
+            agent::CommitOutcome::kBound);
+  ASSERT_EQ(Bindings(), 2u);
+
+  // berthd restarts: new placement and reconciler over the same agents and store.
+  AgentPlacement restarted{{&ta_, &tb_}, Options()};
+  restarted.Start(nullptr);
+  Reconciler reconciler{store_, &restarted};
+  ASSERT_TRUE(reconciler.RunPass(clock_.Now()).ok());
+  EXPECT_EQ(Bindings(), 1u);  // the stored task keeps its binding
+  EXPECT_EQ(restarted.counters().stray_released.load(), 1u);
+  EXPECT_FALSE(restarted.BindingsUnchecked());
 }
 
 }  // namespace

@@ -30,7 +30,9 @@ namespace berth::daemon {
 struct TaskFacts {
   TaskState state = TaskState::kNew;        // absent or invalid: new
   TaskState desired = TaskState::kRunning;  // absent or invalid: running
-  bool has_agent = false;                   // bound through an external agent
+  // Has an "agent": bound through that external agent, or (pending) a
+  // global service's task pinned to one of its nodes.
+  bool has_agent = false;
   uint64_t spec_version = 0;
   std::string id, service, node, job;  // "" when absent
 };
@@ -46,6 +48,10 @@ struct TaskEntry {
   bool terminal() const { return facts.state > TaskState::kRunning; }
   // Fills one of its service's slots: not finished and still meant to run.
   bool runnable() const { return !terminal() && facts.desired == TaskState::kRunning; }
+  // Holds a binding on its agent (the agent's capacity).
+  bool bound_on_agent() const {
+    return facts.has_agent && facts.state >= TaskState::kAssigned && !terminal();
+  }
 };
 
 struct Recorded {  // durations recorded for one task name

@@ -18,9 +18,14 @@ Pipeline::Pipeline()
                std::make_unique<PlatformFilter>(),   std::make_unique<HostPortFilter>(),
                std::make_unique<MaxReplicasFilter>()} {}
 
-void Pipeline::SetTask(const TaskSpec& spec, ServiceIndex service) {
+void Pipeline::SetTask(const TaskSpec& spec, ServiceIndex service, Scope scope) {
+  // In filters_ order: resources, host ports and max replicas depend on what
+  // else runs on the node.
+  static constexpr std::array<bool, kFilterCount> kNodeOnly = {true, false, true, true,
+                                                               true, false, false};
   enabled_count_ = 0;
   for (int i = 0; i < kFilterCount; ++i) {
+    if (scope == Scope::kNodeOnly && !kNodeOnly[i]) continue;
     if (filters_[i]->SetTask(spec, service)) {
       enabled_[enabled_count_] = filters_[i].get();
       enabled_index_[enabled_count_] = i;

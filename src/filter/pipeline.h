@@ -20,9 +20,14 @@ class Pipeline {
  public:
   static constexpr int kFilterCount = 7;
 
+  // Which filters take part: all of them, or only those the node alone
+  // decides (ready, plugins, constraints, platform) - what a global
+  // service's orchestrator checks before it makes a task for a node.
+  enum class Scope { kAll, kNodeOnly };
+
   Pipeline();
 
-  void SetTask(const TaskSpec& spec, ServiceIndex service);
+  void SetTask(const TaskSpec& spec, ServiceIndex service, Scope scope = Scope::kAll);
   bool Process(const NodeInfo& node);
 
   // Non-zero parts joined by "; ", most failures first, ties in pipeline

@@ -64,6 +64,20 @@ TEST(Pipeline, SetTaskResetsTheCountsAndEnablesOnlyNeededFilters) {
   EXPECT_TRUE(p.Process(Ready(10)));  // resources filter no longer takes part
 }
 
+TEST(Pipeline, NodeOnlyScopeLeavesOutWhatDependsOnOtherTasks) {
+  Pipeline p;
+  TaskSpec spec;
+  spec.reservations.memory_bytes = 100;
+  spec.constraints = {"node.id==n"};
+  p.SetTask(spec, 0, Pipeline::Scope::kNodeOnly);
+  EXPECT_TRUE(p.Process(Ready(10)));  // too small, but resources do not take part
+  EXPECT_FALSE(p.Process(Down()));    // not ready, and not "n"
+  EXPECT_EQ(p.Explain(), "1 node not available for new tasks");
+  p.SetTask(spec, 0);
+  EXPECT_FALSE(p.Process(Ready(10)));
+  EXPECT_EQ(p.Explain(), "insufficient resources on 1 node");
+}
+
 TEST(Pipeline, EveryFilterInSpecOrder) {
   // A node failing everything is counted against the first filter only.
   Pipeline p;

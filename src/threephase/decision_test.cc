@@ -20,7 +20,7 @@ agent::NodeSample Sample(std::string agent, std::string node, int64_t score_sum 
 agent::PlacementTask Task(int64_t cpu) {
   auto spec = std::make_shared<TaskSpec>();
   spec->reservations.milli_cpu = cpu;
-  return {"t", 0, spec, {}};
+  return {"t", 0, spec, {}, {}, {}};
 }
 
 TEST(FinalScore, DividesByTheWeightsInIntegers) {
@@ -33,8 +33,10 @@ TEST(FinalScore, DividesByTheWeightsInIntegers) {
 }
 
 TEST(KeepBest, BestFirstTiesByAgentThenNode) {
-  std::vector<Candidate> c = {{Sample("b", "n1"), 70}, {Sample("a", "n9"), 90},
-                              {Sample("a", "n2"), 70}, {Sample("a", "n1"), 70},
+  std::vector<Candidate> c = {{Sample("b", "n1"), 70},
+                              {Sample("a", "n9"), 90},
+                              {Sample("a", "n2"), 70},
+                              {Sample("a", "n1"), 70},
                               {Sample("c", "n1"), 10}};
   KeepBest(c, 3);
   ASSERT_EQ(c.size(), 3u);

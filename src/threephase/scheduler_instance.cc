@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <numeric>
-#include <random>
 
 namespace berth::threephase {
 namespace {
@@ -21,8 +20,11 @@ SchedulerInstance::SchedulerInstance(std::vector<AgentTransport*> agents, Schedu
                                      std::unique_ptr<TaskOrder> order)
     : agents_(std::move(agents)),
       options_(options),
+      health_(agents_.size(), options.health),
       on_outcome_(std::move(on_outcome)),
-      queue_(order ? std::move(order) : std::make_unique<PriorityThenArrival>()) {}
+      queue_(order ? std::move(order) : std::make_unique<PriorityThenArrival>()) {
+  for (size_t i = 0; i < agents_.size(); ++i) slot_by_agent_id_.emplace(agents_[i]->agent_id(), i);
+}
 
 SchedulerInstance::~SchedulerInstance() { Stop(); }
 
@@ -74,29 +76,20 @@ bool SchedulerInstance::WaitIdle(Duration timeout) {
 // Phase 1: 2-smart sampling of a random subset of the agents.
 void SchedulerInstance::SamplerLoop(uint64_t seed) {
   std::mt19937_64 rng(seed);
-  std::vector<size_t> order(agents_.size());
-  std::iota(order.begin(), order.end(), 0);
+  std::vector<size_t> chosen;
+  chosen.reserve(agents_.size());
   size_t last_sample_count = 16;  // capacity hint: answers are about the same size
   while (std::optional<QueuedTask> task = queue_.Pop()) {
     const int64_t start = NowNs();
-    Sampled sampled{std::move(*task), {}};
+    Sampled sampled{std::move(*task), {}, {}};
     sampled.samples.reserve(last_sample_count);
-    const size_t k =
-        agents_.empty() ? 0 : AgentsPerAttempt(options_.cluster_percent, agents_.size());
-    for (size_t i = 0; i < k; ++i) {  // k agents without replacement (partial Fisher-Yates)
-      std::swap(order[i], order[i + rng() % (order.size() - i)]);
-      agent::SampleRequest request{sampled.queued.task, options_.node_basis_points,
-                                   options_.request_timeout};
-      Result<agent::SampleResponse> response =
-          agents_[order[i]]->Sample(request, options_.request_timeout);
-      if (!response.ok()) {  // a timeout or error counts as an empty answer
-        counters_.sample_errors.fetch_add(1, std::memory_order_relaxed);
-        continue;
-      }
-      for (agent::NodeSample& node : response->nodes) {
-        node.agent_slot = static_cast<uint32_t>(order[i]);
-        sampled.samples.push_back(std::move(node));
-      }
+    const agent::SampleRequest request{sampled.queued.task, options_.node_basis_points,
+                                       options_.request_timeout, sampled.queued.task.pinned_node};
+    if (!request.node_id.empty()) {
+      SamplePinned(request, &sampled);
+    } else {
+      ChooseAgents(start, rng, &chosen);
+      for (size_t slot : chosen) Ask(slot, request, &sampled);
     }
     sampled.queued.sampling_ns += NowNs() - start;
     last_sample_count = std::max<size_t>(sampled.samples.size(), 16);
@@ -105,6 +98,53 @@ void SchedulerInstance::SamplerLoop(uint64_t seed) {
       to_decide_.push_back(std::move(sampled));
     }
     decide_ready_.notify_one();
+  }
+}
+
+// k = max(1, ceil(Cp * agents / 100)) agents without replacement (partial
+// Fisher-Yates), drawn from those AgentHealth does not skip, or from all
+// when it skips every one.
+void SchedulerInstance::ChooseAgents(int64_t now_ns, std::mt19937_64& rng,
+                                     std::vector<size_t>* chosen) {
+  chosen->clear();
+  for (size_t i = 0; i < agents_.size(); ++i)
+    if (health_.Available(i, now_ns)) chosen->push_back(i);
+  if (chosen->empty())
+    for (size_t i = 0; i < agents_.size(); ++i) chosen->push_back(i);
+  const size_t k =
+      std::min(AgentsPerAttempt(options_.cluster_percent, agents_.size()), chosen->size());
+  for (size_t i = 0; i < k; ++i)
+    std::swap((*chosen)[i], (*chosen)[i + rng() % (chosen->size() - i)]);
+  chosen->resize(k);
+}
+
+// A skipped agent is not asked: its pinned tasks fail at once and come back
+// with their retry, instead of each waiting for a timeout.
+void SchedulerInstance::SamplePinned(const agent::SampleRequest& request, Sampled* sampled) {
+  const std::string& agent_id = request.task.pinned_agent;
+  const auto slot = slot_by_agent_id_.find(agent_id);
+  if (slot == slot_by_agent_id_.end()) {
+    sampled->unfit = "no agent '" + agent_id + "'";
+  } else if (!health_.Available(slot->second, NowNs())) {
+    sampled->unfit = "agent " + agent_id + " is not answering";
+  } else {
+    Ask(slot->second, request, sampled);
+  }
+}
+
+void SchedulerInstance::Ask(size_t slot, const agent::SampleRequest& request, Sampled* sampled) {
+  Result<agent::SampleResponse> response = agents_[slot]->Sample(request, options_.request_timeout);
+  if (!response.ok()) {
+    counters_.sample_errors.fetch_add(1, std::memory_order_relaxed);
+    health_.Failed(slot, NowNs());
+    sampled->unfit = response.status().message();
+    return;
+  }
+  health_.Succeeded(slot);
+  if (response->nodes.empty()) sampled->unfit = std::move(response->reason);
+  for (agent::NodeSample& node : response->nodes) {
+    node.agent_slot = static_cast<uint32_t>(slot);
+    sampled->samples.push_back(std::move(node));
   }
 }
 
@@ -128,6 +168,8 @@ void SchedulerInstance::Attempt(DecisionPipeline& pipeline, Sampled& sampled) {
   const int64_t decide_start = NowNs();
   std::vector<Candidate> candidates = pipeline.Decide(task.task, sampled.samples);
   task.decision_ns += NowNs() - decide_start;
+  if (sampled.samples.empty() && !task.task.pinned_node.empty())
+    return Finish(task, nullptr, sampled.unfit);  // its one node would answer the same now
   if (sampled.samples.empty()) return Retry(std::move(task), "no agent returned an eligible node");
   if (candidates.empty())
     return Retry(std::move(task), "no sampled node passed the decision filters");
@@ -151,6 +193,10 @@ bool SchedulerInstance::MultiBind(QueuedTask& task, const std::vector<Candidate>
     AgentTransport* agent = agents_[c.sample.agent_slot];
     agent::CommitRequest request{task.task, c.sample.node_index, c.sample.node_id};
     Result<agent::CommitResponse> response = agent->Commit(request, options_.request_timeout);
+    if (response.ok())
+      health_.Succeeded(c.sample.agent_slot);
+    else
+      health_.Failed(c.sample.agent_slot, NowNs());
     if (response.ok() && response->outcome == agent::CommitOutcome::kBound) {
       *bound = &c;
       return true;

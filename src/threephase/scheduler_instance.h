@@ -8,6 +8,11 @@
 //   score, the m best, reserve -> MultiBind: commit to the candidates in rank
 //   order; the first success binds the task.
 //
+// Agents that keep failing are skipped for a while (AgentHealth). A task
+// pinned to a node (a global service's) asks only that node's agent; when
+// the node does not pass, or its agent does not answer, the task fails at
+// once with the reason (asking again at once would find the same).
+//
 // A task whose attempt fails (no samples, no sample passed the decision
 // filters, or every candidate conflicted) goes back to the sampling queue;
 // after `max_attempts` attempts it is failed with the reason of the last
@@ -25,10 +30,13 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
+#include "threephase/agent_health.h"
 #include "threephase/decision.h"
 #include "threephase/sampling_queue.h"
 #include "threephase/transport.h"
@@ -45,6 +53,7 @@ struct SchedulerOptions {
   int samplers = 2;                          // sampler threads
   int decision_pipelines = 1;                // decision + MultiBind threads
   Duration request_timeout = Duration{200};  // per agent request
+  AgentHealthOptions health;                 // when failing agents are skipped
   agent::ResourceScoring scoring = agent::ResourceScoring::kLeastAllocated;
   uint64_t seed = 1;  // agent choice
 };
@@ -84,6 +93,10 @@ class SchedulerInstance {
   bool WaitIdle(Duration timeout);
 
   const SchedulerCounters& counters() const { return counters_; }
+  // Shared with callers that reach the same agents (berthd's eligibility
+  // and binding calls), indexed like the constructor's `agents`.
+  AgentHealth& health() { return health_; }
+  const AgentHealth& health() const { return health_; }
   // Number of agents sampled per attempt: max(1, ceil(Cp * agents / 100)).
   static size_t AgentsPerAttempt(int cluster_percent, size_t agents);
 
@@ -92,9 +105,16 @@ class SchedulerInstance {
   struct Sampled {
     QueuedTask queued;
     std::vector<agent::NodeSample> samples;
+    std::string unfit;  // a pinned task without samples: why
   };
 
   void SamplerLoop(uint64_t seed);
+  // The agents one attempt asks, into `chosen`.
+  void ChooseAgents(int64_t now_ns, std::mt19937_64& rng, std::vector<size_t>* chosen);
+  void SamplePinned(const agent::SampleRequest& request, Sampled* sampled);
+  // Asks agent `slot`; its nodes join the samples. A failure counts as an
+  // empty answer and against the agent's health.
+  void Ask(size_t slot, const agent::SampleRequest& request, Sampled* sampled);
   void DecisionLoop();
   void Attempt(DecisionPipeline& pipeline, Sampled& sampled);
   // Commits to the candidates in rank order; true when one bound the task.
@@ -104,7 +124,9 @@ class SchedulerInstance {
   void Finish(const QueuedTask& task, const Candidate* bound, const std::string& reason);
 
   std::vector<AgentTransport*> agents_;
+  std::unordered_map<std::string, size_t> slot_by_agent_id_;
   SchedulerOptions options_;
+  AgentHealth health_;
   std::function<void(const TaskOutcome&)> on_outcome_;
   SamplingQueue queue_;
   InFlightDemand in_flight_;

@@ -26,6 +26,12 @@ class ScriptedAgent final : public AgentTransport {
     return commit(r);
   }
   Result<size_t> Release(const std::vector<std::string>&, Duration) override { return 0; }
+  Result<std::vector<std::string>> Bindings(Duration) override {
+    return std::vector<std::string>{};
+  }
+  Result<std::vector<std::string>> Eligible(const TaskSpec&, Duration) override {
+    return std::vector<std::string>{};
+  }
   uint32_t node_count() const override { return 0; }
   // A sample of `nodes` (id, agent score) on this agent.
   agent::SampleResponse Nodes(std::vector<std::pair<std::string, int64_t>> nodes) const {
@@ -56,7 +62,7 @@ class ScriptedAgent final : public AgentTransport {
 };
 
 agent::PlacementTask Task(std::string id) {
-  return {std::move(id), 0, std::make_shared<TaskSpec>(), {}};
+  return {std::move(id), 0, std::make_shared<TaskSpec>(), {}, {}, {}};
 }
 
 // Runs one task through a single-threaded instance and returns its outcome;
@@ -181,10 +187,81 @@ TEST(Attempts, NothingPassingTheDecisionFiltersIsItsOwnReason) {
   instance.Start();
   auto spec = std::make_shared<TaskSpec>();
   spec->reservations.milli_cpu = 5000;  // more than the sampled free 1000
-  instance.Submit({"big", 0, spec, {}});
+  instance.Submit({"big", 0, spec, {}, {}, {}});
   ASSERT_TRUE(instance.WaitIdle(std::chrono::seconds(10)));
   instance.Stop();
   EXPECT_EQ(outcome.reason, "failed after 2 attempts: no sampled node passed the decision filters");
+}
+
+TEST(AgentHealth, AFailingAgentIsSkippedAfterThreeFailuresInARow) {
+  ScriptedAgent dead("dead"), live("live");
+  dead.sample = [](const agent::SampleRequest&) {
+    return Result<agent::SampleResponse>(Status::Unavailable("connection refused"));
+  };
+  live.sample = [&](const agent::SampleRequest&) { return live.Nodes({{"l", 50}}); };
+  SchedulerOptions options;
+  options.cluster_percent = 50;                 // one agent per attempt
+  options.health = {3, std::chrono::hours(1)};  // not asked again during the test
+  options.samplers = 2;
+  SchedulerInstance instance({&dead, &live}, options);
+  instance.Start();
+  for (int i = 0; i < 200; ++i) instance.Submit(Task("t" + std::to_string(i)));
+  ASSERT_TRUE(instance.WaitIdle(std::chrono::seconds(10)));
+  instance.Stop();
+  EXPECT_EQ(instance.counters().bound.load(), 200u);
+  // Each sampler may have asked it once more while the third failure landed.
+  EXPECT_GE(dead.samples, 3);
+  EXPECT_LE(dead.samples, 3 + options.samplers);
+  EXPECT_FALSE(instance.health().Available(0, 0));
+}
+
+TEST(Pinned, OnlyThePinnedAgentIsAskedAboutThePinnedNode) {
+  ScriptedAgent a("a"), b("b");
+  std::string asked_about;
+  b.sample = [&](const agent::SampleRequest& r) {
+    asked_about = r.node_id;
+    return b.Nodes({{r.node_id, 50}});
+  };
+  agent::PlacementTask task = Task("svc.b-n7");
+  task.pinned_agent = "b";
+  task.pinned_node = "b-n7";
+  SchedulerOptions options;
+  options.cluster_percent = 100;
+  options.samplers = options.decision_pipelines = 1;
+  TaskOutcome outcome;
+  SchedulerInstance instance({&a, &b}, options, [&](const TaskOutcome& o) { outcome = o; });
+  instance.Start();
+  instance.Submit(task);
+  ASSERT_TRUE(instance.WaitIdle(std::chrono::seconds(10)));
+  instance.Stop();
+  EXPECT_TRUE(outcome.bound);
+  EXPECT_EQ(outcome.node_id, "b-n7");
+  EXPECT_EQ(asked_about, "b-n7");
+  EXPECT_EQ(a.samples, 0);
+}
+
+TEST(Pinned, AnUnfitNodeFailsTheTaskAtOnceWithTheAgentsReason) {
+  ScriptedAgent a("a");
+  a.sample = [](const agent::SampleRequest& r) {
+    agent::SampleResponse none;
+    none.reason = "node '" + r.node_id + "': 1 node not available for new tasks";
+    return Result<agent::SampleResponse>(none);
+  };
+  agent::PlacementTask task = Task("svc.n1");
+  task.pinned_agent = "a";
+  task.pinned_node = "n1";
+  SchedulerOptions options;
+  options.samplers = options.decision_pipelines = 1;
+  TaskOutcome outcome;
+  SchedulerInstance instance({&a}, options, [&](const TaskOutcome& o) { outcome = o; });
+  instance.Start();
+  instance.Submit(task);
+  ASSERT_TRUE(instance.WaitIdle(std::chrono::seconds(10)));
+  instance.Stop();
+  EXPECT_FALSE(outcome.bound);
+  EXPECT_EQ(outcome.attempts, 1);
+  EXPECT_EQ(outcome.reason,
+            "failed after 1 attempts: node 'n1': 1 node not available for new tasks");
 }
 
 }  // namespace

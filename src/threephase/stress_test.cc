@@ -61,7 +61,8 @@ TEST(Stress, FourInstancesEightAgentsNeverOvercommit) {
   auto spec = std::make_shared<TaskSpec>();
   spec->reservations.milli_cpu = kTaskCpu;
   for (int t = 0; t < kTasks; ++t)
-    instances[static_cast<size_t>(t % kInstances)]->Submit({"t" + std::to_string(t), 0, spec, {}});
+    instances[static_cast<size_t>(t % kInstances)]->Submit(
+        {"t" + std::to_string(t), 0, spec, {}, {}, {}});
   for (auto& instance : instances) ASSERT_TRUE(instance->WaitIdle(std::chrono::seconds(120)));
   for (auto& instance : instances) instance->Stop();
 

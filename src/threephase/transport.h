@@ -4,8 +4,10 @@
 // own process) will carry the same messages (agent/protocol.h).
 //
 // Release tells the agent that bound tasks stopped, so their demand goes
-// back to its nodes; node_count is the size of the agent's cluster as known
-// when the transport was made (berthd's admission counts it as workers).
+// back to its nodes; Bindings lists the tasks bound there (berthd compares
+// them with its store after a restart); Eligible lists the nodes where a
+// global service's task may run (Agent::Eligible); node_count is the size of the agent's cluster as
+// known when the transport was made (berthd's admission counts it as workers).
 //
 // Each call has a timeout. A call that times out or fails returns an error
 // Status (Unavailable), which callers treat as "no nodes" (sampling) or as a
@@ -32,6 +34,8 @@ class AgentTransport {
                                                Duration timeout) = 0;
   // The number of `task_ids` that were bound there and are now released.
   virtual Result<size_t> Release(const std::vector<std::string>& task_ids, Duration timeout) = 0;
+  virtual Result<std::vector<std::string>> Bindings(Duration timeout) = 0;
+  virtual Result<std::vector<std::string>> Eligible(const TaskSpec& spec, Duration timeout) = 0;
   virtual uint32_t node_count() const = 0;
 };
 
@@ -53,6 +57,10 @@ class InProcessTransport final : public AgentTransport {
   }
   Result<size_t> Release(const std::vector<std::string>& task_ids, Duration) override {
     return agent_.Release(task_ids);
+  }
+  Result<std::vector<std::string>> Bindings(Duration) override { return agent_.BoundTasks(); }
+  Result<std::vector<std::string>> Eligible(const TaskSpec& spec, Duration) override {
+    return agent_.Eligible(spec);
   }
   uint32_t node_count() const override { return agent_.nodes().size(); }
 

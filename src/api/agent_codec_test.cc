@@ -1,0 +1,71 @@
+// The berth-agent wire format: every message survives a round trip, and a
+// malformed one is refused naming its field.
+#include "api/agent_codec.h"
+
+#include <gtest/gtest.h>
+
+namespace berth::api {
+namespace {
+
+agent::PlacementTask Task() {
+  auto spec = std::make_shared<TaskSpec>();
+  spec->reservations.milli_cpu = 500;
+  spec->constraints = {"node.labels.az==a"};
+  return {"web.1", 3, spec, {}, {}, {}};
+}
+
+TEST(AgentCodec, SampleRequestRoundTripsWithItsNode) {
+  agent::SampleRequest request{Task(), 250, Duration{20}, "a-n7"};
+  Result<agent::SampleRequest> decoded = DecodeSampleRequest(EncodeSampleRequest(request));
+  ASSERT_TRUE(decoded.ok()) << decoded.status().message();
+  EXPECT_EQ(decoded->task.id, "web.1");
+  EXPECT_EQ(decoded->task.priority, 3);
+  EXPECT_EQ(decoded->task.spec->reservations.milli_cpu, 500);
+  EXPECT_EQ(decoded->task.spec->constraints, request.task.spec->constraints);
+  EXPECT_EQ(decoded->basis_points, 250);
+  EXPECT_EQ(decoded->budget, Duration{20});
+  EXPECT_EQ(decoded->node_id, "a-n7");
+  request.node_id.clear();
+  EXPECT_FALSE(EncodeSampleRequest(request).contains("node"));  // any node
+}
+
+TEST(AgentCodec, SampleResponseRoundTripsWithItsReason) {
+  agent::SampleResponse response;
+  response.nodes.push_back({"a", "a-n1", 0, 4, 150, 2, 900, 1 << 20, 1000, 2 << 20});
+  response.looked_at = 9;
+  Result<agent::SampleResponse> decoded = DecodeSampleResponse(EncodeSampleResponse(response), "a");
+  ASSERT_TRUE(decoded.ok()) << decoded.status().message();
+  ASSERT_EQ(decoded->nodes.size(), 1u);
+  EXPECT_EQ(decoded->nodes[0].node_id, "a-n1");
+  EXPECT_EQ(decoded->nodes[0].node_index, 4u);
+  EXPECT_EQ(decoded->nodes[0].free_memory_bytes, 1 << 20);
+  EXPECT_EQ(decoded->looked_at, 9u);
+  agent::SampleResponse none;
+  none.reason = "node 'a-n1': insufficient resources on 1 node";
+  EXPECT_EQ(DecodeSampleResponse(EncodeSampleResponse(none), "a")->reason, none.reason);
+}
+
+TEST(AgentCodec, IdListsAndEligibleRequestsRoundTrip) {
+  const std::vector<std::string> ids = {"web.1", "web.2"};
+  EXPECT_EQ(*DecodeIdList(EncodeIdList("tasks", ids), "tasks"), ids);
+  EXPECT_EQ(*DecodeIdList(EncodeIdList("nodes", {}), "nodes"), std::vector<std::string>{});
+  Result<TaskSpec> spec = DecodeEligibleRequest(EncodeEligibleRequest(*Task().spec));
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  EXPECT_EQ(spec->constraints, Task().spec->constraints);
+}
+
+TEST(AgentCodec, MalformedMessagesNameTheirField) {
+  auto error = [](const Result<agent::SampleRequest>& r) { return r.status().message(); };
+  EXPECT_NE(error(DecodeSampleRequest({{"task", {{"id", "t"}}}, {"node", 7}})).find("node"),
+            std::string::npos);
+  EXPECT_NE(error(DecodeSampleRequest({{"task", {{"id", "t"}}}, {"extra", 1}})).find("extra"),
+            std::string::npos);
+  EXPECT_FALSE(DecodeSampleResponse({{"nodes", Json::array()}, {"reason", 1}}, "a").ok());
+  EXPECT_FALSE(DecodeIdList({{"tasks", {1, 2}}}, "tasks").ok());
+  EXPECT_FALSE(DecodeIdList({{"nodes", Json::array()}}, "tasks").ok());
+  EXPECT_FALSE(DecodeEligibleRequest({{"task", {{"constraints", {"node.labels.az=a"}}}}}).ok());
+  EXPECT_FALSE(DecodeEligibleRequest(Json::object()).ok());
+}
+
+}  // namespace
+}  // namespace berth::api
