@@ -230,8 +230,8 @@ void PlacementDecoder::GenerateReplicas(const ServiceEntry& service) {
   }
 }
 
-// One preassigned pending task "<service>.<node>" per node without a runnable
-// task of the service, in node order.
+// One preassigned pending task per node without a runnable task of the
+// service, in node order, named by GlobalTaskId.
 void PlacementDecoder::GenerateGlobalTasks(const ServiceEntry& service) {
   std::set<std::string_view> covered;
   for (const PlannedTask& planned : input_.tasks)
@@ -241,8 +241,9 @@ void PlacementDecoder::GenerateGlobalTasks(const ServiceEntry& service) {
   std::vector<PlannedTask> generated;
   for (const Node& node : input_.nodes) {
     if (covered.contains(node.id)) continue;
-    std::string id = service.id + "." + node.id;
-    if (!task_ids_.insert(id).second) continue;  // an id the document already uses
+    std::string id = GlobalTaskId(service.id, node.id,
+                                  [&](const std::string& t) { return task_ids_.contains(t); });
+    task_ids_.insert(id);
     Task task = NewPendingTask(service, std::move(id));
     task.node_id = node.id;
     generated.push_back({std::move(task), true});
@@ -255,6 +256,14 @@ void PlacementDecoder::GenerateGlobalTasks(const ServiceEntry& service) {
 Result<PlacementPlanInput> DecodePlacementDocument(const nlohmann::json& doc,
                                                    Timestamp default_now) {
   return PlacementDecoder(default_now).Decode(doc);
+}
+
+std::string GlobalTaskId(std::string_view service, std::string_view node,
+                         const std::function<bool(const std::string&)>& taken) {
+  std::string id = std::string(service) + "." + std::string(node);
+  if (!taken(id)) return id;
+  for (uint64_t k = 2;; ++k)
+    if (std::string numbered = id + "." + std::to_string(k); !taken(numbered)) return numbered;
 }
 
 std::string NotScheduledReason(const Task& task) {

@@ -13,9 +13,11 @@
 // Pure functions; safe to call from any thread.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/node.h"
@@ -58,6 +60,13 @@ Result<PlacementPlanInput> DecodePlacementDocument(const nlohmann::json& doc,
 // `not scheduled: desired state is <state>` when its desired state is beyond
 // complete.
 std::string NotScheduledReason(const Task& task);
+
+// The id of a new task of global service `service` on `node`:
+// "<service>.<node>", or, when `taken` refuses it (an earlier task there
+// ended and keeps its record), "<service>.<node>.<k>" for the lowest k >= 2
+// it accepts. Used by the decoder and by berthd's three-phase path alike.
+std::string GlobalTaskId(std::string_view service, std::string_view node,
+                         const std::function<bool(const std::string&)>& taken);
 
 // The plan output: {"assignments": [{"task", "node"[, "generic_resources"]}],
 // "pending": [{"task", "reason"}]}. Assignments are in the order the engine

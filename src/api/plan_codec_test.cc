@@ -137,6 +137,17 @@ TEST(DecodePlacement, GlobalServiceGetsOnePreassignedTaskPerUncoveredNode) {
   EXPECT_EQ(in->tasks[2].task.node_id, "n3");
 }
 
+TEST(DecodePlacement, AGlobalTaskThatEndedLeavesItsIdAndTheNodeGetsANumberedOne) {
+  auto in = Decode(R"({"nodes": [{"id": "n1"}],
+    "services": [{"id": "g", "mode": "global", "spec_version": 1}],
+    "tasks": [{"id": "g.n1", "service": "g", "node": "n1", "state": "failed"},
+              {"id": "g.n1.2", "service": "g", "node": "n1", "state": "shutdown"}]})");
+  ASSERT_TRUE(in.ok()) << in.status().message();
+  ASSERT_EQ(TaskIds(*in), (std::vector<std::string>{"g.n1", "g.n1.2", "g.n1.3"}));
+  EXPECT_EQ(in->tasks[2].task.node_id, "n1");
+  EXPECT_EQ(in->tasks[2].task.state, TaskState::kPending);
+}
+
 TEST(DecodePlacement, ListedTasksKeepTheirOwnVersionAndTimes) {
   auto in = Decode(R"({"nodes": [{"id": "n1"}], "services": [{"id": "s", "spec_version": 2}],
     "tasks": [{"id": "f", "service": "s", "node": "n1", "state": "failed", "spec_version": 1,

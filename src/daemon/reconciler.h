@@ -42,19 +42,12 @@
 #include "core/status.h"
 #include "core/time.h"
 #include "daemon/agent_placement.h"
+#include "daemon/pass.h"
 #include "daemon/stored_state.h"
 #include "fairshare/admission.h"
 #include "store/watched_store.h"
 
 namespace berth::daemon {
-
-struct PassSummary {
-  int created = 0, assigned = 0, started = 0, stopped = 0, pending = 0, admitted = 0;
-  bool wrote = false;  // false: the pass found nothing to change
-  // Tasks are with the external agents, or their outcomes are not stored
-  // yet: the state is not settled although this pass changed nothing.
-  bool waiting = false;
-};
 
 class Reconciler {
  public:

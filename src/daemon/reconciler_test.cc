@@ -162,6 +162,23 @@ TEST_F(ReconcilerTest, GlobalServicesRunOnEveryNodeAndRemovedServicesStop) {
   EXPECT_EQ((*WhyTask(store_, "agent.n1"))["reason"], "service 'agent' was removed");
 }
 
+TEST_F(ReconcilerTest, AFailedGlobalTaskIsReplacedOnItsNode) {
+  AddNode("n1", 2);
+  ASSERT_TRUE(
+      services_
+          .Create(Json{
+              {"id", "mon"}, {"mode", "global"}, {"run", {{"duration", 1}, {"outcome", "fail"}}}})
+          .ok());
+  Settle();
+  clock_.Advance(std::chrono::seconds(1));  // mon.n1 fails
+  Settle();
+  clock_.Advance(std::chrono::seconds(1));  // and so does its replacement
+  Settle();
+  EXPECT_EQ(Tasks(),
+            (std::map<std::string, std::string>{
+                {"mon.n1", "failed@n1"}, {"mon.n1.2", "failed@n1"}, {"mon.n1.3", "running@n1"}}));
+}
+
 TEST_F(ReconcilerTest, FailingServiceTasksAreReplacedAndFeedTheFaultyNodeRule) {
   AddNode("n1", 4);
   AddNode("n2", 4);
@@ -425,6 +442,35 @@ TEST_F(AgentReconcilerTest, AfterARestartBindingsNoStoredTaskHoldsAreReleased) {
   EXPECT_EQ(Bindings(), 1u);  // the stored task keeps its binding
   EXPECT_EQ(restarted.counters().stray_released.load(), 1u);
   EXPECT_FALSE(restarted.BindingsUnchecked());
+}
+
+// A new spec version stops every task and starts new ones in one pass:
+// each running task keeps exactly one binding, and none of the new tasks
+// loses its binding to the release of the task it replaces.
+TEST_F(AgentReconcilerTest, ANewSpecVersionLeavesOneBindingPerRunningTask) {
+  ASSERT_TRUE(
+      services_
+          .Create(Json{{"id", "web"}, {"replicas", 2}, {"task", {{"resources", {{"cpu", 1}}}}}})
+          .ok());
+  ASSERT_TRUE(services_.Create(Json{{"id", "mon"}, {"mode", "global"}}).ok());
+  SettleWithAgents();
+  ASSERT_EQ(Bindings(), 6u);
+  // New templates that fit beside the old tasks, whose bindings are released
+  // only after the pass that replaces them.
+  const Json memory = {{"resources", {{"cpu", 1}, {"memory", "1Gi"}}}};
+  ASSERT_TRUE(services_.Update("web", Json{{"task", memory}}).ok());
+  ASSERT_TRUE(services_.Update("mon", Json{{"task", memory}}).ok());
+  SettleWithAgents();
+  int running = 0;
+  const Json tasks = (*ListTasks(store_, ""))["tasks"];
+  for (const Json& t : tasks) {
+    if (t["state"] != "running") continue;
+    ++running;
+    EXPECT_EQ(t["spec_version"], 2) << t.dump();
+  }
+  EXPECT_EQ(running, 6) << tasks.dump(1);
+  EXPECT_EQ(Bindings(), 6u);
+  EXPECT_EQ(Tasks()["mon.a0.2"], "running@a0");  // mon.a0 was shut down and keeps its id
 }
 
 }  // namespace

@@ -1,0 +1,366 @@
+#include "daemon/pass.h"
+
+#include <algorithm>
+
+#include "api/cluster_codec.h"
+#include "api/json_fields.h"
+#include "fairshare/task_choice.h"
+#include "placement/scheduler.h"
+
+namespace berth::daemon {
+namespace {
+
+// The replica number of "<service>.<n>", or -1.
+int64_t ReplicaNumber(const std::string& id) {
+  const size_t dot = id.rfind('.');
+  if (dot == std::string::npos || dot + 1 == id.size()) return -1;
+  int64_t n = 0;
+  for (size_t i = dot + 1; i < id.size(); ++i) {
+    if (id[i] < '0' || id[i] > '9' || n > 1'000'000'000) return -1;
+    n = n * 10 + (id[i] - '0');
+  }
+  return n;
+}
+
+}  // namespace
+
+using api::Json;
+
+void Pass::SetState(TaskEntry& e, const char* state, const std::string& message, bool stop) {
+  const bool was_bound = e.bound_on_agent();
+  e.json["state"] = state;
+  e.json["updated_at"] = now_text_;
+  e.json["message"] = message;
+  if (stop) e.json["desired_state"] = "shutdown";
+  e.changed = true;
+  e.Sync();
+  // A task that left its node gives the agent's binding back.
+  if (e.facts.has_agent && (e.terminal() || e.facts.state == TaskState::kNew)) {
+    if (was_bound) ReleaseAfterCommit(e.json["agent"].get<std::string>(), e.facts.id);
+    e.json.erase("agent");
+    e.facts.has_agent = false;
+  }
+}
+
+void Pass::ReleaseAfterCommit(const std::string& agent_id, const std::string& task_id) {
+  releases_[agent_id].push_back(task_id);
+  releasing_.insert(task_id);
+}
+
+bool Pass::Taken(const std::string& id) const {
+  auto it = task_index_.find(id);
+  return (it != task_index_.end() && Planned(tasks_[it->second])) || releasing_.contains(id);
+}
+
+// The simulated executor, and the tasks whose service or node is gone or
+// whose service has moved on to a newer spec version.
+void Pass::StartAndStop() {
+  for (TaskEntry& e : tasks_) {
+    // A node an agent bound the task to is the agent's, not berthd's.
+    const std::string& node = e.facts.node;
+    const bool node_gone =
+        !node.empty() && !(agents_ != nullptr && e.facts.has_agent) && !nodes_.contains(node);
+    if (!e.facts.job.empty()) {
+      const auto job = job_by_id_.find(e.facts.job);
+      RunJobTask(e, job == job_by_id_.end() || job->second.json.value("killed", false), node_gone);
+      continue;
+    }
+    const std::string& service = e.facts.service;
+    const auto svc = service.empty() ? service_by_id_.end() : service_by_id_.find(service);
+    const bool service_gone = !service.empty() && svc == service_by_id_.end();
+    e.in_plan = !service_gone && !node_gone;
+    if (e.terminal()) continue;
+    if (service_gone) {
+      SetState(e, "shutdown", "service '" + service + "' was removed", true);
+      ++summary.stopped;
+    } else if (node_gone) {
+      SetState(e, "orphaned", "node '" + node + "' was removed");
+      ++summary.stopped;
+    } else if (svc != service_by_id_.end() && e.facts.spec_version < svc->second.spec_version) {
+      SetState(e, "shutdown",
+               "replaced by spec version " + std::to_string(svc->second.spec_version), true);
+      ++summary.stopped;
+    } else if (e.facts.state == TaskState::kAssigned) {
+      Start(e);
+    } else if (e.facts.state == TaskState::kRunning && svc != service_by_id_.end() &&
+               svc->second.has_run) {
+      Finish(e, svc->second.json["run"]);
+    }
+  }
+}
+
+void Pass::Start(TaskEntry& e) {
+  SetState(e, "running", "started by the simulated executor");
+  e.json["started_at"] = now_text_;
+  ++summary.started;
+}
+
+// Ends a running task once `run`'s duration has passed since it started:
+// complete, or failed when `run` says so. Returns the time it ran, or -1
+// while it still runs. A failed service task is a failure on its node for
+// the placement engine's faulty-node rule (through its state and updated_at).
+int64_t Pass::Finish(TaskEntry& e, const Json& run) {
+  const Duration ran = now_ - ParseRfc3339(e.json.value("started_at", now_text_)).value();
+  const int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(ran).count();
+  if (ms < run.value("duration_ms", int64_t{0})) return -1;
+  const bool fail = run.value("outcome", "complete") == "fail";
+  SetState(e, fail ? "failed" : "complete",
+           std::string(fail ? "failed" : "completed") + " after " + std::to_string(ms) +
+               " ms (simulated)");
+  return ms;
+}
+
+// A task of a batch job: stopped when its job is killed, back to waiting
+// when its node is gone, and run by the simulated executor: assigned ->
+// running -> complete or failed once its duration has passed since it
+// started, recording the duration under the task's name.
+void Pass::RunJobTask(TaskEntry& e, bool killed, bool node_gone) {
+  const TaskState state = e.facts.state;
+  e.in_plan = state != TaskState::kNew && !node_gone;
+  if (e.terminal()) return;
+  if (killed) {
+    SetState(e, "shutdown", "job was killed", true);
+    e.in_plan = false;
+    ++summary.stopped;
+  } else if (node_gone) {
+    Requeue(e, "node '" + e.facts.node + "' was removed; waiting again");
+  } else if (state == TaskState::kAssigned) {
+    Start(e);
+  } else if (state == TaskState::kRunning) {
+    const int64_t ms = Finish(e, e.json["run"]);
+    if (ms < 0) return;
+    Recorded& recorded = durations_[e.json.value("name", e.facts.id)];
+    ++recorded.count;
+    recorded.total_ms += ms;
+    recorded.changed = true;
+  }
+}
+
+void Pass::Requeue(TaskEntry& e, const std::string& message) {
+  SetState(e, "new", message);
+  e.json.erase("node");
+  e.json.erase("admitted_at");
+  e.json.erase("assigned_at");
+  e.json.erase("started_at");
+  e.Sync();
+  e.in_plan = false;
+}
+
+// W: every ready, active node offers its "slots" workers (default 1); with
+// agents, every node of every agent offers one.
+int64_t Pass::Workers() const {
+  if (agents_ != nullptr) return agents_->Workers();
+  int64_t workers = 0;
+  for (const auto& [id, n] : nodes_)
+    if (n.value("state", "ready") == "ready" && n.value("availability", "active") == "active")
+      workers += n.value("slots", int64_t{1});
+  return workers;
+}
+
+std::optional<Duration> Pass::ExpectedDuration(const std::string& name) const {
+  auto it = durations_.find(name);
+  if (it == durations_.end() || it->second.count == 0) return std::nullopt;
+  return std::chrono::milliseconds(it->second.total_ms / it->second.count);
+}
+
+// One fair-share iteration (spec/fairshare.md) over the jobs that are not
+// killed: admitted tasks become pending (the placement engine places them),
+// tasks stopped by rebalancing go back to waiting. An admitted task counts as
+// running from admission on, so a task the engine cannot place yet keeps its
+// worker instead of letting admission start more.
+void Pass::Admit(fairshare::Admission& admission) {
+  // Jobs in arrival order: by the revision of their last write (a killed
+  // job moves, but it is skipped).
+  std::vector<std::pair<int64_t, const std::string*>> arrival;
+  for (const auto& [id, stored] : job_by_id_)
+    if (!stored.json.value("killed", false)) arrival.emplace_back(stored.revision, &id);
+  std::sort(arrival.begin(), arrival.end());
+  std::vector<fairshare::Job> jobs;
+  std::vector<std::vector<TaskEntry*>> running, waiting;
+  for (const auto& [revision, id] : arrival) {
+    const Json& job = job_by_id_.at(*id).json;
+    fairshare::Job j{*id, job.value("requestor", ""), {}, {}};
+    std::vector<TaskEntry*> r, w;
+    for (int64_t i = 1; i <= job.value("tasks", int64_t{0}); ++i) {
+      auto it = task_index_.find(*id + "." + std::to_string(i));
+      if (it == task_index_.end()) continue;
+      TaskEntry& e = tasks_[it->second];
+      if (e.facts.state == TaskState::kNew) {
+        w.push_back(&e);
+      } else if (!e.terminal()) {
+        r.push_back(&e);
+        j.running.push_back(
+            {e.facts.id, ParseRfc3339(e.json.value("admitted_at", now_text_)).value()});
+      }
+    }
+    // Waiting tasks in choice order: longest expected duration first.
+    std::stable_sort(w.begin(), w.end(), [&](const TaskEntry* a, const TaskEntry* b) {
+      const auto da = ExpectedDuration(a->json.value("name", "")),
+                 db = ExpectedDuration(b->json.value("name", ""));
+      return da.has_value() && (!db.has_value() || *da > *db);
+    });
+    for (TaskEntry* e : w)
+      j.waiting.push_back({e->facts.id, ExpectedDuration(e->json.value("name", ""))});
+    jobs.push_back(std::move(j));
+    running.push_back(std::move(r));
+    waiting.push_back(std::move(w));
+  }
+  const fairshare::IterationResult result = admission.Iterate(Workers(), jobs, now_);
+  for (const fairshare::TaskRef& ref : result.start_tasks) {
+    TaskEntry& e = *waiting[ref.job][ref.task];
+    SetState(e, "pending", "admitted for requestor '" + jobs[ref.job].requestor + "'");
+    e.json["admitted_at"] = now_text_;
+    e.in_plan = true;
+    ++summary.admitted;
+  }
+  for (const fairshare::TaskRef& ref : result.stop_tasks) {
+    Requeue(*running[ref.job][ref.task], "stopped by rebalancing; waiting again");
+    ++summary.stopped;
+  }
+}
+
+// Counts each service's tasks that the engine sees and that fill one of its
+// slots (StoredService::runnable).
+void Pass::CountRunnable() {
+  for (auto& [id, service] : service_by_id_) service.runnable = 0;
+  for (const TaskEntry& e : tasks_) {
+    if (e.facts.service.empty() || !Planned(e) || !e.runnable()) continue;
+    if (auto it = service_by_id_.find(e.facts.service); it != service_by_id_.end())
+      ++it->second.runnable;
+  }
+}
+
+// Replicated services with more active tasks than replicas stop the extra
+// ones: pending tasks first, then the highest replica numbers. Leaves
+// every service's count of runnable tasks up to date.
+void Pass::ScaleDown() {
+  // Services over their count, and their runnable tasks.
+  CountRunnable();
+  std::map<std::string_view, std::pair<uint64_t, std::vector<TaskEntry*>>> over;
+  for (auto& [id, service] : service_by_id_) {
+    if (service.runnable <= service.replicas.value_or(service.runnable)) continue;
+    over[id].first = service.runnable = *service.replicas;  // after stopping the rest
+  }
+  if (over.empty()) return;
+  for (TaskEntry& e : tasks_)
+    if (auto it = over.find(e.facts.service); it != over.end() && Planned(e) && e.runnable())
+      it->second.second.push_back(&e);
+  for (auto& [service, counted] : over) {
+    auto& [replicas, entries] = counted;
+    std::sort(entries.begin(), entries.end(), [](const TaskEntry* a, const TaskEntry* b) {
+      const bool a_pending = a->facts.state == TaskState::kPending;
+      const bool b_pending = b->facts.state == TaskState::kPending;
+      if (a_pending != b_pending) return a_pending;
+      return ReplicaNumber(a->facts.id) > ReplicaNumber(b->facts.id);
+    });
+    for (size_t i = 0; i < entries.size() - replicas; ++i) {
+      SetState(*entries[i], "shutdown", "scaled down to " + std::to_string(replicas) + " replicas",
+               true);
+      ++summary.stopped;
+    }
+  }
+}
+
+// The entry of a task the engine decided on. An id the engine generated may
+// belong to a stored task it was not shown (stopped in this pass, or on a
+// removed node); that record is reused for the new task.
+TaskEntry& Pass::Entry(const api::PlannedTask& planned) {
+  auto it = task_index_.find(planned.task.id);
+  if (it != task_index_.end() && Planned(tasks_[it->second])) return tasks_[it->second];
+  Json task = {{"id", planned.task.id}, {"state", "pending"}, {"desired_state", "running"}};
+  if (!planned.task.service_id.empty()) task["service"] = planned.task.service_id;
+  if (planned.task.spec_version) task["spec_version"] = *planned.task.spec_version;
+  if (!planned.task.node_id.empty()) task["node"] = planned.task.node_id;
+  ++summary.created;
+  if (it == task_index_.end()) {
+    it = task_index_.emplace(planned.task.id, tasks_.size()).first;
+    tasks_.emplace_back();
+  }
+  TaskEntry& e = tasks_[it->second];  // keeps a reused record's revision
+  e.json = std::move(task);
+  e.changed = e.in_plan = true;
+  e.Sync();
+  return e;
+}
+
+// The placement engine, on exactly what `berth plan` would read.
+Status Pass::Place() {
+  Json doc = {{"now", now_text_},
+              {"nodes", Json::array()},
+              {"services", Json::array()},
+              {"tasks", Json::array()}};
+  for (const auto& [id, node] : nodes_) {
+    doc["nodes"].push_back(node);
+    doc["nodes"].back().erase("slots");
+  }
+  std::vector<const std::pair<const std::string, StoredService>*> services;
+  for (const auto& entry : service_by_id_) services.push_back(&entry);
+  std::sort(services.begin(), services.end(), [](auto* a, auto* b) { return a->first < b->first; });
+  for (const auto* entry : services) {  // by id, as `berth plan` reads them
+    doc["services"].push_back(entry->second.json);
+    doc["services"].back().erase("run");
+  }
+  for (const TaskEntry& e : tasks_) {
+    if (!Planned(e)) continue;
+    Json task = e.json;
+    for (const char* berthd_only :
+         {"message", "job", "name", "run", "admitted_at", "started_at", "assigned_at", "agent"})
+      task.erase(berthd_only);
+    doc["tasks"].push_back(std::move(task));
+  }
+  Result<api::PlacementPlan> plan = api::PlanPlacement(doc, now_);
+  if (!plan.ok())
+    return Status::Internal("the stored state is not a valid placement document: " +
+                            plan.status().message());
+  std::map<std::string, const api::PlannedTask*, std::less<>> planned;
+  for (const api::PlannedTask& p : plan->input.tasks) planned[p.task.id] = &p;
+  for (const auto& a : plan->output["assignments"]) {
+    const api::PlannedTask& p = *planned.at(a["task"].get<std::string>());
+    TaskEntry& e = Entry(p);
+    e.json["node"] = a["node"];
+    SetState(e, "assigned",
+             p.preassigned ? placement::kConfirmedMessage : placement::kAssignedMessage);
+    assigned_.push_back(static_cast<size_t>(&e - tasks_.data()));
+  }
+  for (const auto& pending : plan->output["pending"]) {
+    TaskEntry& e = Entry(*planned.at(pending["task"].get<std::string>()));
+    ++summary.pending;
+    if (e.json.value("message", "") == pending["reason"]) continue;
+    e.json["message"] = pending["reason"];
+    if (!e.json.contains("updated_at")) e.json["updated_at"] = now_text_;
+    e.changed = true;
+  }
+  return Status::Ok();
+}
+
+void Pass::StampAssigned(Timestamp at) {
+  const std::string text = FormatRfc3339(at);
+  for (size_t i : assigned_) tasks_[i].json["assigned_at"] = text;
+  summary.assigned = static_cast<int>(assigned_.size());
+}
+
+void Pass::Committed() {
+  if (agents_ == nullptr) return;
+  agents_->Delivered({delivered_.begin(), delivered_.end()});
+  agents_->Release(releases_);
+}
+
+std::vector<store::Write> Pass::Writes() {
+  std::vector<store::Write> writes;
+  for (const TaskEntry& e : tasks_) {
+    if (!e.changed) continue;
+    store::Write w = store::Write::Put("task", e.facts.id, e.json.dump());
+    w.IfRevision(e.revision);
+    writes.push_back(std::move(w));
+  }
+  for (const auto& [name, recorded] : durations_) {
+    if (!recorded.changed) continue;
+    store::Write w = store::Write::Put(
+        "duration", name, Json{{"count", recorded.count}, {"total_ms", recorded.total_ms}}.dump());
+    w.IfRevision(recorded.revision);
+    writes.push_back(std::move(w));
+  }
+  return writes;
+}
+
+}  // namespace berth::daemon

@@ -1,0 +1,109 @@
+// Pass: one control-loop pass's edits of berthd's StoredState (the steps of
+// reconciler.h). The Reconciler makes one per pass, calls its steps in order,
+// commits Writes() and then calls Committed(). The full-view placement and
+// the steps shared by both paths are in pass.cc; the three-phase path
+// (PlaceThroughAgents and what it needs) is in pass_agents.cc.
+//
+// Not thread-safe: the control loop's thread only.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "api/plan_codec.h"
+#include "core/status.h"
+#include "core/time.h"
+#include "daemon/agent_placement.h"
+#include "daemon/stored_state.h"
+#include "fairshare/admission.h"
+#include "store/store.h"
+
+namespace berth::daemon {
+
+struct PassSummary {
+  int created = 0, assigned = 0, started = 0, stopped = 0, pending = 0, admitted = 0;
+  bool wrote = false;  // false: the pass found nothing to change
+  // Tasks are with the external agents, or their outcomes are not stored
+  // yet: the state is not settled although this pass changed nothing.
+  bool waiting = false;
+};
+
+class Pass {
+ public:
+  // `agents`: place through them (the three-phase path); null: the full-view
+  // engine.
+  Pass(Timestamp now, StoredState& state, AgentPlacement* agents)
+      : now_(now),
+        now_text_(FormatRfc3339(now)),
+        nodes_(state.nodes),
+        service_by_id_(state.services),
+        tasks_(state.tasks),
+        task_index_(state.task_index),
+        job_by_id_(state.jobs),
+        durations_(state.durations),
+        agents_(agents) {}
+  void StartAndStop();
+  void ScaleDown();
+  void Admit(fairshare::Admission& admission);
+  Status Place();
+  void PlaceThroughAgents();
+  // Tasks placed by this pass record `at` as assigned_at: just before the
+  // commit that stores them, so it marks when the placement is kept.
+  void StampAssigned(Timestamp at);
+  std::vector<store::Write> Writes();
+  // After the pass's writes are stored: outcomes it applied, bindings it let go.
+  void Committed();
+  PassSummary summary;
+
+ private:
+  // Sets the task's state and message; a task that left its node (ended, or
+  // back to waiting) gives its agent's binding back after the commit.
+  void SetState(TaskEntry& e, const char* state, const std::string& message, bool stop = false);
+  // Gives `task_id`'s binding on `agent_id` back after the commit.
+  void ReleaseAfterCommit(const std::string& agent_id, const std::string& task_id);
+  // Whether a new task may not take `id`: a task the engine sees has it, or
+  // this pass releases it (an agent releases every binding of a task id, so
+  // a new task of that id bound in this pass would lose its binding too).
+  bool Taken(const std::string& id) const;
+  TaskEntry& Entry(const api::PlannedTask& planned);
+  void ApplyOutcomes();
+  void GenerateReplicas();
+  void GenerateGlobalTasks();
+  void CountRunnable();
+  std::shared_ptr<const TaskSpec> SpecOf(const TaskEntry& e);
+  std::shared_ptr<const TaskSpec> SpecOf(const std::string& service);
+  void RunJobTask(TaskEntry& e, bool killed, bool node_gone);
+  void Start(TaskEntry& e);
+  int64_t Finish(TaskEntry& e, const api::Json& run);
+  void Requeue(TaskEntry& e, const std::string& message);
+  int64_t Workers() const;
+  std::optional<Duration> ExpectedDuration(const std::string& name) const;
+  // Whether the engine sees the task: not if its service or node is gone,
+  // nor if this pass stopped it.
+  static bool Planned(const TaskEntry& e) {
+    return e.in_plan && !(e.changed && e.facts.desired == TaskState::kShutdown);
+  }
+
+  Timestamp now_;
+  std::string now_text_;
+  // The StoredState's objects, by id; tasks and durations are edited in place.
+  const std::map<std::string, api::Json, std::less<>>& nodes_;
+  std::unordered_map<std::string, StoredService>& service_by_id_;  // counts runnable
+  std::vector<TaskEntry>& tasks_;
+  std::map<std::string, size_t, std::less<>>& task_index_;
+  const std::map<std::string, StoredJob, std::less<>>& job_by_id_;
+  std::map<std::string, Recorded, std::less<>>& durations_;
+  AgentPlacement* agents_;
+  std::map<std::string, std::vector<std::string>> releases_;  // task ids by agent id
+  std::set<std::string, std::less<>> releasing_;              // every id in releases_
+  std::set<std::string, std::less<>> delivered_;              // outcomes applied
+  std::vector<size_t> assigned_;                              // tasks_ placed by this pass
+  std::map<std::string, std::shared_ptr<const TaskSpec>, std::less<>> service_specs_;
+};
+
+}  // namespace berth::daemon
