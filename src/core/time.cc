@@ -4,6 +4,13 @@
 #include <ctime>
 
 namespace berth {
+
+int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 namespace {
 
 // Reads exactly `width` digits at text[pos]; returns -1 when they are not digits.

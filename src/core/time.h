@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -16,6 +17,10 @@ namespace berth {
 
 using Duration = std::chrono::milliseconds;
 using Timestamp = std::chrono::time_point<std::chrono::system_clock, Duration>;
+
+// Monotonic nanoseconds (std::chrono::steady_clock), for measuring phases
+// and for timeouts that must not jump with the wall clock.
+int64_t SteadyNowNs();
 
 class Clock {
  public:

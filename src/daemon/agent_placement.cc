@@ -4,15 +4,6 @@
 #include <cstdio>
 
 namespace berth::daemon {
-namespace {
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
 
 AgentPlacement::AgentPlacement(std::vector<threephase::AgentTransport*> agents,
                                AgentPlacementOptions options)
@@ -101,7 +92,7 @@ void AgentPlacement::Release(const std::map<std::string, std::vector<std::string
 
 // Agents the scheduler's AgentHealth skips are not asked either.
 bool AgentPlacement::Available(size_t slot) const {
-  return instance_ == nullptr || instance_->health().Available(slot, NowNs());
+  return instance_ == nullptr || instance_->health().Available(slot, SteadyNowNs());
 }
 
 bool AgentPlacement::BindingsUnchecked() const {
@@ -114,7 +105,7 @@ void AgentPlacement::CheckBindings(const StoredBinding& stored) {
     threephase::AgentTransport& agent = *agents_[slot];
     Result<std::vector<std::string>> bound = agent.Bindings(options_.release_timeout);
     if (!bound.ok()) {
-      if (instance_) instance_->health().Failed(slot, NowNs());
+      if (instance_) instance_->health().Failed(slot, SteadyNowNs());
       continue;
     }
     std::vector<std::string> stray;
@@ -150,7 +141,7 @@ const std::vector<std::vector<std::string>>& AgentPlacement::EligibleNodes(
     Result<std::vector<std::string>> nodes =
         agents_[slot]->Eligible(spec, options_.scheduler.request_timeout);
     if (!nodes.ok()) {
-      if (instance_) instance_->health().Failed(slot, NowNs());
+      if (instance_) instance_->health().Failed(slot, SteadyNowNs());
       continue;
     }
     e.nodes[slot] = std::move(*nodes);

@@ -99,14 +99,13 @@ class AgentPlacement {
 
   // The nodes, by agent (in the constructor's order), where a task of a
   // global service may run; asked once per spec version, and again of an
-  // agent that did not answer. `agent_ids()` names the agents.
+  // agent that did not answer. `agent_id(slot)` names the agents.
   const std::vector<std::vector<std::string>>& EligibleNodes(const std::string& service,
                                                              uint64_t spec_version,
                                                              const TaskSpec& spec);
   // Forgets the eligible nodes of services other than `services`.
   void KeepEligible(const std::set<std::string, std::less<>>& services);
   const std::string& agent_id(size_t slot) const { return agents_[slot]->agent_id(); }
-  size_t agent_count() const { return agents_.size(); }
 
   const AgentPlacementCounters& counters() const { return counters_; }
   // Times an agent was left out after failing (threephase::AgentHealth).

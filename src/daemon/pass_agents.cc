@@ -103,7 +103,8 @@ void Pass::GenerateGlobalTasks() {
     if (!service.replicas.has_value()) global.insert(id);
   agents_->KeepEligible(global);
   if (global.empty()) return;
-  std::map<std::string_view, std::set<std::string_view>> covered;  // nodes, by service
+  // Nodes, by service. Owned strings: Entry() below may move tasks_.
+  std::map<std::string, std::set<std::string, std::less<>>, std::less<>> covered;
   for (const TaskEntry& e : tasks_)
     if (global.contains(e.facts.service) && Planned(e) && e.runnable() && !e.facts.node.empty())
       covered[e.facts.service].insert(e.facts.node);

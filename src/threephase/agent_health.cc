@@ -12,7 +12,10 @@ bool AgentHealth::Available(size_t agent, int64_t now_ns) const {
 }
 
 void AgentHealth::Succeeded(size_t agent) {
-  records_[agent].consecutive_failures.store(0, std::memory_order_relaxed);
+  // Read first: every call succeeds in the common case, and a store would
+  // bounce the record's cache line between the calling threads.
+  std::atomic<int>& failures = records_[agent].consecutive_failures;
+  if (failures.load(std::memory_order_relaxed) != 0) failures.store(0, std::memory_order_relaxed);
 }
 
 void AgentHealth::Failed(size_t agent, int64_t now_ns) {

@@ -2,18 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <numeric>
 
 namespace berth::threephase {
-namespace {
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
 
 SchedulerInstance::SchedulerInstance(std::vector<AgentTransport*> agents, SchedulerOptions options,
                                      std::function<void(const TaskOutcome&)> on_outcome,
@@ -64,7 +54,7 @@ void SchedulerInstance::Submit(agent::PlacementTask task) {
   QueuedTask queued;
   queued.task = std::move(task);
   queued.arrival = next_arrival_.fetch_add(1, std::memory_order_relaxed);
-  queued.submitted_ns = NowNs();
+  queued.submitted_ns = SteadyNowNs();
   queue_.Push(std::move(queued));
 }
 
@@ -80,7 +70,7 @@ void SchedulerInstance::SamplerLoop(uint64_t seed) {
   chosen.reserve(agents_.size());
   size_t last_sample_count = 16;  // capacity hint: answers are about the same size
   while (std::optional<QueuedTask> task = queue_.Pop()) {
-    const int64_t start = NowNs();
+    const int64_t start = SteadyNowNs();
     Sampled sampled{std::move(*task), {}, {}};
     sampled.samples.reserve(last_sample_count);
     const agent::SampleRequest request{sampled.queued.task, options_.node_basis_points,
@@ -91,7 +81,7 @@ void SchedulerInstance::SamplerLoop(uint64_t seed) {
       ChooseAgents(start, rng, &chosen);
       for (size_t slot : chosen) Ask(slot, request, &sampled);
     }
-    sampled.queued.sampling_ns += NowNs() - start;
+    sampled.queued.sampling_ns += SteadyNowNs() - start;
     last_sample_count = std::max<size_t>(sampled.samples.size(), 16);
     {
       std::lock_guard lock(decide_mu_);
@@ -125,7 +115,7 @@ void SchedulerInstance::SamplePinned(const agent::SampleRequest& request, Sample
   const auto slot = slot_by_agent_id_.find(agent_id);
   if (slot == slot_by_agent_id_.end()) {
     sampled->unfit = "no agent '" + agent_id + "'";
-  } else if (!health_.Available(slot->second, NowNs())) {
+  } else if (!health_.Available(slot->second, SteadyNowNs())) {
     sampled->unfit = "agent " + agent_id + " is not answering";
   } else {
     Ask(slot->second, request, sampled);
@@ -136,7 +126,7 @@ void SchedulerInstance::Ask(size_t slot, const agent::SampleRequest& request, Sa
   Result<agent::SampleResponse> response = agents_[slot]->Sample(request, options_.request_timeout);
   if (!response.ok()) {
     counters_.sample_errors.fetch_add(1, std::memory_order_relaxed);
-    health_.Failed(slot, NowNs());
+    health_.Failed(slot, SteadyNowNs());
     sampled->unfit = response.status().message();
     return;
   }
@@ -165,20 +155,20 @@ void SchedulerInstance::DecisionLoop() {
 void SchedulerInstance::Attempt(DecisionPipeline& pipeline, Sampled& sampled) {
   QueuedTask& task = sampled.queued;
   ++task.attempts;
-  const int64_t decide_start = NowNs();
+  const int64_t decide_start = SteadyNowNs();
   std::vector<Candidate> candidates = pipeline.Decide(task.task, sampled.samples);
-  task.decision_ns += NowNs() - decide_start;
+  task.decision_ns += SteadyNowNs() - decide_start;
   if (sampled.samples.empty() && !task.task.pinned_node.empty())
     return Finish(task, nullptr, sampled.unfit);  // its one node would answer the same now
   if (sampled.samples.empty()) return Retry(std::move(task), "no agent returned an eligible node");
   if (candidates.empty())
     return Retry(std::move(task), "no sampled node passed the decision filters");
   pipeline.Reserve(task.task, candidates);
-  const int64_t commit_start = NowNs();
+  const int64_t commit_start = SteadyNowNs();
   std::string reason;
   const Candidate* bound = nullptr;
   MultiBind(task, candidates, &reason, &bound);
-  task.commit_ns += NowNs() - commit_start;
+  task.commit_ns += SteadyNowNs() - commit_start;
   pipeline.Release(task.task, candidates);
   if (bound != nullptr) return Finish(task, bound, "");
   Retry(std::move(task), reason);
@@ -196,7 +186,7 @@ bool SchedulerInstance::MultiBind(QueuedTask& task, const std::vector<Candidate>
     if (response.ok())
       health_.Succeeded(c.sample.agent_slot);
     else
-      health_.Failed(c.sample.agent_slot, NowNs());
+      health_.Failed(c.sample.agent_slot, SteadyNowNs());
     if (response.ok() && response->outcome == agent::CommitOutcome::kBound) {
       *bound = &c;
       return true;
@@ -239,7 +229,7 @@ void SchedulerInstance::Finish(const QueuedTask& task, const Candidate* bound,
   outcome.sampling_ns = task.sampling_ns;
   outcome.decision_ns = task.decision_ns;
   outcome.commit_ns = task.commit_ns;
-  outcome.end_to_end_ns = NowNs() - task.submitted_ns;
+  outcome.end_to_end_ns = SteadyNowNs() - task.submitted_ns;
   outcome.conflicts = task.conflicts;
   (outcome.bound ? counters_.bound : counters_.failed).fetch_add(1, std::memory_order_relaxed);
   if (on_outcome_) on_outcome_(outcome);
