@@ -159,21 +159,25 @@ std::vector<std::string> Agent::Eligible(const TaskSpec& spec) const {
 }
 
 CommitResponse Agent::Commit(const CommitRequest& request) {
-  if (request.task.spec == nullptr || request.node_index >= nodes_.size() ||
-      nodes_.NodeId(request.node_index) != request.node_id) {
+  // The index is a hint from the sample; the id decides.
+  std::optional<uint32_t> node =
+      request.node_index < nodes_.size() && nodes_.NodeId(request.node_index) == request.node_id
+          ? std::optional<uint32_t>(request.node_index)
+          : nodes_.Find(request.node_id);
+  if (request.task.spec == nullptr || !node) {
     counters_.errors.fetch_add(1, std::memory_order_relaxed);
     return {CommitOutcome::kError,
             "unknown node '" + request.node_id + "' on agent " + options_.id};
   }
   // (1) Reserve at once, even past capacity: later samples see it.
-  Reservation reservation = nodes_.Reserve(request.node_index, request.task.spec);
+  Reservation reservation = nodes_.Reserve(*node, request.task.spec);
   // (2) a free binding pipeline, (3) the node's lock.
   std::unique_ptr<BindingPipeline> pipeline = binding_.Take();
   std::string conflict;
   {
-    EntityLock lock(locker_, request.node_index);
+    EntityLock lock(locker_, *node);
     // (4) conflict checks against bound tasks plus every reservation.
-    conflict = nodes_.Read(request.node_index, [&](const AgentNode& n) {
+    conflict = nodes_.Read(*node, [&](const AgentNode& n) {
       for (const auto& check : pipeline->checks)
         if (std::string reason = check->Check(n, reservation); !reason.empty()) return reason;
       return std::string();

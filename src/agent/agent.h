@@ -6,7 +6,9 @@
 // shared sampling strategy, keeping nodes that pass every plugin filter, until
 // it has max(floor(Np_bp * nodes / 10000), 1) of them, has looked at every
 // node once, or the request's time budget is spent.
-// Commit: (1) reserve the task's demand on the node at once; (2) take a free
+// Commit (the node named by id; the index from the sample is a hint, so a
+// scheduler re-binding a stored task needs only the id): (1) reserve the
+// task's demand on the node at once; (2) take a free
 // binding pipeline; (3) lock the node through the entity locker; (4) run the
 // conflict checks; (5) bind, or roll the reservation back exactly and answer
 // "conflict".

@@ -120,12 +120,18 @@ TEST(Agent, BoundTasksListsEachBoundTaskOnce) {
   EXPECT_EQ(agent.BoundTasks(), (std::vector<std::string>{"b"}));
 }
 
+TEST(Agent, ACommitFindsItsNodeByIdWhenTheIndexNamesAnother) {
+  Agent agent({}, MakeNodes(3, 1000, 1000));
+  EXPECT_EQ(agent.Commit({Task(100), 0, "n2"}).outcome, CommitOutcome::kBound);
+  agent.nodes().Read(2, [](const AgentNode& n) { EXPECT_EQ(n.bound_tasks, 1u); });
+  agent.nodes().Read(0, [](const AgentNode& n) { EXPECT_EQ(n.bound_tasks, 0u); });
+  EXPECT_EQ(agent.Commit({Task(100), 7, "n9"}).outcome, CommitOutcome::kError);
+}
+
 TEST(Agent, ErrorsAreDistinctFromConflicts) {
   Agent agent({}, MakeNodes(2, 1000, 1000));
-  EXPECT_EQ(agent.Commit({Task(1), 5, "n5"}).outcome, CommitOutcome::kError);
-  EXPECT_EQ(agent.Commit({Task(1), 1, "n0"}).outcome,
-            CommitOutcome::kError);  // index and id disagree
-  EXPECT_EQ(agent.counters().errors.load(), 2u);
+  EXPECT_EQ(agent.Commit({Task(1), 5, "n5"}).outcome, CommitOutcome::kError);  // no such node
+  EXPECT_EQ(agent.counters().errors.load(), 1u);
   EXPECT_EQ(agent.counters().conflicts.load(), 0u);
 }
 

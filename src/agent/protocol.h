@@ -80,8 +80,8 @@ struct SampleResponse {
 // Phase 3: "bind this task to this node".
 struct CommitRequest {
   PlacementTask task;
-  uint32_t node_index = 0;
-  std::string node_id;  // checked against the index
+  uint32_t node_index = 0;  // the sample's index: a hint
+  std::string node_id;      // decides when the index names another node
 };
 
 // Conflict (the node no longer fits) is distinct from an error (a bad

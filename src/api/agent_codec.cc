@@ -148,7 +148,7 @@ Result<agent::CommitRequest> DecodeCommitRequest(const Json& body) {
   BERTH_RETURN_IF_ERROR(CheckObject(body, "", {"task", "node_index", "node_id"}));
   agent::CommitRequest request;
   BERTH_RETURN_IF_ERROR(RequireField(body, "task", "", DecodeTask, &request.task));
-  BERTH_RETURN_IF_ERROR(RequireField(body, "node_index", "", ReadIndex, &request.node_index));
+  BERTH_RETURN_IF_ERROR(ReadField(body, "node_index", "", ReadIndex, &request.node_index));
   BERTH_RETURN_IF_ERROR(RequireField(body, "node_id", "", ReadId, &request.node_id));
   return request;
 }

@@ -54,6 +54,15 @@ TEST(AgentCodec, IdListsAndEligibleRequestsRoundTrip) {
   EXPECT_EQ(spec->constraints, Task().spec->constraints);
 }
 
+TEST(AgentCodec, ACommitMayNameItsNodeByIdAlone) {
+  Result<agent::CommitRequest> r =
+      DecodeCommitRequest({{"task", {{"id", "web.1"}}}, {"node_id", "a-n3"}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->node_id, "a-n3");
+  EXPECT_EQ(r->node_index, 0u);
+  EXPECT_FALSE(DecodeCommitRequest({{"task", {{"id", "web.1"}}}, {"node_index", 3}}).ok());
+}
+
 TEST(AgentCodec, MalformedMessagesNameTheirField) {
   auto error = [](const Result<agent::SampleRequest>& r) { return r.status().message(); };
   EXPECT_NE(error(DecodeSampleRequest({{"task", {{"id", "t"}}}, {"node", 7}})).find("node"),

@@ -7,7 +7,7 @@ namespace berth::daemon {
 
 AgentPlacement::AgentPlacement(std::vector<threephase::AgentTransport*> agents,
                                AgentPlacementOptions options)
-    : agents_(std::move(agents)), options_(options), unchecked_(agents_.size(), 1) {}
+    : agents_(std::move(agents)), options_(options), check_at_(agents_.size()) {}
 
 AgentPlacement::~AgentPlacement() { Stop(); }
 
@@ -84,7 +84,7 @@ void AgentPlacement::Release(const std::map<std::string, std::vector<std::string
     }
     counters_.release_errors.fetch_add(task_ids.size());
     for (size_t slot = 0; slot < agents_.size(); ++slot)
-      if (agents_[slot] == agent) unchecked_[slot] = 1;
+      if (agents_[slot] == agent) check_at_[slot] = {};
     std::fprintf(stderr, "berthd: releasing %zu tasks on agent %s: %s\n", task_ids.size(),
                  agent_id.c_str(), released.status().message().c_str());
   }
@@ -95,39 +95,62 @@ bool AgentPlacement::Available(size_t slot) const {
   return instance_ == nullptr || instance_->health().Available(slot, SteadyNowNs());
 }
 
-bool AgentPlacement::BindingsUnchecked() const {
-  return std::find(unchecked_.begin(), unchecked_.end(), 1) != unchecked_.end();
+bool AgentPlacement::BindingsDue() const {
+  const auto now = std::chrono::steady_clock::now();
+  return std::any_of(check_at_.begin(), check_at_.end(), [&](auto at) { return at <= now; });
 }
 
-void AgentPlacement::CheckBindings(const StoredBinding& stored) {
+std::vector<LostBinding> AgentPlacement::CheckBindings(const StoredBindings& stored) {
+  std::vector<LostBinding> lost;
+  static const std::vector<StoredBinding> kNone;
   for (size_t slot = 0; slot < agents_.size(); ++slot) {
-    if (!unchecked_[slot] || !Available(slot)) continue;
-    threephase::AgentTransport& agent = *agents_[slot];
-    Result<std::vector<std::string>> bound = agent.Bindings(options_.release_timeout);
-    if (!bound.ok()) {
-      if (instance_) instance_->health().Failed(slot, SteadyNowNs());
-      continue;
-    }
-    std::vector<std::string> stray;
-    {
-      // Read after the agent answered: a task bound there meanwhile is in
-      // flight or has its outcome here.
-      std::lock_guard lock(mu_);
-      for (std::string& id : *bound)
-        if (!stored(agent.agent_id(), id) && !in_flight_.contains(id) && !outcomes_.contains(id))
-          stray.push_back(std::move(id));
-    }
-    unchecked_[slot] = 0;
-    if (stray.empty()) continue;
+    const auto now = std::chrono::steady_clock::now();
+    if (check_at_[slot] > now || !Available(slot)) continue;
+    const auto it = stored.find(agents_[slot]->agent_id());
+    if (CheckAgent(slot, it == stored.end() ? kNone : it->second, &lost))
+      check_at_[slot] = now + options_.check_bindings_every;
+    else if (instance_)
+      instance_->health().Failed(slot, SteadyNowNs());
+  }
+  return lost;
+}
+
+bool AgentPlacement::CheckAgent(size_t slot, const std::vector<StoredBinding>& stored,
+                                std::vector<LostBinding>* lost) {
+  threephase::AgentTransport& agent = *agents_[slot];
+  Result<std::vector<std::string>> bound = agent.Bindings(options_.release_timeout);
+  if (!bound.ok()) return false;
+  std::set<std::string_view> held, at_agent(bound->begin(), bound->end());
+  for (const StoredBinding& b : stored) held.insert(b.task_id);
+  std::vector<std::string> stray;
+  {
+    // Read after the agent answered: a task bound there meanwhile is in
+    // flight or has its outcome here.
+    std::lock_guard lock(mu_);
+    for (const std::string& id : *bound)
+      if (!held.contains(id) && !in_flight_.contains(id) && !outcomes_.contains(id))
+        stray.push_back(id);
+  }
+  if (!stray.empty()) {
     Result<size_t> released = agent.Release(stray, options_.release_timeout);
-    if (!released.ok()) {
-      unchecked_[slot] = 1;
-      continue;
-    }
+    if (!released.ok()) return false;
     counters_.stray_released.fetch_add(*released);
     std::fprintf(stderr, "berthd: released %zu bindings on agent %s that no stored task holds\n",
                  *released, agent.agent_id().c_str());
   }
+  for (const StoredBinding& b : stored) {
+    if (at_agent.contains(b.task_id)) continue;
+    Result<agent::CommitResponse> rebound =
+        agent.Commit({{b.task_id, 0, b.spec, {}, {}, {}}, 0, b.node_id}, options_.release_timeout);
+    if (!rebound.ok()) return false;
+    if (rebound->outcome == agent::CommitOutcome::kBound) {
+      counters_.rebound.fetch_add(1);
+      continue;
+    }
+    counters_.lost.fetch_add(1);
+    lost->push_back({b.task_id, rebound->reason});
+  }
+  return true;
 }
 
 const std::vector<std::vector<std::string>>& AgentPlacement::EligibleNodes(

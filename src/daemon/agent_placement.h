@@ -10,9 +10,12 @@
 //  - when a failed task may be tried again (`retry_after` later), so a task
 //    no agent can take does not keep the samplers busy.
 // Stopped tasks are released on their agent after the pass that stopped
-// them committed. Bindings berthd does not know of (made just before berthd
-// crashed, or whose release failed) are found by comparing each agent's
-// bindings with the store: once at start, and again after a failed release.
+// them committed. Each agent's bindings are compared with the store at
+// start, every `check_bindings_every`, and after a failed release: a
+// binding no stored task holds (made just before berthd crashed, or whose
+// release failed) is released; a stored task the agent has no binding for
+// (the agent restarted) is bound again to its node, or reported lost when
+// the node has no room for it any more.
 // Global services: the nodes where their tasks may run are asked of every
 // agent once per spec version (AgentTransport::Eligible).
 //
@@ -45,17 +48,29 @@ struct AgentPlacementOptions {
   // A task that failed every attempt is not submitted again before this.
   Duration retry_after = std::chrono::seconds(1);
   Duration release_timeout = std::chrono::seconds(1);
+  // How often agents' bindings are compared with the store (CheckBindings).
+  Duration check_bindings_every = std::chrono::seconds(30);
 };
 
 struct AgentPlacementCounters {
-  // stray_released: bindings an agent held for tasks the store does not
-  // have bound there, released by CheckBindings.
+  // By CheckBindings: stray_released, bindings an agent held for tasks the
+  // store does not have bound there; rebound, stored tasks an agent had
+  // lost and bound again; lost, those it could not bind again.
   std::atomic<uint64_t> submitted{0}, bound{0}, failed{0}, released{0}, release_errors{0},
-      stray_released{0};
+      stray_released{0}, rebound{0}, lost{0};
 };
 
-// Whether the store has `task_id` bound on agent `agent_id`.
-using StoredBinding = std::function<bool(const std::string& agent_id, const std::string& task_id)>;
+// A task the store has bound on an agent's node.
+struct StoredBinding {
+  std::string task_id, node_id;
+  std::shared_ptr<const TaskSpec> spec;
+};
+// By agent id.
+using StoredBindings = std::map<std::string, std::vector<StoredBinding>, std::less<>>;
+// A stored task its agent had lost and could not bind again, and why.
+struct LostBinding {
+  std::string task_id, reason;
+};
 
 class AgentPlacement {
  public:
@@ -89,13 +104,15 @@ class AgentPlacement {
   // Gives the bindings of stopped tasks back: task ids by agent id.
   void Release(const std::map<std::string, std::vector<std::string>>& by_agent);
 
-  // Whether some agent's bindings are still to be compared with the store.
-  bool BindingsUnchecked() const;
-  // Releases, on every agent still to check that answers, the bindings of
-  // tasks that are neither `stored` there nor with the scheduler (in flight,
-  // or an outcome not yet stored). Call at the start of a pass, when the
-  // state `stored` reads is the store's.
-  void CheckBindings(const StoredBinding& stored);
+  // Whether some agent's bindings are due to be compared with the store.
+  bool BindingsDue() const;
+  // On every due agent that answers: releases the bindings of tasks that
+  // are neither `stored` there nor with the scheduler (in flight, or an
+  // outcome not yet stored), and binds again the stored tasks the agent has
+  // no binding for. Returns those it could not bind again (their node has no
+  // room now, or is gone). Call at the start of a pass, with the store's
+  // state.
+  std::vector<LostBinding> CheckBindings(const StoredBindings& stored);
 
   // The nodes, by agent (in the constructor's order), where a task of a
   // global service may run; asked once per spec version, and again of an
@@ -114,6 +131,9 @@ class AgentPlacement {
  private:
   void Keep(const threephase::TaskOutcome& outcome);
   bool Available(size_t slot) const;
+  // One agent's part of CheckBindings; false when it did not answer.
+  bool CheckAgent(size_t slot, const std::vector<StoredBinding>& stored,
+                  std::vector<LostBinding>* lost);
   struct Eligible {
     uint64_t spec_version = 0;
     std::vector<char> answered;                   // by agent
@@ -130,9 +150,9 @@ class AgentPlacement {
   std::set<std::string, std::less<>> in_flight_;
   std::map<std::string, threephase::TaskOutcome> outcomes_;
   std::map<std::string, std::chrono::steady_clock::time_point, std::less<>> retry_at_;
-  // The control loop's alone (no lock): agents whose bindings are to be
-  // checked, and the eligible nodes of global services.
-  std::vector<char> unchecked_;
+  // The control loop's alone (no lock): when each agent's bindings are due
+  // to be checked, and the eligible nodes of global services.
+  std::vector<std::chrono::steady_clock::time_point> check_at_;
   std::map<std::string, Eligible, std::less<>> eligible_;
 };
 

@@ -232,8 +232,13 @@ ApiResponse Daemon::Metrics() const {
     metrics.Add("berth_agent_release_errors_total", "Releases that did not reach their agent.",
                 a.release_errors.load());
     metrics.Add("berth_agent_stray_released_total",
-                "Bindings released because no stored task held them (checked at start).",
-                a.stray_released.load());
+                "Bindings released because no stored task held them.", a.stray_released.load());
+    metrics.Add("berth_agent_rebound_total",
+                "Stored tasks an agent no longer held (restarted) that were bound again.",
+                a.rebound.load());
+    metrics.Add("berth_agent_lost_total",
+                "Stored tasks an agent no longer held and could not bind again (failed).",
+                a.lost.load());
     metrics.Add("berth_agent_skips_total",
                 "Times an agent was left out for a while after failing calls in a row.",
                 agent_placement_->agent_skips());

@@ -47,6 +47,9 @@ class Pass {
         job_by_id_(state.jobs),
         durations_(state.durations),
         agents_(agents) {}
+  // With agents: compares their bindings with the stored tasks; a task its
+  // agent lost and cannot bind again fails (and is replaced like any other).
+  void CheckAgentBindings();
   void StartAndStop();
   void ScaleDown();
   void Admit(fairshare::Admission& admission);

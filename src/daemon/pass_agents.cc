@@ -44,6 +44,22 @@ void Pass::PlaceThroughAgents() {
   summary.pending -= static_cast<int>(assigned_.size() - assigned_before);
 }
 
+void Pass::CheckAgentBindings() {
+  StoredBindings stored;
+  for (const TaskEntry& e : tasks_) {
+    if (!e.bound_on_agent()) continue;
+    if (std::shared_ptr<const TaskSpec> spec = SpecOf(e))
+      stored[e.json.value("agent", "")].push_back({e.facts.id, e.facts.node, spec});
+  }
+  for (const LostBinding& lost : agents_->CheckBindings(stored)) {
+    TaskEntry& e = tasks_[task_index_.at(lost.task_id)];
+    SetState(e, "failed",
+             "agent " + e.json.value("agent", "") +
+                 " no longer held the task (restarted?) and could not bind it again on node '" +
+                 e.facts.node + "': " + lost.reason);
+  }
+}
+
 // A bound task becomes assigned to the agent's node, unless it stopped
 // meanwhile (then the binding is given back); a failed one keeps pending with
 // the last attempt's reason.

@@ -25,23 +25,13 @@ Status Reconciler::LoadClasses() {
   return Status::Ok();
 }
 
-// The state was just read from the store, which no one else writes tasks to.
-void Reconciler::CheckAgentBindings() {
-  agents_->CheckBindings([this](const std::string& agent_id, const std::string& task_id) {
-    auto it = state_.task_index.find(task_id);
-    if (it == state_.task_index.end()) return false;
-    const TaskEntry& e = state_.tasks[it->second];
-    return e.bound_on_agent() && e.json["agent"] == agent_id;
-  });
-}
-
 // A pass edits the StoredState as it goes; if it fails, the store does not
 // have its edits, so the state is read again.
 Result<PassSummary> Reconciler::RunPass(Timestamp now) {
   BERTH_RETURN_IF_ERROR(LoadClasses());
   BERTH_RETURN_IF_ERROR(state_.Refresh(store_));
-  if (agents_ != nullptr && agents_->BindingsUnchecked()) CheckAgentBindings();
   Pass pass(now, state_, agents_);
+  if (agents_ != nullptr && agents_->BindingsDue()) pass.CheckAgentBindings();
   pass.StartAndStop();
   pass.ScaleDown();
   pass.Admit(admission_);

@@ -27,9 +27,10 @@
 //     handed to the agents' scheduler, whose decisions within
 //     AgentPlacementOptions::decide_within are applied in the same pass;
 //     after the commit, the bindings of tasks that stopped are released on
-//     their agents. Before the first such pass (and after a failed release),
-//     bindings the agents hold for tasks the store does not have bound there
-//     are released (AgentPlacement::CheckBindings).
+//     their agents. The first such pass, one every 30 s and one after a
+//     failed release first compare the agents' bindings with the store
+//     (AgentPlacement::CheckBindings): strays are released, lost ones bound
+//     again, and a task that cannot be bound again fails, to be replaced.
 // Every write carries its revision precondition, so a pass that raced an
 // API write fails as a whole (Conflict) and the next pass starts over.
 //
@@ -61,7 +62,6 @@ class Reconciler {
 
  private:
   Status LoadClasses();
-  void CheckAgentBindings();
 
   store::WatchedStore& store_;
   AgentPlacement* agents_;

@@ -441,7 +441,7 @@ TEST_F(AgentReconcilerTest, AfterARestartBindingsNoStoredTaskHoldsAreReleased) {
   ASSERT_TRUE(reconciler.RunPass(clock_.Now()).ok());
   EXPECT_EQ(Bindings(), 1u);  // the stored task keeps its binding
   EXPECT_EQ(restarted.counters().stray_released.load(), 1u);
-  EXPECT_FALSE(restarted.BindingsUnchecked());
+  EXPECT_FALSE(restarted.BindingsDue());  // until check_bindings_every has passed
 }
 
 // A new spec version stops every task and starts new ones in one pass:
@@ -471,6 +471,53 @@ TEST_F(AgentReconcilerTest, ANewSpecVersionLeavesOneBindingPerRunningTask) {
   EXPECT_EQ(running, 6) << tasks.dump(1);
   EXPECT_EQ(Bindings(), 6u);
   EXPECT_EQ(Tasks()["mon.a0.2"], "running@a0");  // mon.a0 was shut down and keeps its id
+}
+
+// Agents restart and forget their bindings: b with the same nodes (its tasks
+// are bound again), a with other nodes (its tasks cannot be, so they fail
+// and are replaced where there is room).
+TEST_F(AgentReconcilerTest, BindingsAnAgentLostAreBoundAgainOrTheirTasksReplaced) {
+  ASSERT_TRUE(
+      services_
+          .Create(Json{{"id", "web"}, {"replicas", 4}, {"task", {{"resources", {{"cpu", 3}}}}}})
+          .ok());
+  SettleWithAgents();
+  ASSERT_EQ(a_.bindings(), 2u);  // 3 of 4 CPUs: one task per node
+  ASSERT_EQ(b_.Release(b_.BoundTasks()), 2u);
+  std::vector<Node> other(1);
+  other[0].id = "a9";
+  other[0].resources = {4000, int64_t{8} << 30, {}};
+  agent::Agent a_restarted{{.id = "a"}, other};
+  threephase::InProcessTransport ta_restarted{a_restarted};
+
+  AgentPlacement placement{{&ta_restarted, &tb_}, Options()};
+  placement.Start(nullptr);
+  Reconciler reconciler{store_, &placement};
+  for (int i = 0; i < 10; ++i) {
+    Result<PassSummary> pass = reconciler.RunPass(clock_.Now());
+    ASSERT_TRUE(pass.ok()) << pass.status().message();
+    ASSERT_TRUE(placement.WaitIdle(std::chrono::seconds(10)));
+    if (!pass->wrote && !pass->waiting) break;
+  }
+  EXPECT_EQ(placement.counters().rebound.load(), 2u);
+  EXPECT_EQ(placement.counters().lost.load(), 2u);
+  EXPECT_EQ(b_.bindings(), 2u);
+  EXPECT_EQ(a_restarted.bindings(), 1u);  // one replacement on a9, the other has no room
+  int failed = 0, running = 0, pending = 0;
+  const Json tasks = (*ListTasks(store_, ""))["tasks"];
+  for (const Json& t : tasks) {
+    failed += t["state"] == "failed";
+    running += t["state"] == "running";
+    pending += t["state"] == "pending";
+    if (t["state"] != "failed") continue;
+    EXPECT_NE(t["message"].get<std::string>().find(
+                  "no longer held the task (restarted?) and could not bind it again on node 'a"),
+              std::string::npos)
+        << t.dump();
+  }
+  EXPECT_EQ(failed, 2);
+  EXPECT_EQ(running, 3) << tasks.dump(1);
+  EXPECT_EQ(pending, 1);
 }
 
 }  // namespace
