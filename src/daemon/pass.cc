@@ -34,9 +34,12 @@ void Pass::SetState(TaskEntry& e, const char* state, const std::string& message,
   if (stop) e.json["desired_state"] = "shutdown";
   e.changed = true;
   e.Sync();
-  // A task that left its node gives the agent's binding back.
-  if (e.facts.has_agent && (e.terminal() || e.facts.state == TaskState::kNew)) {
-    if (was_bound) ReleaseAfterCommit(e.json["agent"].get<std::string>(), e.facts.id);
+  // A task that left its node gives the agent's binding back. One that ended
+  // keeps "agent" (where it ran: its node is the agent's, not gone); one
+  // waiting again is neither bound nor pinned any more.
+  if (was_bound && !e.bound_on_agent())
+    ReleaseAfterCommit(e.json["agent"].get<std::string>(), e.facts.id);
+  if (e.facts.has_agent && e.facts.state == TaskState::kNew) {
     e.json.erase("agent");
     e.facts.has_agent = false;
   }
@@ -49,7 +52,7 @@ void Pass::ReleaseAfterCommit(const std::string& agent_id, const std::string& ta
 
 bool Pass::Taken(const std::string& id) const {
   auto it = task_index_.find(id);
-  return (it != task_index_.end() && Planned(tasks_[it->second])) || releasing_.contains(id);
+  return it != task_index_.end() && Planned(tasks_[it->second]);
 }
 
 // The simulated executor, and the tasks whose service or node is gone or

@@ -48,7 +48,8 @@ class Pass {
         durations_(state.durations),
         agents_(agents) {}
   // With agents: compares their bindings with the stored tasks; a task its
-  // agent lost and cannot bind again fails (and is replaced like any other).
+  // agent lost and cannot bind again fails (and is replaced like any other),
+  // or waits again if it is a job's.
   void CheckAgentBindings();
   void StartAndStop();
   void ScaleDown();
@@ -67,11 +68,11 @@ class Pass {
   // Sets the task's state and message; a task that left its node (ended, or
   // back to waiting) gives its agent's binding back after the commit.
   void SetState(TaskEntry& e, const char* state, const std::string& message, bool stop = false);
-  // Gives `task_id`'s binding on `agent_id` back after the commit.
+  // Gives `task_id`'s binding on `agent_id` back after the commit. An agent
+  // releases every binding of a task id, so this pass does not submit a
+  // task with that id (PlaceThroughAgents): the next one does.
   void ReleaseAfterCommit(const std::string& agent_id, const std::string& task_id);
-  // Whether a new task may not take `id`: a task the engine sees has it, or
-  // this pass releases it (an agent releases every binding of a task id, so
-  // a new task of that id bound in this pass would lose its binding too).
+  // Whether a new task may not take `id`: a task the engine sees has it.
   bool Taken(const std::string& id) const;
   TaskEntry& Entry(const api::PlannedTask& planned);
   void ApplyOutcomes();

@@ -12,9 +12,10 @@ namespace berth::daemon {
 using api::Json;
 
 // The three-phase path: outcomes that arrived since the last pass are
-// applied, missing replicas are created, and every pending task is handed to
-// the agents' scheduler (which ignores those it already has); the decisions
-// that come within `decide_within` are applied before the commit.
+// applied, missing replicas and global tasks are created, and every pending
+// task is handed to the agents' scheduler (which ignores those it already
+// has); the decisions that come within `decide_within` are applied before
+// the commit.
 void Pass::PlaceThroughAgents() {
   ApplyOutcomes();
   GenerateReplicas();
@@ -24,6 +25,9 @@ void Pass::PlaceThroughAgents() {
   for (TaskEntry& e : tasks_) {
     if (!Planned(e) || e.facts.state != TaskState::kPending || !e.runnable()) continue;
     ++summary.pending;
+    // Its earlier binding is released after this pass's commit, which would
+    // take a new binding of the same id with it: the next pass submits it.
+    if (releasing_.contains(e.facts.id)) continue;
     std::shared_ptr<const TaskSpec> spec = SpecOf(e);
     // A pending task with an agent is a global service's, pinned to its node.
     agent::PlacementTask task{e.facts.id, 0, std::move(spec), {}, {}, {}};
@@ -51,12 +55,19 @@ void Pass::CheckAgentBindings() {
     if (std::shared_ptr<const TaskSpec> spec = SpecOf(e))
       stored[e.json.value("agent", "")].push_back({e.facts.id, e.facts.node, spec});
   }
+  // A service's task fails and is replaced; a job's waits again, as when
+  // its node is removed.
   for (const LostBinding& lost : agents_->CheckBindings(stored)) {
     TaskEntry& e = tasks_[task_index_.at(lost.task_id)];
-    SetState(e, "failed",
-             "agent " + e.json.value("agent", "") +
-                 " no longer held the task (restarted?) and could not bind it again on node '" +
-                 e.facts.node + "': " + lost.reason);
+    const std::string why =
+        "agent " + e.json.value("agent", "") +
+        " no longer held the task (restarted?) and could not bind it again on node '" +
+        e.facts.node + "': " + lost.reason;
+    if (e.facts.job.empty())
+      SetState(e, "failed", why);
+    else
+      Requeue(e, why + "; waiting again");
+    ++summary.stopped;
   }
 }
 

@@ -470,7 +470,7 @@ TEST_F(AgentReconcilerTest, ANewSpecVersionLeavesOneBindingPerRunningTask) {
   }
   EXPECT_EQ(running, 6) << tasks.dump(1);
   EXPECT_EQ(Bindings(), 6u);
-  EXPECT_EQ(Tasks()["mon.a0.2"], "running@a0");  // mon.a0 was shut down and keeps its id
+  EXPECT_EQ(Tasks()["mon.a0"], "running@a0");  // the new task took the id once released
 }
 
 // Agents restart and forget their bindings: b with the same nodes (its tasks
@@ -515,9 +515,41 @@ TEST_F(AgentReconcilerTest, BindingsAnAgentLostAreBoundAgainOrTheirTasksReplaced
               std::string::npos)
         << t.dump();
   }
-  EXPECT_EQ(failed, 2);
+  EXPECT_EQ(failed, 2) << tasks.dump(1);
   EXPECT_EQ(running, 3) << tasks.dump(1);
   EXPECT_EQ(pending, 1);
+}
+
+TEST_F(AgentReconcilerTest, AJobTaskItsAgentLostWaitsAgainAndRunsElsewhere) {
+  ASSERT_TRUE(jobs_
+                  .Submit(Json{{"id", "build"},
+                               {"requestor", "ci"},
+                               {"task", {{"resources", {{"cpu", 1}}}}},
+                               {"tasks", Json::array({Json{{"name", "compile"}}})}})
+                  .ok());
+  SettleWithAgents();
+  ASSERT_EQ((*GetTask(store_, "build.1"))["state"], "running");
+  // Both agents restart with other nodes.
+  std::vector<Node> a_nodes(1), b_nodes(1);
+  a_nodes[0].id = "a9";
+  b_nodes[0].id = "b9";
+  a_nodes[0].resources = b_nodes[0].resources = {4000, int64_t{8} << 30, {}};
+  agent::Agent a9{{.id = "a"}, a_nodes}, b9{{.id = "b"}, b_nodes};
+  threephase::InProcessTransport ta9{a9}, tb9{b9};
+  AgentPlacement placement{{&ta9, &tb9}, Options()};
+  placement.Start(nullptr);
+  Reconciler reconciler{store_, &placement};
+  for (int i = 0; i < 10; ++i) {
+    Result<PassSummary> pass = reconciler.RunPass(clock_.Now());
+    ASSERT_TRUE(pass.ok()) << pass.status().message();
+    ASSERT_TRUE(placement.WaitIdle(std::chrono::seconds(10)));
+    if (!pass->wrote && !pass->waiting) break;
+  }
+  EXPECT_EQ(placement.counters().lost.load(), 1u);
+  const Json task = *GetTask(store_, "build.1");
+  EXPECT_EQ(task["state"], "running") << task.dump();
+  EXPECT_EQ(task["node"].get<std::string>().substr(1), "9") << task.dump();
+  EXPECT_EQ(a9.bindings() + b9.bindings(), 1u);
 }
 
 }  // namespace
