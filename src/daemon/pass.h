@@ -25,6 +25,8 @@
 
 namespace berth::daemon {
 
+// What one pass did: counts for berthd's log and metrics, and whether the
+// control loop may call the state settled.
 struct PassSummary {
   int created = 0, assigned = 0, started = 0, stopped = 0, pending = 0, admitted = 0;
   bool wrote = false;  // false: the pass found nothing to change
