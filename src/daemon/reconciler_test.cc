@@ -309,11 +309,13 @@ class AgentReconcilerTest : public ReconcilerTest {
   }
   void SetUp() override { placement_.Start(nullptr); }
   // Passes until settled, letting the agents decide in between.
-  void SettleWithAgents() {
+  void SettleWithAgents() { SettleWith(agent_reconciler_, placement_); }
+  // The same with another berthd (a restarted one) over the same store.
+  void SettleWith(Reconciler& reconciler, AgentPlacement& placement) {
     for (int i = 0; i < 10; ++i) {
-      Result<PassSummary> pass = agent_reconciler_.RunPass(clock_.Now());
+      Result<PassSummary> pass = reconciler.RunPass(clock_.Now());
       ASSERT_TRUE(pass.ok()) << pass.status().message();
-      ASSERT_TRUE(placement_.WaitIdle(std::chrono::seconds(10)));
+      ASSERT_TRUE(placement.WaitIdle(std::chrono::seconds(10)));
       if (!pass->wrote && !pass->waiting) return;
     }
     FAIL() << "no settled state after 10 passes";
@@ -493,12 +495,7 @@ TEST_F(AgentReconcilerTest, BindingsAnAgentLostAreBoundAgainOrTheirTasksReplaced
   AgentPlacement placement{{&ta_restarted, &tb_}, Options()};
   placement.Start(nullptr);
   Reconciler reconciler{store_, &placement};
-  for (int i = 0; i < 10; ++i) {
-    Result<PassSummary> pass = reconciler.RunPass(clock_.Now());
-    ASSERT_TRUE(pass.ok()) << pass.status().message();
-    ASSERT_TRUE(placement.WaitIdle(std::chrono::seconds(10)));
-    if (!pass->wrote && !pass->waiting) break;
-  }
+  SettleWith(reconciler, placement);
   EXPECT_EQ(placement.counters().rebound.load(), 2u);
   EXPECT_EQ(placement.counters().lost.load(), 2u);
   EXPECT_EQ(b_.bindings(), 2u);
@@ -539,12 +536,7 @@ TEST_F(AgentReconcilerTest, AJobTaskItsAgentLostWaitsAgainAndRunsElsewhere) {
   AgentPlacement placement{{&ta9, &tb9}, Options()};
   placement.Start(nullptr);
   Reconciler reconciler{store_, &placement};
-  for (int i = 0; i < 10; ++i) {
-    Result<PassSummary> pass = reconciler.RunPass(clock_.Now());
-    ASSERT_TRUE(pass.ok()) << pass.status().message();
-    ASSERT_TRUE(placement.WaitIdle(std::chrono::seconds(10)));
-    if (!pass->wrote && !pass->waiting) break;
-  }
+  SettleWith(reconciler, placement);
   EXPECT_EQ(placement.counters().lost.load(), 1u);
   const Json task = *GetTask(store_, "build.1");
   EXPECT_EQ(task["state"], "running") << task.dump();
