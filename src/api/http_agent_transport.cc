@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <unordered_map>
+#include <utility>
 
 #include "api/agent_codec.h"
 
@@ -45,6 +46,18 @@ Result<Json> ReadAnswer(const std::string& agent_id, const httplib::Result& r) {
                                message);
   }
   return answer;
+}
+
+// Decodes an agent's answer with `decode`. An answer that does not decode is
+// the agent's failure (Unavailable, naming it), not a bad request of ours.
+template <typename Decode>
+auto DecodeAnswer(const std::string& agent_id, Result<Json> answer, Decode decode)
+    -> decltype(decode(std::declval<const Json&>())) {
+  if (!answer.ok()) return answer.status();
+  auto decoded = decode(*answer);
+  if (!decoded.ok())
+    return Status::Unavailable("agent " + agent_id + ": " + decoded.status().message());
+  return decoded;
 }
 
 }  // namespace
@@ -91,48 +104,36 @@ Result<agent::SampleResponse> HttpAgentTransport::Sample(const agent::SampleRequ
                                                          Duration timeout) {
   agent::SampleRequest bounded = request;
   bounded.budget = std::min(bounded.budget, timeout);
-  Result<Json> answer = Post("/v1/sample", EncodeSampleRequest(bounded), timeout);
-  if (!answer.ok()) return answer.status();
-  Result<agent::SampleResponse> response = DecodeSampleResponse(*answer, id_);
-  if (!response.ok())
-    return Status::Unavailable("agent " + id_ + ": " + response.status().message());
-  return response;
+  return DecodeAnswer(id_, Post("/v1/sample", EncodeSampleRequest(bounded), timeout),
+                      [&](const Json& answer) { return DecodeSampleResponse(answer, id_); });
 }
 
 Result<agent::CommitResponse> HttpAgentTransport::Commit(const agent::CommitRequest& request,
                                                          Duration timeout) {
-  Result<Json> answer = Post("/v1/commit", EncodeCommitRequest(request), timeout);
-  if (!answer.ok()) return answer.status();
-  Result<agent::CommitResponse> response = DecodeCommitResponse(*answer);
-  if (!response.ok())
-    return Status::Unavailable("agent " + id_ + ": " + response.status().message());
-  return response;
+  return DecodeAnswer(id_, Post("/v1/commit", EncodeCommitRequest(request), timeout),
+                      DecodeCommitResponse);
 }
 
 Result<size_t> HttpAgentTransport::Release(const std::vector<std::string>& task_ids,
                                            Duration timeout) {
-  Result<Json> answer = Post("/v1/release", EncodeIdList("tasks", task_ids), timeout);
-  if (!answer.ok()) return answer.status();
-  if (!answer->contains("released") || !(*answer)["released"].is_number_unsigned())
-    return Status::Unavailable("agent " + id_ + ": a release answer without 'released'");
-  return (*answer)["released"].get<size_t>();
+  return DecodeAnswer(
+      id_, Post("/v1/release", EncodeIdList("tasks", task_ids), timeout),
+      [](const Json& answer) -> Result<size_t> {
+        if (!answer.contains("released") || !answer["released"].is_number_unsigned())
+          return Status::InvalidArgument("a release answer without 'released'");
+        return answer["released"].get<size_t>();
+      });
 }
 
 Result<std::vector<std::string>> HttpAgentTransport::Bindings(Duration timeout) {
-  Result<Json> answer = Get("/v1/bindings", timeout);
-  if (!answer.ok()) return answer.status();
-  Result<std::vector<std::string>> ids = DecodeIdList(*answer, "tasks");
-  if (!ids.ok()) return Status::Unavailable("agent " + id_ + ": " + ids.status().message());
-  return ids;
+  return DecodeAnswer(id_, Get("/v1/bindings", timeout),
+                      [](const Json& answer) { return DecodeIdList(answer, "tasks"); });
 }
 
 Result<std::vector<std::string>> HttpAgentTransport::Eligible(const TaskSpec& spec,
                                                               Duration timeout) {
-  Result<Json> answer = Post("/v1/eligible", EncodeEligibleRequest(spec), timeout);
-  if (!answer.ok()) return answer.status();
-  Result<std::vector<std::string>> ids = DecodeIdList(*answer, "nodes");
-  if (!ids.ok()) return Status::Unavailable("agent " + id_ + ": " + ids.status().message());
-  return ids;
+  return DecodeAnswer(id_, Post("/v1/eligible", EncodeEligibleRequest(spec), timeout),
+                      [](const Json& answer) { return DecodeIdList(answer, "nodes"); });
 }
 
 }  // namespace berth::api
