@@ -37,11 +37,10 @@ void Pass::SetState(TaskEntry& e, const char* state, const std::string& message,
   // A task that left its node gives the agent's binding back. One that ended
   // keeps "agent" (where it ran: its node is the agent's, not gone); one
   // waiting again is neither bound nor pinned any more.
-  if (was_bound && !e.bound_on_agent())
-    ReleaseAfterCommit(e.json["agent"].get<std::string>(), e.facts.id);
-  if (e.facts.has_agent && e.facts.state == TaskState::kNew) {
+  if (was_bound && !e.bound_on_agent()) ReleaseAfterCommit(e.facts.agent, e.facts.id);
+  if (!e.facts.agent.empty() && e.facts.state == TaskState::kNew) {
     e.json.erase("agent");
-    e.facts.has_agent = false;
+    e.facts.agent.clear();
   }
 }
 
@@ -62,7 +61,7 @@ void Pass::StartAndStop() {
     // A node an agent bound the task to is the agent's, not berthd's.
     const std::string& node = e.facts.node;
     const bool node_gone =
-        !node.empty() && !(agents_ != nullptr && e.facts.has_agent) && !nodes_.contains(node);
+        !node.empty() && !(agents_ != nullptr && !e.facts.agent.empty()) && !nodes_.contains(node);
     if (!e.facts.job.empty()) {
       const auto job = job_by_id_.find(e.facts.job);
       RunJobTask(e, job == job_by_id_.end() || job->second.json.value("killed", false), node_gone);

@@ -31,8 +31,8 @@ void Pass::PlaceThroughAgents() {
     std::shared_ptr<const TaskSpec> spec = SpecOf(e);
     // A pending task with an agent is a global service's, pinned to its node.
     agent::PlacementTask task{e.facts.id, 0, std::move(spec), {}, {}, {}};
-    if (e.facts.has_agent) {
-      task.pinned_agent = e.json["agent"].get<std::string>();
+    if (!e.facts.agent.empty()) {
+      task.pinned_agent = e.facts.agent;
       task.pinned_node = e.facts.node;
     }
     if (task.spec == nullptr || !agents_->Submit(std::move(task))) continue;
@@ -53,14 +53,14 @@ void Pass::CheckAgentBindings() {
   for (const TaskEntry& e : tasks_) {
     if (!e.bound_on_agent()) continue;
     if (std::shared_ptr<const TaskSpec> spec = SpecOf(e))
-      stored[e.json.value("agent", "")].push_back({e.facts.id, e.facts.node, spec});
+      stored[e.facts.agent].push_back({e.facts.id, e.facts.node, spec});
   }
   // A service's task fails and is replaced; a job's waits again, as when
   // its node is removed.
   for (const LostBinding& lost : agents_->CheckBindings(stored)) {
     TaskEntry& e = tasks_[task_index_.at(lost.task_id)];
     const std::string why =
-        "agent " + e.json.value("agent", "") +
+        "agent " + e.facts.agent +
         " no longer held the task (restarted?) and could not bind it again on node '" +
         e.facts.node + "': " + lost.reason;
     if (e.facts.job.empty())

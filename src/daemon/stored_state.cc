@@ -104,7 +104,6 @@ void TaskEntry::Sync() {
   facts.state = state.ok() ? *state : TaskState::kNew;
   Result<TaskState> desired = ParseTaskState(text("desired_state"));
   facts.desired = desired.ok() ? *desired : TaskState::kRunning;
-  facts.has_agent = json.contains("agent");
   auto version = json.find("spec_version");
   facts.spec_version =
       version != json.end() && version->is_number_unsigned() ? version->get<uint64_t>() : 0;
@@ -112,6 +111,7 @@ void TaskEntry::Sync() {
   facts.service = text("service");
   facts.node = text("node");
   facts.job = text("job");
+  facts.agent = text("agent");
 }
 
 void StoredState::Committed(int64_t revision) {

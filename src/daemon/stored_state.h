@@ -30,11 +30,12 @@ namespace berth::daemon {
 struct TaskFacts {
   TaskState state = TaskState::kNew;        // absent or invalid: new
   TaskState desired = TaskState::kRunning;  // absent or invalid: running
-  // Has an "agent": bound through that external agent, or (pending) a
-  // global service's task pinned to one of its nodes.
-  bool has_agent = false;
   uint64_t spec_version = 0;
   std::string id, service, node, job;  // "" when absent
+  // "" or the external agent it is bound through (or ran on, once ended);
+  // for a pending task, the agent of the node it is pinned to (a global
+  // service's).
+  std::string agent;
 };
 
 struct TaskEntry {
@@ -50,7 +51,7 @@ struct TaskEntry {
   bool runnable() const { return !terminal() && facts.desired == TaskState::kRunning; }
   // Holds a binding on its agent (the agent's capacity).
   bool bound_on_agent() const {
-    return facts.has_agent && facts.state >= TaskState::kAssigned && !terminal();
+    return !facts.agent.empty() && facts.state >= TaskState::kAssigned && !terminal();
   }
 };
 
