@@ -72,27 +72,35 @@ void AgentPlacement::Delivered(const std::vector<std::string>& task_ids) {
 
 void AgentPlacement::Release(const std::map<std::string, std::vector<std::string>>& by_agent) {
   for (const auto& [agent_id, task_ids] : by_agent) {
-    threephase::AgentTransport* agent = nullptr;
-    for (threephase::AgentTransport* a : agents_)
-      if (a->agent_id() == agent_id) agent = a;
-    Result<size_t> released = agent == nullptr
-                                  ? Result<size_t>(Status::NotFound("no agent '" + agent_id + "'"))
-                                  : agent->Release(task_ids, options_.release_timeout);
+    const std::optional<size_t> slot = SlotOf(agent_id);
+    Result<size_t> released = slot
+                                  ? agents_[*slot]->Release(task_ids, options_.release_timeout)
+                                  : Result<size_t>(Status::NotFound("no agent '" + agent_id + "'"));
     if (released.ok()) {
       counters_.released.fetch_add(*released);
       continue;
     }
     counters_.release_errors.fetch_add(task_ids.size());
-    for (size_t slot = 0; slot < agents_.size(); ++slot)
-      if (agents_[slot] == agent) check_at_[slot] = {};
+    if (slot) check_at_[*slot] = {};  // its bindings are to be checked again
     std::fprintf(stderr, "berthd: releasing %zu tasks on agent %s: %s\n", task_ids.size(),
                  agent_id.c_str(), released.status().message().c_str());
   }
 }
 
-// Agents the scheduler's AgentHealth skips are not asked either.
+std::optional<size_t> AgentPlacement::SlotOf(std::string_view agent_id) const {
+  for (size_t slot = 0; slot < agents_.size(); ++slot)
+    if (agents_[slot]->agent_id() == agent_id) return slot;
+  return std::nullopt;
+}
+
+// Agents the scheduler's AgentHealth skips are not asked either, and a
+// failed call here counts against them as one of the scheduler's does.
 bool AgentPlacement::Available(size_t slot) const {
   return instance_ == nullptr || instance_->health().Available(slot, SteadyNowNs());
+}
+
+void AgentPlacement::Failed(size_t slot) {
+  if (instance_) instance_->health().Failed(slot, SteadyNowNs());
 }
 
 bool AgentPlacement::BindingsDue() const {
@@ -109,8 +117,8 @@ std::vector<LostBinding> AgentPlacement::CheckBindings(const StoredBindings& sto
     const auto it = stored.find(agents_[slot]->agent_id());
     if (CheckAgent(slot, it == stored.end() ? kNone : it->second, &lost))
       check_at_[slot] = now + options_.check_bindings_every;
-    else if (instance_)
-      instance_->health().Failed(slot, SteadyNowNs());
+    else
+      Failed(slot);
   }
   return lost;
 }
@@ -164,7 +172,7 @@ const std::vector<std::vector<std::string>>& AgentPlacement::EligibleNodes(
     Result<std::vector<std::string>> nodes =
         agents_[slot]->Eligible(spec, options_.scheduler.request_timeout);
     if (!nodes.ok()) {
-      if (instance_) instance_->health().Failed(slot, SteadyNowNs());
+      Failed(slot);
       continue;
     }
     e.nodes[slot] = std::move(*nodes);

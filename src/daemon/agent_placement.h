@@ -30,8 +30,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/time.h"
@@ -130,7 +132,9 @@ class AgentPlacement {
 
  private:
   void Keep(const threephase::TaskOutcome& outcome);
+  std::optional<size_t> SlotOf(std::string_view agent_id) const;
   bool Available(size_t slot) const;
+  void Failed(size_t slot);
   // One agent's part of CheckBindings; false when it did not answer.
   bool CheckAgent(size_t slot, const std::vector<StoredBinding>& stored,
                   std::vector<LostBinding>* lost);
