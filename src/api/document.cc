@@ -38,20 +38,13 @@ class DuplicateKeyCheck {
   std::string duplicate_;
 };
 
-// "[json.exception.parse_error.101] parse error at line 1, ..." without the id.
-std::string WithoutExceptionId(const std::string& what) {
-  if (what.empty() || what[0] != '[') return what;
-  const size_t end = what.find("] ");
-  return end == std::string::npos ? what : what.substr(end + 2);
-}
-
 Result<nlohmann::json> ParseJson(std::string_view text) {
   DuplicateKeyCheck check;
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text.begin(), text.end(), std::ref(check));
   } catch (const nlohmann::json::exception& e) {
-    return Status::InvalidArgument("invalid JSON: " + WithoutExceptionId(e.what()));
+    return Status::InvalidArgument("invalid JSON: " + JsonErrorMessage(e));
   }
   if (!check.duplicate().empty())
     return Status::InvalidArgument("invalid JSON: duplicate key '" + check.duplicate() + "'");
@@ -270,6 +263,12 @@ Result<nlohmann::json> ParseYaml(std::string_view text) {
 }
 
 }  // namespace
+
+std::string JsonErrorMessage(const nlohmann::json::exception& e) {
+  const std::string what = e.what();
+  const size_t end = what.find("] ");
+  return what.starts_with('[') && end != std::string::npos ? what.substr(end + 2) : what;
+}
 
 Result<nlohmann::json> ParseDocumentText(std::string_view text) {
   const size_t first = text.find_first_not_of(" \t\r\n");

@@ -10,14 +10,19 @@
 // escapes. Pure function; safe to call from any thread.
 #pragma once
 
-#include <string_view>
-
 #include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
 
 #include "core/status.h"
 
 namespace berth::api {
 
 Result<nlohmann::json> ParseDocumentText(std::string_view text);
+
+// What a JSON parse failure says, without nlohmann's "[json.exception.x.n] "
+// prefix: "parse error at line 1, column 13: ...". Every nlohmann exception
+// counts: a number too large for a double is out_of_range, not parse_error.
+std::string JsonErrorMessage(const nlohmann::json::exception& e);
 
 }  // namespace berth::api

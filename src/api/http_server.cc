@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "api/document.h"
+
 namespace berth::api {
 namespace {
 
@@ -119,18 +121,11 @@ void MetricsText::Add(const char* name, const char* help, uint64_t value, const 
 
 Result<Json> ParseJsonBody(const std::string& body) {
   if (body.empty()) return Status::InvalidArgument("malformed JSON: the request body is empty");
-  Json parsed = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (!parsed.is_discarded()) return parsed;
-  try {  // parse again for nlohmann's description of the error
-    parsed = Json::parse(body);
-  } catch (const Json::parse_error& e) {
-    std::string what = e.what();  // "[json.exception.parse_error.101] parse error at line 1, ..."
-    if (const size_t end = what.find("] ");
-        what.starts_with("[json.exception") && end != std::string::npos)
-      what.erase(0, end + 2);
-    return Status::InvalidArgument("malformed JSON: " + what);
+  try {
+    return Json::parse(body);
+  } catch (const Json::exception& e) {
+    return Status::InvalidArgument("malformed JSON: " + JsonErrorMessage(e));
   }
-  return Status::InvalidArgument("malformed JSON");
 }
 
 ApiServer::ApiServer(ApiServerOptions options)

@@ -96,6 +96,10 @@ TEST_F(DaemonTest, BadRequestsGet4xxWithAJsonErrorAndChangeNothing) {
       m["error"]["message"],
       "malformed JSON: parse error at line 1, column 13: syntax error while parsing object key - "
       "unexpected end of input; expected string literal");
+  // Found by the fuzzer: nlohmann reports this as out_of_range, not parse_error.
+  auto [overflow, v] = Call("POST", "/v1/nodes", R"({"id": 1E999999})");
+  EXPECT_EQ(overflow, 400);
+  EXPECT_EQ(v["error"]["message"], "malformed JSON: number overflow parsing '1E999999'");
   auto [unknown, u] = Call("POST", "/v1/nodes", R"({"id": "n1", "colour": "red"})");
   EXPECT_EQ(unknown, 400);
   EXPECT_EQ(u["error"]["message"], "unknown field 'colour'");
