@@ -1,6 +1,7 @@
 // Process: runs a program for an integration test, with its standard output
-// on a pipe, so the test can wait for a line it prints (with a bound) and
-// kill it at a chosen moment. Tests only; not thread-safe.
+// (and, when asked, its standard error) on a pipe, so the test can wait for a
+// line it prints or for its exit (each with a bound) and kill it at a chosen
+// moment. Tests only; not thread-safe.
 #pragma once
 
 #include <poll.h>
@@ -17,12 +18,14 @@ namespace berth::testing_support {
 
 class Process {
  public:
-  explicit Process(const std::vector<std::string>& argv) {
+  enum class Stderr { kInherit, kMerge };
+  explicit Process(const std::vector<std::string>& argv, Stderr stderr_to = Stderr::kInherit) {
     int fds[2];
     if (pipe(fds) != 0) return;
     pid_ = fork();
     if (pid_ == 0) {
       dup2(fds[1], STDOUT_FILENO);
+      if (stderr_to == Stderr::kMerge) dup2(fds[1], STDERR_FILENO);
       close(fds[0]);
       close(fds[1]);
       std::vector<char*> args;
@@ -61,6 +64,35 @@ class Process {
       if (n <= 0) return "";
       buffer_.append(chunk, static_cast<size_t>(n));
     }
+  }
+
+  // Everything the process writes until it closes its output (it exits), and
+  // its wait status; -1 (and the process killed) when `timeout` passes first.
+  struct Exit {
+    int status = -1;
+    std::string output;
+  };
+  Exit WaitExit(std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    Exit exit;
+    while (true) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      pollfd p{out_, POLLIN, 0};
+      if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) <= 0) {
+        Kill(SIGKILL);
+        exit.output = std::move(buffer_);
+        return exit;
+      }
+      char chunk[4096];
+      const ssize_t n = read(out_, chunk, sizeof chunk);
+      if (n <= 0) break;
+      buffer_.append(chunk, static_cast<size_t>(n));
+    }
+    exit.output = std::move(buffer_);
+    if (pid_ > 0) waitpid(pid_, &exit.status, 0);
+    pid_ = -1;
+    return exit;
   }
 
   // Sends `signal` and reaps the process; returns its wait status (-1 if it

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "api/json_fields.h"
+#include "core/names.h"
 #include "fairshare/task_choice.h"
 
 namespace berth::api {
@@ -21,10 +22,20 @@ Status ReadClasses(const Json& value, const std::string& path, std::vector<Class
   if (!value.is_object()) return TypeError(value, path, "an object of class: percent");
   std::vector<ClassShare> classes;
   for (const auto& [name, percent] : value.items()) {
+    if (Status valid = CheckId(name); !valid.ok())
+      return FieldError(path, "class name: " + valid.message());
     classes.push_back({name, 0});
     BERTH_RETURN_IF_ERROR(ReadInteger(percent, FieldPath(path, name), &classes.back().percent));
   }
   *out = std::move(classes);
+  return Status::Ok();
+}
+
+// A requestor pattern: a regular expression (RE2) of at most 4096 bytes.
+Status ReadPattern(const Json& value, const std::string& path, std::string* out) {
+  BERTH_RETURN_IF_ERROR(ReadString(value, path, out));
+  if (Status valid = CheckText(*out, kMaxLabelValueBytes); !valid.ok())
+    return FieldError(path, valid.message());
   return Status::Ok();
 }
 
@@ -36,9 +47,9 @@ Status ReadRequestors(const Json& value, const std::string& path,
   for (size_t i = 0; i < value.size(); ++i) {
     const std::string item = IndexPath(path, i);
     if (!value[i].is_array() || value[i].size() != 2)
-      return FieldError(item, "expected a [pattern, class] pair, got " + value[i].dump());
+      return FieldError(item, "expected a [pattern, class] pair, got " + Brief(value[i]));
     entries.emplace_back();
-    BERTH_RETURN_IF_ERROR(ReadString(value[i][0], IndexPath(item, 0), &entries.back().pattern));
+    BERTH_RETURN_IF_ERROR(ReadPattern(value[i][0], IndexPath(item, 0), &entries.back().pattern));
     BERTH_RETURN_IF_ERROR(ReadId(value[i][1], IndexPath(item, 1), &entries.back().class_name));
   }
   *out = std::move(entries);
@@ -83,7 +94,7 @@ Status ReadRunning(const Json& value, const std::string& path, Timestamp now,
     const std::string item = IndexPath(path, i);
     BERTH_RETURN_IF_ERROR(CheckObject(value[i], item, {"id", "started_at"}));
     fairshare::RunningTask task{"", now};
-    BERTH_RETURN_IF_ERROR(RequireField(value[i], "id", item, ReadId, &task.id));
+    BERTH_RETURN_IF_ERROR(RequireField(value[i], "id", item, ReadTaskId, &task.id));
     BERTH_RETURN_IF_ERROR(CheckUnique(task.id, FieldPath(item, "id"), ids));
     BERTH_RETURN_IF_ERROR(ReadField(value[i], "started_at", item, ReadTime, &task.started_at));
     out->push_back(std::move(task));
@@ -105,7 +116,7 @@ Status ReadWaiting(const Json& value, const std::string& path, std::set<std::str
     const std::string item = IndexPath(path, i);
     BERTH_RETURN_IF_ERROR(CheckObject(value[i], item, {"id", "duration_s"}));
     fairshare::WaitingTask task;
-    BERTH_RETURN_IF_ERROR(RequireField(value[i], "id", item, ReadId, &task.id));
+    BERTH_RETURN_IF_ERROR(RequireField(value[i], "id", item, ReadTaskId, &task.id));
     BERTH_RETURN_IF_ERROR(CheckUnique(task.id, FieldPath(item, "id"), ids));
     Duration expected{0};
     BERTH_RETURN_IF_ERROR(ReadField(value[i], "duration_s", item, ReadSeconds, &expected));
@@ -118,7 +129,7 @@ Status ReadWaiting(const Json& value, const std::string& path, std::set<std::str
 Status ReadJob(const Json& value, const std::string& path, Timestamp now, fairshare::Job* job) {
   BERTH_RETURN_IF_ERROR(CheckObject(value, path, {"id", "requestor", "running", "waiting"}));
   BERTH_RETURN_IF_ERROR(RequireField(value, "id", path, ReadId, &job->id));
-  BERTH_RETURN_IF_ERROR(ReadField(value, "requestor", path, ReadString, &job->requestor));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "requestor", path, ReadText, &job->requestor));
   std::set<std::string> ids;
   if (auto it = value.find("running"); it != value.end())
     BERTH_RETURN_IF_ERROR(ReadRunning(*it, FieldPath(path, "running"), now, &ids, &job->running));

@@ -56,10 +56,10 @@ TEST(DecodeAdmission, TheSpecExample) {
 }
 
 TEST(DecodeAdmission, WithoutRequestorsEachClassMatchesItsOwnName) {
-  auto doc = Decode("workers: 10\nclasses: {a.b: 60, c: 40}\n");
+  auto doc = Decode("workers: 10\nclasses: {a-b: 60, c: 40}\n");
   ASSERT_TRUE(doc.ok()) << doc.status().message();
   EXPECT_EQ(doc->requestors,
-            (std::vector<fairshare::RequestorRule>{{"^a\\.b$", "a.b"}, {"^c$", "c"}}));
+            (std::vector<fairshare::RequestorRule>{{"^a\\-b$", "a-b"}, {"^c$", "c"}}));
   EXPECT_FALSE(doc->over_since.has_value());
   EXPECT_EQ(doc->rebalance_threshold, 0);
 }

@@ -39,7 +39,7 @@ Status DecodeEdge(const Json& value, const std::string& path, agent::EdgeRequire
 
 Status DecodeTask(const Json& value, const std::string& path, agent::PlacementTask* task) {
   BERTH_RETURN_IF_ERROR(CheckObject(value, path, {"id", "priority", "task", "edge"}));
-  BERTH_RETURN_IF_ERROR(RequireField(value, "id", path, ReadId, &task->id));
+  BERTH_RETURN_IF_ERROR(RequireField(value, "id", path, ReadTaskId, &task->id));
   BERTH_RETURN_IF_ERROR(ReadField(value, "priority", path, ReadInteger, &task->priority));
   auto spec = std::make_shared<TaskSpec>();
   if (value.contains("task"))
@@ -48,6 +48,11 @@ Status DecodeTask(const Json& value, const std::string& path, agent::PlacementTa
   if (value.contains("edge"))
     BERTH_RETURN_IF_ERROR(DecodeEdge(value["edge"], FieldPath(path, "edge"), &task->edge));
   return Status::Ok();
+}
+
+// Task ids, or node ids (an id is a task id of one part).
+Status ReadIds(const Json& value, const std::string& path, std::vector<std::string>* out) {
+  return ReadList(value, path, ReadTaskId, out);
 }
 
 Status ReadIndex(const Json& value, const std::string& path, uint32_t* out) {
@@ -162,8 +167,10 @@ Json EncodeCommitResponse(const agent::CommitResponse& response) {
 
 Result<agent::CommitResponse> DecodeCommitResponse(const Json& body) {
   BERTH_RETURN_IF_ERROR(CheckObject(body, "", {"outcome", "reason"}));
-  const std::string outcome = body.value("outcome", "");
-  agent::CommitResponse response{agent::CommitOutcome::kError, body.value("reason", "")};
+  std::string outcome;
+  agent::CommitResponse response{agent::CommitOutcome::kError, ""};
+  BERTH_RETURN_IF_ERROR(RequireField(body, "outcome", "", ReadString, &outcome));
+  BERTH_RETURN_IF_ERROR(ReadField(body, "reason", "", ReadString, &response.reason));
   if (outcome == "bound")
     response.outcome = agent::CommitOutcome::kBound;
   else if (outcome == "conflict")
@@ -178,7 +185,7 @@ Json EncodeIdList(const char* field, const std::vector<std::string>& ids) { retu
 Result<std::vector<std::string>> DecodeIdList(const Json& body, const char* field) {
   BERTH_RETURN_IF_ERROR(CheckObject(body, "", {field}));
   std::vector<std::string> ids;
-  BERTH_RETURN_IF_ERROR(RequireField(body, field, "", ReadStringList, &ids));
+  BERTH_RETURN_IF_ERROR(RequireField(body, field, "", ReadIds, &ids));
   return ids;
 }
 

@@ -4,6 +4,23 @@
 
 namespace berth::api {
 
+std::string DescribeHttpError(httplib::Error error) {
+  switch (error) {
+    case httplib::Error::Connection:
+      return "connection refused or host unreachable (is it running, on that address and port?)";
+    case httplib::Error::ConnectionTimeout:
+      return "no answer to the connection within the timeout";
+    case httplib::Error::Read:
+      return "the connection closed or timed out before a whole answer arrived";
+    case httplib::Error::Write:
+      return "the connection closed while the request was being sent";
+    case httplib::Error::BindIPAddress:
+      return "cannot bind the local address";
+    default:
+      return "HTTP client error: " + httplib::to_string(error);
+  }
+}
+
 ApiClient::ApiClient(const std::string& server, std::string token)
     : server_(server.find("://") == std::string::npos ? "http://" + server : server),
       http_(std::make_unique<httplib::Client>(server_)) {
@@ -15,22 +32,26 @@ ApiClient::ApiClient(const std::string& server, std::string token)
 ApiClient::~ApiClient() = default;
 
 Result<Json> ApiClient::Call(const std::string& method, const std::string& path, const Json& body) {
-  const std::string text = body.is_null() ? std::string() : body.dump();
+  // Invalid UTF-8 is the caller's to refuse first; here it becomes U+FFFD
+  // rather than an exception.
+  const std::string text =
+      body.is_null() ? std::string() : body.dump(-1, ' ', false, Json::error_handler_t::replace);
   httplib::Result r = method == "GET"     ? http_->Get(path.c_str())
                       : method == "POST"  ? http_->Post(path.c_str(), text, "application/json")
                       : method == "PATCH" ? http_->Patch(path.c_str(), text, "application/json")
                                           : http_->Delete(path.c_str());
   if (!r)
     return Status::Unavailable("cannot reach berthd at " + server_ + ": " +
-                               httplib::to_string(r.error()));
+                               DescribeHttpError(r.error()));
   Json answer = Json::parse(r->body, nullptr, false);
   if (r->status < 400) {
     if (answer.is_discarded()) return Status::Unavailable("berthd sent a body that is not JSON");
     return answer;
   }
   std::string message = "HTTP " + std::to_string(r->status);
-  if (!answer.is_discarded() && answer.contains("error"))
-    message = answer["error"].value("message", message);
+  if (!answer.is_discarded() && answer.contains("error") && answer["error"].is_object() &&
+      answer["error"].contains("message") && answer["error"]["message"].is_string())
+    message = answer["error"]["message"];
   if (r->status == 401) return Status::InvalidArgument("unauthorized: " + message);
   if (r->status == 404) return Status::NotFound(message);
   if (r->status == 409) return Status::Conflict(message);

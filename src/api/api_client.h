@@ -13,6 +13,7 @@
 
 namespace httplib {
 class Client;
+enum class Error;
 }
 
 namespace berth::api {
@@ -30,5 +31,9 @@ class ApiClient {
   std::string server_;
   std::unique_ptr<httplib::Client> http_;
 };
+
+// Why an HTTP call got no answer, in words a user can act on: "connection
+// refused or host unreachable (is it running, on that address and port?)".
+std::string DescribeHttpError(httplib::Error error);
 
 }  // namespace berth::api

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "constraint/constraint.h"
+#include "core/names.h"
 
 namespace berth::api {
 namespace {
@@ -16,20 +17,9 @@ namespace {
 Status ReadPlatform(const Json& value, const std::string& path, Platform* out) {
   BERTH_RETURN_IF_ERROR(CheckObject(value, path, {"os", "arch"}));
   Platform platform;
-  BERTH_RETURN_IF_ERROR(ReadField(value, "os", path, ReadString, &platform.os));
-  BERTH_RETURN_IF_ERROR(ReadField(value, "arch", path, ReadString, &platform.arch));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "os", path, ReadText, &platform.os));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "arch", path, ReadText, &platform.arch));
   *out = std::move(platform);
-  return Status::Ok();
-}
-
-// Reads each element of a list with `read`.
-template <typename T, typename Reader>
-Status ReadList(const Json& value, const std::string& path, Reader read, std::vector<T>* out) {
-  BERTH_RETURN_IF_ERROR(CheckArray(value, path));
-  std::vector<T> items(value.size());
-  for (size_t i = 0; i < value.size(); ++i)
-    BERTH_RETURN_IF_ERROR(read(value[i], IndexPath(path, i), &items[i]));
-  *out = std::move(items);
   return Status::Ok();
 }
 
@@ -42,17 +32,24 @@ Status ReadPositiveCount(const Json& value, const std::string& path, int64_t* ou
   return Status::Ok();
 }
 
+// A generic resource kind is an id (a key of `path`'s object).
+Status CheckGenericKind(const std::string& kind, const std::string& path) {
+  if (Status valid = CheckId(kind); !valid.ok())
+    return FieldError(path, "generic resource kind: " + valid.message());
+  return Status::Ok();
+}
+
 // ------------------------------------------------------------------- nodes
 
 Status ReadGenericNames(const Json& value, const std::string& path,
                         std::vector<std::string>* out) {
   std::vector<std::string> names;
-  BERTH_RETURN_IF_ERROR(ReadStringList(value, path, &names));
+  BERTH_RETURN_IF_ERROR(ReadList(value, path, ReadId, &names));
   if (names.empty()) return FieldError(path, "expected at least one name");
   std::set<std::string> seen;
   for (size_t i = 0; i < names.size(); ++i)
     if (!seen.insert(names[i]).second)
-      return FieldError(IndexPath(path, i), "duplicate name '" + names[i] + "'");
+      return FieldError(IndexPath(path, i), "duplicate name " + Quoted(names[i]));
   std::sort(names.begin(), names.end());
   *out = std::move(names);
   return Status::Ok();
@@ -72,7 +69,7 @@ Status ReadNodeGeneric(const Json& value, const std::string& path,
   if (!value.is_object()) return TypeError(value, path, "an object of generic resources");
   std::vector<NodeGenericResource> generic;
   for (const auto& [kind, amount] : value.items()) {
-    if (kind.empty()) return FieldError(path, "generic resource kind must not be empty");
+    BERTH_RETURN_IF_ERROR(CheckGenericKind(kind, path));
     generic.emplace_back();
     generic.back().kind = kind;
     BERTH_RETURN_IF_ERROR(ReadNodeGenericOne(amount, FieldPath(path, kind), &generic.back()));
@@ -93,8 +90,8 @@ Status ReadNodeResources(const Json& value, const std::string& path, NodeResourc
 
 Status ReadPlugin(const Json& value, const std::string& path, PluginRef* out) {
   BERTH_RETURN_IF_ERROR(CheckObject(value, path, {"type", "name"}));
-  BERTH_RETURN_IF_ERROR(RequireField(value, "type", path, ReadId, &out->type));
-  return RequireField(value, "name", path, ReadId, &out->name);
+  BERTH_RETURN_IF_ERROR(RequireField(value, "type", path, ReadName, &out->type));
+  return RequireField(value, "name", path, ReadName, &out->name);
 }
 
 Status ReadPlugins(const Json& value, const std::string& path, std::vector<PluginRef>* out) {
@@ -103,10 +100,10 @@ Status ReadPlugins(const Json& value, const std::string& path, std::vector<Plugi
 
 Status ReadAddress(const Json& value, const std::string& path, std::string* out) {
   std::string address;
-  BERTH_RETURN_IF_ERROR(ReadString(value, path, &address));
+  BERTH_RETURN_IF_ERROR(ReadText(value, path, &address));
   std::array<uint8_t, 16> ip{};
   if (!address.empty() && !constraint::ParseIp(address, &ip))
-    return FieldError(path, "invalid IP address '" + address + "'");
+    return FieldError(path, "invalid IP address " + Quoted(address));
   *out = std::move(address);
   return Status::Ok();
 }
@@ -126,7 +123,7 @@ Status ReadGenericRequests(const Json& value, const std::string& path,
   if (!value.is_object()) return TypeError(value, path, "an object of generic resources");
   std::vector<GenericRequest> requests;
   for (const auto& [kind, amount] : value.items()) {
-    if (kind.empty()) return FieldError(path, "generic resource kind must not be empty");
+    BERTH_RETURN_IF_ERROR(CheckGenericKind(kind, path));
     const std::string kind_path = FieldPath(path, kind);
     if (!amount.is_number())
       return TypeError(amount, kind_path, "a positive count (a task requests an amount, not names)");
@@ -148,9 +145,19 @@ Status ReadReservations(const Json& value, const std::string& path, Reservations
   return Status::Ok();
 }
 
+// A constraint names a label key and compares with a label value.
+constexpr size_t kMaxConstraintBytes = kMaxLabelKeyBytes + kMaxLabelValueBytes + 32;
+
+Status ReadConstraint(const Json& value, const std::string& path, std::string* out) {
+  BERTH_RETURN_IF_ERROR(ReadString(value, path, out));
+  if (Status valid = CheckText(*out, kMaxConstraintBytes); !valid.ok())
+    return FieldError(path, valid.message());
+  return out->empty() ? FieldError(path, "must not be empty") : Status::Ok();
+}
+
 Status ReadConstraints(const Json& value, const std::string& path, std::vector<std::string>* out) {
   std::vector<std::string> expressions;
-  BERTH_RETURN_IF_ERROR(ReadStringList(value, path, &expressions));
+  BERTH_RETURN_IF_ERROR(ReadList(value, path, ReadConstraint, &expressions));
   for (size_t i = 0; i < expressions.size(); ++i) {
     Result<constraint::Constraint> parsed = constraint::Parse(expressions[i]);
     if (!parsed.ok()) return FieldError(IndexPath(path, i), parsed.status().message());
@@ -176,12 +183,14 @@ Status ReadSpreadDescriptor(const Json& value, const std::string& path, std::str
   BERTH_RETURN_IF_ERROR(ReadString(value, path, &descriptor));
   for (std::string_view prefix : {"node.labels.", "engine.labels."}) {
     if (descriptor.size() > prefix.size() && StartsWithIgnoreCase(descriptor, prefix)) {
-      *out = std::string(prefix) + descriptor.substr(prefix.size());
+      const std::string label = descriptor.substr(prefix.size());
+      if (Status valid = CheckLabelKey(label); !valid.ok()) return FieldError(path, valid.message());
+      *out = std::string(prefix) + label;
       return Status::Ok();
     }
   }
-  return FieldError(path, "unsupported spread descriptor '" + descriptor +
-                              "' (expected node.labels.<label> or engine.labels.<label>)");
+  return FieldError(path, "unsupported spread descriptor " + Quoted(descriptor) +
+                              " (expected node.labels.<label> or engine.labels.<label>)");
 }
 
 Status ReadPreference(const Json& value, const std::string& path, std::string* out) {
@@ -193,6 +202,10 @@ Status ReadPreferences(const Json& value, const std::string& path, std::vector<s
   return ReadList(value, path, ReadPreference, out);
 }
 
+Status ReadNames(const Json& value, const std::string& path, std::vector<std::string>* out) {
+  return ReadList(value, path, ReadName, out);
+}
+
 Status ReadPlatforms(const Json& value, const std::string& path, std::vector<Platform>* out) {
   return ReadList(value, path, ReadPlatform, out);
 }
@@ -200,7 +213,7 @@ Status ReadPlatforms(const Json& value, const std::string& path, std::vector<Pla
 Status ReadPortNumber(const Json& value, const std::string& path, uint16_t* out) {
   uint64_t port = 0;
   if (!ReadUnsigned(value, path, &port).ok() || port == 0 || port > 65535)
-    return FieldError(path, "expected a port number 1..65535, got " + value.dump());
+    return FieldError(path, "expected a port number 1..65535, got " + Brief(value));
   *out = static_cast<uint16_t>(port);
   return Status::Ok();
 }
@@ -209,7 +222,7 @@ Status ReadPortMode(const Json& value, const std::string& path, bool* host_mode)
   std::string mode;
   BERTH_RETURN_IF_ERROR(ReadString(value, path, &mode));
   if (mode != "host" && mode != "ingress")
-    return FieldError(path, "invalid port mode '" + mode + "' (expected one of host, ingress)");
+    return FieldError(path, "invalid port mode " + Quoted(mode) + " (expected one of host, ingress)");
   *host_mode = mode == "host";
   return Status::Ok();
 }
@@ -250,7 +263,7 @@ Status DecodeNode(const Json& value, const std::string& path, Node* node) {
                                      "resources", "labels", "engine_labels", "plugins", "address"}));
   Node n;
   BERTH_RETURN_IF_ERROR(RequireField(value, "id", path, ReadId, &n.id));
-  BERTH_RETURN_IF_ERROR(ReadField(value, "hostname", path, ReadString, &n.hostname));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "hostname", path, ReadText, &n.hostname));
   BERTH_RETURN_IF_ERROR(ReadField(value, "role", path, EnumReader(ParseNodeRole), &n.role));
   BERTH_RETURN_IF_ERROR(ReadField(value, "state", path, EnumReader(ParseNodeState), &n.state));
   BERTH_RETURN_IF_ERROR(ReadField(value, "availability", path,
@@ -279,10 +292,9 @@ Status DecodeTaskSpec(const Json& value, const std::string& path, TaskSpec* spec
   BERTH_RETURN_IF_ERROR(ReadField(value, "ports", path, ReadPorts, &s.ports));
   BERTH_RETURN_IF_ERROR(ReadField(value, "max_replicas_per_node", path, ReadUnsigned,
                                   &s.max_replicas_per_node));
-  BERTH_RETURN_IF_ERROR(ReadField(value, "networks", path, ReadStringList, &s.networks));
-  BERTH_RETURN_IF_ERROR(
-      ReadField(value, "volume_drivers", path, ReadStringList, &s.volume_drivers));
-  BERTH_RETURN_IF_ERROR(ReadField(value, "log_driver", path, ReadString, &s.log_driver));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "networks", path, ReadNames, &s.networks));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "volume_drivers", path, ReadNames, &s.volume_drivers));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "log_driver", path, ReadText, &s.log_driver));
   *spec = std::move(s);
   return Status::Ok();
 }

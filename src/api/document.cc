@@ -1,5 +1,6 @@
 #include "api/document.h"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
@@ -11,45 +12,130 @@
 #include <string>
 #include <vector>
 
+#include "core/names.h"
+
 namespace berth::api {
 namespace {
 
-constexpr int kMaxDepth = 128;  // also stops recursive YAML aliases
+// Where byte `offset` of `text` is, as "line L, column C" (1-based, columns
+// in bytes).
+std::string LineAndColumn(std::string_view text, size_t offset) {
+  size_t line = 1, line_start = 0;
+  for (size_t i = 0; i < offset && i < text.size(); ++i)
+    if (text[i] == '\n') ++line, line_start = i + 1;
+  return "line " + std::to_string(line) + ", column " + std::to_string(offset - line_start + 1);
+}
+
+// Checked first, so that every later message (which may quote the text) is
+// valid UTF-8 too.
+Status CheckUtf8(std::string_view text, const char* format) {
+  const size_t bad = FindInvalidUtf8(text);
+  if (bad == std::string_view::npos) return Status::Ok();
+  return Status::InvalidArgument(std::string(format) + ": invalid UTF-8 at " +
+                                 LineAndColumn(text, bad) + " (byte " + std::to_string(bad) + ")");
+}
+
+// The checks both parsers share: DocumentLimits and duplicate keys, one
+// event at a time, so a parse stops at the first breach. Each check returns
+// false after recording the error.
+class LimitsCheck {
+ public:
+  explicit LimitsCheck(const DocumentLimits& limits) : limits_(limits) {}
+
+  // A value begins: an item of the enclosing list (an object's members are
+  // counted by Key), and one more value in all.
+  bool Value() {
+    if (++values_ > limits_.max_values)
+      return Fail("more than " + std::to_string(limits_.max_values) + " values in all");
+    return open_.empty() || open_.back().is_object || Count();
+  }
+  bool String(std::string_view s) {
+    if (s.size() <= limits_.max_string_bytes) return true;
+    return Fail("a string of " + std::to_string(s.size()) + " bytes (at most " +
+                std::to_string(limits_.max_string_bytes) + "): " + Quoted(s));
+  }
+  bool Open(bool is_object) {
+    if (static_cast<int>(open_.size()) >= limits_.max_depth)
+      return Fail("nested deeper than " + std::to_string(limits_.max_depth) + " levels");
+    open_.push_back({is_object, 0, {}});
+    return true;
+  }
+  bool Key(const std::string& key) {
+    if (!String(key) || !Count()) return false;
+    if (open_.back().keys.insert(key).second) return true;
+    return Fail("duplicate key " + Quoted(key));
+  }
+  void Close() {
+    if (!open_.empty()) open_.pop_back();
+  }
+  bool Fail(std::string error) {
+    error_ = std::move(error);
+    return false;
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  struct Container {
+    bool is_object;
+    size_t items;
+    std::set<std::string> keys;
+  };
+  bool Count() {
+    if (++open_.back().items <= limits_.max_items) return true;
+    return Fail("a list or object with more than " + std::to_string(limits_.max_items) + " items");
+  }
+
+  const DocumentLimits& limits_;
+  std::vector<Container> open_;
+  size_t values_ = 0;
+  std::string error_;
+};
 
 // ---------------------------------------------------------------- JSON
 
-// nlohmann keeps the last of duplicate keys silently; Berth rejects them, so a
-// callback remembers the keys of every open object.
-class DuplicateKeyCheck {
+// nlohmann's SAX events, checked by LimitsCheck and then handed to
+// nlohmann's own DOM builder: the value is built as the text is read, and
+// nothing past a breach is.
+class BoundedJsonBuilder {
  public:
-  bool operator()(int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    using Event = nlohmann::json::parse_event_t;
-    if (event == Event::object_start) open_.emplace_back();
-    if (event == Event::object_end && !open_.empty()) open_.pop_back();
-    if (event == Event::key && !open_.empty() && duplicate_.empty() &&
-        !open_.back().insert(parsed.get<std::string>()).second)
-      duplicate_ = parsed.get<std::string>();
-    return true;
+  using Json = nlohmann::json;
+  BoundedJsonBuilder(Json& out, const DocumentLimits& limits) : dom_(out, false), check_(limits) {}
+
+  bool null() { return check_.Value() && dom_.null(); }
+  bool boolean(bool b) { return check_.Value() && dom_.boolean(b); }
+  bool number_integer(Json::number_integer_t n) { return check_.Value() && dom_.number_integer(n); }
+  bool number_unsigned(Json::number_unsigned_t n) {
+    return check_.Value() && dom_.number_unsigned(n);
   }
-  const std::string& duplicate() const { return duplicate_; }
+  bool number_float(Json::number_float_t n, const Json::string_t& text) {
+    return check_.Value() && dom_.number_float(n, text);
+  }
+  bool string(Json::string_t& s) { return check_.Value() && check_.String(s) && dom_.string(s); }
+  bool binary(Json::binary_t&) { return check_.Fail("binary values are not JSON"); }
+  bool start_object(std::size_t n) {
+    return check_.Value() && check_.Open(true) && dom_.start_object(n);
+  }
+  bool key(Json::string_t& k) { return check_.Key(k) && dom_.key(k); }
+  bool end_object() {
+    check_.Close();
+    return dom_.end_object();
+  }
+  bool start_array(std::size_t n) {
+    return check_.Value() && check_.Open(false) && dom_.start_array(n);
+  }
+  bool end_array() {
+    check_.Close();
+    return dom_.end_array();
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
+    return check_.Fail(JsonErrorMessage(e));
+  }
+  const std::string& error() const { return check_.error(); }
 
  private:
-  std::vector<std::set<std::string>> open_;
-  std::string duplicate_;
+  nlohmann::detail::json_sax_dom_parser<Json> dom_;
+  LimitsCheck check_;
 };
-
-Result<nlohmann::json> ParseJson(std::string_view text) {
-  DuplicateKeyCheck check;
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(text.begin(), text.end(), std::ref(check));
-  } catch (const nlohmann::json::exception& e) {
-    return Status::InvalidArgument("invalid JSON: " + JsonErrorMessage(e));
-  }
-  if (!check.duplicate().empty())
-    return Status::InvalidArgument("invalid JSON: duplicate key '" + check.duplicate() + "'");
-  return doc;
-}
 
 // ---------------------------------------------------------------- YAML
 
@@ -135,81 +221,63 @@ nlohmann::json ResolvePlain(const std::string& s) {
   return s;
 }
 
-Result<nlohmann::json> ToJson(const YAML::Node& node, int depth);
+// YAML: ToJson walks yaml-cpp's node tree with a LimitsCheck (yaml-cpp
+// itself stops at 2,000 levels; an alias is walked each time it is used, so
+// the value budget bounds alias bombs).
+Result<nlohmann::json> ToJson(const YAML::Node& node, LimitsCheck& check);
 
-// Whether `text` is well-formed UTF-8 (no overlong forms, surrogates or code
-// points above U+10FFFF). JSON text is, and everything downstream (error
-// messages that quote a value, the store) relies on it.
-bool IsUtf8(std::string_view text) {
-  for (size_t i = 0; i < text.size();) {
-    const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
-    const unsigned char c = byte(i);
-    const size_t length = c < 0x80           ? 1
-                          : (c >> 5) == 0x6  ? 2
-                          : (c >> 4) == 0xE  ? 3
-                          : (c >> 3) == 0x1E ? 4
-                                             : 0;
-    if (length == 0 || i + length > text.size()) return false;
-    uint32_t code = length == 1 ? c : c & (0x7F >> length);
-    for (size_t k = 1; k < length; ++k) {
-      if ((byte(i + k) & 0xC0) != 0x80) return false;
-      code = (code << 6) | (byte(i + k) & 0x3F);
-    }
-    constexpr uint32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (code < kSmallest[length] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF))
-      return false;
-    i += length;
-  }
-  return true;
+Status YamlLimitError(const YAML::Node& node, const LimitsCheck& check) {
+  return YamlError(node.Mark(), check.error());
 }
 
-Result<nlohmann::json> ScalarToJson(const YAML::Node& node) {
-  if (!IsUtf8(node.Scalar())) return YamlError(node.Mark(), "invalid UTF-8");
+Result<nlohmann::json> ScalarToJson(const YAML::Node& node, LimitsCheck& check) {
+  // Escapes such as "\ud800" can make invalid UTF-8 out of valid text.
+  if (FindInvalidUtf8(node.Scalar()) != std::string_view::npos)
+    return YamlError(node.Mark(), "invalid UTF-8");
+  if (!check.String(node.Scalar())) return YamlLimitError(node, check);
   const std::string& tag = node.Tag();
   if (tag == "?") return ResolvePlain(node.Scalar());
   if (tag == "!" || tag == "tag:yaml.org,2002:str") return nlohmann::json(node.Scalar());
-  return YamlError(node.Mark(), "unsupported tag '" + tag + "'");
+  return YamlError(node.Mark(), "unsupported tag " + Quoted(tag));
 }
 
-Result<nlohmann::json> SequenceToJson(const YAML::Node& node, int depth) {
+Result<nlohmann::json> SequenceToJson(const YAML::Node& node, LimitsCheck& check) {
   nlohmann::json array = nlohmann::json::array();
   for (const YAML::Node& item : node) {
-    Result<nlohmann::json> value = ToJson(item, depth + 1);
+    Result<nlohmann::json> value = ToJson(item, check);
     if (!value.ok()) return value.status();
     array.push_back(std::move(value).value());
   }
   return array;
 }
 
-Result<nlohmann::json> MapToJson(const YAML::Node& node, int depth) {
+Result<nlohmann::json> MapToJson(const YAML::Node& node, LimitsCheck& check) {
   nlohmann::json object = nlohmann::json::object();
   for (const auto& entry : node) {
     if (!entry.first.IsScalar())
       return YamlError(entry.first.Mark(), "mapping keys must be scalars");
-    if (!IsUtf8(entry.first.Scalar())) return YamlError(entry.first.Mark(), "invalid UTF-8");
     const std::string& key = entry.first.Scalar();
-    if (object.contains(key)) return YamlError(entry.first.Mark(), "duplicate key '" + key + "'");
-    Result<nlohmann::json> value = ToJson(entry.second, depth + 1);
+    if (FindInvalidUtf8(key) != std::string_view::npos)
+      return YamlError(entry.first.Mark(), "invalid UTF-8");
+    if (!check.Key(key)) return YamlLimitError(entry.first, check);
+    Result<nlohmann::json> value = ToJson(entry.second, check);
     if (!value.ok()) return value.status();
     object[key] = std::move(value).value();
   }
   return object;
 }
 
-Result<nlohmann::json> ToJson(const YAML::Node& node, int depth) {
-  if (depth > kMaxDepth) return YamlError(node.Mark(), "nested too deeply");
-  switch (node.Type()) {
-    case YAML::NodeType::Scalar:
-      return ScalarToJson(node);
-    case YAML::NodeType::Sequence:
-      return SequenceToJson(node, depth);
-    case YAML::NodeType::Map:
-      return MapToJson(node, depth);
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
-      break;
-  }
-  return nlohmann::json(nullptr);
+// A map or sequence opens a container in `check` around its items.
+Result<nlohmann::json> ToJson(const YAML::Node& node, LimitsCheck& check) {
+  if (!check.Value()) return YamlLimitError(node, check);
+  const bool container = node.IsMap() || node.IsSequence();
+  if (container && !check.Open(node.IsMap())) return YamlLimitError(node, check);
+  Result<nlohmann::json> value = nlohmann::json(nullptr);
+  if (node.IsScalar()) value = ScalarToJson(node, check);
+  if (node.IsSequence()) value = SequenceToJson(node, check);
+  if (node.IsMap()) value = MapToJson(node, check);
+  if (container) check.Close();
+  return value;
 }
 
 // Notes whether a document had any content (anything but one null).
@@ -252,11 +320,16 @@ bool HasSecondDocument(std::string_view text) {
   return false;
 }
 
-Result<nlohmann::json> ParseYaml(std::string_view text) {
+Result<nlohmann::json> ParseYaml(std::string_view text, const DocumentLimits& limits) {
+  BERTH_RETURN_IF_ERROR(CheckUtf8(text, "invalid YAML"));
   try {
     if (HasSecondDocument(text))
       return Status::InvalidArgument("invalid YAML: expected one document, found more");
-    return ToJson(YAML::Load(std::string(text)), 0);
+    LimitsCheck check(limits);
+    return ToJson(YAML::Load(std::string(text)), check);
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp stops at 500 levels with the message "bad file".
+    return YamlError(e.mark, "nested deeper than " + std::to_string(limits.max_depth) + " levels");
   } catch (const YAML::Exception& e) {
     return YamlError(e.mark, e.msg);
   }
@@ -270,10 +343,23 @@ std::string JsonErrorMessage(const nlohmann::json::exception& e) {
   return what.starts_with('[') && end != std::string::npos ? what.substr(end + 2) : what;
 }
 
-Result<nlohmann::json> ParseDocumentText(std::string_view text) {
+Result<nlohmann::json> ParseJsonText(std::string_view text, const DocumentLimits& limits) {
+  BERTH_RETURN_IF_ERROR(CheckUtf8(text, "invalid JSON"));
+  nlohmann::json doc;
+  BoundedJsonBuilder builder(doc, limits);
+  try {
+    if (nlohmann::json::sax_parse(text.begin(), text.end(), &builder)) return doc;
+  } catch (const nlohmann::json::exception& e) {
+    return Status::InvalidArgument("invalid JSON: " + JsonErrorMessage(e));
+  }
+  return Status::InvalidArgument("invalid JSON: " + builder.error());
+}
+
+Result<nlohmann::json> ParseDocumentText(std::string_view text, const DocumentLimits& limits) {
   const size_t first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string_view::npos && text[first] == '{') return ParseJson(text);
-  return ParseYaml(text);
+  if (first != std::string_view::npos && (text[first] == '{' || text[first] == '['))
+    return ParseJsonText(text, limits);
+  return ParseYaml(text, limits);
 }
 
 }  // namespace berth::api

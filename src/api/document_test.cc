@@ -84,10 +84,61 @@ TEST(ParseDocumentText, UnsupportedYamlIsRejected) {
 }
 
 TEST(ParseDocumentText, DeepNestingIsAnErrorNotACrash) {
-  std::string deep(10000, '[');
-  auto yaml = ParseDocumentText(deep);
-  ASSERT_FALSE(yaml.ok());
-  EXPECT_EQ(yaml.status().message().rfind("invalid YAML", 0), 0u) << yaml.status().message();
+  // Issue 13: 100,000 levels of labels crashed berthd.
+  std::string json = R"({"id": "n1", "labels": )";
+  for (int i = 0; i < 100'000; ++i) json += R"({"a": )";
+  auto parsed = ParseJsonText(json + "1" + std::string(100'000, '}') + "}");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().message(), "invalid JSON: nested deeper than 32 levels");
+  EXPECT_EQ(ParseDocumentText(std::string(10000, '[')).status().message(),
+            "invalid JSON: nested deeper than 32 levels");
+  std::string yaml;
+  for (int i = 0; i < 1000; ++i) yaml += "- ";
+  auto deep_yaml = ParseDocumentText(yaml + "x\n");
+  ASSERT_FALSE(deep_yaml.ok());
+  EXPECT_EQ(deep_yaml.status().message().rfind("invalid YAML", 0), 0u)
+      << deep_yaml.status().message();
+  EXPECT_NE(deep_yaml.status().message().find("nested deeper than 32 levels"), std::string::npos);
+  std::string nested_32 = std::string(32, '[') + std::string(32, ']');
+  EXPECT_TRUE(ParseDocumentText(nested_32).ok());
+}
+
+TEST(ParseDocumentText, StringsListsAndValuesAreBounded) {
+  DocumentLimits limits;
+  limits.max_string_bytes = 8;
+  limits.max_items = 3;
+  limits.max_values = 20;
+  EXPECT_TRUE(ParseJsonText(R"({"abcdefgh": "12345678"})", limits).ok());
+  EXPECT_EQ(ParseJsonText(R"({"a": "123456789"})", limits).status().message(),
+            "invalid JSON: a string of 9 bytes (at most 8): '123456789'");
+  EXPECT_EQ(ParseJsonText(R"({"abcdefghi": 1})", limits).status().message(),
+            "invalid JSON: a string of 9 bytes (at most 8): 'abcdefghi'");
+  EXPECT_TRUE(ParseJsonText("[1, 2, 3]", limits).ok());
+  EXPECT_EQ(ParseJsonText("[1, 2, 3, 4]", limits).status().message(),
+            "invalid JSON: a list or object with more than 3 items");
+  EXPECT_EQ(ParseJsonText(R"({"a": 1, "b": 2, "c": 3, "d": 4})", limits).status().message(),
+            "invalid JSON: a list or object with more than 3 items");
+  EXPECT_FALSE(ParseDocumentText("a: [1, 2, 3, 4]\n", limits).ok());
+  // An alias is expanded each time it is used: a small document, many values.
+  const std::string bomb = "a: &a [1, 1, 1]\nb: &b [*a, *a, *a]\nc: [*b, *b, *b]\n";
+  const auto expanded = ParseDocumentText(bomb, limits);
+  ASSERT_FALSE(expanded.ok());
+  EXPECT_NE(expanded.status().message().find("more than 20 values in all"), std::string::npos)
+      << expanded.status().message();
+}
+
+TEST(ParseDocumentText, InvalidUtf8IsAnErrorSayingWhere) {
+  EXPECT_EQ(ParseJsonText("{\"id\":\n \"n\xe9\"}").status().message(),
+            "invalid JSON: invalid UTF-8 at line 2, column 4 (byte 10)");
+  EXPECT_EQ(ParseDocumentText("id: n\xff\n").status().message(),
+            "invalid YAML: invalid UTF-8 at line 1, column 6 (byte 5)");
+}
+
+TEST(ParseDocumentText, AJsonListIsJsonNotYaml) {
+  auto list = ParseDocumentText(R"([{"id": "n1"}])");
+  ASSERT_TRUE(list.ok()) << list.status().message();
+  EXPECT_TRUE(list->is_array());
+  EXPECT_EQ(ParseDocumentText("[1,").status().message().rfind("invalid JSON", 0), 0u);
 }
 
 TEST(ParseDocumentText, EmptyTextIsNull) {

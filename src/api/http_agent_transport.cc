@@ -6,6 +6,8 @@
 #include <utility>
 
 #include "api/agent_codec.h"
+#include "api/api_client.h"
+#include "core/names.h"
 
 namespace berth::api {
 namespace {
@@ -35,7 +37,7 @@ void SetTimeout(httplib::Client& client, Duration timeout) {
 // The JSON of an answer; Unavailable for no answer, a non-JSON one or an
 // error status.
 Result<Json> ReadAnswer(const std::string& agent_id, const httplib::Result& r) {
-  if (!r) return Status::Unavailable("agent " + agent_id + ": " + httplib::to_string(r.error()));
+  if (!r) return Status::Unavailable("agent " + agent_id + ": " + DescribeHttpError(r.error()));
   Json answer = Json::parse(r->body, nullptr, false);
   if (answer.is_discarded())
     return Status::Unavailable("agent " + agent_id + ": an answer that is not JSON");
@@ -78,12 +80,14 @@ Result<std::unique_ptr<HttpAgentTransport>> HttpAgentTransport::Connect(const st
   httplib::Result r = client.Get("/v1/agent");
   if (!r)
     return Status::Unavailable("cannot reach berth-agent at " + server + ": " +
-                               httplib::to_string(r.error()));
+                               DescribeHttpError(r.error()));
   const Json body = Json::parse(r->body, nullptr, false);
   if (r->status != 200 || body.is_discarded() || !body.contains("id") || !body["id"].is_string() ||
       !body.contains("nodes") || !body["nodes"].is_number_unsigned())
     return Status::Unavailable("berth-agent at " + server + " answered " +
                                std::to_string(r->status));
+  if (Status valid = CheckId(body["id"].get<std::string>()); !valid.ok())
+    return Status::InvalidArgument("berth-agent at " + server + ": agent id " + valid.message());
   return std::unique_ptr<HttpAgentTransport>(
       new HttpAgentTransport(server, token, body["id"], body["nodes"].get<uint32_t>()));
 }

@@ -3,13 +3,20 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <httplib.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
+#include <cctype>
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "api/document.h"
+#include "core/names.h"
 
 namespace berth::api {
 namespace {
@@ -62,16 +69,104 @@ std::string_view CodeName(StatusCode code) {
   return "internal";
 }
 
+Json ErrorJson(std::string_view code, const std::string& message) {
+  return Json{{"error", {{"code", code}, {"message", message}}}};
+}
+
 // The error for a 4xx/5xx that no handler explained (httplib's own answers).
 Json DefaultError(const httplib::Request& req, int status, size_t max_body_bytes) {
-  std::string code = "bad_request", message = "bad request";
-  if (status == 404)
-    code = "not_found", message = "no such endpoint: " + req.method + " " + req.path;
-  if (status == 413)
-    code = "payload_too_large",
-    message = "request body larger than " + std::to_string(max_body_bytes) + " bytes";
-  if (status >= 500) code = "internal", message = "internal error";
-  return Json{{"error", {{"code", code}, {"message", message}}}};
+  switch (status) {
+    case 404:
+      return ErrorJson("not_found", "no such endpoint: " + req.method + " " + Quoted(req.path));
+    case 413:
+      return ErrorJson("payload_too_large",
+                       "request body larger than " + std::to_string(max_body_bytes) + " bytes");
+    case 414:
+      return ErrorJson("uri_too_long", "request line too long");
+  }
+  if (status >= 500) return ErrorJson("internal", "internal error");
+  return ErrorJson("bad_request", "malformed HTTP request");
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
+  return true;
+}
+
+// The credentials of an `Authorization: Bearer <token>` header, or "" for
+// another scheme. The scheme is case-insensitive (RFC 7235, section 2.1).
+std::string_view BearerToken(std::string_view header) {
+  const size_t space = header.find(' ');
+  if (space == std::string_view::npos || !EqualsIgnoreCase(header.substr(0, space), "bearer"))
+    return {};
+  std::string_view token = header.substr(space);
+  while (!token.empty() && (token.front() == ' ' || token.front() == '\t')) token.remove_prefix(1);
+  while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
+  return token;
+}
+
+// A request body is JSON: with no Content-Type it is taken as JSON; any
+// other media type is refused before the body is read. (curl -d sends
+// application/x-www-form-urlencoded, which httplib would otherwise cap at
+// 8 KiB with a 413.)
+bool IsJsonOrAbsent(const std::string& content_type) {
+  std::string_view media = content_type;
+  media = media.substr(0, media.find(';'));
+  while (!media.empty() && media.back() == ' ') media.remove_suffix(1);
+  return media.empty() || EqualsIgnoreCase(media, "application/json");
+}
+
+bool CarriesBody(const httplib::Request& req) {
+  return req.has_header("Content-Length") || req.has_header("Transfer-Encoding");
+}
+
+// httplib 0.11 reads a POST, PUT, PATCH or DELETE request without
+// Content-Length or Transfer-Encoding until the client closes, so `curl -X
+// POST .../drain` hung and got a 400. RFC 7230 section 3.3.3: such a request
+// has no body. Saying so with Content-Length: 0 lets httplib read nothing.
+void NoBodyUnlessAnnounced(const httplib::Request& req) {
+  if (CarriesBody(req)) return;
+  // httplib hands the pre-routing handler a const view of its own non-const
+  // request object; this header only tells it how much to read next.
+  const_cast<httplib::Request&>(req).headers.emplace("Content-Length", "0");
+}
+
+// Only SO_REUSEADDR (a restarted server can bind while old connections are in
+// TIME_WAIT). httplib's default also sets SO_REUSEPORT, with which a second
+// server on the same port started and the kernel split requests between them.
+void ExclusiveSocketOptions(int socket) {
+  int yes = 1;
+  ::setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+}
+
+// Why `host:port` cannot be bound, by binding a probe socket the same way
+// (httplib does not say).
+std::string BindError(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(port);
+  if (const int error = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found); error != 0)
+    return ::gai_strerror(error);
+  std::string reason = "unknown error";
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    const int probe = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (probe < 0) continue;
+    ExclusiveSocketOptions(probe);
+    const bool bound = ::bind(probe, a->ai_addr, a->ai_addrlen) == 0;
+    reason = bound ? "the address became free; try again" : std::strerror(errno);
+    ::close(probe);
+    if (!bound) break;
+  }
+  ::freeaddrinfo(found);
+  for (char& c : reason) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return reason;
 }
 
 // Compares in time independent of where the strings differ.
@@ -82,12 +177,21 @@ bool SameSecret(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
+// Text in an answer is valid UTF-8 by the decoders' rules; should anything
+// else slip through, its bytes are replaced rather than failing the answer.
+std::string Dump(const Json& json) { return json.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+void SendJson(httplib::Response& res, int status, const Json& body) {
+  res.status = status;
+  res.set_content(Dump(body), "application/json");
+}
+
 void Send(httplib::Response& res, const ApiResponse& response) {
   res.status = response.status;
   if (!response.text.empty() || !response.content_type.empty())
     res.set_content(response.text, response.content_type.c_str());
   else if (!response.body.is_null())
-    res.set_content(response.body.dump(), "application/json");
+    res.set_content(Dump(response.body), "application/json");
 }
 
 }  // namespace
@@ -120,12 +224,8 @@ void MetricsText::Add(const char* name, const char* help, uint64_t value, const 
 }
 
 Result<Json> ParseJsonBody(const std::string& body) {
-  if (body.empty()) return Status::InvalidArgument("malformed JSON: the request body is empty");
-  try {
-    return Json::parse(body);
-  } catch (const Json::exception& e) {
-    return Status::InvalidArgument("malformed JSON: " + JsonErrorMessage(e));
-  }
+  if (body.empty()) return Status::InvalidArgument("invalid JSON: the request body is empty");
+  return ParseJsonText(body);
 }
 
 ApiServer::ApiServer(ApiServerOptions options)
@@ -136,29 +236,49 @@ ApiServer::ApiServer(ApiServerOptions options)
   http_->set_tcp_nodelay(true);
   http_->set_keep_alive_max_count(1000);
   http_->set_payload_max_length(options_.max_body_bytes);
+  http_->set_socket_options(ExclusiveSocketOptions);
   http_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    NoBodyUnlessAnnounced(req);
     const std::string header = req.get_header_value("Authorization");
-    if (SameSecret(header, "Bearer " + options_.token))
-      return httplib::Server::HandlerResponse::Unhandled;
-    counters_.unauthorized.fetch_add(1, std::memory_order_relaxed);
-    res.status = 401;
-    res.set_header("WWW-Authenticate", "Bearer");
-    const char* message = header.empty() ? "missing bearer token" : "wrong bearer token";
-    res.set_content(Json{{"error", {{"code", "unauthorized"}, {"message", message}}}}.dump(),
-                    "application/json");
-    return httplib::Server::HandlerResponse::Handled;
+    if (!SameSecret(BearerToken(header), options_.token)) {
+      counters_.unauthorized.fetch_add(1, std::memory_order_relaxed);
+      res.set_header("WWW-Authenticate", "Bearer");
+      SendJson(res, 401,
+               ErrorJson("unauthorized", header.empty() ? "missing bearer token"
+                                                        : "wrong bearer token"));
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    const std::string content_type = req.get_header_value("Content-Type");
+    if (req.get_header_value("Content-Length") != "0" && !IsJsonOrAbsent(content_type)) {
+      SendJson(res, 415,
+               ErrorJson("unsupported_media_type",
+                         "request bodies are JSON: send Content-Type: application/json, not " +
+                             Quoted(content_type)));
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
   });
   http_->set_error_handler(httplib::Server::HandlerWithResponse(
       [this](const httplib::Request& req, httplib::Response& res) {
         if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-        res.set_content(DefaultError(req, res.status, options_.max_body_bytes).dump(),
+        res.set_content(Dump(DefaultError(req, res.status, options_.max_body_bytes)),
                         "application/json");
         return httplib::Server::HandlerResponse::Handled;
       }));
+  // A handler that throws has a bug; say where on standard error, since the
+  // client is told no more than "internal error".
   http_->set_exception_handler(
-      [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-        res.status = 500;
-        res.set_content(ErrorBody(Status::Internal("internal error")).dump(), "application/json");
+      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr error) {
+        std::string what = "unknown exception";
+        try {
+          std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        std::fprintf(stderr, "internal error answering %s %s: %s\n", req.method.c_str(),
+                     Quoted(req.path).c_str(), what.c_str());
+        SendJson(res, 500, ErrorBody(Status::Internal("internal error")));
       });
   http_->set_logger([this](const httplib::Request&, const httplib::Response& res) {
     counters_.requests.fetch_add(1, std::memory_order_relaxed);
@@ -179,8 +299,7 @@ void ApiServer::Route(const std::string& method, const std::string& pattern, Api
     for (size_t i = 1; i < req.matches.size(); ++i) request.params.push_back(req.matches[i].str());
     Result<ApiResponse> response = handler(request);
     if (response.ok()) return Send(res, *response);
-    res.status = HttpStatusOf(response.status().code());
-    res.set_content(ErrorBody(response.status()).dump(), "application/json");
+    SendJson(res, HttpStatusOf(response.status().code()), ErrorBody(response.status()));
   };
   if (method == "GET")
     http_->Get(pattern, adapter);
@@ -202,7 +321,8 @@ Status ApiServer::Start() {
   } else {
     if (!http_->bind_to_port(options_.host, options_.port))
       return Status::Unavailable("cannot listen on " + options_.host + ":" +
-                                 std::to_string(options_.port));
+                                 std::to_string(options_.port) + ": " +
+                                 BindError(options_.host, options_.port));
     port_ = options_.port;
   }
   RaiseListenBacklog(port_);

@@ -1,12 +1,19 @@
 // ApiServer: the HTTP/JSON front door of berthd (and later berth-agent),
 // on cpp-httplib. It owns what every endpoint shares:
 //   - bearer-token authentication on every route: a missing or wrong
-//     `Authorization: Bearer <token>` is 401, counted in counters();
-//   - a request body limit: larger bodies are 413;
+//     `Authorization: Bearer <token>` (scheme in any case) is 401, counted
+//     in counters();
+//   - request bodies: JSON (a Content-Type other than application/json is
+//     415 before the body is read), at most max_body_bytes (413), parsed
+//     within api::DocumentLimits (ParseJsonBody); a request without
+//     Content-Length or Transfer-Encoding has an empty body (RFC 7230);
 //   - errors as JSON: a handler's Status becomes 400 (InvalidArgument),
 //     404 (NotFound), 409 (Conflict), 503 (Unavailable) or 500, with the body
 //     {"error": {"code": "invalid_argument", "message": "..."}}; unknown
-//     routes and every other 4xx/5xx get the same shape.
+//     routes and every other 4xx/5xx get the same shape. A handler that
+//     throws is a bug: 500, and the exception is written to stderr;
+//   - an exclusive port: Start fails ("address already in use") when
+//     another process listens there, never sharing it.
 // Handlers run on the server's worker threads, so they must be thread-safe.
 // Route before Start; Start and Stop from one owning thread.
 #pragma once
@@ -100,8 +107,9 @@ class MetricsText {
   std::string text_;
 };
 
-// Parses a request body as JSON; InvalidArgument "malformed JSON: parse error
-// at line L, column C: ..." when it is not JSON.
+// Parses a request body as JSON (api::ParseJsonText with the default
+// DocumentLimits); InvalidArgument "invalid JSON: ..." saying what is wrong
+// and where.
 Result<Json> ParseJsonBody(const std::string& body);
 
 // Parses the request body (as ParseJsonBody), then answers with `action` on

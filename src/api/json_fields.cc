@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "core/names.h"
 #include "core/quantity.h"
 
 namespace berth::api {
@@ -26,6 +27,12 @@ std::string IndexPath(const std::string& parent, size_t index) {
   return parent + "[" + std::to_string(index) + "]";
 }
 
+std::string Brief(const Json& value) {
+  std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (text.size() <= 64) return text;
+  return Quoted(text);  // cut, with the size
+}
+
 Status FieldError(const std::string& path, const std::string& message) {
   return Status::InvalidArgument(path.empty() ? message : path + ": " + message);
 }
@@ -40,7 +47,7 @@ Status CheckObject(const Json& value, const std::string& path,
   for (const auto& [key, unused] : value.items()) {
     bool known = false;
     for (std::string_view name : allowed) known = known || name == key;
-    if (!known) return FieldError(path, "unknown field '" + key + "'");
+    if (!known) return FieldError(path, "unknown field " + Quoted(key));
   }
   return Status::Ok();
 }
@@ -56,12 +63,36 @@ Status ReadString(const Json& value, const std::string& path, std::string* out) 
   return Status::Ok();
 }
 
-Status ReadId(const Json& value, const std::string& path, std::string* out) {
-  std::string text;
-  BERTH_RETURN_IF_ERROR(ReadString(value, path, &text));
-  if (text.empty()) return FieldError(path, "must not be empty");
-  *out = std::move(text);
+namespace {
+
+// A string that passes `check`.
+template <typename Check>
+Status ReadChecked(const Json& value, const std::string& path, std::string* out, Check check) {
+  if (!value.is_string()) return TypeError(value, path, "a string");
+  const std::string& text = value.get_ref<const std::string&>();
+  if (Status valid = check(text); !valid.ok()) return FieldError(path, valid.message());
+  *out = text;
   return Status::Ok();
+}
+
+}  // namespace
+
+Status ReadId(const Json& value, const std::string& path, std::string* out) {
+  return ReadChecked(value, path, out, CheckId);
+}
+
+Status ReadTaskId(const Json& value, const std::string& path, std::string* out) {
+  return ReadChecked(value, path, out, CheckTaskId);
+}
+
+Status ReadName(const Json& value, const std::string& path, std::string* out) {
+  return ReadChecked(value, path, out, [](std::string_view text) {
+    return text.empty() ? Status::InvalidArgument("must not be empty") : CheckText(text);
+  });
+}
+
+Status ReadText(const Json& value, const std::string& path, std::string* out) {
+  return ReadChecked(value, path, out, [](std::string_view text) { return CheckText(text); });
 }
 
 Status ReadUnsigned(const Json& value, const std::string& path, uint64_t* out) {
@@ -97,24 +128,17 @@ Status ReadSeconds(const Json& value, const std::string& path, Duration* out) {
   return Status::Ok();
 }
 
-Status ReadStringList(const Json& value, const std::string& path, std::vector<std::string>* out) {
-  BERTH_RETURN_IF_ERROR(CheckArray(value, path));
-  std::vector<std::string> items;
-  for (size_t i = 0; i < value.size(); ++i) {
-    items.emplace_back();
-    BERTH_RETURN_IF_ERROR(ReadId(value[i], IndexPath(path, i), &items.back()));
-  }
-  *out = std::move(items);
-  return Status::Ok();
-}
-
 Status ReadLabels(const Json& value, const std::string& path, Labels* out) {
   if (!value.is_object()) return TypeError(value, path, "an object of labels");
   Labels labels;
   for (const auto& [key, label] : value.items()) {
-    if (!label.is_string())
-      return TypeError(label, FieldPath(path, key), "a string (quote the value)");
-    labels.emplace(key, label.get<std::string>());
+    if (Status valid = CheckLabelKey(key); !valid.ok()) return FieldError(path, valid.message());
+    const std::string label_path = FieldPath(path, key);
+    if (!label.is_string()) return TypeError(label, label_path, "a string (quote the value)");
+    const std::string& text = label.get_ref<const std::string&>();
+    if (Status valid = CheckLabelValue(text); !valid.ok())
+      return FieldError(label_path, valid.message());
+    labels.emplace(key, text);
   }
   *out = std::move(labels);
   return Status::Ok();

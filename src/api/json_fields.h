@@ -27,6 +27,9 @@ using Json = nlohmann::json;
 std::string FieldPath(const std::string& parent, std::string_view field);
 std::string IndexPath(const std::string& parent, size_t index);
 
+// `value` as JSON text for an error message, cut after 64 bytes.
+std::string Brief(const Json& value);
+
 // InvalidArgument "<path>: <message>" (just the message at the root).
 Status FieldError(const std::string& path, const std::string& message);
 
@@ -40,17 +43,31 @@ Status CheckObject(const Json& value, const std::string& path,
 Status CheckArray(const Json& value, const std::string& path);
 
 Status ReadString(const Json& value, const std::string& path, std::string* out);
-// A string that must not be empty (ids, names).
+// The naming rules of core/names.h: an id (nodes, services, jobs, classes,
+// agents, generic resources), a task id, non-empty text (plugin, network and
+// driver names, requestors, task names) and possibly empty text (hostnames,
+// platforms, log drivers), each at most kMaxTextBytes.
 Status ReadId(const Json& value, const std::string& path, std::string* out);
+Status ReadTaskId(const Json& value, const std::string& path, std::string* out);
+Status ReadName(const Json& value, const std::string& path, std::string* out);
+Status ReadText(const Json& value, const std::string& path, std::string* out);
 // A non-negative integer (JSON floats such as 1.5 or 1e3 are rejected).
 Status ReadUnsigned(const Json& value, const std::string& path, uint64_t* out);
 // An integer, possibly negative (JSON floats such as 1.5 are rejected).
 Status ReadInteger(const Json& value, const std::string& path, int64_t* out);
 // A non-negative number of seconds (fractions allowed, kept to the millisecond).
 Status ReadSeconds(const Json& value, const std::string& path, Duration* out);
-// A list of non-empty strings.
-Status ReadStringList(const Json& value, const std::string& path, std::vector<std::string>* out);
-// An object of string values (labels).
+// A list whose every item is read with `read` (ReadId, ReadName, ...).
+template <typename T, typename Reader>
+Status ReadList(const Json& value, const std::string& path, Reader read, std::vector<T>* out) {
+  BERTH_RETURN_IF_ERROR(CheckArray(value, path));
+  std::vector<T> items(value.size());
+  for (size_t i = 0; i < value.size(); ++i)
+    BERTH_RETURN_IF_ERROR(read(value[i], IndexPath(path, i), &items[i]));
+  *out = std::move(items);
+  return Status::Ok();
+}
+// An object of labels: keys and values by core/names.h's label rules.
 Status ReadLabels(const Json& value, const std::string& path, Labels* out);
 // CPUs: a number (0.5) or a string ("0.5", "500m"); milli-CPU out.
 Status ReadMilliCpu(const Json& value, const std::string& path, int64_t* out);

@@ -8,6 +8,7 @@
 
 #include "api/cluster_codec.h"
 #include "api/json_fields.h"
+#include "core/names.h"
 
 namespace berth::api {
 namespace {
@@ -32,7 +33,7 @@ Status ReadMode(const Json& value, const std::string& path, ServiceMode* out) {
   } else if (mode == "global") {
     *out = ServiceMode::kGlobal;
   } else {
-    return FieldError(path, "invalid mode '" + mode + "' (expected one of replicated, global)");
+    return FieldError(path, "invalid mode " + Quoted(mode) + " (expected one of replicated, global)");
   }
   return Status::Ok();
 }
@@ -160,7 +161,7 @@ Status PlacementDecoder::DecodeTask(const Json& value, const std::string& path) 
       value, path,
       {"id", "service", "node", "state", "desired_state", "spec_version", "updated_at", "task"}));
   Task task;
-  BERTH_RETURN_IF_ERROR(RequireField(value, "id", path, ReadId, &task.id));
+  BERTH_RETURN_IF_ERROR(RequireField(value, "id", path, ReadTaskId, &task.id));
   if (!task_ids_.insert(task.id).second)
     return FieldError(FieldPath(path, "id"), "duplicate task id '" + task.id + "'");
   BERTH_RETURN_IF_ERROR(ReadField(value, "service", path, ReadId, &task.service_id));

@@ -7,6 +7,7 @@
 #include "cli/client_commands.h"
 #include "cli/plan_command.h"
 #include "cli/up_command.h"
+#include "core/names.h"
 
 namespace berth::cli {
 namespace {
@@ -16,10 +17,40 @@ constexpr const char* kPlanDescription =
     "standard input), and print where each pending task would go, or why it cannot run. "
     "Changes nothing. The document format is in docs/plan.md.";
 
+// Arguments become JSON text and URL paths, which must be UTF-8.
+Status CheckArguments(const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i)
+    if (const size_t bad = FindInvalidUtf8(args[i]); bad != std::string::npos)
+      return Status::InvalidArgument("argument " + std::to_string(i + 1) + " " + Quoted(args[i]) +
+                                     " is not valid UTF-8 (at byte " + std::to_string(bad) + ")");
+  return Status::Ok();
+}
+
+int Run(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
+        std::ostream& err, const Clock& clock);
+
 }  // namespace
 
+// Every command reports its errors as values; a library exception escaping
+// one is a bug, reported as such rather than as an abort.
 int RunBerth(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
              std::ostream& err, const Clock& clock) {
+  if (Status valid = CheckArguments(args); !valid.ok()) {
+    err << "berth: " << valid.message() << "\n";
+    return 2;
+  }
+  try {
+    return Run(args, in, out, err, clock);
+  } catch (const std::exception& e) {
+    err << "berth: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+namespace {
+
+int Run(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
+        std::ostream& err, const Clock& clock) {
   CLI::App app{"Berth: a cluster task scheduler.", "berth"};
   app.set_version_flag("--version", std::string("berth ") + BERTH_VERSION);
   app.set_help_all_flag("--help-all", "Print help for every command and exit");
@@ -50,6 +81,9 @@ int RunBerth(const std::vector<std::string>& args, std::istream& in, std::ostrea
       ->capture_default_str();
   up_command->add_flag("--demo", up.demo, "create a demo service and show where its tasks went");
   up_command->add_flag("--once", up.once, "stop after printing the placements");
+  up_command->add_flag("--new-token", up.daemon.new_token,
+                       "issue a new API token if the token file is missing although the data "
+                       "directory holds data");
 
   ClientCommands client(app);
 
@@ -84,4 +118,5 @@ int RunBerth(const std::vector<std::string>& args, std::istream& in, std::ostrea
   return 2;  // unreachable: one subcommand is required
 }
 
+}  // namespace
 }  // namespace berth::cli

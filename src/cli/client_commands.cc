@@ -6,11 +6,25 @@
 #include <ostream>
 
 #include "api/api_client.h"
+#include "core/names.h"
 
 namespace berth::cli {
 namespace {
 
 using api::Json;
+
+// A CLI11 check by one of core/names.h's rules: what the server would refuse
+// is refused here, before any request (and ids are safe in a URL path).
+CLI::Validator NameRule(Status (*check)(std::string_view), const char* description) {
+  return CLI::Validator(
+      [check](std::string& value) {
+        Status valid = check(value);
+        return valid.ok() ? std::string() : valid.message();
+      },
+      description);
+}
+const CLI::Validator kIdRule = NameRule(CheckId, "ID");
+const CLI::Validator kTaskIdRule = NameRule(CheckTaskId, "TASK ID");
 
 std::string EnvOr(const char* name, const std::string& fallback) {
   const char* value = std::getenv(name);
@@ -232,7 +246,7 @@ void ClientCommands::AddNodeCommands(CLI::App& app) {
     if (!labels->empty()) body["labels"] = *labels;
     return Request{"POST", "/v1/nodes", body};
   });
-  add->add_option("ID", id_, "node id")->required();
+  add->add_option("ID", id_, "node id")->check(kIdRule)->required();
   add->add_option("--hostname", hostname_, "host name");
   add->add_option("--cpu", cpu_, "CPUs (4, 0.5, 500m)");
   add->add_option("--memory", memory_, "memory (8Gi, 512Mi, bytes)");
@@ -247,7 +261,7 @@ void ClientCommands::AddNodeCommands(CLI::App& app) {
         if (!labels->empty()) body["labels"] = *labels;
         return Request{"PATCH", "/v1/nodes/" + id_, body};
       });
-  update->add_option("ID", id_, "node id")->required();
+  update->add_option("ID", id_, "node id")->check(kIdRule)->required();
   update->add_option("--state", state_, "ready | down | disconnected | unknown");
   update->add_option("--availability", availability_, "active | pause | drain");
   update->add_option("--label", labels_,
@@ -256,19 +270,19 @@ void ClientCommands::AddNodeCommands(CLI::App& app) {
        [this] {
          return Result<Request>(Request{"GET", "/v1/nodes/" + id_, nullptr});
        })
-      ->add_option("ID", id_, "node id")
+      ->add_option("ID", id_, "node id")->check(kIdRule)
       ->required();
   leaf("drain", "Stop placing tasks on a node",
        [this] {
          return Result<Request>(Request{"POST", "/v1/nodes/" + id_ + "/drain", nullptr});
        })
-      ->add_option("ID", id_, "node id")
+      ->add_option("ID", id_, "node id")->check(kIdRule)
       ->required();
   leaf("rm", "Remove a node (its tasks are replaced elsewhere)",
        [this] {
          return Result<Request>(Request{"DELETE", "/v1/nodes/" + id_, nullptr});
        })
-      ->add_option("ID", id_, "node id")
+      ->add_option("ID", id_, "node id")->check(kIdRule)
       ->required();
 }
 
@@ -305,7 +319,7 @@ void ClientCommands::AddServiceCommands(CLI::App& app) {
       body["replicas"] = 1;
     return Request{"POST", "/v1/services", body};
   });
-  create->add_option("ID", id_, "service id")->required();
+  create->add_option("ID", id_, "service id")->check(kIdRule)->required();
   create->add_option("--replicas", replicas_, "number of tasks (replicated mode; default 1)");
   create->add_option("--mode", mode_, "replicated | global")
       ->check(CLI::IsMember({"replicated", "global"}));
@@ -330,7 +344,7 @@ void ClientCommands::AddServiceCommands(CLI::App& app) {
        [this] {
          return Result<Request>(Request{"GET", "/v1/services/" + id_, nullptr});
        })
-      ->add_option("ID", id_, "service id")
+      ->add_option("ID", id_, "service id")->check(kIdRule)
       ->required();
   leaf("scale", "Set a replicated service's replica count: SERVICE=N",
        [this]() -> Result<Request> {
@@ -338,8 +352,10 @@ void ClientCommands::AddServiceCommands(CLI::App& app) {
          char* rest = nullptr;
          const long n = eq == std::string::npos ? -1 : std::strtol(id_.c_str() + eq + 1, &rest, 10);
          if (eq == std::string::npos || eq == 0 || n < 0 || *rest != '\0')
-           return Status::InvalidArgument("expected SERVICE=REPLICAS, e.g. web=5, got '" + id_ +
-                                          "'");
+           return Status::InvalidArgument("expected SERVICE=REPLICAS, e.g. web=5, got " +
+                                          Quoted(id_));
+         if (Status valid = CheckId(id_.substr(0, eq)); !valid.ok())
+           return Status::InvalidArgument("SERVICE: " + valid.message());
          return Request{"PATCH", "/v1/services/" + id_.substr(0, eq), Json{{"replicas", n}}};
        })
       ->add_option("SERVICE=N", id_, "service and replica count")
@@ -348,7 +364,7 @@ void ClientCommands::AddServiceCommands(CLI::App& app) {
        [this] {
          return Result<Request>(Request{"DELETE", "/v1/services/" + id_, nullptr});
        })
-      ->add_option("ID", id_, "service id")
+      ->add_option("ID", id_, "service id")->check(kIdRule)
       ->required();
 }
 
@@ -366,14 +382,15 @@ void ClientCommands::AddTaskCommands(CLI::App& app) {
             nullptr});
       },
       PrintTasks)
-      ->add_option("--service", service_filter_, "only the tasks of this service");
+      ->add_option("--service", service_filter_, "only the tasks of this service")
+      ->check(kIdRule);
   leaf(
       "inspect", "Show one task",
       [this] {
         return Result<Request>(Request{"GET", "/v1/tasks/" + id_, nullptr});
       },
       PrintTasks)
-      ->add_option("ID", id_, "task id")
+      ->add_option("ID", id_, "task id")->check(kTaskIdRule)
       ->required();
   leaf(
       "why", "Explain why a task is where it is, or why it is not running",
@@ -381,7 +398,7 @@ void ClientCommands::AddTaskCommands(CLI::App& app) {
         return Result<Request>(Request{"GET", "/v1/tasks/" + id_ + "/why", nullptr});
       },
       PrintWhy)
-      ->add_option("ID", id_, "task id")
+      ->add_option("ID", id_, "task id")->check(kTaskIdRule)
       ->required();
 }
 
@@ -403,7 +420,7 @@ void ClientCommands::AddJobCommands(CLI::App& app) {
     return Request{"POST", "/v1/jobs",
                    Json{{"id", id_}, {"requestor", requestor_}, {"task", task}, {"tasks", tasks}}};
   });
-  submit->add_option("ID", id_, "job id")->required();
+  submit->add_option("ID", id_, "job id")->check(kIdRule)->required();
   submit->add_option("--requestor", requestor_, "who asks (decides the fair-share class)")
       ->required();
   submit->add_option("--tasks", count_, "number of tasks (default 1)")
@@ -422,13 +439,13 @@ void ClientCommands::AddJobCommands(CLI::App& app) {
        [this] {
          return Result<Request>(Request{"GET", "/v1/jobs/" + id_, nullptr});
        })
-      ->add_option("ID", id_, "job id")
+      ->add_option("ID", id_, "job id")->check(kIdRule)
       ->required();
   leaf("kill", "Kill a job: its tasks stop",
        [this] {
          return Result<Request>(Request{"DELETE", "/v1/jobs/" + id_, nullptr});
        })
-      ->add_option("ID", id_, "job id")
+      ->add_option("ID", id_, "job id")->check(kIdRule)
       ->required();
 }
 

@@ -64,9 +64,14 @@ int RunUp(const UpOptions& options, std::ostream& out, std::ostream& err) {
       rows.push_back({t["id"], t.value("state", ""), t.value("node", "-"), t.value("message", "")});
     PrintTable(out, {"TASK", "STATE", "NODE", "MESSAGE"}, rows);
   }
+  if (options.once) {
+    out << "berthd ran at http://" << server << " with " << options.nodes
+        << " simulated nodes and has stopped (--once); data and API token in "
+        << options.daemon.data_dir << "\n";
+    return 0;
+  }
   out << "berthd is running at http://" << server << " with " << options.nodes
       << " simulated nodes; data and API token in " << options.daemon.data_dir << "\n";
-  if (options.once) return 0;
   out << "Try: berth task ls --server " << server << " --data-dir " << options.daemon.data_dir
       << "   (Ctrl-C stops)\n"
       << std::flush;

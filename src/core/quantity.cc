@@ -1,5 +1,8 @@
 #include "core/quantity.h"
 
+#include "core/names.h"
+
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -49,7 +52,15 @@ bool ScaleExact(const Decimal& d, int64_t unit, int64_t* value) {
   return true;
 }
 
-std::string Quote(std::string_view text) { return "'" + std::string(text) + "'"; }
+std::string Quote(std::string_view text) { return Quoted(text); }
+
+// The shortest text that reads back as `value` ("1.2345", "1e+300"), as the
+// user would have written it, not std::to_string's "1.234500".
+std::string Shortest(double value) {
+  char text[32];
+  const auto [end, error] = std::to_chars(text, text + sizeof text, value);
+  return error == std::errc() ? std::string(text, end) : std::to_string(value);
+}
 
 }  // namespace
 
@@ -72,7 +83,7 @@ Result<int64_t> MilliCpuFromNumber(double cpus) {
   double milli = cpus * 1000.0;
   double rounded = std::round(milli);
   if (!std::isfinite(cpus) || cpus < 0 || rounded > 9.2e18 || std::fabs(milli - rounded) > 1e-6)
-    return Status::InvalidArgument("invalid cpu quantity " + std::to_string(cpus) +
+    return Status::InvalidArgument("invalid cpu quantity " + Shortest(cpus) +
                                    " (expected a non-negative number with at most 3 decimals)");
   return static_cast<int64_t>(rounded);
 }
@@ -106,7 +117,7 @@ Result<int64_t> ParseBytes(std::string_view text) {
 
 Result<int64_t> BytesFromNumber(double bytes) {
   if (!std::isfinite(bytes) || bytes < 0 || bytes > 9.2e18 || std::floor(bytes) != bytes)
-    return Status::InvalidArgument("invalid memory quantity " + std::to_string(bytes) +
+    return Status::InvalidArgument("invalid memory quantity " + Shortest(bytes) +
                                    " (expected a non-negative whole number of bytes)");
   return static_cast<int64_t>(bytes);
 }

@@ -23,6 +23,11 @@ TEST(Quantity, CpuNumber) {
   EXPECT_EQ(*MilliCpuFromNumber(0.1), 100);
   EXPECT_FALSE(MilliCpuFromNumber(0.0001).ok());
   EXPECT_FALSE(MilliCpuFromNumber(-1).ok());
+  // Issue 13: the number is quoted as written, not as "1.234500" or 300 digits.
+  EXPECT_EQ(MilliCpuFromNumber(1.2345).status().message(),
+            "invalid cpu quantity 1.2345 (expected a non-negative number with at most 3 decimals)");
+  EXPECT_EQ(MilliCpuFromNumber(1e300).status().message(),
+            "invalid cpu quantity 1e+300 (expected a non-negative number with at most 3 decimals)");
 }
 
 TEST(Quantity, BytesText) {
@@ -42,6 +47,8 @@ TEST(Quantity, BytesNumber) {
   EXPECT_EQ(*BytesFromNumber(1e9), 1'000'000'000);
   EXPECT_FALSE(BytesFromNumber(1.5).ok());
   EXPECT_FALSE(BytesFromNumber(-2).ok());
+  EXPECT_EQ(BytesFromNumber(1e300).status().message(),
+            "invalid memory quantity 1e+300 (expected a non-negative whole number of bytes)");
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "api/cluster_codec.h"
 #include "api/document.h"
 #include "api/http_server.h"
+#include "core/names.h"
 #include "daemon/agent_service.h"
 #include "daemon/token.h"
 #include "sim/vela_nodes.h"
@@ -45,9 +46,7 @@ Result<std::vector<berth::Node>> ReadNodes(const std::string& path) {
   return nodes;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Run(int argc, char** argv) {
   berth::agent::AgentOptions agent_options;
   berth::api::ApiServerOptions server;
   server.port = 7481;
@@ -77,6 +76,10 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (Status valid = berth::CheckId(agent_options.id); !valid.ok()) {
+    std::fprintf(stderr, "berth-agent: --id: %s\n", valid.message().c_str());
+    return 2;
   }
   if (nodes_file.empty() == (simulate == 0)) {
     std::fprintf(stderr, "berth-agent: give exactly one of --nodes FILE and --simulate N\n");
@@ -123,4 +126,17 @@ int main(int argc, char** argv) {
   sigwait(&signals, &signal);
   api.Stop();
   return 0;
+}
+
+}  // namespace
+
+// Errors are values throughout; an exception reaching here is a bug, and
+// says so instead of aborting.
+int main(int argc, char** argv) {
+  try {
+    return Run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "berth-agent: internal error: %s\n", e.what());
+    return 1;
+  }
 }

@@ -8,12 +8,17 @@
 #include "daemon/daemon.h"
 #include "daemon/token.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int Run(int argc, char** argv) {
   berth::daemon::DaemonOptions options;
   CLI::App app{"berthd: the Berth control-plane daemon (REST API on a durable store)"};
   app.add_option("--data-dir", options.data_dir,
                  "Directory of the store (berth.db) and the API token (token); created if absent")
       ->capture_default_str();
+  app.add_flag("--new-token", options.new_token,
+               "Issue a new API token when the token file is missing although the store holds "
+               "data (every client then needs the new token)");
   app.add_option("--host", options.host, "Address to listen on")->capture_default_str();
   app.add_option("--port", options.port, "TCP port to listen on (0: any free port)")
       ->check(CLI::Range(0, 65535))
@@ -92,4 +97,17 @@ int main(int argc, char** argv) {
   std::printf("berthd: stopping (signal %d)\n", signal);
   (*daemon)->Stop();
   return 0;
+}
+
+}  // namespace
+
+// Errors are values throughout; an exception reaching here is a bug, and
+// says so instead of aborting.
+int main(int argc, char** argv) {
+  try {
+    return Run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "berthd: internal error: %s\n", e.what());
+    return 1;
+  }
 }

@@ -1,6 +1,8 @@
 #include "daemon/daemon.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -28,9 +30,21 @@ Result<Json> Removed(const Status& status, const std::string& id) {
   return Json{{"removed", id}};
 }
 
+// Creates the directory if needed and checks that berthd can write there,
+// by creating and removing a file: SQLite alone would say "disk I/O error"
+// for a read-only directory.
 Status MakeDataDir(const std::string& dir) {
-  if (::mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST) return Status::Ok();
-  return Status::Unavailable("cannot create data directory " + dir + ": " + std::strerror(errno));
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    return Status::Unavailable("cannot create data directory " + dir + ": " +
+                               std::strerror(errno));
+  const std::string probe = dir + "/.write-test-" + std::to_string(::getpid());
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return Status::Unavailable("cannot write in data directory " + dir + ": " +
+                               std::strerror(errno) + " (berthd keeps its store there)");
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return Status::Ok();
 }
 
 // Reaches every configured agent once, so a typo fails at start.
@@ -56,7 +70,10 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
   Result<std::unique_ptr<store::SqliteStore>> store =
       store::SqliteStore::Open(options.data_dir + "/berth.db");
   if (!store.ok()) return store.status();
-  Result<std::string> token = LoadOrCreateToken(options.data_dir);
+  const MissingToken missing = (*store)->revision() > 0 && !options.new_token
+                                   ? MissingToken::kRefuse
+                                   : MissingToken::kCreate;
+  Result<std::string> token = LoadOrCreateToken(options.data_dir, missing);
   if (!token.ok()) return token.status();
   Result<std::vector<std::unique_ptr<api::HttpAgentTransport>>> agents = ConnectAgents(options);
   if (!agents.ok()) return agents.status();

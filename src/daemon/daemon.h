@@ -30,6 +30,9 @@ namespace berth::daemon {
 
 struct DaemonOptions {
   std::string data_dir = "berth-data";  // created (mode 0700) if absent
+  // Make a new API token when the token file is missing although the store
+  // holds data (without it, Open refuses: clients have the old token).
+  bool new_token = false;
   std::string host = "127.0.0.1";
   int port = 7480;  // 0: any free port
   size_t max_body_bytes = 1 << 20;
@@ -43,9 +46,11 @@ struct DaemonOptions {
 
 class Daemon {
  public:
-  // Opens the data directory and starts serving. Unavailable: the directory,
-  // store or port cannot be used (another berthd holds it); InvalidArgument:
-  // the store or token file is not usable, or two agents share an id.
+  // Opens the data directory and starts serving. Unavailable: the directory
+  // cannot be written, or the store or port cannot be used (another berthd
+  // holds it, or another process listens there); InvalidArgument: the store
+  // or token file is not usable (a missing token file with a non-empty
+  // store, see new_token), or two agents share an id.
   // Unavailable also when an agent cannot be reached at start.
   static Result<std::unique_ptr<Daemon>> Open(const DaemonOptions& options);
   ~Daemon();

@@ -94,12 +94,12 @@ TEST_F(DaemonTest, BadRequestsGet4xxWithAJsonErrorAndChangeNothing) {
   EXPECT_EQ(malformed, 400);
   EXPECT_EQ(
       m["error"]["message"],
-      "malformed JSON: parse error at line 1, column 13: syntax error while parsing object key - "
+      "invalid JSON: parse error at line 1, column 13: syntax error while parsing object key - "
       "unexpected end of input; expected string literal");
   // Found by the fuzzer: nlohmann reports this as out_of_range, not parse_error.
   auto [overflow, v] = Call("POST", "/v1/nodes", R"({"id": 1E999999})");
   EXPECT_EQ(overflow, 400);
-  EXPECT_EQ(v["error"]["message"], "malformed JSON: number overflow parsing '1E999999'");
+  EXPECT_EQ(v["error"]["message"], "invalid JSON: number overflow parsing '1E999999'");
   auto [unknown, u] = Call("POST", "/v1/nodes", R"({"id": "n1", "colour": "red"})");
   EXPECT_EQ(unknown, 400);
   EXPECT_EQ(u["error"]["message"], "unknown field 'colour'");
@@ -112,7 +112,7 @@ TEST_F(DaemonTest, BadRequestsGet4xxWithAJsonErrorAndChangeNothing) {
   EXPECT_EQ(o["error"]["code"], "payload_too_large");
   auto [nowhere, n] = Call("GET", "/v1/nothing-here");
   EXPECT_EQ(nowhere, 404);
-  EXPECT_EQ(n["error"]["message"], "no such endpoint: GET /v1/nothing-here");
+  EXPECT_EQ(n["error"]["message"], "no such endpoint: GET '/v1/nothing-here'");
   const Json nodes = Call("GET", "/v1/nodes").second["nodes"];
   ASSERT_EQ(nodes.size(), 1u);
   EXPECT_EQ(nodes[0]["id"], "keep");

@@ -16,7 +16,7 @@ using api::Json;
 Result<Json> ReadRun(const Json& task, const std::string& path) {
   BERTH_RETURN_IF_ERROR(api::CheckObject(task, path, {"name", "duration", "outcome"}));
   std::string name;
-  BERTH_RETURN_IF_ERROR(api::ReadField(task, "name", path, api::ReadId, &name));
+  BERTH_RETURN_IF_ERROR(api::ReadField(task, "name", path, api::ReadName, &name));
   return ReadSimulatedRun(task, path);
 }
 
@@ -24,7 +24,7 @@ Status Validate(const Json& job) {
   BERTH_RETURN_IF_ERROR(api::CheckObject(job, "", {"id", "requestor", "task", "tasks"}));
   std::string id, requestor;
   BERTH_RETURN_IF_ERROR(api::RequireField(job, "id", "", api::ReadId, &id));
-  BERTH_RETURN_IF_ERROR(api::RequireField(job, "requestor", "", api::ReadString, &requestor));
+  BERTH_RETURN_IF_ERROR(api::RequireField(job, "requestor", "", api::ReadText, &requestor));
   if (job.contains("task")) {
     TaskSpec spec;
     BERTH_RETURN_IF_ERROR(api::DecodeTaskSpec(job["task"], "task", &spec));
