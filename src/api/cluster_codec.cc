@@ -278,6 +278,19 @@ Status DecodeNode(const Json& value, const std::string& path, Node* node) {
   return Status::Ok();
 }
 
+Result<std::vector<Node>> DecodeNodeList(const Json& doc) {
+  BERTH_RETURN_IF_ERROR(CheckObject(doc, "", {"nodes"}));
+  if (!doc.contains("nodes")) return FieldError("", "missing field 'nodes'");
+  std::vector<Node> nodes;
+  BERTH_RETURN_IF_ERROR(ReadList(doc["nodes"], "nodes", DecodeNode, &nodes));
+  std::set<std::string_view> ids;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (!ids.insert(nodes[i].id).second)
+      return FieldError(IndexPath("nodes", i),
+                        "node id " + Quoted(nodes[i].id) + " is used twice");
+  return nodes;
+}
+
 Status DecodeTaskSpec(const Json& value, const std::string& path, TaskSpec* spec) {
   BERTH_RETURN_IF_ERROR(CheckObject(
       value, path,

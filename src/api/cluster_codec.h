@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "api/json_fields.h"
 #include "core/node.h"
@@ -18,6 +19,10 @@ namespace berth::api {
 // resources {cpu, memory, generic}, labels, engine_labels, plugins, address.
 // Absent fields keep the Node defaults (worker, ready, active, no platform).
 Status DecodeNode(const Json& value, const std::string& path, Node* node);
+
+// The nodes of a nodes document, {"nodes": [node, ...]} (berth-agent's
+// --nodes file): each a node as DecodeNode reads it, ids unique.
+Result<std::vector<Node>> DecodeNodeList(const Json& doc);
 
 // A task template: resources {cpu, memory, generic counts}, constraints
 // (parsed here, so a bad expression is reported with its parse error),

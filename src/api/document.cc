@@ -51,8 +51,8 @@ class LimitsCheck {
   }
   bool String(std::string_view s) {
     if (s.size() <= limits_.max_string_bytes) return true;
-    return Fail("a string of " + std::to_string(s.size()) + " bytes (at most " +
-                std::to_string(limits_.max_string_bytes) + "): " + Quoted(s));
+    return Fail("a string longer than " + std::to_string(limits_.max_string_bytes) +
+                " bytes: " + Quoted(s));
   }
   bool Open(bool is_object) {
     if (static_cast<int>(open_.size()) >= limits_.max_depth)

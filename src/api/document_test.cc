@@ -110,9 +110,9 @@ TEST(ParseDocumentText, StringsListsAndValuesAreBounded) {
   limits.max_values = 20;
   EXPECT_TRUE(ParseJsonText(R"({"abcdefgh": "12345678"})", limits).ok());
   EXPECT_EQ(ParseJsonText(R"({"a": "123456789"})", limits).status().message(),
-            "invalid JSON: a string of 9 bytes (at most 8): '123456789'");
+            "invalid JSON: a string longer than 8 bytes: '123456789'");
   EXPECT_EQ(ParseJsonText(R"({"abcdefghi": 1})", limits).status().message(),
-            "invalid JSON: a string of 9 bytes (at most 8): 'abcdefghi'");
+            "invalid JSON: a string longer than 8 bytes: 'abcdefghi'");
   EXPECT_TRUE(ParseJsonText("[1, 2, 3]", limits).ok());
   EXPECT_EQ(ParseJsonText("[1, 2, 3, 4]", limits).status().message(),
             "invalid JSON: a list or object with more than 3 items");

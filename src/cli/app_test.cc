@@ -51,6 +51,28 @@ TEST(BerthApp, BadUsageExitsTwoWithAMessage) {
   EXPECT_NE(bad_seed.err.find("--seed"), std::string::npos) << bad_seed.err;
 }
 
+// Issue 13: `berth node add $'n\xe9'` aborted (exit 134) with an uncaught
+// nlohmann::type_error; ids with '/' made requests no command could undo.
+TEST(BerthApp, ArgumentsThatAreNotUtf8OrNotIdsExitTwoBeforeAnyRequest) {
+  const std::vector<std::string> nowhere = {"--server", "127.0.0.1:1", "--token", "t"};
+  auto with = [&](std::vector<std::string> args) {
+    args.insert(args.end(), nowhere.begin(), nowhere.end());
+    return Berth(args);
+  };
+  Outcome latin1 = with({"node", "add", "n\xe9"});
+  EXPECT_EQ(latin1.status, 2);
+  EXPECT_EQ(latin1.err, "berth: argument 3 'n\\xe9' is not valid UTF-8 (at byte 1)\n");
+  EXPECT_EQ(with({"service", "create", "web\xff"}).status, 2);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"node", "rm", "a/b"}, {"service", "inspect", "../x"},
+        {"job", "kill", "a b"}, {"task", "why", "web.1/x"}, {"service", "scale", "a/b=3"},
+        {"task", "ls", "--service", "a?b"}}) {
+    Outcome refused = with(args);
+    EXPECT_EQ(refused.status, 2) << args[0] << " " << args[1];
+    EXPECT_NE(refused.err.find("is not a valid"), std::string::npos) << refused.err;
+  }
+}
+
 TEST(BerthApp, PlanReadsStandardInput) {
   Outcome r = Berth({"plan", "-", "--compact"}, R"({"nodes": [{"id": "n"}], "tasks": [{"id": "t"}]})");
   EXPECT_EQ(r.status, 0) << r.err;

@@ -51,6 +51,20 @@ TEST(PlanDocument, ErrorsNameTheField) {
             "expected the document to be an object, got array");
   EXPECT_EQ(PlanDocument("just text", {}, kNow).status().message(),
             "expected the document to be an object, got string");
+  // Issue 13: text starting with '[' went to the YAML parser, which called
+  // deep nesting "invalid YAML at line 1, column 501: bad file".
+  EXPECT_EQ(PlanDocument(R"([{"id": "n1"}])", {}, kNow).status().message(),
+            "expected the document to be an object, got array");
+  EXPECT_EQ(PlanDocument(std::string(600, '['), {}, kNow).status().message(),
+            "invalid JSON: nested deeper than 32 levels");
+  EXPECT_EQ(PlanDocument(R"({"nodes": [{"id": "a/b"}]})", {}, kNow).status().message(),
+            "nodes[0].id: 'a/b' is not a valid id (use letters, digits, '-' and '_', starting and "
+            "ending with a letter or digit)");
+  EXPECT_EQ(PlanDocument(R"({"nodes": [{"id": "n", "resources": {"cpu": 1.2345}}]})", {}, kNow)
+                .status()
+                .message(),
+            "nodes[0].resources.cpu: invalid cpu quantity 1.2345 (expected a non-negative number "
+            "with at most 3 decimals)");
 }
 
 TEST(RunPlan, UnreadableFileExitsTwoAndPrintsNothing) {

@@ -31,19 +31,7 @@ Result<std::vector<berth::Node>> ReadNodes(const std::string& path) {
   text << file.rdbuf();
   Result<nlohmann::json> doc = berth::api::ParseDocumentText(text.str());
   if (!doc.ok()) return doc.status();
-  if (!doc->is_object() || !doc->contains("nodes") || !(*doc)["nodes"].is_array())
-    return Status::InvalidArgument(path + ": expected an object with a 'nodes' list");
-  std::vector<berth::Node> nodes;
-  std::set<std::string> ids;
-  for (size_t i = 0; i < (*doc)["nodes"].size(); ++i) {
-    berth::Node node;
-    const std::string path = berth::api::IndexPath("nodes", i);
-    BERTH_RETURN_IF_ERROR(berth::api::DecodeNode((*doc)["nodes"][i], path, &node));
-    if (!ids.insert(node.id).second)
-      return Status::InvalidArgument(path + ": node id '" + node.id + "' is used twice");
-    nodes.push_back(std::move(node));
-  }
-  return nodes;
+  return berth::api::DecodeNodeList(*doc);
 }
 
 int Run(int argc, char** argv) {

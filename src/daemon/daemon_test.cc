@@ -1,59 +1,11 @@
 // berthd's API end to end on loopback: authentication, error bodies, body
 // limits, and state that survives a restart.
-#include "daemon/daemon.h"
-
-#include <gtest/gtest.h>
-#include <httplib.h>
-
-#include "store/test_dir.h"
+#include "daemon/daemon_test_support.h"
 
 namespace berth::daemon {
 namespace {
 
 using api::Json;
-
-class DaemonTest : public testing::Test {
- protected:
-  void SetUp() override { Open(); }
-
-  void Open() {
-    DaemonOptions options;
-    options.data_dir = dir_.path() + "/data";
-    options.port = 0;
-    options.max_body_bytes = 4096;
-    options.threads = 2;
-    Result<std::unique_ptr<Daemon>> daemon = Daemon::Open(options);
-    ASSERT_TRUE(daemon.ok()) << daemon.status().message();
-    daemon_ = std::move(*daemon);
-    client_ = std::make_unique<httplib::Client>("127.0.0.1", daemon_->port());
-    client_->set_bearer_token_auth(daemon_->token().c_str());
-  }
-
-  // Status and parsed body of a request.
-  std::pair<int, Json> Call(const std::string& method, const std::string& path,
-                            const std::string& body = "") {
-    httplib::Result r = method == "GET"     ? client_->Get(path.c_str())
-                        : method == "POST"  ? client_->Post(path.c_str(), body, "application/json")
-                        : method == "PATCH" ? client_->Patch(path.c_str(), body, "application/json")
-                                            : client_->Delete(path.c_str());
-    if (!r) return {-1, nullptr};
-    return {r->status, Json::parse(r->body, nullptr, false)};
-  }
-
-  // The value of one metric in GET /metrics.
-  std::string Metric(const std::string& name) {
-    httplib::Result r = client_->Get("/metrics");
-    if (!r) return "";
-    const size_t at = r->body.find("\n" + name + " ");
-    if (at == std::string::npos) return "";
-    const size_t start = at + name.size() + 2;
-    return r->body.substr(start, r->body.find('\n', start) - start);
-  }
-
-  store::TestDir dir_;
-  std::unique_ptr<Daemon> daemon_;
-  std::unique_ptr<httplib::Client> client_;
-};
 
 TEST_F(DaemonTest, MissingOrWrongTokensAre401AndCounted) {
   httplib::Client anonymous("127.0.0.1", daemon_->port());
@@ -127,9 +79,7 @@ TEST_F(DaemonTest, StateSurvivesARestartWithTheSameToken) {
   const Json before = Call("GET", "/v1/tasks").second["tasks"];
   ASSERT_EQ(before.size(), 2u);
   const std::string token = daemon_->token();
-  client_.reset();
-  daemon_.reset();
-  Open();
+  Reopen();
   EXPECT_EQ(daemon_->token(), token);
   const Json nodes = Call("GET", "/v1/nodes").second["nodes"];
   ASSERT_EQ(nodes.size(), 2u);

@@ -1,5 +1,7 @@
 #include "daemon/stored_kind.h"
 
+#include "core/names.h"
+
 namespace berth::daemon {
 
 constexpr const char* kWorkloadNames = "service-or-job";
@@ -21,7 +23,7 @@ api::Json StoredKind::View(const store::StoredObject& object) {
 Result<store::StoredObject> StoredKind::Load(std::string_view id) const {
   Result<std::optional<store::StoredObject>> found = store_.Get(kind_, id);
   if (!found.ok()) return found.status();
-  if (!found->has_value()) return Status::NotFound("no " + kind_ + " '" + std::string(id) + "'");
+  if (!found->has_value()) return Status::NotFound("no " + kind_ + " " + Quoted(id));
   return std::move(**found);
 }
 

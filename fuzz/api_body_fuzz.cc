@@ -1,0 +1,67 @@
+// libFuzzer target: every request-body decoder behind berthd's and
+// berth-agent's routes, called as the routes call them: ParseJsonBody, then
+// berthd's registries (on a MemoryStore) and berth-agent's codec. Any input
+// must give a value or an error Status, never a crash or a sanitizer report,
+// and a refused write must leave the store as it was.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "api/agent_codec.h"
+#include "api/http_server.h"
+#include "daemon/class_registry.h"
+#include "daemon/job_registry.h"
+#include "daemon/node_registry.h"
+#include "daemon/service_registry.h"
+#include "store/memory_store.h"
+
+namespace {
+
+using berth::api::Json;
+
+// Runs one write; a refusal that changed the store is a bug.
+void Write(berth::store::MemoryStore& store, const std::function<berth::Status()>& write) {
+  const int64_t before = store.revision();
+  if (!write().ok() && store.revision() != before) __builtin_trap();
+}
+
+template <typename T>
+berth::Status StatusOf(const berth::Result<T>& result) {
+  return result.ok() ? berth::Status::Ok() : result.status();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  berth::Result<Json> parsed = berth::api::ParseJsonBody(text);
+  if (!parsed.ok()) return 0;
+  const Json& body = *parsed;
+
+  berth::store::MemoryStore store;
+  berth::ManualClock clock;
+  berth::daemon::NodeRegistry nodes(store);
+  berth::daemon::ServiceRegistry services(store);
+  berth::daemon::JobRegistry jobs(store, clock);
+  berth::daemon::ClassRegistry classes(store);
+  // Something for the PATCH routes to change.
+  if (!nodes.Register(Json{{"id", "n1"}}).ok() ||
+      !services.Create(Json{{"id", "s1"}, {"replicas", 1}}).ok())
+    __builtin_trap();
+  Write(store, [&] { return StatusOf(nodes.Register(body)); });
+  Write(store, [&] { return StatusOf(nodes.Update("n1", body)); });
+  Write(store, [&] { return StatusOf(services.Create(body)); });
+  Write(store, [&] { return StatusOf(services.Update("s1", body)); });
+  Write(store, [&] { return StatusOf(jobs.Submit(body)); });
+  Write(store, [&] { return StatusOf(classes.Update(body)); });
+
+  // berth-agent's request bodies, and the answers berthd decodes.
+  (void)berth::api::DecodeSampleRequest(body);
+  (void)berth::api::DecodeCommitRequest(body);
+  (void)berth::api::DecodeIdList(body, "tasks");
+  (void)berth::api::DecodeEligibleRequest(body);
+  (void)berth::api::DecodeSampleResponse(body, "agent");
+  (void)berth::api::DecodeCommitResponse(body);
+  return 0;
+}

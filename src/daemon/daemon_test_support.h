@@ -1,0 +1,75 @@
+// DaemonTest: a berthd (Daemon) on a fresh data directory and a free
+// loopback port, with an HTTP client that carries its token. Shared by the
+// daemon's API tests. Tests only.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "daemon/daemon.h"
+#include "store/test_dir.h"
+
+namespace berth::daemon {
+
+using api::Json;
+
+class DaemonTest : public testing::Test {
+ protected:
+  void SetUp() override { Open(); }
+
+  // Opens berthd on the fixture's data directory, with a small body limit
+  // unless a test needs a larger one.
+  void Open(size_t max_body_bytes = 4096) {
+    DaemonOptions options;
+    options.data_dir = dir_.path() + "/data";
+    options.port = 0;
+    options.max_body_bytes = max_body_bytes;
+    options.threads = 2;
+    Result<std::unique_ptr<Daemon>> daemon = Daemon::Open(options);
+    ASSERT_TRUE(daemon.ok()) << daemon.status().message();
+    daemon_ = std::move(*daemon);
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", daemon_->port());
+    client_->set_bearer_token_auth(daemon_->token().c_str());
+  }
+
+  // Stops berthd and opens it again on the same data directory.
+  void Reopen(size_t max_body_bytes = 4096) {
+    client_.reset();
+    daemon_.reset();
+    Open(max_body_bytes);
+  }
+
+  // The store revision berthd reports.
+  int64_t Revision() { return Call("GET", "/v1/health").second.value("revision", int64_t{-1}); }
+
+  // Status and parsed body of a request.
+  std::pair<int, Json> Call(const std::string& method, const std::string& path,
+                            const std::string& body = "") {
+    httplib::Result r = method == "GET"     ? client_->Get(path.c_str())
+                        : method == "POST"  ? client_->Post(path.c_str(), body, "application/json")
+                        : method == "PATCH" ? client_->Patch(path.c_str(), body, "application/json")
+                                            : client_->Delete(path.c_str());
+    if (!r) return {-1, nullptr};
+    return {r->status, Json::parse(r->body, nullptr, false)};
+  }
+
+  // The value of one metric in GET /metrics.
+  std::string Metric(const std::string& name) {
+    httplib::Result r = client_->Get("/metrics");
+    if (!r) return "";
+    const size_t at = r->body.find("\n" + name + " ");
+    if (at == std::string::npos) return "";
+    const size_t start = at + name.size() + 2;
+    return r->body.substr(start, r->body.find('\n', start) - start);
+  }
+
+  store::TestDir dir_;
+  std::unique_ptr<Daemon> daemon_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+}  // namespace berth::daemon
