@@ -40,8 +40,7 @@ Status ReadPattern(const Json& value, const std::string& path, std::string* out)
 }
 
 // [["pattern", "class"], ...]
-Status ReadRequestors(const Json& value, const std::string& path,
-                      std::vector<RequestorRule>* out) {
+Status ReadRequestors(const Json& value, const std::string& path, std::vector<RequestorRule>* out) {
   BERTH_RETURN_IF_ERROR(CheckArray(value, path));
   std::vector<RequestorRule> entries;
   for (size_t i = 0; i < value.size(); ++i) {
@@ -58,7 +57,8 @@ Status ReadRequestors(const Json& value, const std::string& path,
 
 Status ReadRebalance(const Json& value, const std::string& path, Doc* doc) {
   BERTH_RETURN_IF_ERROR(CheckObject(value, path, {"threshold", "min_duration_s", "over_since_s"}));
-  BERTH_RETURN_IF_ERROR(ReadField(value, "threshold", path, ReadInteger, &doc->rebalance_threshold));
+  BERTH_RETURN_IF_ERROR(
+      ReadField(value, "threshold", path, ReadInteger, &doc->rebalance_threshold));
   BERTH_RETURN_IF_ERROR(
       ReadField(value, "min_duration_s", path, ReadSeconds, &doc->rebalance_min_duration));
   Duration over_since{0};

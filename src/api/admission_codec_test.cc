@@ -75,19 +75,22 @@ TEST(DecodeAdmission, ShapeErrorsNameTheField) {
             "unknown field 'colour'");
   EXPECT_EQ(ErrorOf(R"({"workers": 1, "classes": {"a": 1}, "requestors": [["x"]]})"),
             R"(requestors[0]: expected a [pattern, class] pair, got ["x"])");
-  EXPECT_EQ(ErrorOf(R"({"workers": 1, "classes": {"a": 1}, "rebalance": {"threshold": 1, "after": 2}})"),
-            "rebalance: unknown field 'after'");
+  EXPECT_EQ(
+      ErrorOf(R"({"workers": 1, "classes": {"a": 1}, "rebalance": {"threshold": 1, "after": 2}})"),
+      "rebalance: unknown field 'after'");
   EXPECT_EQ(ErrorOf(R"({"workers": 1, "classes": {"a": 1}, "rebalance": {"min_duration_s": -5}})"),
             "rebalance.min_duration_s: expected a non-negative number of seconds, got -5");
   EXPECT_EQ(ErrorOf(R"({"workers": 1, "classes": {"a": 1}, "jobs": [{"id": "j"}, {"id": "j"}]})"),
             "jobs[1].id: duplicate job id 'j'");
-  EXPECT_EQ(ErrorOf(R"({"workers": 1, "classes": {"a": 1}, "jobs": [{"id": "j", "running": "3"}]})"),
-            "jobs[0].running: expected a count or a list of running tasks, got string");
+  EXPECT_EQ(
+      ErrorOf(R"({"workers": 1, "classes": {"a": 1}, "jobs": [{"id": "j", "running": "3"}]})"),
+      "jobs[0].running: expected a count or a list of running tasks, got string");
   EXPECT_EQ(ErrorOf(R"({"workers": 1, "classes": {"a": 1},
     "jobs": [{"id": "j", "running": [{"id": "x"}], "waiting": [{"id": "x"}]}]})"),
             "jobs[0].waiting[0].id: duplicate task id 'x'");
-  EXPECT_EQ(ErrorOf(R"({"workers": 1, "classes": {"a": 1}, "jobs": [{"id": "j", "waiting": 1e12}]})"),
-            "jobs[0].waiting: expected a non-negative integer, got 1000000000000.0");
+  EXPECT_EQ(
+      ErrorOf(R"({"workers": 1, "classes": {"a": 1}, "jobs": [{"id": "j", "waiting": 1e12}]})"),
+      "jobs[0].waiting: expected a non-negative integer, got 1000000000000.0");
 }
 
 TEST(IsAdmissionDocument, ByItsFields) {

@@ -14,7 +14,7 @@
 namespace httplib {
 class Client;
 enum class Error;
-}
+}  // namespace httplib
 
 namespace berth::api {
 

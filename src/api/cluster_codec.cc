@@ -41,8 +41,7 @@ Status CheckGenericKind(const std::string& kind, const std::string& path) {
 
 // ------------------------------------------------------------------- nodes
 
-Status ReadGenericNames(const Json& value, const std::string& path,
-                        std::vector<std::string>* out) {
+Status ReadGenericNames(const Json& value, const std::string& path, std::vector<std::string>* out) {
   std::vector<std::string> names;
   BERTH_RETURN_IF_ERROR(ReadList(value, path, ReadId, &names));
   if (names.empty()) return FieldError(path, "expected at least one name");
@@ -126,7 +125,8 @@ Status ReadGenericRequests(const Json& value, const std::string& path,
     BERTH_RETURN_IF_ERROR(CheckGenericKind(kind, path));
     const std::string kind_path = FieldPath(path, kind);
     if (!amount.is_number())
-      return TypeError(amount, kind_path, "a positive count (a task requests an amount, not names)");
+      return TypeError(amount, kind_path,
+                       "a positive count (a task requests an amount, not names)");
     requests.emplace_back();
     requests.back().kind = kind;
     BERTH_RETURN_IF_ERROR(ReadPositiveCount(amount, kind_path, &requests.back().count));
@@ -184,7 +184,8 @@ Status ReadSpreadDescriptor(const Json& value, const std::string& path, std::str
   for (std::string_view prefix : {"node.labels.", "engine.labels."}) {
     if (descriptor.size() > prefix.size() && StartsWithIgnoreCase(descriptor, prefix)) {
       const std::string label = descriptor.substr(prefix.size());
-      if (Status valid = CheckLabelKey(label); !valid.ok()) return FieldError(path, valid.message());
+      if (Status valid = CheckLabelKey(label); !valid.ok())
+        return FieldError(path, valid.message());
       *out = std::string(prefix) + label;
       return Status::Ok();
     }
@@ -222,7 +223,8 @@ Status ReadPortMode(const Json& value, const std::string& path, bool* host_mode)
   std::string mode;
   BERTH_RETURN_IF_ERROR(ReadString(value, path, &mode));
   if (mode != "host" && mode != "ingress")
-    return FieldError(path, "invalid port mode " + Quoted(mode) + " (expected one of host, ingress)");
+    return FieldError(path,
+                      "invalid port mode " + Quoted(mode) + " (expected one of host, ingress)");
   *host_mode = mode == "host";
   return Status::Ok();
 }
@@ -231,7 +233,8 @@ Status ReadPort(const Json& value, const std::string& path, PortSpec* out) {
   BERTH_RETURN_IF_ERROR(CheckObject(value, path, {"protocol", "published", "target", "mode"}));
   PortSpec port;
   uint16_t target = 0;  // accepted for familiarity; placement ignores it
-  BERTH_RETURN_IF_ERROR(ReadField(value, "protocol", path, EnumReader(ParseProtocol), &port.protocol));
+  BERTH_RETURN_IF_ERROR(
+      ReadField(value, "protocol", path, EnumReader(ParseProtocol), &port.protocol));
   BERTH_RETURN_IF_ERROR(ReadField(value, "published", path, ReadPortNumber, &port.published));
   BERTH_RETURN_IF_ERROR(ReadField(value, "target", path, ReadPortNumber, &target));
   BERTH_RETURN_IF_ERROR(ReadField(value, "mode", path, ReadPortMode, &port.host_mode));
@@ -258,16 +261,17 @@ Status ReadPorts(const Json& value, const std::string& path, std::vector<PortSpe
 }  // namespace
 
 Status DecodeNode(const Json& value, const std::string& path, Node* node) {
-  BERTH_RETURN_IF_ERROR(CheckObject(value, path,
-                                    {"id", "hostname", "role", "state", "availability", "platform",
-                                     "resources", "labels", "engine_labels", "plugins", "address"}));
+  BERTH_RETURN_IF_ERROR(
+      CheckObject(value, path,
+                  {"id", "hostname", "role", "state", "availability", "platform", "resources",
+                   "labels", "engine_labels", "plugins", "address"}));
   Node n;
   BERTH_RETURN_IF_ERROR(RequireField(value, "id", path, ReadId, &n.id));
   BERTH_RETURN_IF_ERROR(ReadField(value, "hostname", path, ReadText, &n.hostname));
   BERTH_RETURN_IF_ERROR(ReadField(value, "role", path, EnumReader(ParseNodeRole), &n.role));
   BERTH_RETURN_IF_ERROR(ReadField(value, "state", path, EnumReader(ParseNodeState), &n.state));
-  BERTH_RETURN_IF_ERROR(ReadField(value, "availability", path,
-                                  EnumReader(ParseNodeAvailability), &n.availability));
+  BERTH_RETURN_IF_ERROR(
+      ReadField(value, "availability", path, EnumReader(ParseNodeAvailability), &n.availability));
   BERTH_RETURN_IF_ERROR(ReadField(value, "platform", path, ReadOptionalPlatform, &n.platform));
   BERTH_RETURN_IF_ERROR(ReadField(value, "resources", path, ReadNodeResources, &n.resources));
   BERTH_RETURN_IF_ERROR(ReadField(value, "labels", path, ReadLabels, &n.labels));
@@ -286,16 +290,15 @@ Result<std::vector<Node>> DecodeNodeList(const Json& doc) {
   std::set<std::string_view> ids;
   for (size_t i = 0; i < nodes.size(); ++i)
     if (!ids.insert(nodes[i].id).second)
-      return FieldError(IndexPath("nodes", i),
-                        "node id " + Quoted(nodes[i].id) + " is used twice");
+      return FieldError(IndexPath("nodes", i), "node id " + Quoted(nodes[i].id) + " is used twice");
   return nodes;
 }
 
 Status DecodeTaskSpec(const Json& value, const std::string& path, TaskSpec* spec) {
-  BERTH_RETURN_IF_ERROR(CheckObject(
-      value, path,
-      {"resources", "constraints", "preferences", "platforms", "ports", "max_replicas_per_node",
-       "networks", "volume_drivers", "log_driver"}));
+  BERTH_RETURN_IF_ERROR(
+      CheckObject(value, path,
+                  {"resources", "constraints", "preferences", "platforms", "ports",
+                   "max_replicas_per_node", "networks", "volume_drivers", "log_driver"}));
   TaskSpec s;
   BERTH_RETURN_IF_ERROR(ReadField(value, "resources", path, ReadReservations, &s.reservations));
   BERTH_RETURN_IF_ERROR(ReadField(value, "constraints", path, ReadConstraints, &s.constraints));
@@ -303,8 +306,8 @@ Status DecodeTaskSpec(const Json& value, const std::string& path, TaskSpec* spec
       ReadField(value, "preferences", path, ReadPreferences, &s.spread_descriptors));
   BERTH_RETURN_IF_ERROR(ReadField(value, "platforms", path, ReadPlatforms, &s.platforms));
   BERTH_RETURN_IF_ERROR(ReadField(value, "ports", path, ReadPorts, &s.ports));
-  BERTH_RETURN_IF_ERROR(ReadField(value, "max_replicas_per_node", path, ReadUnsigned,
-                                  &s.max_replicas_per_node));
+  BERTH_RETURN_IF_ERROR(
+      ReadField(value, "max_replicas_per_node", path, ReadUnsigned, &s.max_replicas_per_node));
   BERTH_RETURN_IF_ERROR(ReadField(value, "networks", path, ReadNames, &s.networks));
   BERTH_RETURN_IF_ERROR(ReadField(value, "volume_drivers", path, ReadNames, &s.volume_drivers));
   BERTH_RETURN_IF_ERROR(ReadField(value, "log_driver", path, ReadText, &s.log_driver));

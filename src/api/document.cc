@@ -4,8 +4,11 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstring>
+#include <fstream>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -341,6 +344,27 @@ std::string JsonErrorMessage(const nlohmann::json::exception& e) {
   const std::string what = e.what();
   const size_t end = what.find("] ");
   return what.starts_with('[') && end != std::string::npos ? what.substr(end + 2) : what;
+}
+
+Result<std::string> ReadDocumentFile(const std::string& path, std::istream& standard_input,
+                                     size_t max_bytes) {
+  std::ifstream file;
+  if (path != "-") {
+    file.open(path, std::ios::binary);
+    if (!file)
+      return Status::InvalidArgument("cannot read '" + path + "': " + std::strerror(errno));
+  }
+  std::istream& in = path == "-" ? standard_input : file;
+  std::string text;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+    if (text.size() > max_bytes)
+      return Status::InvalidArgument("'" + path + "' is larger than " + std::to_string(max_bytes) +
+                                     " bytes");
+  }
+  if (in.bad()) return Status::InvalidArgument("cannot read '" + path + "'");
+  return text;
 }
 
 Result<nlohmann::json> ParseJsonText(std::string_view text, const DocumentLimits& limits) {

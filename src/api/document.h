@@ -14,6 +14,7 @@
 // call from any thread.
 #pragma once
 
+#include <iosfwd>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -22,12 +23,21 @@
 
 namespace berth::api {
 
-// Bounds on one document or body (docs/api.md, "Limits").
+// The largest document file ReadDocumentFile reads.
+inline constexpr size_t kMaxDocumentBytes = size_t{256} << 20;
+
+// The text of the file `path` ("-": `standard_input`), refusing more than
+// `max_bytes` before reading it all. InvalidArgument "cannot read 'PATH':
+// <reason>" or "'PATH' is larger than N bytes".
+Result<std::string> ReadDocumentFile(const std::string& path, std::istream& standard_input,
+                                     size_t max_bytes = kMaxDocumentBytes);
+
+// Bounds on one document or body (docs/api.md, "Names and limits").
 struct DocumentLimits {
-  int max_depth = 32;                  // objects and lists nested in each other
-  size_t max_string_bytes = 65'536;    // any one string or object key
-  size_t max_items = 1'000'000;        // items of one list, or members of one object
-  size_t max_values = 10'000'000;      // values in all (a YAML alias counts each time it is used)
+  int max_depth = 32;                // objects and lists nested in each other
+  size_t max_string_bytes = 65'536;  // any one string or object key
+  size_t max_items = 1'000'000;      // items of one list, or members of one object
+  size_t max_values = 10'000'000;    // values in all (a YAML alias counts each time it is used)
 };
 
 Result<nlohmann::json> ParseDocumentText(std::string_view text, const DocumentLimits& limits = {});

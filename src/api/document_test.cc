@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 namespace berth::api {
 namespace {
 
@@ -132,6 +134,15 @@ TEST(ParseDocumentText, InvalidUtf8IsAnErrorSayingWhere) {
             "invalid JSON: invalid UTF-8 at line 2, column 4 (byte 10)");
   EXPECT_EQ(ParseDocumentText("id: n\xff\n").status().message(),
             "invalid YAML: invalid UTF-8 at line 1, column 6 (byte 5)");
+}
+
+TEST(ReadDocumentFile, RefusesMoreThanTheLimitBeforeReadingItAll) {
+  std::istringstream in(std::string(100, 'x'));
+  EXPECT_EQ(ReadDocumentFile("-", in, 64).status().message(), "'-' is larger than 64 bytes");
+  std::istringstream small("nodes: []\n");
+  EXPECT_EQ(*ReadDocumentFile("-", small), "nodes: []\n");
+  EXPECT_EQ(ReadDocumentFile("/nonexistent/doc.yaml", small).status().message(),
+            "cannot read '/nonexistent/doc.yaml': No such file or directory");
 }
 
 TEST(ParseDocumentText, AJsonListIsJsonNotYaml) {

@@ -179,7 +179,9 @@ bool SameSecret(std::string_view a, std::string_view b) {
 
 // Text in an answer is valid UTF-8 by the decoders' rules; should anything
 // else slip through, its bytes are replaced rather than failing the answer.
-std::string Dump(const Json& json) { return json.dump(-1, ' ', false, Json::error_handler_t::replace); }
+std::string Dump(const Json& json) {
+  return json.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
 
 void SendJson(httplib::Response& res, int status, const Json& body) {
   res.status = status;
@@ -244,8 +246,8 @@ ApiServer::ApiServer(ApiServerOptions options)
       counters_.unauthorized.fetch_add(1, std::memory_order_relaxed);
       res.set_header("WWW-Authenticate", "Bearer");
       SendJson(res, 401,
-               ErrorJson("unauthorized", header.empty() ? "missing bearer token"
-                                                        : "wrong bearer token"));
+               ErrorJson("unauthorized",
+                         header.empty() ? "missing bearer token" : "wrong bearer token"));
       return httplib::Server::HandlerResponse::Handled;
     }
     const std::string content_type = req.get_header_value("Content-Type");

@@ -33,7 +33,8 @@ Status ReadMode(const Json& value, const std::string& path, ServiceMode* out) {
   } else if (mode == "global") {
     *out = ServiceMode::kGlobal;
   } else {
-    return FieldError(path, "invalid mode " + Quoted(mode) + " (expected one of replicated, global)");
+    return FieldError(path,
+                      "invalid mode " + Quoted(mode) + " (expected one of replicated, global)");
   }
   return Status::Ok();
 }

@@ -63,10 +63,12 @@ TEST(BerthApp, ArgumentsThatAreNotUtf8OrNotIdsExitTwoBeforeAnyRequest) {
   EXPECT_EQ(latin1.status, 2);
   EXPECT_EQ(latin1.err, "berth: argument 3 'n\\xe9' is not valid UTF-8 (at byte 1)\n");
   EXPECT_EQ(with({"service", "create", "web\xff"}).status, 2);
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"node", "rm", "a/b"}, {"service", "inspect", "../x"},
-        {"job", "kill", "a b"}, {"task", "why", "web.1/x"}, {"service", "scale", "a/b=3"},
-        {"task", "ls", "--service", "a?b"}}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"node", "rm", "a/b"},
+                                               {"service", "inspect", "../x"},
+                                               {"job", "kill", "a b"},
+                                               {"task", "why", "web.1/x"},
+                                               {"service", "scale", "a/b=3"},
+                                               {"task", "ls", "--service", "a?b"}}) {
     Outcome refused = with(args);
     EXPECT_EQ(refused.status, 2) << args[0] << " " << args[1];
     EXPECT_NE(refused.err.find("is not a valid"), std::string::npos) << refused.err;
@@ -74,7 +76,8 @@ TEST(BerthApp, ArgumentsThatAreNotUtf8OrNotIdsExitTwoBeforeAnyRequest) {
 }
 
 TEST(BerthApp, PlanReadsStandardInput) {
-  Outcome r = Berth({"plan", "-", "--compact"}, R"({"nodes": [{"id": "n"}], "tasks": [{"id": "t"}]})");
+  Outcome r =
+      Berth({"plan", "-", "--compact"}, R"({"nodes": [{"id": "n"}], "tasks": [{"id": "t"}]})");
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, R"({"assignments":[{"task":"t","node":"n"}],"pending":[]})"
                    "\n");

@@ -270,19 +270,22 @@ void ClientCommands::AddNodeCommands(CLI::App& app) {
        [this] {
          return Result<Request>(Request{"GET", "/v1/nodes/" + id_, nullptr});
        })
-      ->add_option("ID", id_, "node id")->check(kIdRule)
+      ->add_option("ID", id_, "node id")
+      ->check(kIdRule)
       ->required();
   leaf("drain", "Stop placing tasks on a node",
        [this] {
          return Result<Request>(Request{"POST", "/v1/nodes/" + id_ + "/drain", nullptr});
        })
-      ->add_option("ID", id_, "node id")->check(kIdRule)
+      ->add_option("ID", id_, "node id")
+      ->check(kIdRule)
       ->required();
   leaf("rm", "Remove a node (its tasks are replaced elsewhere)",
        [this] {
          return Result<Request>(Request{"DELETE", "/v1/nodes/" + id_, nullptr});
        })
-      ->add_option("ID", id_, "node id")->check(kIdRule)
+      ->add_option("ID", id_, "node id")
+      ->check(kIdRule)
       ->required();
 }
 
@@ -344,7 +347,8 @@ void ClientCommands::AddServiceCommands(CLI::App& app) {
        [this] {
          return Result<Request>(Request{"GET", "/v1/services/" + id_, nullptr});
        })
-      ->add_option("ID", id_, "service id")->check(kIdRule)
+      ->add_option("ID", id_, "service id")
+      ->check(kIdRule)
       ->required();
   leaf("scale", "Set a replicated service's replica count: SERVICE=N",
        [this]() -> Result<Request> {
@@ -364,7 +368,8 @@ void ClientCommands::AddServiceCommands(CLI::App& app) {
        [this] {
          return Result<Request>(Request{"DELETE", "/v1/services/" + id_, nullptr});
        })
-      ->add_option("ID", id_, "service id")->check(kIdRule)
+      ->add_option("ID", id_, "service id")
+      ->check(kIdRule)
       ->required();
 }
 
@@ -390,7 +395,8 @@ void ClientCommands::AddTaskCommands(CLI::App& app) {
         return Result<Request>(Request{"GET", "/v1/tasks/" + id_, nullptr});
       },
       PrintTasks)
-      ->add_option("ID", id_, "task id")->check(kTaskIdRule)
+      ->add_option("ID", id_, "task id")
+      ->check(kTaskIdRule)
       ->required();
   leaf(
       "why", "Explain why a task is where it is, or why it is not running",
@@ -398,7 +404,8 @@ void ClientCommands::AddTaskCommands(CLI::App& app) {
         return Result<Request>(Request{"GET", "/v1/tasks/" + id_ + "/why", nullptr});
       },
       PrintWhy)
-      ->add_option("ID", id_, "task id")->check(kTaskIdRule)
+      ->add_option("ID", id_, "task id")
+      ->check(kTaskIdRule)
       ->required();
 }
 
@@ -439,13 +446,15 @@ void ClientCommands::AddJobCommands(CLI::App& app) {
        [this] {
          return Result<Request>(Request{"GET", "/v1/jobs/" + id_, nullptr});
        })
-      ->add_option("ID", id_, "job id")->check(kIdRule)
+      ->add_option("ID", id_, "job id")
+      ->check(kIdRule)
       ->required();
   leaf("kill", "Kill a job: its tasks stop",
        [this] {
          return Result<Request>(Request{"DELETE", "/v1/jobs/" + id_, nullptr});
        })
-      ->add_option("ID", id_, "job id")->check(kIdRule)
+      ->add_option("ID", id_, "job id")
+      ->check(kIdRule)
       ->required();
 }
 

@@ -1,11 +1,6 @@
 #include "cli/plan_command.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <iostream>
-#include <iterator>
-#include <sstream>
 
 #include "api/admission_codec.h"
 #include "api/document.h"
@@ -30,17 +25,6 @@ Result<nlohmann::ordered_json> PlanAdmission(const nlohmann::json& doc, Timestam
   if (!admission.ok()) return admission.status();
   fairshare::IterationResult result = admission->Iterate(input->workers, input->jobs, input->now);
   return api::EncodeAdmissionResult(*input, admission->config(), result);
-}
-
-Result<std::string> ReadInput(const std::string& file, std::istream& in) {
-  if (file == "-") return std::string(std::istreambuf_iterator<char>(in), {});
-  std::ifstream stream(file, std::ios::binary);
-  if (!stream)
-    return Status::InvalidArgument("cannot read '" + file + "': " + std::strerror(errno));
-  std::ostringstream text;
-  text << stream.rdbuf();
-  if (stream.bad()) return Status::InvalidArgument("cannot read '" + file + "'");
-  return text.str();
 }
 
 // One line per list entry, so a plan reads (and diffs, and greps) by task:
@@ -82,7 +66,7 @@ Result<std::string> PlanDocument(std::string_view text, const PlanOptions& optio
 
 int RunPlan(const PlanOptions& options, std::istream& in, std::ostream& out, std::ostream& err,
             const Clock& clock) {
-  Result<std::string> text = ReadInput(options.file, in);
+  Result<std::string> text = api::ReadDocumentFile(options.file, in);
   if (!text.ok()) {
     err << "berth plan: " << text.status().message() << "\n";
     return 2;

@@ -19,16 +19,19 @@ nlohmann::json Plan(std::string_view text, PlanOptions options = {}) {
 TEST(PlanDocument, YamlAndJsonGiveTheSamePlan) {
   auto json = Plan(R"({"nodes": [{"id": "n1"}, {"id": "n2"}],
                        "services": [{"id": "s", "spec_version": 1, "replicas": 3}]})");
-  auto yaml = Plan("nodes: [{id: n1}, {id: n2}]\n"
-                   "services:\n  - id: s\n    spec_version: 1\n    replicas: 3\n");
+  auto yaml = Plan(
+      "nodes: [{id: n1}, {id: n2}]\n"
+      "services:\n  - id: s\n    spec_version: 1\n    replicas: 3\n");
   EXPECT_EQ(json, yaml);
   EXPECT_EQ(json["assignments"].size(), 3u);
 }
 
 TEST(PlanDocument, SeedShufflesOnlyTies) {
   std::string doc = R"({"nodes": [)";
-  for (int i = 0; i < 20; ++i) doc += (i ? "," : "") + std::string(R"({"id": "n)") + std::to_string(i) + "\"}";
-  doc += R"(], "services": [{"id": "s", "spec_version": 1}], "tasks": [{"id": "t", "service": "s"}]})";
+  for (int i = 0; i < 20; ++i)
+    doc += (i ? "," : "") + std::string(R"({"id": "n)") + std::to_string(i) + "\"}";
+  doc +=
+      R"(], "services": [{"id": "s", "spec_version": 1}], "tasks": [{"id": "t", "service": "s"}]})";
   auto by_id = Plan(doc);
   EXPECT_EQ(by_id["assignments"][0]["node"], "n0");  // smallest id wins ties
   std::set<std::string> chosen;
@@ -87,8 +90,8 @@ TEST(RunPlan, InvalidDocumentExitsTwoNamingTheSource) {
   options.file = "-";
   EXPECT_EQ(RunPlan(options, in, out, err, clock), 2);
   EXPECT_TRUE(out.str().empty());
-  EXPECT_EQ(err.str().rfind("berth plan: <stdin>: tasks[0].state: invalid task state 'sleeping'", 0),
-            0u)
+  EXPECT_EQ(
+      err.str().rfind("berth plan: <stdin>: tasks[0].state: invalid task state 'sleeping'", 0), 0u)
       << err.str();
 }
 
@@ -101,7 +104,8 @@ TEST(RunPlan, NowDefaultsToTheClock) {
                  "state": "failed", "updated_at": "2026-01-01T00:09:00Z"},)";
   std::istringstream in(R"({"nodes": [{"id": "n1"}, {"id": "n2"}],
     "services": [{"id": "s", "spec_version": 1}],
-    "tasks": [)" + tasks + R"({"id": "r", "service": "s", "node": "n2", "state": "running"},
+    "tasks": [)" + tasks +
+                        R"({"id": "r", "service": "s", "node": "n2", "state": "running"},
                               {"id": "new", "service": "s"}]})");
   std::ostringstream out, err;
   ManualClock clock(*ParseRfc3339("2026-01-01T00:10:00Z"));

@@ -15,7 +15,11 @@ bool IsAlnum(char c) {
 size_t SequenceLength(std::string_view text, size_t i) {
   const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
   const unsigned char c = byte(i);
-  const size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+  const size_t length = c < 0x80           ? 1
+                        : (c >> 5) == 0x6  ? 2
+                        : (c >> 4) == 0xE  ? 3
+                        : (c >> 3) == 0x1E ? 4
+                                           : 0;
   if (length == 0 || i + length > text.size()) return 0;
   uint32_t code = length == 1 ? c : c & (0x7F >> length);
   for (size_t k = 1; k < length; ++k) {
@@ -81,9 +85,7 @@ Status CheckLabelKey(std::string_view key) {
   return Status::Ok();
 }
 
-Status CheckLabelValue(std::string_view value) {
-  return CheckText(value, kMaxLabelValueBytes);
-}
+Status CheckLabelValue(std::string_view value) { return CheckText(value, kMaxLabelValueBytes); }
 
 Status CheckText(std::string_view text, size_t max_bytes) {
   if (text.size() > max_bytes) return TooLong(text, max_bytes, "bytes");
@@ -91,8 +93,7 @@ Status CheckText(std::string_view text, size_t max_bytes) {
     return Status::InvalidArgument(Quoted(text) + " is not valid UTF-8 (at byte " +
                                    std::to_string(bad) + ")");
   for (char c : text)
-    if (IsControl(c))
-      return Status::InvalidArgument(Quoted(text) + " has a control character");
+    if (IsControl(c)) return Status::InvalidArgument(Quoted(text) + " has a control character");
   return Status::Ok();
 }
 
@@ -123,7 +124,8 @@ std::string Quoted(std::string_view value) {
     i += length;
   }
   out += "'";
-  if (i < value.size()) out.insert(out.size() - 1, "...") += " (" + std::to_string(value.size()) + " bytes)";
+  if (i < value.size())
+    out.insert(out.size() - 1, "...") += " (" + std::to_string(value.size()) + " bytes)";
   return out;
 }
 

@@ -30,7 +30,8 @@ TEST(Names, ErrorsQuoteTheValueSafelyAndSayTheRule) {
 }
 
 TEST(Names, TaskIdsAreIdsJoinedByDots) {
-  for (const char* id : {"web.1", "edge.n7.2", "j", "a-b.c_d"}) EXPECT_TRUE(CheckTaskId(id).ok()) << id;
+  for (const char* id : {"web.1", "edge.n7.2", "j", "a-b.c_d"})
+    EXPECT_TRUE(CheckTaskId(id).ok()) << id;
   for (const char* id : {"web.", ".1", "a..b", "a/b", "a b.1", "web.-1"})
     EXPECT_FALSE(CheckTaskId(id).ok()) << id;
   EXPECT_TRUE(CheckTaskId(std::string(255, 'a')).ok());
@@ -40,7 +41,8 @@ TEST(Names, TaskIdsAreIdsJoinedByDots) {
 TEST(Names, LabelKeysAreWhatAConstraintCanName) {
   for (const char* key : {"az", "com.example.tier", "rack_1", "a-b", "9"})
     EXPECT_TRUE(CheckLabelKey(key).ok()) << key;
-  for (const char* key : {"", "a b", "a=b", "a/b", "k\xff"}) EXPECT_FALSE(CheckLabelKey(key).ok()) << key;
+  for (const char* key : {"", "a b", "a=b", "a/b", "k\xff"})
+    EXPECT_FALSE(CheckLabelKey(key).ok()) << key;
   EXPECT_TRUE(CheckLabelKey(std::string(128, 'k')).ok());
   EXPECT_FALSE(CheckLabelKey(std::string(129, 'k')).ok());
 }
@@ -59,16 +61,16 @@ TEST(Names, TextIsBoundedUtf8WithoutControlCharacters) {
 
 TEST(Names, FindInvalidUtf8NamesTheFirstBadByte) {
   EXPECT_EQ(FindInvalidUtf8("plain \xc3\xa9 \xf0\x9f\x98\x80"), std::string_view::npos);
-  EXPECT_EQ(FindInvalidUtf8("ab\x80"), 2u);            // stray continuation byte
-  EXPECT_EQ(FindInvalidUtf8("a\xc0\xaf"), 1u);         // overlong '/'
-  EXPECT_EQ(FindInvalidUtf8("\xed\xa0\x80"), 0u);      // surrogate
+  EXPECT_EQ(FindInvalidUtf8("ab\x80"), 2u);              // stray continuation byte
+  EXPECT_EQ(FindInvalidUtf8("a\xc0\xaf"), 1u);           // overlong '/'
+  EXPECT_EQ(FindInvalidUtf8("\xed\xa0\x80"), 0u);        // surrogate
   EXPECT_EQ(FindInvalidUtf8("xy\xf4\x90\x80\x80"), 2u);  // above U+10FFFF
-  EXPECT_EQ(FindInvalidUtf8("abc\xe2\x82"), 3u);       // truncated
+  EXPECT_EQ(FindInvalidUtf8("abc\xe2\x82"), 3u);         // truncated
 }
 
 TEST(Names, QuotedIsAlwaysValidUtf8) {
   for (const std::string& value : {std::string("\xff\xfe"), std::string(200, '\x80'),
-                                  std::string("\xc3\xa9") + std::string(70, '\xe2')}) {
+                                   std::string("\xc3\xa9") + std::string(70, '\xe2')}) {
     const std::string quoted = Quoted(value);
     EXPECT_EQ(FindInvalidUtf8(quoted), std::string_view::npos) << quoted;
   }

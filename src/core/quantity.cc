@@ -1,11 +1,11 @@
 #include "core/quantity.h"
 
-#include "core/names.h"
-
 #include <charconv>
 #include <cmath>
 #include <limits>
 #include <string>
+
+#include "core/names.h"
 
 namespace berth {
 namespace {

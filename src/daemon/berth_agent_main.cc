@@ -5,9 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstdio>
-#include <fstream>
-#include <set>
-#include <sstream>
+#include <iostream>
 
 #include "agent/agent.h"
 #include "api/cluster_codec.h"
@@ -25,11 +23,9 @@ using berth::Status;
 
 // The "nodes" of a JSON or YAML document ({"nodes": [...]}, as in docs/plan.md).
 Result<std::vector<berth::Node>> ReadNodes(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) return Status::InvalidArgument("cannot read " + path);
-  std::stringstream text;
-  text << file.rdbuf();
-  Result<nlohmann::json> doc = berth::api::ParseDocumentText(text.str());
+  Result<std::string> text = berth::api::ReadDocumentFile(path, std::cin);
+  if (!text.ok()) return text.status();
+  Result<nlohmann::json> doc = berth::api::ParseDocumentText(*text);
   if (!doc.ok()) return doc.status();
   return berth::api::DecodeNodeList(*doc);
 }

@@ -35,8 +35,7 @@ Result<Json> Removed(const Status& status, const std::string& id) {
 // for a read-only directory.
 Status MakeDataDir(const std::string& dir) {
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-    return Status::Unavailable("cannot create data directory " + dir + ": " +
-                               std::strerror(errno));
+    return Status::Unavailable("cannot create data directory " + dir + ": " + std::strerror(errno));
   const std::string probe = dir + "/.write-test-" + std::to_string(::getpid());
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0)

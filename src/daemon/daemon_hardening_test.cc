@@ -63,27 +63,27 @@ TEST_F(DaemonTest, APortInUseIsRefusedNotShared) {
   options.port = daemon_->port();
   Result<std::unique_ptr<Daemon>> second = Daemon::Open(options);
   ASSERT_FALSE(second.ok());
-  EXPECT_EQ(second.status().message(),
-            "cannot listen on 127.0.0.1:" + std::to_string(daemon_->port()) +
-                ": address already in use");
+  EXPECT_EQ(
+      second.status().message(),
+      "cannot listen on 127.0.0.1:" + std::to_string(daemon_->port()) + ": address already in use");
 }
 
 // Defect 3: ids were not validated; "a/b" could never be fetched or removed,
 // and a 100 KB node id was copied into every task.
 TEST_F(DaemonTest, IdsFollowOneRuleAndARefusalNamesTheField) {
   Reopen(1 << 20);
-  const std::vector<std::string> bad = {"../../etc/passwd", "a/b", "a b", " a", "a ",
-                                        std::string("a\0b", 3), "a\nb", "-a", "a.b",
-                                        std::string(64, 'a'), std::string(10'000, 'n')};
+  const std::vector<std::string> bad = {
+      "../../etc/passwd",      "a/b",  "a b", " a",  "a ",
+      std::string("a\0b", 3),  "a\nb", "-a",  "a.b", std::string(64, 'a'),
+      std::string(10'000, 'n')};
   for (const std::string& id : bad) {
     for (const char* path : {"/v1/nodes", "/v1/services"}) {
       auto [status, error] = Call("POST", path, R"({"id": )" + Quote(id) + "}");
       EXPECT_EQ(status, 400) << path << " " << Quote(id);
-      EXPECT_EQ(error["error"]["message"].get<std::string>().rfind("id: '", 0), 0u)
-          << error.dump();
+      EXPECT_EQ(error["error"]["message"].get<std::string>().rfind("id: '", 0), 0u) << error.dump();
     }
-    auto [status, error] = Call(
-        "POST", "/v1/jobs", R"({"id": )" + Quote(id) + R"(, "requestor": "r", "tasks": [{}]})");
+    auto [status, error] = Call("POST", "/v1/jobs",
+                                R"({"id": )" + Quote(id) + R"(, "requestor": "r", "tasks": [{}]})");
     EXPECT_EQ(status, 400) << Quote(id);
   }
   auto [huge, h] = Call("POST", "/v1/nodes", R"({"id": ")" + std::string(100'000, 'n') + "\"}");

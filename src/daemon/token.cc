@@ -56,8 +56,10 @@ Status CheckToken(const std::string& path, const std::string& token) {
                                    std::to_string(kMaxTokenLength) + " characters" + regenerate);
   for (char c : token)
     if (!IsTokenCharacter(c))
-      return Status::InvalidArgument(path + " holds a token with a character outside the token "
-                                     "alphabet" + regenerate);
+      return Status::InvalidArgument(path +
+                                     " holds a token with a character outside the token "
+                                     "alphabet" +
+                                     regenerate);
   return Status::Ok();
 }
 
