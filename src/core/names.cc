@@ -1,6 +1,8 @@
 #include "core/names.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
 
 namespace berth {
 namespace {

@@ -47,6 +47,21 @@ void ControlLoop::WaitForBatch(std::unique_lock<std::mutex>& lock) {
   }
 }
 
+namespace {
+
+// A pass reads only stored data that the API validated, so an exception from
+// it is a bug: it is reported as a failed pass (and retried) rather than
+// ending berthd.
+Result<PassSummary> GuardedPass(Reconciler& reconciler, Timestamp now) {
+  try {
+    return reconciler.RunPass(now);
+  } catch (const std::exception& e) {
+    return Status::Internal(std::string("internal error in a pass: ") + e.what());
+  }
+}
+
+}  // namespace
+
 void ControlLoop::Loop() {
   std::unique_lock lock(mu_);
   bool again = true;  // the first pass runs at once
@@ -58,7 +73,7 @@ void ControlLoop::Loop() {
     notified_ = false;
     const uint64_t covered = requests_;
     lock.unlock();
-    Result<PassSummary> pass = reconciler_.RunPass(clock_.Now());
+    Result<PassSummary> pass = GuardedPass(reconciler_, clock_.Now());
     lock.lock();
     passes_.fetch_add(1);
     // A Conflict means an API write raced the pass: run again on fresh state.
