@@ -224,9 +224,9 @@ nlohmann::json ResolvePlain(const std::string& s) {
   return s;
 }
 
-// YAML: ToJson walks yaml-cpp's node tree with a LimitsCheck (yaml-cpp
-// itself stops at 2,000 levels; an alias is walked each time it is used, so
-// the value budget bounds alias bombs).
+// YAML: ToJson walks yaml-cpp's node tree with a LimitsCheck (yaml-cpp's own
+// parser stops at 500 levels, ParseYaml reports that as too deep; an alias is
+// walked each time it is used, so the value budget bounds alias bombs).
 Result<nlohmann::json> ToJson(const YAML::Node& node, LimitsCheck& check);
 
 Status YamlLimitError(const YAML::Node& node, const LimitsCheck& check) {
