@@ -10,7 +10,6 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -38,9 +37,9 @@ Status CheckUtf8(std::string_view text, const char* format) {
                                  LineAndColumn(text, bad) + " (byte " + std::to_string(bad) + ")");
 }
 
-// The checks both parsers share: DocumentLimits and duplicate keys, one
-// event at a time, so a parse stops at the first breach. Each check returns
-// false after recording the error.
+// The DocumentLimits checks both parsers share, one event at a time, so a
+// parse stops at the first breach. Each check returns false after recording
+// the error. (Duplicate keys each builder finds in the object it builds.)
 class LimitsCheck {
  public:
   explicit LimitsCheck(const DocumentLimits& limits) : limits_(limits) {}
@@ -60,14 +59,11 @@ class LimitsCheck {
   bool Open(bool is_object) {
     if (static_cast<int>(open_.size()) >= limits_.max_depth)
       return Fail("nested deeper than " + std::to_string(limits_.max_depth) + " levels");
-    open_.push_back({is_object, 0, {}});
+    open_.push_back({is_object, 0});
     return true;
   }
-  bool Key(const std::string& key) {
-    if (!String(key) || !Count()) return false;
-    if (open_.back().keys.insert(key).second) return true;
-    return Fail("duplicate key " + Quoted(key));
-  }
+  // A member's key begins: an item of the enclosing object.
+  bool Key(std::string_view key) { return String(key) && Count(); }
   void Close() {
     if (!open_.empty()) open_.pop_back();
   }
@@ -81,7 +77,6 @@ class LimitsCheck {
   struct Container {
     bool is_object;
     size_t items;
-    std::set<std::string> keys;
   };
   bool Count() {
     if (++open_.back().items <= limits_.max_items) return true;
@@ -96,48 +91,68 @@ class LimitsCheck {
 
 // ---------------------------------------------------------------- JSON
 
-// nlohmann's SAX events, checked by LimitsCheck and then handed to
-// nlohmann's own DOM builder: the value is built as the text is read, and
-// nothing past a breach is.
+// Builds the value from nlohmann's SAX events, each checked by LimitsCheck
+// first, so nothing past a breach is built. Like nlohmann's own DOM builder,
+// it keeps the path of open containers; a member's key is inserted into its
+// object right away, which is also where a duplicate shows.
 class BoundedJsonBuilder {
  public:
   using Json = nlohmann::json;
-  BoundedJsonBuilder(Json& out, const DocumentLimits& limits) : dom_(out, false), check_(limits) {}
+  BoundedJsonBuilder(Json& root, const DocumentLimits& limits) : root_(root), check_(limits) {}
 
-  bool null() { return check_.Value() && dom_.null(); }
-  bool boolean(bool b) { return check_.Value() && dom_.boolean(b); }
-  bool number_integer(Json::number_integer_t n) { return check_.Value() && dom_.number_integer(n); }
-  bool number_unsigned(Json::number_unsigned_t n) {
-    return check_.Value() && dom_.number_unsigned(n);
+  bool null() { return check_.Value() && Place(nullptr); }
+  bool boolean(bool b) { return check_.Value() && Place(b); }
+  bool number_integer(Json::number_integer_t n) { return check_.Value() && Place(n); }
+  bool number_unsigned(Json::number_unsigned_t n) { return check_.Value() && Place(n); }
+  bool number_float(Json::number_float_t n, const Json::string_t&) {
+    return check_.Value() && Place(n);
   }
-  bool number_float(Json::number_float_t n, const Json::string_t& text) {
-    return check_.Value() && dom_.number_float(n, text);
-  }
-  bool string(Json::string_t& s) { return check_.Value() && check_.String(s) && dom_.string(s); }
+  bool string(Json::string_t& s) { return check_.Value() && check_.String(s) && Place(s); }
   bool binary(Json::binary_t&) { return check_.Fail("binary values are not JSON"); }
-  bool start_object(std::size_t n) {
-    return check_.Value() && check_.Open(true) && dom_.start_object(n);
+  bool start_object(std::size_t) {
+    return check_.Value() && check_.Open(true) && Open(Json::object());
   }
-  bool key(Json::string_t& k) { return check_.Key(k) && dom_.key(k); }
-  bool end_object() {
-    check_.Close();
-    return dom_.end_object();
+  bool key(Json::string_t& k) {
+    if (!check_.Key(k)) return false;
+    auto [member, inserted] = open_.back()->get_ref<Json::object_t&>().try_emplace(k);
+    if (!inserted) return check_.Fail("duplicate key " + Quoted(k));
+    member_ = &member->second;
+    return true;
   }
-  bool start_array(std::size_t n) {
-    return check_.Value() && check_.Open(false) && dom_.start_array(n);
+  bool end_object() { return Close(); }
+  bool start_array(std::size_t) {
+    return check_.Value() && check_.Open(false) && Open(Json::array());
   }
-  bool end_array() {
-    check_.Close();
-    return dom_.end_array();
-  }
+  bool end_array() { return Close(); }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
     return check_.Fail(JsonErrorMessage(e));
   }
   const std::string& error() const { return check_.error(); }
 
  private:
-  nlohmann::detail::json_sax_dom_parser<Json> dom_;
+  // Puts `value` where the text is: the root, the member of the last key, or
+  // the next item of the open list.
+  Json* Place(Json value) {
+    if (open_.empty()) return &(root_ = std::move(value));
+    Json& parent = *open_.back();
+    if (parent.is_object()) return &(*member_ = std::move(value));
+    parent.push_back(std::move(value));
+    return &parent.back();
+  }
+  bool Open(Json container) {
+    open_.push_back(Place(std::move(container)));
+    return true;
+  }
+  bool Close() {
+    check_.Close();
+    open_.pop_back();
+    return true;
+  }
+
+  Json& root_;
   LimitsCheck check_;
+  std::vector<Json*> open_;  // the containers being built, innermost last
+  Json* member_ = nullptr;   // where the value of the last key goes
 };
 
 // ---------------------------------------------------------------- YAML
@@ -263,6 +278,7 @@ Result<nlohmann::json> MapToJson(const YAML::Node& node, LimitsCheck& check) {
     if (FindInvalidUtf8(key) != std::string_view::npos)
       return YamlError(entry.first.Mark(), "invalid UTF-8");
     if (!check.Key(key)) return YamlLimitError(entry.first, check);
+    if (object.contains(key)) return YamlError(entry.first.Mark(), "duplicate key " + Quoted(key));
     Result<nlohmann::json> value = ToJson(entry.second, check);
     if (!value.ok()) return value.status();
     object[key] = std::move(value).value();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 namespace berth {
@@ -100,7 +101,15 @@ Status CheckText(std::string_view text, size_t max_bytes) {
 }
 
 size_t FindInvalidUtf8(std::string_view text) {
+  constexpr uint64_t kHighBits = 0x8080808080808080ULL;
   for (size_t i = 0; i < text.size();) {
+    // Request bodies are mostly ASCII: skip it eight bytes at a time.
+    uint64_t word = 0;
+    if (i + sizeof word <= text.size() &&
+        (std::memcpy(&word, text.data() + i, sizeof word), (word & kHighBits) == 0)) {
+      i += sizeof word;
+      continue;
+    }
     const size_t length = SequenceLength(text, i);
     if (length == 0) return i;
     i += length;

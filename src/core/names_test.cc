@@ -66,6 +66,10 @@ TEST(Names, FindInvalidUtf8NamesTheFirstBadByte) {
   EXPECT_EQ(FindInvalidUtf8("\xed\xa0\x80"), 0u);        // surrogate
   EXPECT_EQ(FindInvalidUtf8("xy\xf4\x90\x80\x80"), 2u);  // above U+10FFFF
   EXPECT_EQ(FindInvalidUtf8("abc\xe2\x82"), 3u);         // truncated
+  // Past and across the eight-byte ASCII steps.
+  EXPECT_EQ(FindInvalidUtf8("abcdefghijklmnop\xff"), 16u);
+  EXPECT_EQ(FindInvalidUtf8("abcdefg\xc3\xa9hijklmno\xe2\x82"), 17u);
+  EXPECT_EQ(FindInvalidUtf8(std::string(1000, 'a') + "\xc3\xa9"), std::string_view::npos);
 }
 
 TEST(Names, QuotedIsAlwaysValidUtf8) {
