@@ -25,6 +25,15 @@ bool SmallEnough(const nlohmann::json& doc) {
   return replicas <= 10'000;
 }
 
+// Berth's bounded JSON builder against nlohmann's own parser: whatever
+// ParseJsonText accepts, nlohmann must read as the same value.
+void AcceptedJsonIsWhatNlohmannReads(const std::string& text) {
+  berth::Result<nlohmann::json> bounded = berth::api::ParseJsonText(text);
+  if (!bounded.ok()) return;
+  const nlohmann::json plain = nlohmann::json::parse(text, nullptr, false);
+  if (plain.is_discarded() || plain != *bounded) __builtin_trap();
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -38,5 +47,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   if (doc.ok()) (void)berth::api::DecodeNodeList(*doc);
+  AcceptedJsonIsWhatNlohmannReads(text);
   return 0;
 }
