@@ -5,6 +5,7 @@
 // three-phase path), a node registration, and a 20,000-node document.
 //
 // Usage: parse_bench [--quick]
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -77,8 +78,9 @@ int main(int argc, char** argv) {
       {"sample request", bench::SampleRequest(), 100'000 / scale},
       {"node registration", bench::Node(7), 100'000 / scale},
       {"20,000-node document", bench::NodesDocument(20'000), 20 / std::min(scale, 20)}};
-  std::printf("| body | bytes | nlohmann::json::parse us | api::ParseJsonText us | ratio |\n"
-              "|---|---:|---:|---:|---:|\n");
+  std::printf(
+      "| body | bytes | nlohmann::json::parse us | api::ParseJsonText us | ratio |\n"
+      "|---|---:|---:|---:|---:|\n");
   for (const bench::Case& c : cases) {
     const double plain = bench::BestMicros(
         c, [](const std::string& text) { return nlohmann::json::parse(text).size(); });
