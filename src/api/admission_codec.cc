@@ -33,10 +33,7 @@ Status ReadClasses(const Json& value, const std::string& path, std::vector<Class
 
 // A requestor pattern: a regular expression (RE2) of at most 4096 bytes.
 Status ReadPattern(const Json& value, const std::string& path, std::string* out) {
-  BERTH_RETURN_IF_ERROR(ReadString(value, path, out));
-  if (Status valid = CheckText(*out, kMaxLabelValueBytes); !valid.ok())
-    return FieldError(path, valid.message());
-  return Status::Ok();
+  return ReadTextUpTo(value, path, kMaxLabelValueBytes, out);
 }
 
 // [["pattern", "class"], ...]

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "constraint/constraint.h"
+#include "core/ascii.h"
 #include "core/names.h"
 
 namespace berth::api {
@@ -149,9 +150,7 @@ Status ReadReservations(const Json& value, const std::string& path, Reservations
 constexpr size_t kMaxConstraintBytes = kMaxLabelKeyBytes + kMaxLabelValueBytes + 32;
 
 Status ReadConstraint(const Json& value, const std::string& path, std::string* out) {
-  BERTH_RETURN_IF_ERROR(ReadString(value, path, out));
-  if (Status valid = CheckText(*out, kMaxConstraintBytes); !valid.ok())
-    return FieldError(path, valid.message());
+  BERTH_RETURN_IF_ERROR(ReadTextUpTo(value, path, kMaxConstraintBytes, out));
   return out->empty() ? FieldError(path, "must not be empty") : Status::Ok();
 }
 
@@ -164,16 +163,6 @@ Status ReadConstraints(const Json& value, const std::string& path, std::vector<s
   }
   *out = std::move(expressions);
   return Status::Ok();
-}
-
-bool StartsWithIgnoreCase(std::string_view text, std::string_view prefix) {
-  if (text.size() < prefix.size()) return false;
-  for (size_t i = 0; i < prefix.size(); ++i) {
-    char c = text[i];
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (c != prefix[i]) return false;
-  }
-  return true;
 }
 
 // "node.labels.<K>" or "engine.labels.<K>" (prefix in any case, as in

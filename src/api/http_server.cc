@@ -8,7 +8,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -16,6 +15,7 @@
 #include <cstring>
 
 #include "api/document.h"
+#include "core/ascii.h"
 #include "core/names.h"
 
 namespace berth::api {
@@ -88,15 +88,6 @@ Json DefaultError(const httplib::Request& req, int status, size_t max_body_bytes
   return ErrorJson("bad_request", "malformed HTTP request");
 }
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
-  return true;
-}
-
 // The credentials of an `Authorization: Bearer <token>` header, or "" for
 // another scheme. The scheme is case-insensitive (RFC 7235, section 2.1).
 std::string_view BearerToken(std::string_view header) {
@@ -165,7 +156,7 @@ std::string BindError(const std::string& host, int port) {
     if (!bound) break;
   }
   ::freeaddrinfo(found);
-  for (char& c : reason) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : reason) c = AsciiLower(c);
   return reason;
 }
 

@@ -92,7 +92,13 @@ Status ReadName(const Json& value, const std::string& path, std::string* out) {
 }
 
 Status ReadText(const Json& value, const std::string& path, std::string* out) {
-  return ReadChecked(value, path, out, [](std::string_view text) { return CheckText(text); });
+  return ReadTextUpTo(value, path, kMaxTextBytes, out);
+}
+
+Status ReadTextUpTo(const Json& value, const std::string& path, size_t max_bytes,
+                    std::string* out) {
+  return ReadChecked(value, path, out,
+                     [max_bytes](std::string_view text) { return CheckText(text, max_bytes); });
 }
 
 Status ReadUnsigned(const Json& value, const std::string& path, uint64_t* out) {

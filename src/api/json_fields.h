@@ -50,6 +50,9 @@ Status ReadId(const Json& value, const std::string& path, std::string* out);
 Status ReadTaskId(const Json& value, const std::string& path, std::string* out);
 Status ReadName(const Json& value, const std::string& path, std::string* out);
 Status ReadText(const Json& value, const std::string& path, std::string* out);
+// Text of at most `max_bytes` (ReadText's rule with another bound: the
+// longer constraints and requestor patterns).
+Status ReadTextUpTo(const Json& value, const std::string& path, size_t max_bytes, std::string* out);
 // A non-negative integer (JSON floats such as 1.5 or 1e3 are rejected).
 Status ReadUnsigned(const Json& value, const std::string& path, uint64_t* out);
 // An integer, possibly negative (JSON floats such as 1.5 are rejected).

@@ -11,6 +11,8 @@
 #include <string>
 #include <utility>
 
+#include "core/ascii.h"
+
 namespace berth::constraint {
 namespace {
 
@@ -27,23 +29,8 @@ std::string_view Trim(std::string_view text) {
   return text.substr(first, last - first + 1);
 }
 
-// ASCII only: keys and values are ASCII by the character rules, and locale
-// dependent tolower would make matching differ between hosts.
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
 bool IsLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (Lower(a[i]) != Lower(b[i])) return false;
-  return true;
-}
-
-bool StartsWithIgnoreCase(std::string_view text, std::string_view prefix) {
-  return text.size() >= prefix.size() && EqualsIgnoreCase(text.substr(0, prefix.size()), prefix);
-}
 
 // SwarmKit: ^(?i)[a-z_][a-z0-9\-_.]+$ -- so a key has at least two characters.
 bool IsValidKey(std::string_view key) {

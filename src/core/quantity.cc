@@ -52,8 +52,6 @@ bool ScaleExact(const Decimal& d, int64_t unit, int64_t* value) {
   return true;
 }
 
-std::string Quote(std::string_view text) { return Quoted(text); }
-
 // The shortest text that reads back as `value` ("1.2345", "1e+300"), as the
 // user would have written it, not std::to_string's "1.234500".
 std::string Shortest(double value) {
@@ -74,7 +72,7 @@ Result<int64_t> ParseMilliCpu(std::string_view text) {
   Decimal d;
   int64_t value = 0;
   if (!SplitDecimal(number, &d) || !ScaleExact(d, unit, &value))
-    return Status::InvalidArgument("invalid cpu quantity " + Quote(text) +
+    return Status::InvalidArgument("invalid cpu quantity " + Quoted(text) +
                                    " (expected CPUs like 0.5, or milli-CPUs like 500m)");
   return value;
 }
@@ -110,7 +108,7 @@ Result<int64_t> ParseBytes(std::string_view text) {
   int64_t value = 0;
   if (!SplitDecimal(number, &d) || !ScaleExact(d, unit, &value))
     return Status::InvalidArgument(
-        "invalid memory quantity " + Quote(text) +
+        "invalid memory quantity " + Quoted(text) +
         " (expected whole bytes, optionally with a suffix k, M, G, T, Ki, Mi, Gi or Ti)");
   return value;
 }
