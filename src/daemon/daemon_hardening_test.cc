@@ -58,8 +58,7 @@ TEST_F(DaemonTest, DeeplyNestedBodiesAre400NotACrash) {
 
 // Defect 2: a second server on a port in use started and shared its traffic.
 TEST_F(DaemonTest, APortInUseIsRefusedNotShared) {
-  DaemonOptions options;
-  options.data_dir = dir_.path() + "/other";
+  DaemonOptions options = Options("other");
   options.port = daemon_->port();
   Result<std::unique_ptr<Daemon>> second = Daemon::Open(options);
   ASSERT_FALSE(second.ok());
@@ -122,8 +121,7 @@ TEST_F(DaemonTest, IdsFollowOneRuleAndARefusalNamesTheField) {
 // A store written before the naming rule may hold ids it refuses: berthd
 // still starts, and the API looks ids up as they are, so they can be removed.
 TEST_F(DaemonTest, ObjectsStoredBeforeTheNamingRuleCanStillBeRemoved) {
-  client_.reset();
-  daemon_.reset();
+  Close();
   {
     Result<std::unique_ptr<store::SqliteStore>> store =
         store::SqliteStore::Open(dir_.path() + "/data/berth.db");
@@ -180,12 +178,9 @@ TEST_F(DaemonTest, DrainNeedsNoBodyFormsAre415AndTheBearerSchemeIsCaseInsensitiv
 TEST_F(DaemonTest, AMissingTokenFileWithDataIsRefusedUnlessANewTokenIsAsked) {
   ASSERT_EQ(Call("POST", "/v1/nodes", R"({"id": "n1"})").first, 201);
   const std::string old_token = daemon_->token();
-  client_.reset();
-  daemon_.reset();
+  Close();
   ASSERT_EQ(::unlink((dir_.path() + "/data/token").c_str()), 0);
-  DaemonOptions options;
-  options.data_dir = dir_.path() + "/data";
-  options.port = 0;
+  DaemonOptions options = Options();
   Result<std::unique_ptr<Daemon>> refused = Daemon::Open(options);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);

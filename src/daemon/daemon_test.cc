@@ -126,10 +126,7 @@ TEST_F(DaemonTest, ServicesArePlacedByTheControlLoopAndExplainPendingTasks) {
 }
 
 TEST_F(DaemonTest, ASecondDaemonOnTheSameDataDirectoryIsRefused) {
-  DaemonOptions options;
-  options.data_dir = dir_.path() + "/data";
-  options.port = 0;
-  Result<std::unique_ptr<Daemon>> second = Daemon::Open(options);
+  Result<std::unique_ptr<Daemon>> second = Daemon::Open(Options());
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(second.status().message().find("in use by another process"), std::string::npos);

@@ -21,14 +21,21 @@ class DaemonTest : public testing::Test {
  protected:
   void SetUp() override { Open(); }
 
+  // Options for a berthd on `subdir` of the fixture's directory ("data" is
+  // the fixture's own) and any free port.
+  DaemonOptions Options(const std::string& subdir = "data") const {
+    DaemonOptions options;
+    options.data_dir = dir_.path() + "/" + subdir;
+    options.port = 0;
+    options.threads = 2;
+    return options;
+  }
+
   // Opens berthd on the fixture's data directory, with a small body limit
   // unless a test needs a larger one.
   void Open(size_t max_body_bytes = 4096) {
-    DaemonOptions options;
-    options.data_dir = dir_.path() + "/data";
-    options.port = 0;
+    DaemonOptions options = Options();
     options.max_body_bytes = max_body_bytes;
-    options.threads = 2;
     Result<std::unique_ptr<Daemon>> daemon = Daemon::Open(options);
     ASSERT_TRUE(daemon.ok()) << daemon.status().message();
     daemon_ = std::move(*daemon);
@@ -36,10 +43,15 @@ class DaemonTest : public testing::Test {
     client_->set_bearer_token_auth(daemon_->token().c_str());
   }
 
-  // Stops berthd and opens it again on the same data directory.
-  void Reopen(size_t max_body_bytes = 4096) {
+  // Stops berthd (and its client).
+  void Close() {
     client_.reset();
     daemon_.reset();
+  }
+
+  // Stops berthd and opens it again on the same data directory.
+  void Reopen(size_t max_body_bytes = 4096) {
+    Close();
     Open(max_body_bytes);
   }
 
