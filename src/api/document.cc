@@ -379,7 +379,8 @@ Result<std::string> ReadDocumentFile(const std::string& path, std::istream& stan
       return Status::InvalidArgument("'" + path + "' is larger than " + std::to_string(max_bytes) +
                                      " bytes");
   }
-  if (in.bad()) return Status::InvalidArgument("cannot read '" + path + "'");
+  if (in.bad())  // a directory opens, and then fails to read (EISDIR)
+    return Status::InvalidArgument("cannot read '" + path + "': " + std::strerror(errno));
   return text;
 }
 

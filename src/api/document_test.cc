@@ -143,6 +143,7 @@ TEST(ReadDocumentFile, RefusesMoreThanTheLimitBeforeReadingItAll) {
   EXPECT_EQ(*ReadDocumentFile("-", small), "nodes: []\n");
   EXPECT_EQ(ReadDocumentFile("/nonexistent/doc.yaml", small).status().message(),
             "cannot read '/nonexistent/doc.yaml': No such file or directory");
+  EXPECT_EQ(ReadDocumentFile("/", small).status().message(), "cannot read '/': Is a directory");
 }
 
 TEST(ParseDocumentText, AJsonListIsJsonNotYaml) {
