@@ -210,8 +210,8 @@ int Main(int argc, char** argv) {
   daemon::DaemonOptions options;
   options.data_dir = dir.path() + "/data";
   options.port = 0;
-  if (quiet_ms > 0) options.loop.batch_delay = std::chrono::milliseconds(quiet_ms);
-  if (max_ms > 0) options.loop.max_batch_delay = std::chrono::milliseconds(max_ms);
+  if (quiet_ms > 0) options.loop.window.quiet = Duration{quiet_ms};
+  if (max_ms > 0) options.loop.window.max_delay = Duration{max_ms};
   if (sample_bp > 0) options.agent_placement.scheduler.node_basis_points = sample_bp;
   if (cluster_percent > 0) options.agent_placement.scheduler.cluster_percent = cluster_percent;
   std::vector<std::unique_ptr<testing_support::Process>> agent_processes =

@@ -43,6 +43,10 @@ class ClientCommandsTest : public testing::Test {
     daemon::DaemonOptions options;
     options.data_dir = dir_.path() + "/data";
     options.port = 0;
+    // Passes run when a test waits for the loop to settle, so the changes a
+    // test makes before that are decided together (job submissions in one
+    // admission iteration) however fast the commands run.
+    options.loop.window = {std::chrono::hours(1), std::chrono::hours(1)};
     Result<std::unique_ptr<daemon::Daemon>> daemon = daemon::Daemon::Open(options);
     ASSERT_TRUE(daemon.ok()) << daemon.status().message();
     daemon_ = std::move(*daemon);

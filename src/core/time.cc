@@ -1,5 +1,6 @@
 #include "core/time.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 
@@ -41,6 +42,64 @@ Status Invalid(std::string_view text) {
 
 Timestamp SystemClock::Now() const {
   return std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
+}
+
+bool SystemClock::WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+                            std::optional<Timestamp> deadline,
+                            const std::function<bool()>& ready) const {
+  if (!deadline) {
+    cv.wait(lock, ready);
+    return true;
+  }
+  // Waits in steady time, so a jump of the wall clock cannot stretch a wait.
+  while (!ready()) {
+    const Duration left = *deadline - Now();
+    if (left <= Duration::zero()) return false;
+    cv.wait_for(lock, left);
+  }
+  return true;
+}
+
+bool ManualClock::WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+                            std::optional<Timestamp> deadline,
+                            const std::function<bool()>& ready) const {
+  const Waiter me{lock.mutex(), &cv};
+  {
+    std::lock_guard guard(waiters_mu_);
+    waiters_.push_back(me);
+  }
+  while (!ready() && !(deadline && Now() >= *deadline)) cv.wait(lock);
+  std::lock_guard guard(waiters_mu_);
+  // One entry: another thread may wait on the same mutex and cv.
+  waiters_.erase(std::find_if(waiters_.begin(), waiters_.end(), [&](const Waiter& w) {
+    return w.mutex == me.mutex && w.cv == me.cv;
+  }));
+  return ready();
+}
+
+void ManualClock::Set(Timestamp t) {
+  now_.store(t.time_since_epoch().count());
+  WakeWaiters();
+}
+
+void ManualClock::Advance(Duration d) {
+  now_.fetch_add(d.count());
+  WakeWaiters();
+}
+
+// Taking each waiter's mutex once after the time changed means a waiter is
+// either still before its check (and sees the new time) or inside cv.wait
+// (and gets the notification): no wake-up is lost.
+void ManualClock::WakeWaiters() {
+  std::vector<Waiter> waiters;
+  {
+    std::lock_guard guard(waiters_mu_);
+    waiters = waiters_;
+  }
+  for (const Waiter& w : waiters) {
+    { std::lock_guard guard(*w.mutex); }
+    w.cv->notify_all();
+  }
 }
 
 Result<Timestamp> ParseRfc3339(std::string_view text) {

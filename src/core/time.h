@@ -7,9 +7,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/status.h"
 
@@ -26,24 +31,52 @@ class Clock {
  public:
   virtual ~Clock() = default;
   virtual Timestamp Now() const = 0;
+  // Blocks on `cv` until `ready()` holds or this clock reaches `deadline`
+  // (nullopt: no deadline); returns ready(). `lock` holds `cv`'s mutex on
+  // entry and on return; whoever makes ready() true does so under that
+  // mutex and notifies `cv`. Anything in Berth that waits for a time to
+  // come waits here, so a ManualClock drives it in tests.
+  virtual bool WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+                         std::optional<Timestamp> deadline,
+                         const std::function<bool()>& ready) const = 0;
 };
 
 // The real time.
 class SystemClock final : public Clock {
  public:
   Timestamp Now() const override;
+  bool WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+                 std::optional<Timestamp> deadline,
+                 const std::function<bool()>& ready) const override;
 };
 
-// Time that moves only when told to; for tests and simulations.
+// Time that moves only when told to; for tests and simulations. Set and
+// Advance wake every WaitUntil in progress, which returns once the new time
+// reaches its deadline. The mutex and condition variable of a wait must
+// outlive any Set or Advance that runs while it waits.
 class ManualClock final : public Clock {
  public:
   explicit ManualClock(Timestamp start = Timestamp{}) : now_(start.time_since_epoch().count()) {}
   Timestamp Now() const override { return Timestamp{Duration{now_.load()}}; }
-  void Set(Timestamp t) { now_.store(t.time_since_epoch().count()); }
-  void Advance(Duration d) { now_.fetch_add(d.count()); }
+  bool WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+                 std::optional<Timestamp> deadline,
+                 const std::function<bool()>& ready) const override;
+  void Set(Timestamp t);
+  void Advance(Duration d);
 
  private:
+  struct Waiter {
+    std::mutex* mutex;
+    std::condition_variable* cv;
+  };
+  void WakeWaiters();
+
   std::atomic<int64_t> now_;
+  // Waits in progress. A wait registers while holding its own mutex;
+  // WakeWaiters copies the list and lets go of waiters_mu_ before it takes
+  // theirs, so the two locks are never taken in the other order.
+  mutable std::mutex waiters_mu_;
+  mutable std::vector<Waiter> waiters_;
 };
 
 // Parses "2026-01-01T00:10:00Z", with optional fractional seconds (kept to the

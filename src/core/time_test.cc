@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 namespace berth {
 namespace {
 
@@ -39,6 +41,65 @@ TEST(Time, ManualClockMovesOnlyWhenTold) {
   EXPECT_EQ(clock.Now(), Timestamp{Duration{1500}});
   clock.Set(Timestamp{Duration{7}});
   EXPECT_EQ(clock.Now(), Timestamp{Duration{7}});
+}
+
+// A wait on the manual clock ends when the clock reaches its deadline, and
+// not before: the waiting thread reports each wake-up, and the test moves the
+// clock only after the waiter is registered (it has reported "waiting").
+TEST(Time, ManualClockWaitEndsWhenTheClockReachesTheDeadline) {
+  ManualClock clock(Timestamp{Duration{0}});
+  std::mutex mu;
+  std::condition_variable cv;
+  bool waiting = false, done = false, result = true;
+  std::thread waiter([&] {
+    std::unique_lock lock(mu);
+    waiting = true;
+    cv.notify_all();
+    result = clock.WaitUntil(lock, cv, Timestamp{Duration{100}}, [] { return false; });
+    done = true;
+    cv.notify_all();
+  });
+  std::unique_lock lock(mu);
+  ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return waiting; }));
+  lock.unlock();
+  clock.Advance(Duration{99});  // the waiter wakes, sees 99 < 100, waits on
+  lock.lock();
+  EXPECT_FALSE(done);
+  lock.unlock();
+  clock.Advance(Duration{1});
+  lock.lock();
+  EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return done; }));
+  EXPECT_FALSE(result);  // the deadline, not readiness, ended it
+  lock.unlock();
+  waiter.join();
+}
+
+TEST(Time, ClockWaitEndsWhenReadyWithoutADeadline) {
+  for (bool manual : {true, false}) {
+    ManualClock manual_clock;
+    SystemClock system_clock;
+    const Clock& clock = manual ? static_cast<const Clock&>(manual_clock) : system_clock;
+    std::mutex mu;
+    std::condition_variable cv;
+    bool ready = false;
+    std::thread setter([&] {
+      std::lock_guard lock(mu);
+      ready = true;
+      cv.notify_all();
+    });
+    std::unique_lock lock(mu);
+    EXPECT_TRUE(clock.WaitUntil(lock, cv, std::nullopt, [&] { return ready; }));
+    lock.unlock();
+    setter.join();
+  }
+}
+
+TEST(Time, SystemClockWaitEndsAtAPastDeadlineAtOnce) {
+  SystemClock clock;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::unique_lock lock(mu);
+  EXPECT_FALSE(clock.WaitUntil(lock, cv, clock.Now() - Duration{1}, [] { return false; }));
 }
 
 }  // namespace

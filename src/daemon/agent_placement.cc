@@ -5,9 +5,9 @@
 
 namespace berth::daemon {
 
-AgentPlacement::AgentPlacement(std::vector<threephase::AgentTransport*> agents,
+AgentPlacement::AgentPlacement(std::vector<threephase::AgentTransport*> agents, const Clock& clock,
                                AgentPlacementOptions options)
-    : agents_(std::move(agents)), options_(options), check_at_(agents_.size()) {}
+    : agents_(std::move(agents)), clock_(clock), options_(options), check_at_(agents_.size()) {}
 
 AgentPlacement::~AgentPlacement() { Stop(); }
 
@@ -32,8 +32,7 @@ void AgentPlacement::Keep(const threephase::TaskOutcome& outcome) {
   {
     std::lock_guard lock(mu_);
     in_flight_.erase(outcome.task_id);
-    if (!outcome.bound)
-      retry_at_[outcome.task_id] = std::chrono::steady_clock::now() + options_.retry_after;
+    if (!outcome.bound) retry_at_[outcome.task_id] = clock_.Now() + options_.retry_after;
     outcomes_[outcome.task_id] = outcome;
   }
   (outcome.bound ? counters_.bound : counters_.failed).fetch_add(1);
@@ -45,7 +44,7 @@ bool AgentPlacement::Submit(agent::PlacementTask task) {
     std::lock_guard lock(mu_);
     if (in_flight_.contains(task.id) || outcomes_.contains(task.id)) return false;
     if (auto retry = retry_at_.find(task.id); retry != retry_at_.end()) {
-      if (std::chrono::steady_clock::now() < retry->second) return false;
+      if (clock_.Now() < retry->second) return false;
       retry_at_.erase(retry);
     }
     in_flight_.insert(task.id);
@@ -104,16 +103,32 @@ void AgentPlacement::Failed(size_t slot) {
 }
 
 bool AgentPlacement::BindingsDue() const {
-  const auto now = std::chrono::steady_clock::now();
+  const Timestamp now = clock_.Now();
   return std::any_of(check_at_.begin(), check_at_.end(), [&](auto at) { return at <= now; });
+}
+
+std::optional<Timestamp> AgentPlacement::NextDue() {
+  const Timestamp now = clock_.Now();
+  std::optional<Timestamp> due;
+  auto consider = [&](Timestamp at) { due = due ? std::min(*due, at) : at; };
+  for (Timestamp at : check_at_) consider(at);
+  std::lock_guard lock(mu_);
+  // A retry time that has passed is either used by the next Submit of its
+  // task or belongs to a task that is not pending any more.
+  std::erase_if(retry_at_, [&](const auto& entry) { return entry.second <= now; });
+  for (const auto& [id, at] : retry_at_) consider(at);
+  return due;
 }
 
 std::vector<LostBinding> AgentPlacement::CheckBindings(const StoredBindings& stored) {
   std::vector<LostBinding> lost;
   static const std::vector<StoredBinding> kNone;
   for (size_t slot = 0; slot < agents_.size(); ++slot) {
-    const auto now = std::chrono::steady_clock::now();
-    if (check_at_[slot] > now || !Available(slot)) continue;
+    const Timestamp now = clock_.Now();
+    if (check_at_[slot] > now) continue;
+    // An agent that is skipped or does not answer is checked again later.
+    check_at_[slot] = now + options_.retry_after;
+    if (!Available(slot)) continue;
     const auto it = stored.find(agents_[slot]->agent_id());
     if (CheckAgent(slot, it == stored.end() ? kNone : it->second, &lost))
       check_at_[slot] = now + options_.check_bindings_every;

@@ -47,7 +47,8 @@ struct AgentPlacementOptions {
   // out, so a task is usually stored as placed by the pass that submitted
   // it; later decisions go to the next pass.
   Duration decide_within = std::chrono::milliseconds(20);
-  // A task that failed every attempt is not submitted again before this.
+  // A task that failed every attempt is not submitted again before this,
+  // and an agent whose bindings could not be checked is tried again then.
   Duration retry_after = std::chrono::seconds(1);
   Duration release_timeout = std::chrono::seconds(1);
   // How often agents' bindings are compared with the store (CheckBindings).
@@ -76,7 +77,8 @@ struct LostBinding {
 
 class AgentPlacement {
  public:
-  AgentPlacement(std::vector<threephase::AgentTransport*> agents,
+  // `clock` (not owned) times retries and binding checks.
+  AgentPlacement(std::vector<threephase::AgentTransport*> agents, const Clock& clock,
                  AgentPlacementOptions options = {});
   ~AgentPlacement();
   AgentPlacement(const AgentPlacement&) = delete;
@@ -108,6 +110,9 @@ class AgentPlacement {
 
   // Whether some agent's bindings are due to be compared with the store.
   bool BindingsDue() const;
+  // When a pass is next needed for a binding check or a retry (nullopt:
+  // none is planned). Call after the pass's Submit calls.
+  std::optional<Timestamp> NextDue();
   // On every due agent that answers: releases the bindings of tasks that
   // are neither `stored` there nor with the scheduler (in flight, or an
   // outcome not yet stored), and binds again the stored tasks the agent has
@@ -145,6 +150,7 @@ class AgentPlacement {
   };
 
   std::vector<threephase::AgentTransport*> agents_;
+  const Clock& clock_;
   AgentPlacementOptions options_;
   std::function<void()> on_outcome_;
   std::unique_ptr<threephase::SchedulerInstance> instance_;
@@ -153,10 +159,10 @@ class AgentPlacement {
   mutable std::mutex mu_;
   std::set<std::string, std::less<>> in_flight_;
   std::map<std::string, threephase::TaskOutcome> outcomes_;
-  std::map<std::string, std::chrono::steady_clock::time_point, std::less<>> retry_at_;
+  std::map<std::string, Timestamp, std::less<>> retry_at_;
   // The control loop's alone (no lock): when each agent's bindings are due
   // to be checked, and the eligible nodes of global services.
-  std::vector<std::chrono::steady_clock::time_point> check_at_;
+  std::vector<Timestamp> check_at_;
   std::map<std::string, Eligible, std::less<>> eligible_;
 };
 

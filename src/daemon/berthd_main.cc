@@ -30,12 +30,15 @@ int Run(int argc, char** argv) {
   app.add_option("--threads", options.threads, "HTTP worker threads")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
-  int64_t quiet_ms = 50, max_ms = 1000;
+  int64_t quiet_ms = 0, max_ms = 1000;
   app.add_option("--batch-quiet-ms", quiet_ms,
-                 "a control-loop pass starts once no change has arrived for this long...")
-      ->check(CLI::Range(int64_t{1}, int64_t{60'000}))
+                 "Batch window: a pass waits this long after the last change for more (0: it "
+                 "starts as soon as the control loop is free; changes that arrive during a pass "
+                 "are handled together by the next one)...")
+      ->check(CLI::Range(int64_t{0}, int64_t{60'000}))
       ->capture_default_str();
-  app.add_option("--batch-max-ms", max_ms, "...or this long after the first change it covers")
+  app.add_option("--batch-max-ms", max_ms,
+                 "...but no longer than this after the first change it covers")
       ->check(CLI::Range(int64_t{1}, int64_t{60'000}))
       ->capture_default_str();
   std::string agent_token_file;
@@ -73,8 +76,7 @@ int Run(int argc, char** argv) {
     }
     options.agent_token = *token;
   }
-  options.loop.batch_delay = std::chrono::milliseconds(quiet_ms);
-  options.loop.max_batch_delay = std::chrono::milliseconds(std::max(quiet_ms, max_ms));
+  options.loop.window = {berth::Duration{quiet_ms}, berth::Duration{std::max(quiet_ms, max_ms)}};
   // Signals are taken by sigwait below, so block them before any thread starts.
   sigset_t signals;
   sigemptyset(&signals);

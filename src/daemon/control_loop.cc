@@ -1,5 +1,6 @@
 #include "daemon/control_loop.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace berth::daemon {
@@ -15,6 +16,7 @@ void ControlLoop::Stop() {
   }
   wake_.notify_all();
   settled_.notify_all();
+  blocked_cv_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -30,21 +32,34 @@ void ControlLoop::Notify() {
 bool ControlLoop::WaitSettled(Duration timeout) {
   std::unique_lock lock(mu_);
   const uint64_t mine = ++requests_;
-  notified_ = true;
+  settle_requested_ = true;  // a pass now: a wait for one is no change to batch
   wake_.notify_all();
   return settled_.wait_for(lock, timeout, [&] { return stopping_ || settled_upto_ >= mine; }) &&
          !stopping_;
 }
 
-// Collects notifications until `batch_delay` passes without one, or
-// `max_batch_delay` after the first.
-void ControlLoop::WaitForBatch(std::unique_lock<std::mutex>& lock) {
-  const auto cap = std::chrono::steady_clock::now() + options_.max_batch_delay;
-  while (!stopping_ && std::chrono::steady_clock::now() < cap) {
-    notified_ = false;
-    const auto until = std::min(cap, std::chrono::steady_clock::now() + options_.batch_delay);
-    if (!wake_.wait_until(lock, until, [&] { return stopping_ || notified_; })) return;
-  }
+bool ControlLoop::WaitBlocked(Duration timeout) {
+  const Timestamp since = clock_.Now();
+  std::unique_lock lock(mu_);
+  return blocked_cv_.wait_for(lock, timeout, [&] {
+    return stopping_ || (blocked_ && !notified_ && !settle_requested_ &&
+                         !(blocked_until_ && *blocked_until_ <= since));
+  }) && !stopping_;
+}
+
+bool ControlLoop::Due(Timestamp now) const {
+  return window_.Due(now) || (timer_ && now >= *timer_);
+}
+
+void ControlLoop::WaitForWork(std::unique_lock<std::mutex>& lock) {
+  std::optional<Timestamp> deadline = window_.Deadline();
+  if (timer_) deadline = deadline ? std::min(*deadline, *timer_) : *timer_;
+  blocked_ = true;
+  blocked_until_ = deadline;
+  blocked_cv_.notify_all();
+  clock_.WaitUntil(lock, wake_, deadline,
+                   [&] { return stopping_ || notified_ || settle_requested_; });
+  blocked_ = false;
 }
 
 namespace {
@@ -62,30 +77,45 @@ Result<PassSummary> GuardedPass(Reconciler& reconciler, Timestamp now) {
 
 }  // namespace
 
+bool ControlLoop::RunPass(std::unique_lock<std::mutex>& lock) {
+  window_.Reset();
+  timer_.reset();
+  settle_requested_ = false;
+  const uint64_t covered = requests_;
+  lock.unlock();
+  const Timestamp now = clock_.Now();
+  Result<PassSummary> pass = GuardedPass(reconciler_, now);
+  lock.lock();
+  passes_.fetch_add(1);
+  // A Conflict means an API write raced the pass: run again on fresh state.
+  const bool raced = !pass.ok() && pass.status().code() == StatusCode::kConflict;
+  if (!pass.ok() && !raced) {
+    pass_errors_.fetch_add(1);
+    std::fprintf(stderr, "berthd: control loop: %s\n", pass.status().message().c_str());
+    timer_ = now + options_.retry_after;
+    return false;
+  }
+  if (raced) return true;
+  timer_ = pass->next_due;
+  if (!pass->wrote && !pass->waiting) {
+    settled_upto_ = covered;
+    settled_.notify_all();
+  }
+  return pass->wrote;
+}
+
 void ControlLoop::Loop() {
   std::unique_lock lock(mu_);
-  bool again = true;  // the first pass runs at once
+  bool again = true;  // the first pass reads the store at once
   while (!stopping_) {
-    if (!again)
-      wake_.wait_for(lock, options_.idle_interval, [&] { return stopping_ || notified_; });
-    if (stopping_) break;
-    if (notified_) WaitForBatch(lock);
-    notified_ = false;
-    const uint64_t covered = requests_;
-    lock.unlock();
-    Result<PassSummary> pass = GuardedPass(reconciler_, clock_.Now());
-    lock.lock();
-    passes_.fetch_add(1);
-    // A Conflict means an API write raced the pass: run again on fresh state.
-    const bool raced = !pass.ok() && pass.status().code() == StatusCode::kConflict;
-    if (!pass.ok() && !raced) {
-      pass_errors_.fetch_add(1);
-      std::fprintf(stderr, "berthd: control loop: %s\n", pass.status().message().c_str());
+    if (notified_) {
+      notified_ = false;
+      window_.OnEvent(clock_.Now());
     }
-    again = raced || (pass.ok() && pass->wrote);
-    if (pass.ok() && !pass->wrote && !pass->waiting) {
-      settled_upto_ = covered;
-      settled_.notify_all();
+    if (again || settle_requested_ || Due(clock_.Now())) {
+      again = RunPass(lock);
+    } else {
+      WaitForWork(lock);
     }
   }
 }

@@ -62,37 +62,59 @@ Result<std::vector<std::unique_ptr<api::HttpAgentTransport>>> ConnectAgents(
   return agents;
 }
 
+// The transports berthd places through: the ones it connected to, or the
+// ones its options give.
+std::vector<threephase::AgentTransport*> TransportsOf(
+    const std::vector<std::unique_ptr<api::HttpAgentTransport>>& connected,
+    const DaemonOptions& options) {
+  std::vector<threephase::AgentTransport*> transports = options.agent_transports;
+  for (const auto& agent : connected) transports.push_back(agent.get());
+  return transports;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
   BERTH_RETURN_IF_ERROR(MakeDataDir(options.data_dir));
-  Result<std::unique_ptr<store::SqliteStore>> store =
-      store::SqliteStore::Open(options.data_dir + "/berth.db");
-  if (!store.ok()) return store.status();
-  const MissingToken missing = (*store)->revision() > 0 && !options.new_token
-                                   ? MissingToken::kRefuse
-                                   : MissingToken::kCreate;
+  std::shared_ptr<store::Store> store = options.store;
+  if (store == nullptr) {
+    Result<std::unique_ptr<store::SqliteStore>> sqlite =
+        store::SqliteStore::Open(options.data_dir + "/berth.db");
+    if (!sqlite.ok()) return sqlite.status();
+    store = std::move(*sqlite);
+  }
+  const MissingToken missing =
+      store->revision() > 0 && !options.new_token ? MissingToken::kRefuse : MissingToken::kCreate;
   Result<std::string> token = LoadOrCreateToken(options.data_dir, missing);
   if (!token.ok()) return token.status();
-  Result<std::vector<std::unique_ptr<api::HttpAgentTransport>>> agents = ConnectAgents(options);
-  if (!agents.ok()) return agents.status();
+  std::vector<std::unique_ptr<api::HttpAgentTransport>> connected;
+  if (options.agent_transports.empty()) {
+    Result<std::vector<std::unique_ptr<api::HttpAgentTransport>>> agents = ConnectAgents(options);
+    if (!agents.ok()) return agents.status();
+    connected = std::move(*agents);
+  }
   std::unique_ptr<Daemon> daemon(
-      new Daemon(std::move(*store), std::move(*token), std::move(*agents), options));
+      new Daemon(std::move(store), std::move(*token), std::move(connected), options));
   BERTH_RETURN_IF_ERROR(daemon->server_->Start());
   return daemon;
 }
 
-Daemon::Daemon(std::unique_ptr<store::SqliteStore> store, std::string token,
-               std::vector<std::unique_ptr<api::HttpAgentTransport>> agents,
+Daemon::Daemon(std::shared_ptr<store::Store> store, std::string token,
+               std::vector<std::unique_ptr<api::HttpAgentTransport>> connected,
                const DaemonOptions& options)
     : store_(std::make_unique<store::WatchedStore>(std::move(store))),
       token_(std::move(token)),
+      clock_(options.clock != nullptr ? *options.clock : system_clock_),
       nodes_(*store_),
       services_(*store_),
       classes_(*store_),
       jobs_(*store_, clock_),
-      agent_transports_(std::move(agents)),
-      agent_placement_(agent_transports_.empty() ? nullptr : MakeAgentPlacement(options)),
+      connected_agents_(std::move(connected)),
+      agent_transports_(TransportsOf(connected_agents_, options)),
+      agent_placement_(agent_transports_.empty()
+                           ? nullptr
+                           : std::make_unique<AgentPlacement>(agent_transports_, clock_,
+                                                              options.agent_placement)),
       reconciler_(*store_, agent_placement_.get(), &clock_),
       loop_(std::make_unique<ControlLoop>(reconciler_, clock_, options.loop)),
       server_(std::make_unique<api::ApiServer>(api::ApiServerOptions{
@@ -100,12 +122,6 @@ Daemon::Daemon(std::unique_ptr<store::SqliteStore> store, std::string token,
   AddRoutes();
   if (agent_placement_) agent_placement_->Start([this] { loop_->Notify(); });
   loop_->Start();
-}
-
-std::unique_ptr<AgentPlacement> Daemon::MakeAgentPlacement(const DaemonOptions& options) const {
-  std::vector<threephase::AgentTransport*> transports;
-  for (const auto& agent : agent_transports_) transports.push_back(agent.get());
-  return std::make_unique<AgentPlacement>(std::move(transports), options.agent_placement);
 }
 
 Daemon::~Daemon() { Stop(); }

@@ -42,6 +42,16 @@ struct DaemonOptions {
   std::vector<std::string> agents;
   std::string agent_token;  // the agents' bearer token
   AgentPlacementOptions agent_placement;
+
+  // The seams (ARCHITECTURE.md), set by tests; berthd leaves them unset.
+  // The store; null: SQLite in data_dir (berth.db). berthd must be its only
+  // writer.
+  std::shared_ptr<store::Store> store;
+  // Time for the control loop, jobs and agent timers; null: the system
+  // clock. Not owned; outlives the Daemon.
+  const Clock* clock = nullptr;
+  // Place through these (not owned) instead of connecting to `agents`.
+  std::vector<threephase::AgentTransport*> agent_transports;
 };
 
 class Daemon {
@@ -60,12 +70,14 @@ class Daemon {
   void Stop();
   // Waits until the control loop has acted on every change made so far.
   bool WaitSettled(Duration timeout) { return loop_->WaitSettled(timeout); }
+  // The control loop, for tests that drive it on a ManualClock.
+  const ControlLoop& loop() const { return *loop_; }
+  ControlLoop& loop() { return *loop_; }
 
  private:
-  Daemon(std::unique_ptr<store::SqliteStore> store, std::string token,
-         std::vector<std::unique_ptr<api::HttpAgentTransport>> agents,
+  Daemon(std::shared_ptr<store::Store> store, std::string token,
+         std::vector<std::unique_ptr<api::HttpAgentTransport>> connected,
          const DaemonOptions& options);
-  std::unique_ptr<AgentPlacement> MakeAgentPlacement(const DaemonOptions& options) const;
   void AddRoutes();
   void AddNodeRoutes();
   void AddServiceRoutes();
@@ -75,15 +87,17 @@ class Daemon {
   template <typename Write>
   Result<api::ApiResponse> Changing(int status, Write write);
 
-  std::unique_ptr<store::WatchedStore> store_;  // the SQLite store; the loop watches it
+  std::unique_ptr<store::WatchedStore> store_;  // the loop watches it
   std::string token_;
+  SystemClock system_clock_;
+  const Clock& clock_;  // options.clock or system_clock_
   NodeRegistry nodes_;
   ServiceRegistry services_;
   ClassRegistry classes_;
-  SystemClock clock_;
   JobRegistry jobs_;
-  std::vector<std::unique_ptr<api::HttpAgentTransport>> agent_transports_;
-  std::unique_ptr<AgentPlacement> agent_placement_;  // null without agents
+  std::vector<std::unique_ptr<api::HttpAgentTransport>> connected_agents_;
+  std::vector<threephase::AgentTransport*> agent_transports_;  // connected or given
+  std::unique_ptr<AgentPlacement> agent_placement_;            // null without agents
   Reconciler reconciler_;
   std::unique_ptr<ControlLoop> loop_;
   std::unique_ptr<api::ApiServer> server_;

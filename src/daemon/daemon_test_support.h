@@ -31,11 +31,15 @@ class DaemonTest : public testing::Test {
     return options;
   }
 
+  // A fixture's changes to the options Open uses.
+  virtual void Configure(DaemonOptions&) {}
+
   // Opens berthd on the fixture's data directory, with a small body limit
   // unless a test needs a larger one.
   void Open(size_t max_body_bytes = 4096) {
     DaemonOptions options = Options();
     options.max_body_bytes = max_body_bytes;
+    Configure(options);
     Result<std::unique_ptr<Daemon>> daemon = Daemon::Open(options);
     ASSERT_TRUE(daemon.ok()) << daemon.status().message();
     daemon_ = std::move(*daemon);

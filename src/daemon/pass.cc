@@ -102,9 +102,13 @@ void Pass::Start(TaskEntry& e) {
 // while it still runs. A failed service task is a failure on its node for
 // the placement engine's faulty-node rule (through its state and updated_at).
 int64_t Pass::Finish(TaskEntry& e, const Json& run) {
-  const Duration ran = now_ - ParseRfc3339(e.json.value("started_at", now_text_)).value();
-  const int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(ran).count();
-  if (ms < run.value("duration_ms", int64_t{0})) return -1;
+  const Timestamp started = ParseRfc3339(e.json.value("started_at", now_text_)).value();
+  const int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(now_ - started).count();
+  const int64_t duration_ms = run.value("duration_ms", int64_t{0});
+  if (ms < duration_ms) {
+    summary.DueAt(started + Duration{duration_ms});
+    return -1;
+  }
   const bool fail = run.value("outcome", "complete") == "fail";
   SetState(e, fail ? "failed" : "complete",
            std::string(fail ? "failed" : "completed") + " after " + std::to_string(ms) +

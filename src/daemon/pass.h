@@ -7,6 +7,7 @@
 // Not thread-safe: the control loop's thread only.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -33,6 +34,11 @@ struct PassSummary {
   // Tasks are with the external agents, or their outcomes are not stored
   // yet: the state is not settled although this pass changed nothing.
   bool waiting = false;
+  // When a pass is next needed although nothing changes (a simulated task
+  // ends, a timer fires); nullopt: only a change needs one.
+  std::optional<Timestamp> next_due;
+
+  void DueAt(Timestamp at) { next_due = next_due ? std::min(*next_due, at) : at; }
 };
 
 class Pass {

@@ -54,6 +54,12 @@ Result<PassSummary> Reconciler::RunPass(Timestamp now) {
   }
   pass.Committed();
   pass.summary.waiting = agents_ != nullptr && agents_->Busy();
+  // Iterate fires a rebalance once the spread has been over its threshold
+  // for longer than the minimum duration.
+  if (std::optional<Timestamp> since = admission_.over_since())
+    pass.summary.DueAt(*since + admission_.config().RebalanceMinDuration() + Duration{1});
+  if (agents_ != nullptr)
+    if (std::optional<Timestamp> due = agents_->NextDue()) pass.summary.DueAt(*due);
   return pass.summary;
 }
 

@@ -324,7 +324,7 @@ class AgentReconcilerTest : public ReconcilerTest {
 
   agent::Agent a_{{.id = "a"}, Nodes("a")}, b_{{.id = "b"}, Nodes("b")};
   threephase::InProcessTransport ta_{a_}, tb_{b_};
-  AgentPlacement placement_{{&ta_, &tb_}, Options()};
+  AgentPlacement placement_{{&ta_, &tb_}, clock_, Options()};
   Reconciler agent_reconciler_{store_, &placement_};
 };
 
@@ -437,7 +437,7 @@ TEST_F(AgentReconcilerTest, AfterARestartBindingsNoStoredTaskHoldsAreReleased) {
   ASSERT_EQ(Bindings(), 2u);
 
   // berthd restarts: new placement and reconciler over the same agents and store.
-  AgentPlacement restarted{{&ta_, &tb_}, Options()};
+  AgentPlacement restarted{{&ta_, &tb_}, clock_, Options()};
   restarted.Start(nullptr);
   Reconciler reconciler{store_, &restarted};
   ASSERT_TRUE(reconciler.RunPass(clock_.Now()).ok());
@@ -492,7 +492,7 @@ TEST_F(AgentReconcilerTest, BindingsAnAgentLostAreBoundAgainOrTheirTasksReplaced
   agent::Agent a_restarted{{.id = "a"}, other};
   threephase::InProcessTransport ta_restarted{a_restarted};
 
-  AgentPlacement placement{{&ta_restarted, &tb_}, Options()};
+  AgentPlacement placement{{&ta_restarted, &tb_}, clock_, Options()};
   placement.Start(nullptr);
   Reconciler reconciler{store_, &placement};
   SettleWith(reconciler, placement);
@@ -533,7 +533,7 @@ TEST_F(AgentReconcilerTest, AJobTaskItsAgentLostWaitsAgainAndRunsElsewhere) {
   a_nodes[0].resources = b_nodes[0].resources = {4000, int64_t{8} << 30, {}};
   agent::Agent a9{{.id = "a"}, a_nodes}, b9{{.id = "b"}, b_nodes};
   threephase::InProcessTransport ta9{a9}, tb9{b9};
-  AgentPlacement placement{{&ta9, &tb9}, Options()};
+  AgentPlacement placement{{&ta9, &tb9}, clock_, Options()};
   placement.Start(nullptr);
   Reconciler reconciler{store_, &placement};
   SettleWith(reconciler, placement);

@@ -1,5 +1,5 @@
 // WatchedStore: a Store that also tells one reader what changed. It wraps
-// another Store (it owns it) and, once Watch was called, records every
+// another Store and, once Watch was called, records every
 // successful Commit's writes in order, until the reader takes them with
 // TakeChanges. berthd's control loop reads the whole state once (Watch) and
 // afterwards only what changed, so a pass costs what changed, not the size
@@ -36,7 +36,8 @@ struct Change {
 
 class WatchedStore final : public Store {
  public:
-  explicit WatchedStore(std::unique_ptr<Store> inner) : inner_(std::move(inner)) {}
+  // Shares ownership of `inner`: berthd's tests may keep a handle on it.
+  explicit WatchedStore(std::shared_ptr<Store> inner) : inner_(std::move(inner)) {}
 
   Result<int64_t> Commit(const std::vector<Write>& writes) override;
   Result<std::optional<StoredObject>> Get(std::string_view kind,
@@ -55,7 +56,7 @@ class WatchedStore final : public Store {
   std::vector<Change> TakeChanges();
 
  private:
-  std::unique_ptr<Store> inner_;
+  std::shared_ptr<Store> inner_;
   std::shared_mutex commit_mu_;  // commits share it; Watch takes it alone
   std::mutex changes_mu_;
   std::set<std::string, std::less<>> watched_;

@@ -1,0 +1,173 @@
+// berthd's control loop, driven deterministically: a Daemon on MemoryStore
+// and a ManualClock. Time moves only when a test moves it, and
+// ControlLoop::WaitBlocked tells when the loop has caught up, so "no pass
+// happened" is checked without waiting for anything to not happen.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "daemon/daemon_test_support.h"
+#include "store/memory_store.h"
+
+namespace berth::daemon {
+namespace {
+
+class LoopTest : public DaemonTest {
+ protected:
+  void SetUp() override {}  // each test opens with its window
+  // berthd stops before the clock and store it uses go.
+  void TearDown() override { Close(); }
+
+  void Configure(DaemonOptions& options) override {
+    options.store = store_;
+    options.clock = &clock_;
+    options.loop.window = window_;
+  }
+  void OpenWith(placement::BatchWindowOptions window) {
+    window_ = window;
+    Open(1 << 20);
+    CatchUp();
+  }
+  // Waits until the loop has acted on everything it can at the clock's
+  // current time.
+  void CatchUp() { ASSERT_TRUE(daemon_->loop().WaitBlocked(std::chrono::seconds(20))); }
+  // Moves the clock once the loop has taken every change so far (so each
+  // change is seen at the time it was made).
+  void Advance(Duration d) {
+    CatchUp();
+    clock_.Advance(d);
+    CatchUp();
+  }
+  uint64_t Passes() { return daemon_->loop().passes(); }
+  // task id -> state
+  std::map<std::string, std::string> Tasks() {
+    std::map<std::string, std::string> out;
+    const auto [status, body] = Call("GET", "/v1/tasks");
+    EXPECT_EQ(status, 200) << body.dump();
+    for (const Json& t : body["tasks"]) out[t["id"]] = t["state"].get<std::string>();
+    return out;
+  }
+  void AddNodes(int n) {
+    for (int i = 1; i <= n; ++i)
+      ASSERT_EQ(Call("POST", "/v1/nodes",
+                     Json{{"id", "n" + std::to_string(i)}, {"resources", {{"cpu", 4}}}}.dump())
+                    .first,
+                201);
+  }
+  void CreateService(const std::string& id, int replicas, Json run = nullptr) {
+    Json body{{"id", id}, {"replicas", replicas}, {"task", {{"resources", {{"cpu", "100m"}}}}}};
+    if (!run.is_null()) body["run"] = run;
+    ASSERT_EQ(Call("POST", "/v1/services", body.dump()).first, 201);
+  }
+
+  ManualClock clock_{*ParseRfc3339("2026-01-01T00:00:00Z")};
+  std::shared_ptr<store::MemoryStore> store_ = std::make_shared<store::MemoryStore>();
+  placement::BatchWindowOptions window_;
+};
+
+// With the default window a change is acted on at once: the clock never
+// moves, yet the replicas are created, placed and started.
+TEST_F(LoopTest, TheDefaultWindowActsWithoutWaiting) {
+  OpenWith(ControlLoopOptions().window);
+  AddNodes(2);
+  CreateService("web", 3);
+  CatchUp();
+  EXPECT_EQ(Tasks(), (std::map<std::string, std::string>{
+                         {"web.1", "running"}, {"web.2", "running"}, {"web.3", "running"}}));
+}
+
+// An idle berthd runs no pass, however much time goes by and whatever it
+// stores: nothing is due without a change or a timer.
+TEST_F(LoopTest, AnIdleDaemonRunsNoPass) {
+  OpenWith(ControlLoopOptions().window);
+  AddNodes(2);
+  CreateService("web", 3);
+  CatchUp();
+  const uint64_t passes = Passes();
+  Advance(std::chrono::hours(24));
+  EXPECT_EQ(Passes(), passes);
+  CreateService("api", 1);
+  CatchUp();
+  EXPECT_GT(Passes(), passes);
+  EXPECT_EQ(Tasks()["api.1"], "running");
+}
+
+// The spec's window (quiet 50 ms, 1 s cap): each change restarts the quiet
+// wait, and the changes it gathered are decided by one pass.
+TEST_F(LoopTest, TheSpecWindowWaitsForQuietAndGroupsTheChanges) {
+  OpenWith({Duration{50}, Duration{1000}});
+  AddNodes(2);
+  Advance(Duration{50});  // the nodes' pass
+  CreateService("a", 2);
+  Advance(Duration{49});
+  EXPECT_TRUE(Tasks().empty());
+  CreateService("b", 2);  // restarts the quiet wait
+  Advance(Duration{49});
+  EXPECT_TRUE(Tasks().empty());
+  const uint64_t passes = Passes();
+  Advance(Duration{1});
+  EXPECT_EQ(Tasks(),
+            (std::map<std::string, std::string>{
+                {"a.1", "running"}, {"a.2", "running"}, {"b.1", "running"}, {"b.2", "running"}}));
+  // One pass placed all four, one started them, one found nothing to do.
+  EXPECT_EQ(Passes(), passes + 3);
+}
+
+// Changes that never pause are still decided within the cap after the
+// first of them.
+TEST_F(LoopTest, TheSpecWindowNeverDelaysBeyondItsCap) {
+  OpenWith({Duration{50}, Duration{1000}});
+  AddNodes(1);
+  Advance(Duration{50});
+  const uint64_t passes = Passes();
+  for (int i = 0; i < 24; ++i) {  // a change every 40 ms for 960 ms
+    ASSERT_EQ(
+        Call("PATCH", "/v1/nodes/n1", Json{{"labels", {{"i", std::to_string(i)}}}}.dump()).first,
+        200);
+    Advance(Duration{40});
+  }
+  EXPECT_EQ(Passes(), passes);
+  ASSERT_EQ(Call("PATCH", "/v1/nodes/n1", R"({"labels": {"i": "last"}})").first, 200);
+  Advance(Duration{39});  // 999 ms after the first change
+  EXPECT_EQ(Passes(), passes);
+  Advance(Duration{1});
+  EXPECT_EQ(Passes(), passes + 1);
+}
+
+// The simulated executor's timer: a task with a 600 s run ends when the clock
+// reaches its end, in a pass no change asked for; then it is replaced.
+TEST_F(LoopTest, ASimulatedTaskEndsWhenItsTimeComes) {
+  OpenWith(ControlLoopOptions().window);
+  AddNodes(1);
+  CreateService("batch", 1, Json{{"duration", 600}, {"outcome", "complete"}});
+  CatchUp();
+  ASSERT_EQ(Tasks(), (std::map<std::string, std::string>{{"batch.1", "running"}}));
+  Advance(std::chrono::seconds(599));
+  EXPECT_EQ(Tasks(), (std::map<std::string, std::string>{{"batch.1", "running"}}));
+  Advance(std::chrono::seconds(1));
+  const std::map<std::string, std::string> tasks = Tasks();
+  EXPECT_EQ(tasks.at("batch.1"), "complete");
+  EXPECT_EQ(tasks.at("batch.2"), "running");  // its replacement
+}
+
+// A job's task runs for its duration on the injected clock, and its
+// duration is recorded for admission's task choice.
+TEST_F(LoopTest, AJobTaskCompletesAfterItsDurationOnTheInjectedClock) {
+  OpenWith(ControlLoopOptions().window);
+  AddNodes(1);
+  ASSERT_EQ(
+      Call("POST", "/v1/jobs", R"({"id": "j", "requestor": "ci", "tasks": [{"duration": 30}]})")
+          .first,
+      201);
+  CatchUp();
+  EXPECT_EQ(Tasks(), (std::map<std::string, std::string>{{"j.1", "running"}}));
+  Advance(std::chrono::seconds(29));
+  EXPECT_EQ(Tasks(), (std::map<std::string, std::string>{{"j.1", "running"}}));
+  Advance(std::chrono::seconds(1));
+  EXPECT_EQ(Tasks(), (std::map<std::string, std::string>{{"j.1", "complete"}}));
+  EXPECT_EQ(Call("GET", "/v1/tasks/j.1").second["message"], "completed after 30000 ms (simulated)");
+}
+
+}  // namespace
+}  // namespace berth::daemon
