@@ -41,6 +41,11 @@ int Run(int argc, char** argv) {
                  "...but no longer than this after the first change it covers")
       ->check(CLI::Range(int64_t{1}, int64_t{60'000}))
       ->capture_default_str();
+  app.add_option("--task-history-limit", options.reconciler.task_history_limit,
+                 "Ended tasks kept per replica slot of a service (per node of a global service); "
+                 "older ones are deleted. Negative: keep every ended task")
+      ->check(CLI::Range(int64_t{-1}, int64_t{1'000'000}))
+      ->capture_default_str();
   std::string agent_token_file;
   app.add_option("--agent", options.agents,
                  "host:port of a berth-agent; repeat for each (places through the agents, "

@@ -38,6 +38,7 @@ struct DaemonOptions {
   size_t max_body_bytes = 1 << 20;
   int threads = 8;
   ControlLoopOptions loop;
+  ReconcilerOptions reconciler;
   // "host:port" of berth-agent processes; empty: the full-view engine.
   std::vector<std::string> agents;
   std::string agent_token;  // the agents' bearer token

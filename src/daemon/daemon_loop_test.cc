@@ -23,6 +23,7 @@ class LoopTest : public DaemonTest {
     options.store = store_;
     options.clock = &clock_;
     options.loop.window = window_;
+    options.reconciler.task_history_limit = history_limit_;
   }
   void OpenWith(placement::BatchWindowOptions window) {
     window_ = window;
@@ -64,6 +65,7 @@ class LoopTest : public DaemonTest {
   ManualClock clock_{*ParseRfc3339("2026-01-01T00:00:00Z")};
   std::shared_ptr<store::MemoryStore> store_ = std::make_shared<store::MemoryStore>();
   placement::BatchWindowOptions window_;
+  int64_t history_limit_ = ReconcilerOptions().task_history_limit;
 };
 
 // With the default window a change is acted on at once: the clock never
@@ -167,6 +169,71 @@ TEST_F(LoopTest, AJobTaskCompletesAfterItsDurationOnTheInjectedClock) {
   Advance(std::chrono::seconds(1));
   EXPECT_EQ(Tasks(), (std::map<std::string, std::string>{{"j.1", "complete"}}));
   EXPECT_EQ(Call("GET", "/v1/tasks/j.1").second["message"], "completed after 30000 ms (simulated)");
+}
+
+// Counts tasks by state.
+std::map<std::string, int> ByState(const std::map<std::string, std::string>& tasks) {
+  std::map<std::string, int> out;
+  for (const auto& [id, state] : tasks) ++out[state];
+  return out;
+}
+
+// A replica that fails every 10 s is replaced each time; of its ended tasks
+// the history limit's worth stay (2 per slot here, 2 slots), the rest are
+// deleted from the store.
+TEST_F(LoopTest, EndedTasksBeyondTheHistoryLimitAreDeleted) {
+  history_limit_ = 2;
+  OpenWith(ControlLoopOptions().window);
+  AddNodes(2);
+  CreateService("flaky", 2, Json{{"duration", 10}, {"outcome", "fail"}});
+  CatchUp();
+  for (int round = 1; round <= 4; ++round) {
+    Advance(std::chrono::seconds(10));
+    const std::map<std::string, int> states = ByState(Tasks());
+    EXPECT_EQ(states.at("running"), 2) << round;
+    EXPECT_EQ(states.at("failed"), std::min(2 * round, 4)) << round;
+  }
+  // The kept ones are the latest failures.
+  for (const Json& t : Call("GET", "/v1/tasks").second["tasks"])
+    if (t["state"] == "failed") {
+      EXPECT_GE(*ParseRfc3339(t["updated_at"].get<std::string>()),
+                *ParseRfc3339("2026-01-01T00:00:30Z"));
+    }
+  // What the store holds is what berthd shows: a berthd opened on it again
+  // sees the same tasks and has nothing to change.
+  const std::map<std::string, std::string> before = Tasks();
+  Close();
+  OpenWith(ControlLoopOptions().window);
+  EXPECT_EQ(Tasks(), before);
+}
+
+// A negative limit keeps every ended task.
+TEST_F(LoopTest, ANegativeHistoryLimitKeepsEveryEndedTask) {
+  history_limit_ = -1;
+  OpenWith(ControlLoopOptions().window);
+  AddNodes(1);
+  CreateService("flaky", 1, Json{{"duration", 10}, {"outcome", "fail"}});
+  CatchUp();
+  for (int round = 1; round <= 7; ++round) Advance(std::chrono::seconds(10));
+  EXPECT_EQ(ByState(Tasks()), (std::map<std::string, int>{{"failed", 7}, {"running", 1}}));
+}
+
+// A removed service keeps no history: its tasks are stopped, then deleted.
+// A job's ended tasks stay as long as the job.
+TEST_F(LoopTest, ARemovedServiceKeepsNoHistoryAndJobsKeepTheirs) {
+  OpenWith(ControlLoopOptions().window);
+  AddNodes(1);
+  CreateService("web", 3);
+  ASSERT_EQ(Call("POST", "/v1/jobs",
+                 R"({"id": "j", "requestor": "ci", "tasks": [{"duration": 1}, {"duration": 1}]})")
+                .first,
+            201);
+  CatchUp();
+  ASSERT_EQ(Call("DELETE", "/v1/services/web").first, 200);
+  Advance(std::chrono::seconds(1));
+  Advance(std::chrono::seconds(1));
+  EXPECT_EQ(Tasks(),
+            (std::map<std::string, std::string>{{"j.1", "complete"}, {"j.2", "complete"}}));
 }
 
 }  // namespace

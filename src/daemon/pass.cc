@@ -339,6 +339,41 @@ Status Pass::Place() {
   return Status::Ok();
 }
 
+// Ended tasks are grouped by where their history is kept: a replicated
+// service keeps `limit` per replica (limit x replicas), a global service
+// `limit` per node, a removed service none. Within a group the most recently
+// written are kept. Tasks written by this pass are kept (they are the
+// newest), and jobs' tasks stay until their job goes.
+void Pass::PruneHistory(int64_t limit) {
+  if (limit < 0) return;
+  struct Group {
+    uint64_t keep = 0;
+    std::vector<TaskEntry*> ended;
+  };
+  std::unordered_map<std::string, Group> groups;
+  for (TaskEntry& e : tasks_) {
+    if (!e.terminal() || e.changed || e.facts.service.empty()) continue;
+    const auto svc = service_by_id_.find(e.facts.service);
+    const bool global = svc != service_by_id_.end() && !svc->second.replicas.has_value();
+    Group& group = groups[global ? e.facts.service + '\n' + e.facts.node : e.facts.service];
+    if (svc != service_by_id_.end())
+      group.keep = static_cast<uint64_t>(limit) * (global ? 1 : *svc->second.replicas);
+    group.ended.push_back(&e);
+  }
+  for (auto& [key, group] : groups) {
+    if (group.ended.size() <= group.keep) continue;
+    std::sort(group.ended.begin(), group.ended.end(), [](const TaskEntry* a, const TaskEntry* b) {
+      if (a->revision != b->revision) return a->revision > b->revision;
+      return ReplicaNumber(a->facts.id) > ReplicaNumber(b->facts.id);
+    });
+    for (size_t i = group.keep; i < group.ended.size(); ++i) {
+      group.ended[i]->pruned = true;
+      group.ended[i]->in_plan = false;
+      ++summary.pruned;
+    }
+  }
+}
+
 void Pass::StampAssigned(Timestamp at) {
   const std::string text = FormatRfc3339(at);
   for (size_t i : assigned_) tasks_[i].json["assigned_at"] = text;
@@ -354,6 +389,10 @@ void Pass::Committed() {
 std::vector<store::Write> Pass::Writes() {
   std::vector<store::Write> writes;
   for (const TaskEntry& e : tasks_) {
+    if (e.pruned) {
+      writes.push_back(store::Write::Delete("task", e.facts.id).IfRevision(e.revision));
+      continue;
+    }
     if (!e.changed) continue;
     store::Write w = store::Write::Put("task", e.facts.id, e.json.dump());
     w.IfRevision(e.revision);

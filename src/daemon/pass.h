@@ -29,7 +29,7 @@ namespace berth::daemon {
 // What one pass did: counts for berthd's log and metrics, and whether the
 // control loop may call the state settled.
 struct PassSummary {
-  int created = 0, assigned = 0, started = 0, stopped = 0, pending = 0, admitted = 0;
+  int created = 0, assigned = 0, started = 0, stopped = 0, pending = 0, admitted = 0, pruned = 0;
   bool wrote = false;  // false: the pass found nothing to change
   // Tasks are with the external agents, or their outcomes are not stored
   // yet: the state is not settled although this pass changed nothing.
@@ -64,6 +64,9 @@ class Pass {
   void Admit(fairshare::Admission& admission);
   Status Place();
   void PlaceThroughAgents();
+  // Deletes the ended tasks of services beyond `limit` per replica slot
+  // (reconciler.h); negative: keeps them all. Last step before Writes.
+  void PruneHistory(int64_t limit);
   // Tasks placed by this pass record `at` as assigned_at: just before the
   // commit that stores them, so it marks when the placement is kept.
   void StampAssigned(Timestamp at);

@@ -41,6 +41,7 @@ Result<PassSummary> Reconciler::RunPass(Timestamp now) {
     state_.Invalidate();
     return placed;
   }
+  pass.PruneHistory(options_.task_history_limit);
   pass.StampAssigned(clock_ != nullptr ? clock_->Now() : now);
   std::vector<store::Write> writes = pass.Writes();
   if (!writes.empty()) {

@@ -31,6 +31,10 @@
 //     failed release first compare the agents' bindings with the store
 //     (AgentPlacement::CheckBindings): strays are released, lost ones bound
 //     again, and a task that cannot be bound again fails, to be replaced.
+//  5. deletes ended tasks of services beyond the history limit
+//     (ReconcilerOptions::task_history_limit per replica slot, or per node of
+//     a global service; the most recently written are kept; a removed
+//     service keeps none). A job's tasks are kept as long as the job.
 // Every write carries its revision precondition, so a pass that raced an
 // API write fails as a whole (Conflict) and the next pass starts over.
 //
@@ -50,14 +54,21 @@
 
 namespace berth::daemon {
 
+struct ReconcilerOptions {
+  // Ended tasks kept per replica slot of a service (per node of a global
+  // service), as Docker's --task-history-limit; older ones are deleted.
+  // Negative: none is deleted. Default 5.
+  int64_t task_history_limit = 5;
+};
+
 class Reconciler {
  public:
   // `agents`: place through external agents (see 4. above); null: the
   // full-view engine. `clock`: stamps assigned_at just before a pass's
   // commit; null: the pass's `now`. Neither is owned.
   explicit Reconciler(store::WatchedStore& store, AgentPlacement* agents = nullptr,
-                      const Clock* clock = nullptr)
-      : store_(store), agents_(agents), clock_(clock) {}
+                      const Clock* clock = nullptr, ReconcilerOptions options = {})
+      : store_(store), agents_(agents), clock_(clock), options_(options) {}
   Result<PassSummary> RunPass(Timestamp now);
 
  private:
@@ -66,6 +77,7 @@ class Reconciler {
   store::WatchedStore& store_;
   AgentPlacement* agents_;
   const Clock* clock_;
+  ReconcilerOptions options_;
   StoredState state_;
   fairshare::Admission admission_;
   int64_t classes_revision_ = -1;  // of the configuration admission_ holds

@@ -156,10 +156,12 @@ TEST_F(ReconcilerTest, GlobalServicesRunOnEveryNodeAndRemovedServicesStop) {
   EXPECT_EQ(Tasks(), (std::map<std::string, std::string>{{"agent.n1", "running@n1"},
                                                          {"agent.n2", "running@n2"}}));
   ASSERT_TRUE(services_.Remove("agent").ok());
-  Settle();
+  ASSERT_TRUE(reconciler_.RunPass(clock_.Now()).ok());  // stops them
   EXPECT_EQ(Tasks(), (std::map<std::string, std::string>{{"agent.n1", "shutdown@n1"},
                                                          {"agent.n2", "shutdown@n2"}}));
   EXPECT_EQ((*WhyTask(store_, "agent.n1"))["reason"], "service 'agent' was removed");
+  Settle();  // a removed service keeps no history
+  EXPECT_EQ(Tasks(), (std::map<std::string, std::string>{}));
 }
 
 TEST_F(ReconcilerTest, AFailedGlobalTaskIsReplacedOnItsNode) {

@@ -79,9 +79,11 @@ Status StoredState::Apply(const store::Change& change) {
     else
       durations.erase(change.id);
   } else if (change.kind == "task") {
-    // Tasks are never removed; should one be, read everything again.
-    if (!put) return Status::Internal("task '" + change.id + "' was removed from the store");
-    PutTask(change.id, std::move(json), change.revision);
+    if (put) {
+      PutTask(change.id, std::move(json), change.revision);
+    } else if (auto it = task_index.find(change.id); it != task_index.end()) {
+      EraseTask(it->second);
+    }
   }
   return Status::Ok();
 }
@@ -114,8 +116,19 @@ void TaskEntry::Sync() {
   facts.agent = text("agent");
 }
 
+void StoredState::EraseTask(size_t i) {
+  task_index.erase(tasks[i].facts.id);
+  if (i + 1 != tasks.size()) {
+    tasks[i] = std::move(tasks.back());
+    task_index[tasks[i].facts.id] = i;
+  }
+  tasks.pop_back();
+}
+
 void StoredState::Committed(int64_t revision) {
   own_revision_ = revision;
+  for (size_t i = tasks.size(); i-- > 0;)
+    if (tasks[i].pruned) EraseTask(i);
   for (TaskEntry& e : tasks)
     if (std::exchange(e.changed, false)) e.revision = revision;
   for (auto& [name, recorded] : durations)

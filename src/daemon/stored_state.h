@@ -44,6 +44,7 @@ struct TaskEntry {
   int64_t revision = 0;  // 0: created by this pass
   bool changed = false;
   bool in_plan = true;  // handed to the placement engine
+  bool pruned = false;  // ended and beyond the history limit: deleted by this pass
 
   void Sync();
   bool terminal() const { return facts.state > TaskState::kRunning; }
@@ -80,7 +81,8 @@ class StoredState {
   // Invalidate, the store's changes since the last call otherwise.
   Status Refresh(store::WatchedStore& store);
   void Invalidate() { loaded_ = false; }
-  // The pass's writes were committed at `revision`.
+  // The pass's writes were committed at `revision`: changed entries take it,
+  // pruned ones are forgotten.
   void Committed(int64_t revision);
 
   std::map<std::string, api::Json, std::less<>> nodes;  // by id
@@ -95,6 +97,8 @@ class StoredState {
   Status Load(store::WatchedStore& store);
   Status Apply(const store::Change& change);
   void PutTask(const std::string& id, api::Json json, int64_t revision);
+  // Removes tasks[i], moving the last entry into its place.
+  void EraseTask(size_t i);
 
   bool loaded_ = false;
   int64_t own_revision_ = -1;  // of the last pass's commit: its changes are known
