@@ -5,7 +5,7 @@
 // 8 to 16 bytes here instead of a second copy of the string in a hash map. The
 // caller passes `id_of(index) -> std::string_view` to every call rather than
 // the index storing a pointer to the array, so owners stay freely movable.
-// Entries are never removed. Not thread-safe.
+// Not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +40,27 @@ class IdIndex {
     }
     Place(index, id_of);
     ++size_;
+  }
+
+  // Removes entry `index`, whose id_of must still give its id. Linear
+  // probing has no tombstones: later entries of the run shift back.
+  template <typename IdOf>
+  void Erase(uint32_t index, const IdOf& id_of) {
+    if (slots_.empty()) return;
+    const size_t mask = slots_.size() - 1;
+    size_t hole = Hash(id_of(index)) & mask;
+    for (; slots_[hole] != index; hole = (hole + 1) & mask)
+      if (slots_[hole] == kEmpty) return;
+    for (size_t j = (hole + 1) & mask; slots_[j] != kEmpty; j = (j + 1) & mask) {
+      const size_t home = Hash(id_of(slots_[j])) & mask;
+      // The entry at j may move to the hole unless its home lies in (hole, j].
+      const bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
+      if (stays) continue;
+      slots_[hole] = slots_[j];
+      hole = j;
+    }
+    slots_[hole] = kEmpty;
+    --size_;
   }
 
   size_t size() const { return size_; }

@@ -21,6 +21,31 @@ TEST(IdIndex, FindsEveryInsertedIdAcrossGrowth) {
   EXPECT_FALSE(index.Find("", id_of).has_value());
 }
 
+// Erasing every third entry, in an order unrelated to their slots, leaves
+// the rest findable (the probe runs stay whole) and the erased ones gone;
+// an erased id can be inserted again.
+TEST(IdIndex, EraseKeepsTheOtherEntriesFindable) {
+  std::vector<std::string> ids;
+  IdIndex index;
+  auto id_of = [&](uint32_t i) { return std::string_view(ids[i]); };
+  for (uint32_t i = 0; i < 3000; ++i) {
+    ids.push_back("n" + std::to_string(i));
+    index.Insert(i, id_of);
+  }
+  for (uint32_t i = 2999; i < 3000; i -= 3) index.Erase(i, id_of);
+  EXPECT_EQ(index.size(), 2000u);
+  for (uint32_t i = 0; i < 3000; ++i) {
+    if ((2999 - i) % 3 == 0)
+      EXPECT_FALSE(index.Find(ids[i], id_of).has_value()) << i;
+    else
+      EXPECT_EQ(index.Find(ids[i], id_of), i) << i;
+  }
+  index.Erase(2999, id_of);  // not in the index: nothing happens
+  EXPECT_EQ(index.size(), 2000u);
+  index.Insert(2999, id_of);
+  EXPECT_EQ(index.Find(ids[2999], id_of), 2999u);
+}
+
 TEST(IdIndex, EmptyIndexFindsNothing) {
   IdIndex index;
   EXPECT_FALSE(index.Find("x", [](uint32_t) { return std::string_view(); }).has_value());

@@ -154,14 +154,7 @@ void Pass::Requeue(TaskEntry& e, const std::string& message) {
 
 // W: every ready, active node offers its "slots" workers (default 1); with
 // agents, every node of every agent offers one.
-int64_t Pass::Workers() const {
-  if (agents_ != nullptr) return agents_->Workers();
-  int64_t workers = 0;
-  for (const auto& [id, n] : nodes_)
-    if (n.value("state", "ready") == "ready" && n.value("availability", "active") == "active")
-      workers += n.value("slots", int64_t{1});
-  return workers;
-}
+int64_t Pass::Workers() { return agents_ != nullptr ? agents_->Workers() : state_.Workers(); }
 
 std::optional<Duration> Pass::ExpectedDuration(const std::string& name) const {
   auto it = durations_.find(name);
@@ -289,54 +282,67 @@ TaskEntry& Pass::Entry(const api::PlannedTask& planned) {
   return e;
 }
 
-// The placement engine, on exactly what `berth plan` would read.
-Status Pass::Place() {
-  Json doc = {{"now", now_text_},
-              {"nodes", Json::array()},
-              {"services", Json::array()},
-              {"tasks", Json::array()}};
-  for (const auto& [id, node] : nodes_) {
-    doc["nodes"].push_back(node);
-    doc["nodes"].back().erase("slots");
-  }
-  std::vector<const std::pair<const std::string, StoredService>*> services;
-  for (const auto& entry : service_by_id_) services.push_back(&entry);
-  std::sort(services.begin(), services.end(), [](auto* a, auto* b) { return a->first < b->first; });
-  for (const auto* entry : services) {  // by id, as `berth plan` reads them
-    doc["services"].push_back(entry->second.json);
-    doc["services"].back().erase("run");
-  }
-  for (const TaskEntry& e : tasks_) {
-    if (!Planned(e)) continue;
-    Json task = e.json;
-    for (const char* berthd_only :
-         {"message", "job", "name", "run", "admitted_at", "started_at", "assigned_at", "agent"})
-      task.erase(berthd_only);
-    doc["tasks"].push_back(std::move(task));
-  }
-  Result<api::PlacementPlan> plan = api::PlanPlacement(doc, now_);
-  if (!plan.ok())
-    return Status::Internal("the stored state is not a valid placement document: " +
-                            plan.status().message());
-  std::map<std::string, const api::PlannedTask*, std::less<>> planned;
-  for (const api::PlannedTask& p : plan->input.tasks) planned[p.task.id] = &p;
-  for (const auto& a : plan->output["assignments"]) {
-    const api::PlannedTask& p = *planned.at(a["task"].get<std::string>());
-    TaskEntry& e = Entry(p);
-    e.json["node"] = a["node"];
-    SetState(e, "assigned",
-             p.preassigned ? placement::kConfirmedMessage : placement::kAssignedMessage);
-    assigned_.push_back(static_cast<size_t>(&e - tasks_.data()));
-  }
-  for (const auto& pending : plan->output["pending"]) {
-    TaskEntry& e = Entry(*planned.at(pending["task"].get<std::string>()));
+// The full-view engine (FullView) on the tasks the pass hands it: missing
+// replicas and global tasks are created as `berth plan`'s decoder creates
+// them (docs/plan.md), pending tasks are assigned or keep the engine's
+// explanation as their message.
+Status Pass::Place(FullView& engine) {
+  GenerateReplicas();
+  GenerateGlobalTasksOnNodes();
+  BERTH_RETURN_IF_ERROR(engine.Sync(
+      state_, [](const TaskEntry& e) { return Planned(e); },
+      [this](const TaskEntry& e) { return SpecOf(e); },
+      [this](const TaskEntry& e) {
+        const auto it = service_by_id_.find(e.facts.service);
+        return it != service_by_id_.end() && !it->second.replicas.has_value();
+      }));
+  const placement::PassResult result = engine.Schedule(now_);
+  for (const placement::Decision& d : result.decisions) {
+    const size_t position = engine.EntryOf(d.task);
+    TaskEntry& e = tasks_[position];
+    if (d.node != placement::kNoNode) {
+      e.json["node"] = engine.NodeId(d.node);
+      SetState(e, "assigned", result.MessageOf(d));
+      assigned_.push_back(position);
+      continue;
+    }
     ++summary.pending;
-    if (e.json.value("message", "") == pending["reason"]) continue;
-    e.json["message"] = pending["reason"];
+    const std::string& reason = result.MessageOf(d);
+    if (e.json.value("message", "") == reason) continue;
+    e.json["message"] = reason;
     if (!e.json.contains("updated_at")) e.json["updated_at"] = now_text_;
     e.changed = true;
   }
   return Status::Ok();
+}
+
+// A global service gets a preassigned pending task on each node without a
+// runnable task of it, named by api::GlobalTaskId: services by id, nodes by
+// id, as the placement document's decoder makes them.
+void Pass::GenerateGlobalTasksOnNodes() {
+  std::vector<std::string> global;
+  for (const auto& [id, service] : service_by_id_)
+    if (!service.replicas.has_value()) global.push_back(id);
+  if (global.empty()) return;
+  std::sort(global.begin(), global.end());
+  // Nodes, by service. Owned strings: Entry() below may move tasks_.
+  std::map<std::string, std::set<std::string, std::less<>>, std::less<>> covered;
+  for (const TaskEntry& e : tasks_)
+    if (!e.facts.node.empty() && Planned(e) && e.runnable() &&
+        std::binary_search(global.begin(), global.end(), e.facts.service))
+      covered[e.facts.service].insert(e.facts.node);
+  for (const std::string& id : global) {
+    const uint64_t version = service_by_id_.at(id).spec_version;
+    for (const auto& [node, json] : nodes_) {
+      if (covered[id].contains(node)) continue;
+      api::PlannedTask planned;
+      planned.task.id = api::GlobalTaskId(id, node, [&](const std::string& t) { return Taken(t); });
+      planned.task.service_id = id;
+      planned.task.spec_version = version;
+      planned.task.node_id = node;
+      Entry(planned);
+    }
+  }
 }
 
 // Ended tasks are grouped by where their history is kept: a replicated

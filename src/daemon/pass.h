@@ -20,6 +20,7 @@
 #include "core/status.h"
 #include "core/time.h"
 #include "daemon/agent_placement.h"
+#include "daemon/full_view.h"
 #include "daemon/stored_state.h"
 #include "fairshare/admission.h"
 #include "store/store.h"
@@ -48,6 +49,7 @@ class Pass {
   Pass(Timestamp now, StoredState& state, AgentPlacement* agents)
       : now_(now),
         now_text_(FormatRfc3339(now)),
+        state_(state),
         nodes_(state.nodes),
         service_by_id_(state.services),
         tasks_(state.tasks),
@@ -62,7 +64,8 @@ class Pass {
   void StartAndStop();
   void ScaleDown();
   void Admit(fairshare::Admission& admission);
-  Status Place();
+  // Without agents: the full-view engine, kept across passes in `engine`.
+  Status Place(FullView& engine);
   void PlaceThroughAgents();
   // Deletes the ended tasks of services beyond `limit` per replica slot
   // (reconciler.h); negative: keeps them all. Last step before Writes.
@@ -89,6 +92,7 @@ class Pass {
   void ApplyOutcomes();
   void GenerateReplicas();
   void GenerateGlobalTasks();
+  void GenerateGlobalTasksOnNodes();
   void CountRunnable();
   std::shared_ptr<const TaskSpec> SpecOf(const TaskEntry& e);
   std::shared_ptr<const TaskSpec> SpecOf(const std::string& service);
@@ -96,7 +100,7 @@ class Pass {
   void Start(TaskEntry& e);
   int64_t Finish(TaskEntry& e, const api::Json& run);
   void Requeue(TaskEntry& e, const std::string& message);
-  int64_t Workers() const;
+  int64_t Workers();
   std::optional<Duration> ExpectedDuration(const std::string& name) const;
   // Whether the engine sees the task: not if its service or node is gone,
   // nor if this pass stopped it.
@@ -106,6 +110,7 @@ class Pass {
 
   Timestamp now_;
   std::string now_text_;
+  StoredState& state_;
   // The StoredState's objects, by id; tasks and durations are edited in place.
   const std::map<std::string, api::Json, std::less<>>& nodes_;
   std::unordered_map<std::string, StoredService>& service_by_id_;  // counts runnable

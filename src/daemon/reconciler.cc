@@ -37,7 +37,7 @@ Result<PassSummary> Reconciler::RunPass(Timestamp now) {
   pass.Admit(admission_);
   if (agents_ != nullptr) {
     pass.PlaceThroughAgents();
-  } else if (Status placed = pass.Place(); !placed.ok()) {
+  } else if (Status placed = pass.Place(full_view_); !placed.ok()) {
     state_.Invalidate();
     return placed;
   }

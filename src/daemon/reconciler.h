@@ -47,6 +47,7 @@
 #include "core/status.h"
 #include "core/time.h"
 #include "daemon/agent_placement.h"
+#include "daemon/full_view.h"
 #include "daemon/pass.h"
 #include "daemon/stored_state.h"
 #include "fairshare/admission.h"
@@ -79,6 +80,7 @@ class Reconciler {
   const Clock* clock_;
   ReconcilerOptions options_;
   StoredState state_;
+  FullView full_view_;  // the full-view engine's state, without agents
   fairshare::Admission admission_;
   int64_t classes_revision_ = -1;  // of the configuration admission_ holds
 };

@@ -1,5 +1,7 @@
 #include "daemon/stored_state.h"
 
+#include "api/cluster_codec.h"
+
 namespace berth::daemon {
 namespace {
 
@@ -20,6 +22,9 @@ StoredService ToService(Json json) {
     s.replicas = json["replicas"].get<uint64_t>();
   s.spec_version = json.value("spec_version", uint64_t{0});
   s.has_run = json.contains("run");
+  auto spec = std::make_shared<TaskSpec>();
+  if (json.contains("task") && api::DecodeTaskSpec(json["task"], "task", spec.get()).ok())
+    s.spec = std::move(spec);
   s.json = std::move(json);
   return s;
 }
@@ -38,7 +43,9 @@ Status StoredState::Refresh(store::WatchedStore& store) {
 }
 
 Status StoredState::Load(store::WatchedStore& store) {
+  const uint64_t generation = nodes_generation;
   *this = StoredState();
+  nodes_generation = generation + 1;
   Result<std::vector<std::vector<store::StoredObject>>> all =
       store.Watch({std::begin(kKinds), std::end(kKinds)});
   if (!all.ok()) return all.status();
@@ -59,6 +66,7 @@ Status StoredState::Apply(const store::Change& change) {
     json = std::move(*parsed);
   }
   if (change.kind == "node") {
+    ++nodes_generation;
     if (put)
       nodes[change.id] = std::move(json);
     else
@@ -114,6 +122,16 @@ void TaskEntry::Sync() {
   facts.node = text("node");
   facts.job = text("job");
   facts.agent = text("agent");
+}
+
+int64_t StoredState::Workers() {
+  if (workers_generation_ == nodes_generation) return workers_;
+  workers_ = 0;
+  for (const auto& [id, n] : nodes)
+    if (n.value("state", "ready") == "ready" && n.value("availability", "active") == "active")
+      workers_ += n.value("slots", int64_t{1});
+  workers_generation_ = nodes_generation;
+  return workers_;
 }
 
 void StoredState::EraseTask(size_t i) {

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -45,6 +46,12 @@ struct TaskEntry {
   bool changed = false;
   bool in_plan = true;  // handed to the placement engine
   bool pruned = false;  // ended and beyond the history limit: deleted by this pass
+  // The full-view engine's record of the task (FullView): its index there,
+  // valid while engine_generation is the engine's; kNotInEngine when the
+  // engine has none (never had, or forgot it).
+  static constexpr uint32_t kNotInEngine = UINT32_MAX;
+  uint32_t engine_index = kNotInEngine;
+  uint64_t engine_generation = 0;
 
   void Sync();
   bool terminal() const { return facts.state > TaskState::kRunning; }
@@ -66,8 +73,9 @@ struct StoredService {
   api::Json json;
   std::optional<uint64_t> replicas;  // replicated services only
   uint64_t spec_version = 0;
-  bool has_run = false;   // the simulated executor ends its tasks
-  uint64_t runnable = 0;  // a pass's count of its runnable tasks (scratch)
+  std::shared_ptr<const TaskSpec> spec;  // its task template; null if it does not decode
+  bool has_run = false;                  // the simulated executor ends its tasks
+  uint64_t runnable = 0;                 // a pass's count of its runnable tasks (scratch)
 };
 
 struct StoredJob {
@@ -86,6 +94,10 @@ class StoredState {
   void Committed(int64_t revision);
 
   std::map<std::string, api::Json, std::less<>> nodes;  // by id
+  // Grows with every change to `nodes` (and with every Load).
+  uint64_t nodes_generation = 0;
+  // W of fair-share admission: the slots of the ready, active nodes.
+  int64_t Workers();
   // By id; a pass looks a service up for each task, so a hash map.
   std::unordered_map<std::string, StoredService> services;
   std::vector<TaskEntry> tasks;
@@ -101,6 +113,8 @@ class StoredState {
   void EraseTask(size_t i);
 
   bool loaded_ = false;
+  uint64_t workers_generation_ = 0;  // of nodes_generation workers_ was counted at
+  int64_t workers_ = 0;
   int64_t own_revision_ = -1;  // of the last pass's commit: its changes are known
 };
 

@@ -106,6 +106,16 @@ void ClusterState::Assign(TaskIndex index, NodeIndex node, Timestamp at) {
   Track(t);
 }
 
+void ClusterState::ForgetTask(TaskIndex index) {
+  TaskRecord& t = tasks_[index];
+  if (t.state == TaskState::kRemove && t.id.empty()) return;  // forgotten before
+  if (IsTracked(t)) Untrack(t);
+  task_by_id_.Erase(index, TaskIdOf());
+  t = TaskRecord();
+  t.state = TaskState::kRemove;
+  ++forgotten_;
+}
+
 void ClusterState::RecordFailure(const TaskRecord& t, Timestamp at) {
   // The scheduler did not choose a preassigned task's node, so its failures
   // say nothing about that choice.

@@ -73,6 +73,14 @@ class ClusterState {
   // assigned, tracked, active).
   void Assign(TaskIndex task, NodeIndex node, Timestamp at);
 
+  // Drops a task the engine need not see any more (it ended, or left the
+  // caller's view): its reservations are released, its id is free again,
+  // and its record stays as an empty slot (state remove) so indices do not
+  // move. Failures it recorded stay. For a long-lived state; compact it by
+  // loading a new one when forgotten_count() grows large.
+  void ForgetTask(TaskIndex task);
+  size_t forgotten_count() const { return forgotten_; }
+
   size_t node_count() const { return nodes_.size(); }
   size_t task_count() const { return tasks_.size(); }
   const NodeInfo& node(NodeIndex i) const { return nodes_[i]; }
@@ -117,6 +125,7 @@ class ClusterState {
   std::unordered_map<std::string, ServiceIndex> service_by_id_;
   std::vector<uint32_t> ranks_;
   std::optional<uint64_t> ranks_seed_;
+  size_t forgotten_ = 0;
   // Failure times per (service, version), then per node.
   struct FailureKey {
     ServiceIndex service;

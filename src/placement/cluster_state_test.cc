@@ -85,6 +85,35 @@ TEST(ClusterState, PendingTasksInArrivalOrder) {
   EXPECT_EQ(c.state.PendingTasks(), (std::vector<TaskIndex>{0, 2}));
 }
 
+// A forgotten task gives its node's resources back, frees its id, is not
+// pending, and leaves the failures it recorded.
+TEST(ClusterState, AForgottenTaskReleasesItsNodeAndItsIdButNotItsFailures) {
+  TestCluster c;
+  Node n = MakeNode("n");
+  n.resources.milli_cpu = 4000;
+  c.Add(n);
+  auto spec = MakeSpec();
+  spec->reservations.milli_cpu = 1000;
+  const TaskIndex running = c.AddTask("r", "S", spec, TaskState::kRunning, "n", 1);
+  const TaskIndex failed = c.AddTask("f", "S", spec, TaskState::kRunning, "n", 1);
+  const TaskIndex waiting = c.AddTask("w", "S", spec, TaskState::kPending, "", 1);
+  ASSERT_TRUE(c.state.SetTaskState(failed, TaskState::kFailed, At(10)).ok());
+  EXPECT_EQ(c.state.node(0).available_milli_cpu(), 3000);
+  c.state.ForgetTask(running);
+  c.state.ForgetTask(failed);
+  c.state.ForgetTask(waiting);
+  c.state.ForgetTask(waiting);  // twice: no effect
+  EXPECT_EQ(c.state.forgotten_count(), 3u);
+  EXPECT_EQ(c.state.node(0).available_milli_cpu(), 4000);
+  EXPECT_EQ(c.state.node(0).active_tasks(), 0u);
+  EXPECT_TRUE(c.state.PendingTasks().empty());
+  EXPECT_FALSE(c.state.FindTask("r").has_value());
+  EXPECT_EQ(c.state.RecentFailures(0, c.state.InternService("S"), 1, At(0)), 1u);
+  const TaskIndex again = c.AddTask("r", "S", spec, TaskState::kPending, "", 1);
+  EXPECT_EQ(c.state.FindTask("r"), again);
+  EXPECT_EQ(c.state.PendingTasks(), (std::vector<TaskIndex>{again}));
+}
+
 TEST(ClusterState, RanksFollowIdsOrASeed) {
   TestCluster c;
   c.Add(MakeNode("b"));

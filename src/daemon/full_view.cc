@@ -1,0 +1,109 @@
+#include "daemon/full_view.h"
+
+#include "api/cluster_codec.h"
+
+namespace berth::daemon {
+namespace {
+
+// A stored task's updated_at; the epoch when absent, as a document's.
+Timestamp UpdatedAt(const TaskEntry& e) {
+  auto it = e.json.find("updated_at");
+  if (it == e.json.end() || !it->is_string()) return Timestamp{};
+  Result<Timestamp> at = ParseRfc3339(it->get_ref<const std::string&>());
+  return at.ok() ? *at : Timestamp{};
+}
+
+}  // namespace
+
+Status FullView::Load(StoredState& state) {
+  state_ = placement::ClusterState();
+  entry_of_.clear();
+  ++generation_;
+  nodes_generation_ = state.nodes_generation;
+  for (const auto& [id, json] : state.nodes) {
+    api::Json copy = json;
+    copy.erase("slots");  // berthd's own (admission's workers), not the engine's
+    Node node;
+    Status decoded = api::DecodeNode(copy, "node '" + id + "'", &node);
+    if (decoded.ok()) decoded = state_.AddNode(std::move(node)).status();
+    if (!decoded.ok())
+      return Status::Internal("the stored node is not a valid node: " + decoded.message());
+  }
+  return Status::Ok();
+}
+
+Status FullView::Sync(StoredState& state, const Planned& planned, const SpecOf& spec_of,
+                      const std::function<bool(const TaskEntry&)>& global) {
+  const size_t live = state_.task_count() - state_.forgotten_count();
+  if (generation_ == 0 || state.nodes_generation != nodes_generation_ ||
+      state_.forgotten_count() > live + 1024)
+    BERTH_RETURN_IF_ERROR(Load(state));
+  for (size_t position = 0; position < state.tasks.size(); ++position) {
+    TaskEntry& e = state.tasks[position];
+    const bool seen = e.engine_generation == generation_;
+    if (!seen) {
+      e.engine_generation = generation_;
+      e.engine_index = TaskEntry::kNotInEngine;
+    }
+    const bool want = planned(e);
+    if (e.engine_index != TaskEntry::kNotInEngine) {
+      const placement::TaskRecord& record = state_.task(e.engine_index);
+      if (want && SameTask(e, record)) {
+        if (record.state != e.facts.state)
+          BERTH_RETURN_IF_ERROR(state_.SetTaskState(e.engine_index, e.facts.state, UpdatedAt(e)));
+        if (e.terminal())
+          Forget(e);
+        else
+          entry_of_[e.engine_index] = position;
+        continue;
+      }
+      Forget(e);
+    } else if (seen && e.terminal()) {
+      continue;  // its failure, if any, is recorded already
+    }
+    if (!want) continue;
+    BERTH_RETURN_IF_ERROR(Add(e, position, spec_of, global(e)));
+    if (e.terminal()) Forget(e);  // it leaves only its failure
+  }
+  return Status::Ok();
+}
+
+bool FullView::SameTask(const TaskEntry& e, const placement::TaskRecord& record) const {
+  if (record.desired_state != e.facts.desired || record.spec_version != e.facts.spec_version)
+    return false;
+  return record.node == placement::kNoNode ? e.facts.node.empty()
+                                           : NodeId(record.node) == e.facts.node;
+}
+
+Status FullView::Add(TaskEntry& e, size_t position, const SpecOf& spec_of, bool global) {
+  Task task;
+  task.id = e.facts.id;
+  task.service_id = e.facts.service;
+  if (!e.facts.service.empty()) task.spec_version = e.facts.spec_version;
+  task.node_id = e.facts.node;
+  task.state = e.facts.state;
+  task.desired_state = e.facts.desired;
+  task.updated_at = UpdatedAt(e);
+  task.spec = spec_of(e);
+  if (task.spec == nullptr)
+    return Status::Internal("task '" + task.id + "' has no valid task template");
+  Result<placement::TaskIndex> added = state_.AddTask(task, global);
+  if (!added.ok())
+    return Status::Internal("the stored task is not a valid task: " + added.status().message());
+  e.engine_index = *added;
+  if (entry_of_.size() <= *added) entry_of_.resize(*added + 1);
+  entry_of_[*added] = position;
+  return Status::Ok();
+}
+
+void FullView::Forget(TaskEntry& e) {
+  state_.ForgetTask(e.engine_index);
+  e.engine_index = TaskEntry::kNotInEngine;
+}
+
+placement::PassResult FullView::Schedule(Timestamp now) {
+  placement::Scheduler scheduler(state_, options_);
+  return scheduler.SchedulePending(now);
+}
+
+}  // namespace berth::daemon

@@ -1,0 +1,75 @@
+// FullView: berthd's full-view placement path (no agents) over one
+// placement::ClusterState that lives across passes, instead of a placement
+// document built from every node and task on each pass.
+//
+// Each pass calls Sync and then Schedule:
+//  - Sync loads the nodes again (a fresh ClusterState) only when a node
+//    changed (StoredState::nodes_generation), or when forgotten task records
+//    outnumber the live ones; otherwise it keeps the engine's state and
+//    brings each task the pass hands it (`planned`) in line with its stored
+//    entry: a new one is added, a changed one moves to its new state (an
+//    ended one first records its failure, then is forgotten), one that left
+//    the pass's view is forgotten. Failures come from ended tasks, as a
+//    placement document's do, so berthd and `berth plan` judge nodes on the
+//    same history.
+//  - Schedule runs placement::Scheduler over the pending tasks, in arrival
+//    order (the order the entries were first handed over).
+// Decisions name engine indices; EntryOf and NodeId map them back.
+//
+// Not thread-safe: the control loop's thread only.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/task.h"
+#include "core/time.h"
+#include "daemon/stored_state.h"
+#include "placement/cluster_state.h"
+#include "placement/scheduler.h"
+
+namespace berth::daemon {
+
+class FullView {
+ public:
+  using Planned = std::function<bool(const TaskEntry&)>;
+  using SpecOf = std::function<std::shared_ptr<const TaskSpec>(const TaskEntry&)>;
+
+  explicit FullView(placement::SchedulerOptions options = {}) : options_(options) {}
+
+  // Brings the engine in line with `state`'s nodes and with `state.tasks`:
+  // those `planned` accepts are in the engine in their stored state, no
+  // other is (ended ones only left their failures). `global(e)` says
+  // whether a task belongs to a global service (preassigned to its node).
+  // Internal: a stored node or task the engine refuses (the store holds
+  // what the API validated, so this is a bug or a hand-edited store).
+  Status Sync(StoredState& state, const Planned& planned, const SpecOf& spec_of,
+              const std::function<bool(const TaskEntry&)>& global);
+  placement::PassResult Schedule(Timestamp now);
+
+  // The position in StoredState::tasks of the task at engine index `task`
+  // (as of the last Sync).
+  size_t EntryOf(placement::TaskIndex task) const { return entry_of_[task]; }
+  const std::string& NodeId(placement::NodeIndex node) const { return state_.node(node).node().id; }
+  // How many times the nodes were loaded (for tests and metrics).
+  uint64_t loads() const { return generation_; }
+
+ private:
+  Status Load(StoredState& state);
+  Status Add(TaskEntry& e, size_t position, const SpecOf& spec_of, bool global);
+  void Forget(TaskEntry& e);
+  // Whether the engine's record still describes `e` apart from its state.
+  bool SameTask(const TaskEntry& e, const placement::TaskRecord& record) const;
+
+  placement::SchedulerOptions options_;
+  placement::ClusterState state_;
+  uint64_t generation_ = 0;        // of state_; entries carry the one they were synced in
+  uint64_t nodes_generation_ = 0;  // StoredState::nodes_generation state_ was loaded from
+  std::vector<size_t> entry_of_;   // by engine task index
+};
+
+}  // namespace berth::daemon
