@@ -19,6 +19,7 @@ Result<NodeIndex> ClusterState::AddNode(Node node) {
   if (FindNode(node.id)) return Status::Conflict("node '" + node.id + "' already exists");
   NodeIndex index = static_cast<NodeIndex>(nodes_.size());
   nodes_.emplace_back(std::move(node));
+  node_active_.push_back(0);
   node_by_id_.Insert(index, NodeIdOf());
   ranks_.clear();  // recomputed on demand
   return index;
@@ -66,14 +67,23 @@ Result<TaskIndex> ClusterState::AddTask(const Task& task, bool preassigned) {
 void ClusterState::Track(TaskRecord& t) {
   NodeInfo& node = nodes_[t.node];
   node.Reserve(*t.spec, &t.claims);
-  if (t.desired_state <= TaskState::kComplete) node.AddActive(t.service);
+  if (t.desired_state <= TaskState::kComplete) {
+    node.AddActive(t.service);
+    ++node_active_[t.node];
+    if (active_by_service_.size() <= t.service) active_by_service_.resize(t.service + 1);
+    ++active_by_service_[t.service];
+  }
 }
 
 void ClusterState::Untrack(TaskRecord& t) {
   NodeInfo& node = nodes_[t.node];
   node.Release(*t.spec, t.claims);
   t.claims.clear();
-  if (t.desired_state <= TaskState::kComplete) node.RemoveActive(t.service);
+  if (t.desired_state <= TaskState::kComplete) {
+    node.RemoveActive(t.service);
+    --node_active_[t.node];
+    --active_by_service_[t.service];
+  }
 }
 
 Status ClusterState::SetTaskState(TaskIndex index, TaskState state, Timestamp at) {

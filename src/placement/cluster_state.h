@@ -88,6 +88,14 @@ class ClusterState {
   std::optional<NodeIndex> FindNode(std::string_view id) const;
   std::optional<TaskIndex> FindTask(std::string_view id) const;
   ServiceIndex InternService(std::string_view service_id);
+  // node(i).active_tasks(), held contiguously so a scan over every node's
+  // order key stays in cache.
+  uint32_t ActiveTasksOn(NodeIndex node) const { return node_active_[node]; }
+  // Active tasks of `service` on all nodes together (sum of
+  // NodeInfo::ActiveTasksOf).
+  uint32_t ActiveTasksOfService(ServiceIndex service) const {
+    return service < active_by_service_.size() ? active_by_service_[service] : 0;
+  }
 
   // Tasks in state pending (desired state <= complete), in arrival order.
   std::vector<TaskIndex> PendingTasks() const;
@@ -123,6 +131,8 @@ class ClusterState {
   IdIndex node_by_id_;
   IdIndex task_by_id_;
   std::unordered_map<std::string, ServiceIndex> service_by_id_;
+  std::vector<uint32_t> active_by_service_;  // by ServiceIndex
+  std::vector<uint32_t> node_active_;        // by NodeIndex
   std::vector<uint32_t> ranks_;
   std::optional<uint64_t> ranks_seed_;
   size_t forgotten_ = 0;

@@ -48,13 +48,17 @@ TEST(ClusterState, TracksResourcesPortsAndCountsByState) {
   EXPECT_FALSE(info.PortInUse(PortSpec{Protocol::kTcp, 81, true}.Key()));
   EXPECT_FALSE(info.PortInUse(PortSpec{Protocol::kUdp, 80, true}.Key()));
   EXPECT_EQ(info.active_tasks(), 1u);
+  EXPECT_EQ(c.state.ActiveTasksOn(0), 1u);
   EXPECT_EQ(info.ActiveTasksOf(c.state.InternService("S")), 1u);
+  EXPECT_EQ(c.state.ActiveTasksOfService(c.state.InternService("S")), 1u);
   ASSERT_TRUE(c.state.SetTaskState(t, TaskState::kComplete, At(5)).ok());
   EXPECT_EQ(info.available_milli_cpu(), 4000);
   EXPECT_EQ(info.available_memory_bytes(), 1000);
   EXPECT_FALSE(info.PortInUse(PortSpec{Protocol::kTcp, 80, true}.Key()));
   EXPECT_EQ(info.active_tasks(), 0u);
+  EXPECT_EQ(c.state.ActiveTasksOn(0), 0u);
   EXPECT_EQ(info.ActiveTasksOf(c.state.InternService("S")), 0u);
+  EXPECT_EQ(c.state.ActiveTasksOfService(c.state.InternService("S")), 0u);
 }
 
 TEST(ClusterState, TasksNotYetRunningOrFinishedAreNotTracked) {

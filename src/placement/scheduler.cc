@@ -72,7 +72,14 @@ class Scheduler::Pass {
 
  private:
   void LoadGroup(const TaskRecord& first);
-  NodeKey KeyOf(NodeIndex node) const;
+  NodeKey KeyOf(NodeIndex node) const { return KeyOf(node, ServiceTasksOn(node)); }
+  NodeKey KeyOf(NodeIndex node, uint32_t service_tasks) const;
+  // The group's service's active tasks on `node`, without a lookup when the
+  // service has none anywhere (a new service).
+  uint32_t ServiceTasksOn(NodeIndex node) const {
+    return state_.ActiveTasksOfService(service_) == 0 ? 0
+                                                      : state_.node(node).ActiveTasksOf(service_);
+  }
   void SchedulePreassigned(TaskIndex task);
   void ScheduleGroup(std::span<const TaskIndex> tasks);
   void ScheduleOneOffRun(std::span<const TaskIndex> tasks);
@@ -161,14 +168,13 @@ void Scheduler::Pass::LoadGroup(const TaskRecord& first) {
   }
 }
 
-NodeKey Scheduler::Pass::KeyOf(NodeIndex n) const {
+NodeKey Scheduler::Pass::KeyOf(NodeIndex n, uint32_t service_tasks) const {
   uint32_t faulty = 0;
   if (!faulty_.empty()) {
     auto it = std::lower_bound(faulty_.begin(), faulty_.end(), std::make_pair(n, uint32_t{0}));
     if (it != faulty_.end() && it->first == n) faulty = it->second;
   }
-  const NodeInfo& info = state_.node(n);
-  return NodeKey::Make(faulty, info.ActiveTasksOf(service_), info.active_tasks(), ranks_[n]);
+  return NodeKey::Make(faulty, service_tasks, state_.ActiveTasksOn(n), ranks_[n]);
 }
 
 uint32_t Scheduler::Pass::MessageId(std::string message) {
@@ -224,10 +230,12 @@ void Scheduler::Pass::BuildTree(const std::vector<std::string>& descriptors, siz
   std::vector<SpreadLevel> levels;
   for (const std::string& descriptor : descriptors)
     levels.push_back(SpreadLevel::Parse(descriptor));
+  // A node's NodeInfo is read only for its labels and the filters, so a
+  // node whose order key loses to the leaf's worst costs a few cached loads.
   for (NodeIndex n = 0; n < state_.node_count(); ++n) {
     const NodeInfo& info = state_.node(n);
     uint32_t at = 0;
-    uint32_t service_tasks = info.ActiveTasksOf(service_);
+    const uint32_t service_tasks = ServiceTasksOn(n);
     tree_[at].tasks += service_tasks;
     for (const SpreadLevel& level : levels) {
       auto [it, added] = tree_[at].children.try_emplace(level.ValueFor(info.node()),
@@ -237,7 +245,7 @@ void Scheduler::Pass::BuildTree(const std::vector<std::string>& descriptors, siz
       tree_[at].tasks += service_tasks;
     }
     TreeNode& leaf = tree_[at];
-    Candidate c{KeyOf(n), n};
+    Candidate c{KeyOf(n, service_tasks), n};
     if (leaf.leaf.size() < bound) {
       if (!pipeline_.Process(info)) continue;
       leaf.leaf.push_back(c);
