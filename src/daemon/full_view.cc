@@ -6,12 +6,7 @@ namespace berth::daemon {
 namespace {
 
 // A stored task's updated_at; the epoch when absent, as a document's.
-Timestamp UpdatedAt(const TaskEntry& e) {
-  auto it = e.json.find("updated_at");
-  if (it == e.json.end() || !it->is_string()) return Timestamp{};
-  Result<Timestamp> at = ParseRfc3339(it->get_ref<const std::string&>());
-  return at.ok() ? *at : Timestamp{};
-}
+Timestamp UpdatedAt(const TaskEntry& e) { return e.task.updated_at.value_or(Timestamp{}); }
 
 }  // namespace
 
@@ -49,8 +44,8 @@ Status FullView::Sync(StoredState& state, const Planned& planned, const SpecOf& 
     if (e.engine_index != TaskEntry::kNotInEngine) {
       const placement::TaskRecord& record = state_.task(e.engine_index);
       if (want && SameTask(e, record)) {
-        if (record.state != e.facts.state)
-          BERTH_RETURN_IF_ERROR(state_.SetTaskState(e.engine_index, e.facts.state, UpdatedAt(e)));
+        if (record.state != e.task.state)
+          BERTH_RETURN_IF_ERROR(state_.SetTaskState(e.engine_index, e.task.state, UpdatedAt(e)));
         if (e.terminal())
           Forget(e);
         else
@@ -69,20 +64,21 @@ Status FullView::Sync(StoredState& state, const Planned& planned, const SpecOf& 
 }
 
 bool FullView::SameTask(const TaskEntry& e, const placement::TaskRecord& record) const {
-  if (record.desired_state != e.facts.desired || record.spec_version != e.facts.spec_version)
+  if (record.desired_state != e.task.desired ||
+      record.spec_version != e.task.spec_version.value_or(0))
     return false;
-  return record.node == placement::kNoNode ? e.facts.node.empty()
-                                           : NodeId(record.node) == e.facts.node;
+  return record.node == placement::kNoNode ? e.task.node.empty()
+                                           : NodeId(record.node) == e.task.node;
 }
 
 Status FullView::Add(TaskEntry& e, size_t position, const SpecOf& spec_of, bool global) {
   Task task;
-  task.id = e.facts.id;
-  task.service_id = e.facts.service;
-  if (!e.facts.service.empty()) task.spec_version = e.facts.spec_version;
-  task.node_id = e.facts.node;
-  task.state = e.facts.state;
-  task.desired_state = e.facts.desired;
+  task.id = e.task.id;
+  task.service_id = e.task.service;
+  if (!e.task.service.empty()) task.spec_version = e.task.spec_version.value_or(0);
+  task.node_id = e.task.node;
+  task.state = e.task.state;
+  task.desired_state = e.task.desired;
   task.updated_at = UpdatedAt(e);
   task.spec = spec_of(e);
   if (task.spec == nullptr)

@@ -62,8 +62,7 @@ Result<Json> JobRegistry::Submit(const Json& job) {
                  {"desired_state", "running"},
                  {"run", *run},
                  {"updated_at", now},
-                 {"message", "waiting for admission"},
-                 {"task", job.value("task", Json::object())}};
+                 {"message", "waiting for admission"}};
     writes.push_back(store::Write::Create("task", task_id, task.dump()));
   }
   Result<int64_t> committed = store_.Commit(writes);

@@ -26,22 +26,18 @@ int64_t ReplicaNumber(const std::string& id) {
 
 using api::Json;
 
-void Pass::SetState(TaskEntry& e, const char* state, const std::string& message, bool stop) {
+void Pass::SetState(TaskEntry& e, TaskState state, std::string message, bool stop) {
   const bool was_bound = e.bound_on_agent();
-  e.json["state"] = state;
-  e.json["updated_at"] = now_text_;
-  e.json["message"] = message;
-  if (stop) e.json["desired_state"] = "shutdown";
+  e.task.state = state;
+  e.task.updated_at = now_;
+  e.task.message = std::move(message);
+  if (stop) e.task.desired = TaskState::kShutdown;
   e.changed = true;
-  e.Sync();
   // A task that left its node gives the agent's binding back. One that ended
   // keeps "agent" (where it ran: its node is the agent's, not gone); one
   // waiting again is neither bound nor pinned any more.
-  if (was_bound && !e.bound_on_agent()) ReleaseAfterCommit(e.facts.agent, e.facts.id);
-  if (!e.facts.agent.empty() && e.facts.state == TaskState::kNew) {
-    e.json.erase("agent");
-    e.facts.agent.clear();
-  }
+  if (was_bound && !e.bound_on_agent()) ReleaseAfterCommit(e.task.agent, e.task.id);
+  if (e.task.state == TaskState::kNew) e.task.agent.clear();
 }
 
 void Pass::ReleaseAfterCommit(const std::string& agent_id, const std::string& task_id) {
@@ -59,41 +55,42 @@ bool Pass::Taken(const std::string& id) const {
 void Pass::StartAndStop() {
   for (TaskEntry& e : tasks_) {
     // A node an agent bound the task to is the agent's, not berthd's.
-    const std::string& node = e.facts.node;
+    const std::string& node = e.task.node;
     const bool node_gone =
-        !node.empty() && !(agents_ != nullptr && !e.facts.agent.empty()) && !nodes_.contains(node);
-    if (!e.facts.job.empty()) {
-      const auto job = job_by_id_.find(e.facts.job);
-      RunJobTask(e, job == job_by_id_.end() || job->second.json.value("killed", false), node_gone);
+        !node.empty() && !(agents_ != nullptr && !e.task.agent.empty()) && !nodes_.contains(node);
+    if (!e.task.job.empty()) {
+      const auto job = job_by_id_.find(e.task.job);
+      RunJobTask(e, job == job_by_id_.end() || job->second.killed, node_gone);
       continue;
     }
-    const std::string& service = e.facts.service;
+    const std::string& service = e.task.service;
     const auto svc = service.empty() ? service_by_id_.end() : service_by_id_.find(service);
     const bool service_gone = !service.empty() && svc == service_by_id_.end();
     e.in_plan = !service_gone && !node_gone;
     if (e.terminal()) continue;
     if (service_gone) {
-      SetState(e, "shutdown", "service '" + service + "' was removed", true);
+      SetState(e, TaskState::kShutdown, "service '" + service + "' was removed", true);
       ++summary.stopped;
     } else if (node_gone) {
-      SetState(e, "orphaned", "node '" + node + "' was removed");
+      SetState(e, TaskState::kOrphaned, "node '" + node + "' was removed");
       ++summary.stopped;
-    } else if (svc != service_by_id_.end() && e.facts.spec_version < svc->second.spec_version) {
-      SetState(e, "shutdown",
+    } else if (svc != service_by_id_.end() &&
+               e.task.spec_version.value_or(0) < svc->second.spec_version) {
+      SetState(e, TaskState::kShutdown,
                "replaced by spec version " + std::to_string(svc->second.spec_version), true);
       ++summary.stopped;
-    } else if (e.facts.state == TaskState::kAssigned) {
+    } else if (e.task.state == TaskState::kAssigned) {
       Start(e);
-    } else if (e.facts.state == TaskState::kRunning && svc != service_by_id_.end() &&
-               svc->second.has_run) {
-      Finish(e, svc->second.json["run"]);
+    } else if (e.task.state == TaskState::kRunning && svc != service_by_id_.end() &&
+               svc->second.run) {
+      Finish(e, *svc->second.run);
     }
   }
 }
 
 void Pass::Start(TaskEntry& e) {
-  SetState(e, "running", "started by the simulated executor");
-  e.json["started_at"] = now_text_;
+  SetState(e, TaskState::kRunning, "started by the simulated executor");
+  e.task.started_at = now_;
   ++summary.started;
 }
 
@@ -101,17 +98,15 @@ void Pass::Start(TaskEntry& e) {
 // complete, or failed when `run` says so. Returns the time it ran, or -1
 // while it still runs. A failed service task is a failure on its node for
 // the placement engine's faulty-node rule (through its state and updated_at).
-int64_t Pass::Finish(TaskEntry& e, const Json& run) {
-  const Timestamp started = ParseRfc3339(e.json.value("started_at", now_text_)).value();
-  const int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(now_ - started).count();
-  const int64_t duration_ms = run.value("duration_ms", int64_t{0});
-  if (ms < duration_ms) {
-    summary.DueAt(started + Duration{duration_ms});
+int64_t Pass::Finish(TaskEntry& e, const SimulatedRun& run) {
+  const Timestamp started = e.task.started_at.value_or(now_);
+  const int64_t ms = (now_ - started).count();
+  if (ms < run.duration_ms) {
+    summary.DueAt(started + Duration{run.duration_ms});
     return -1;
   }
-  const bool fail = run.value("outcome", "complete") == "fail";
-  SetState(e, fail ? "failed" : "complete",
-           std::string(fail ? "failed" : "completed") + " after " + std::to_string(ms) +
+  SetState(e, run.fail ? TaskState::kFailed : TaskState::kComplete,
+           std::string(run.fail ? "failed" : "completed") + " after " + std::to_string(ms) +
                " ms (simulated)");
   return ms;
 }
@@ -121,35 +116,39 @@ int64_t Pass::Finish(TaskEntry& e, const Json& run) {
 // running -> complete or failed once its duration has passed since it
 // started, recording the duration under the task's name.
 void Pass::RunJobTask(TaskEntry& e, bool killed, bool node_gone) {
-  const TaskState state = e.facts.state;
+  const TaskState state = e.task.state;
   e.in_plan = state != TaskState::kNew && !node_gone;
   if (e.terminal()) return;
   if (killed) {
-    SetState(e, "shutdown", "job was killed", true);
+    SetState(e, TaskState::kShutdown, "job was killed", true);
     e.in_plan = false;
     ++summary.stopped;
   } else if (node_gone) {
-    Requeue(e, "node '" + e.facts.node + "' was removed; waiting again");
+    Requeue(e, "node '" + e.task.node + "' was removed; waiting again");
   } else if (state == TaskState::kAssigned) {
     Start(e);
   } else if (state == TaskState::kRunning) {
-    const int64_t ms = Finish(e, e.json["run"]);
+    const int64_t ms = Finish(e, e.task.run.value_or(SimulatedRun{}));
     if (ms < 0) return;
-    Recorded& recorded = durations_[e.json.value("name", e.facts.id)];
+    Recorded& recorded = durations_[NameOf(e)];
     ++recorded.count;
     recorded.total_ms += ms;
     recorded.changed = true;
   }
 }
 
-void Pass::Requeue(TaskEntry& e, const std::string& message) {
-  SetState(e, "new", message);
-  e.json.erase("node");
-  e.json.erase("admitted_at");
-  e.json.erase("assigned_at");
-  e.json.erase("started_at");
-  e.Sync();
+void Pass::Requeue(TaskEntry& e, std::string message) {
+  SetState(e, TaskState::kNew, std::move(message));
+  e.task.node.clear();
+  e.task.admitted_at.reset();
+  e.task.assigned_at.reset();
+  e.task.started_at.reset();
   e.in_plan = false;
+}
+
+// A job's task records its durations under its name, by default its id.
+const std::string& Pass::NameOf(const TaskEntry& e) {
+  return e.task.name.empty() ? e.task.id : e.task.name;
 }
 
 // W: every ready, active node offers its "slots" workers (default 1); with
@@ -172,7 +171,7 @@ void Pass::Admit(fairshare::Admission& admission) {
   // job moves, but it is skipped).
   std::vector<std::pair<int64_t, const std::string*>> arrival;
   for (const auto& [id, stored] : job_by_id_)
-    if (!stored.json.value("killed", false)) arrival.emplace_back(stored.revision, &id);
+    if (!stored.killed) arrival.emplace_back(stored.revision, &id);
   std::sort(arrival.begin(), arrival.end());
   std::vector<fairshare::Job> jobs;
   std::vector<std::vector<TaskEntry*>> running, waiting;
@@ -184,22 +183,19 @@ void Pass::Admit(fairshare::Admission& admission) {
       auto it = task_index_.find(*id + "." + std::to_string(i));
       if (it == task_index_.end()) continue;
       TaskEntry& e = tasks_[it->second];
-      if (e.facts.state == TaskState::kNew) {
+      if (e.task.state == TaskState::kNew) {
         w.push_back(&e);
       } else if (!e.terminal()) {
         r.push_back(&e);
-        j.running.push_back(
-            {e.facts.id, ParseRfc3339(e.json.value("admitted_at", now_text_)).value()});
+        j.running.push_back({e.task.id, e.task.admitted_at.value_or(now_)});
       }
     }
     // Waiting tasks in choice order: longest expected duration first.
     std::stable_sort(w.begin(), w.end(), [&](const TaskEntry* a, const TaskEntry* b) {
-      const auto da = ExpectedDuration(a->json.value("name", "")),
-                 db = ExpectedDuration(b->json.value("name", ""));
+      const auto da = ExpectedDuration(NameOf(*a)), db = ExpectedDuration(NameOf(*b));
       return da.has_value() && (!db.has_value() || *da > *db);
     });
-    for (TaskEntry* e : w)
-      j.waiting.push_back({e->facts.id, ExpectedDuration(e->json.value("name", ""))});
+    for (TaskEntry* e : w) j.waiting.push_back({e->task.id, ExpectedDuration(NameOf(*e))});
     jobs.push_back(std::move(j));
     running.push_back(std::move(r));
     waiting.push_back(std::move(w));
@@ -207,8 +203,8 @@ void Pass::Admit(fairshare::Admission& admission) {
   const fairshare::IterationResult result = admission.Iterate(Workers(), jobs, now_);
   for (const fairshare::TaskRef& ref : result.start_tasks) {
     TaskEntry& e = *waiting[ref.job][ref.task];
-    SetState(e, "pending", "admitted for requestor '" + jobs[ref.job].requestor + "'");
-    e.json["admitted_at"] = now_text_;
+    SetState(e, TaskState::kPending, "admitted for requestor '" + jobs[ref.job].requestor + "'");
+    e.task.admitted_at = now_;
     e.in_plan = true;
     ++summary.admitted;
   }
@@ -223,8 +219,8 @@ void Pass::Admit(fairshare::Admission& admission) {
 void Pass::CountRunnable() {
   for (auto& [id, service] : service_by_id_) service.runnable = 0;
   for (const TaskEntry& e : tasks_) {
-    if (e.facts.service.empty() || !Planned(e) || !e.runnable()) continue;
-    if (auto it = service_by_id_.find(e.facts.service); it != service_by_id_.end())
+    if (e.task.service.empty() || !Planned(e) || !e.runnable()) continue;
+    if (auto it = service_by_id_.find(e.task.service); it != service_by_id_.end())
       ++it->second.runnable;
   }
 }
@@ -242,19 +238,19 @@ void Pass::ScaleDown() {
   }
   if (over.empty()) return;
   for (TaskEntry& e : tasks_)
-    if (auto it = over.find(e.facts.service); it != over.end() && Planned(e) && e.runnable())
+    if (auto it = over.find(e.task.service); it != over.end() && Planned(e) && e.runnable())
       it->second.second.push_back(&e);
   for (auto& [service, counted] : over) {
     auto& [replicas, entries] = counted;
     std::sort(entries.begin(), entries.end(), [](const TaskEntry* a, const TaskEntry* b) {
-      const bool a_pending = a->facts.state == TaskState::kPending;
-      const bool b_pending = b->facts.state == TaskState::kPending;
+      const bool a_pending = a->task.state == TaskState::kPending;
+      const bool b_pending = b->task.state == TaskState::kPending;
       if (a_pending != b_pending) return a_pending;
-      return ReplicaNumber(a->facts.id) > ReplicaNumber(b->facts.id);
+      return ReplicaNumber(a->task.id) > ReplicaNumber(b->task.id);
     });
     for (size_t i = 0; i < entries.size() - replicas; ++i) {
-      SetState(*entries[i], "shutdown", "scaled down to " + std::to_string(replicas) + " replicas",
-               true);
+      SetState(*entries[i], TaskState::kShutdown,
+               "scaled down to " + std::to_string(replicas) + " replicas", true);
       ++summary.stopped;
     }
   }
@@ -266,19 +262,20 @@ void Pass::ScaleDown() {
 TaskEntry& Pass::Entry(const api::PlannedTask& planned) {
   auto it = task_index_.find(planned.task.id);
   if (it != task_index_.end() && Planned(tasks_[it->second])) return tasks_[it->second];
-  Json task = {{"id", planned.task.id}, {"state", "pending"}, {"desired_state", "running"}};
-  if (!planned.task.service_id.empty()) task["service"] = planned.task.service_id;
-  if (planned.task.spec_version) task["spec_version"] = *planned.task.spec_version;
-  if (!planned.task.node_id.empty()) task["node"] = planned.task.node_id;
+  StoredTask task;
+  task.id = planned.task.id;
+  task.state = TaskState::kPending;
+  task.service = planned.task.service_id;
+  task.spec_version = planned.task.spec_version;
+  task.node = planned.task.node_id;
   ++summary.created;
   if (it == task_index_.end()) {
     it = task_index_.emplace(planned.task.id, tasks_.size()).first;
     tasks_.emplace_back();
   }
   TaskEntry& e = tasks_[it->second];  // keeps a reused record's revision
-  e.json = std::move(task);
+  e.task = std::move(task);
   e.changed = e.in_plan = true;
-  e.Sync();
   return e;
 }
 
@@ -293,7 +290,7 @@ Status Pass::Place(FullView& engine) {
       state_, [](const TaskEntry& e) { return Planned(e); },
       [this](const TaskEntry& e) { return SpecOf(e); },
       [this](const TaskEntry& e) {
-        const auto it = service_by_id_.find(e.facts.service);
+        const auto it = service_by_id_.find(e.task.service);
         return it != service_by_id_.end() && !it->second.replicas.has_value();
       }));
   const placement::PassResult result = engine.Schedule(now_);
@@ -301,16 +298,16 @@ Status Pass::Place(FullView& engine) {
     const size_t position = engine.EntryOf(d.task);
     TaskEntry& e = tasks_[position];
     if (d.node != placement::kNoNode) {
-      e.json["node"] = engine.NodeId(d.node);
-      SetState(e, "assigned", result.MessageOf(d));
+      e.task.node = engine.NodeId(d.node);
+      SetState(e, TaskState::kAssigned, result.MessageOf(d));
       assigned_.push_back(position);
       continue;
     }
     ++summary.pending;
     const std::string& reason = result.MessageOf(d);
-    if (e.json.value("message", "") == reason) continue;
-    e.json["message"] = reason;
-    if (!e.json.contains("updated_at")) e.json["updated_at"] = now_text_;
+    if (e.task.message == reason) continue;
+    e.task.message = reason;
+    if (!e.task.updated_at) e.task.updated_at = now_;
     e.changed = true;
   }
   return Status::Ok();
@@ -328,9 +325,9 @@ void Pass::GenerateGlobalTasksOnNodes() {
   // Nodes, by service. Owned strings: Entry() below may move tasks_.
   std::map<std::string, std::set<std::string, std::less<>>, std::less<>> covered;
   for (const TaskEntry& e : tasks_)
-    if (!e.facts.node.empty() && Planned(e) && e.runnable() &&
-        std::binary_search(global.begin(), global.end(), e.facts.service))
-      covered[e.facts.service].insert(e.facts.node);
+    if (!e.task.node.empty() && Planned(e) && e.runnable() &&
+        std::binary_search(global.begin(), global.end(), e.task.service))
+      covered[e.task.service].insert(e.task.node);
   for (const std::string& id : global) {
     const uint64_t version = service_by_id_.at(id).spec_version;
     for (const auto& [node, json] : nodes_) {
@@ -358,10 +355,10 @@ void Pass::PruneHistory(int64_t limit) {
   };
   std::unordered_map<std::string, Group> groups;
   for (TaskEntry& e : tasks_) {
-    if (!e.terminal() || e.changed || e.facts.service.empty()) continue;
-    const auto svc = service_by_id_.find(e.facts.service);
+    if (!e.terminal() || e.changed || e.task.service.empty()) continue;
+    const auto svc = service_by_id_.find(e.task.service);
     const bool global = svc != service_by_id_.end() && !svc->second.replicas.has_value();
-    Group& group = groups[global ? e.facts.service + '\n' + e.facts.node : e.facts.service];
+    Group& group = groups[global ? e.task.service + '\n' + e.task.node : e.task.service];
     if (svc != service_by_id_.end())
       group.keep = static_cast<uint64_t>(limit) * (global ? 1 : *svc->second.replicas);
     group.ended.push_back(&e);
@@ -370,7 +367,7 @@ void Pass::PruneHistory(int64_t limit) {
     if (group.ended.size() <= group.keep) continue;
     std::sort(group.ended.begin(), group.ended.end(), [](const TaskEntry* a, const TaskEntry* b) {
       if (a->revision != b->revision) return a->revision > b->revision;
-      return ReplicaNumber(a->facts.id) > ReplicaNumber(b->facts.id);
+      return ReplicaNumber(a->task.id) > ReplicaNumber(b->task.id);
     });
     for (size_t i = group.keep; i < group.ended.size(); ++i) {
       group.ended[i]->pruned = true;
@@ -381,8 +378,7 @@ void Pass::PruneHistory(int64_t limit) {
 }
 
 void Pass::StampAssigned(Timestamp at) {
-  const std::string text = FormatRfc3339(at);
-  for (size_t i : assigned_) tasks_[i].json["assigned_at"] = text;
+  for (size_t i : assigned_) tasks_[i].task.assigned_at = at;
   summary.assigned = static_cast<int>(assigned_.size());
 }
 
@@ -396,11 +392,11 @@ std::vector<store::Write> Pass::Writes() {
   std::vector<store::Write> writes;
   for (const TaskEntry& e : tasks_) {
     if (e.pruned) {
-      writes.push_back(store::Write::Delete("task", e.facts.id).IfRevision(e.revision));
+      writes.push_back(store::Write::Delete("task", e.task.id).IfRevision(e.revision));
       continue;
     }
     if (!e.changed) continue;
-    store::Write w = store::Write::Put("task", e.facts.id, e.json.dump());
+    store::Write w = store::Write::Put("task", e.task.id, EncodeStoredTask(e.task));
     w.IfRevision(e.revision);
     writes.push_back(std::move(w));
   }

@@ -48,7 +48,6 @@ class Pass {
   // engine.
   Pass(Timestamp now, StoredState& state, AgentPlacement* agents)
       : now_(now),
-        now_text_(FormatRfc3339(now)),
         state_(state),
         nodes_(state.nodes),
         service_by_id_(state.services),
@@ -81,7 +80,7 @@ class Pass {
  private:
   // Sets the task's state and message; a task that left its node (ended, or
   // back to waiting) gives its agent's binding back after the commit.
-  void SetState(TaskEntry& e, const char* state, const std::string& message, bool stop = false);
+  void SetState(TaskEntry& e, TaskState state, std::string message, bool stop = false);
   // Gives `task_id`'s binding on `agent_id` back after the commit. An agent
   // releases every binding of a task id, so this pass does not submit a
   // task with that id (PlaceThroughAgents): the next one does.
@@ -94,22 +93,22 @@ class Pass {
   void GenerateGlobalTasks();
   void GenerateGlobalTasksOnNodes();
   void CountRunnable();
-  std::shared_ptr<const TaskSpec> SpecOf(const TaskEntry& e);
-  std::shared_ptr<const TaskSpec> SpecOf(const std::string& service);
+  std::shared_ptr<const TaskSpec> SpecOf(const TaskEntry& e) const;
+  std::shared_ptr<const TaskSpec> SpecOf(const std::string& service) const;
   void RunJobTask(TaskEntry& e, bool killed, bool node_gone);
   void Start(TaskEntry& e);
-  int64_t Finish(TaskEntry& e, const api::Json& run);
-  void Requeue(TaskEntry& e, const std::string& message);
+  int64_t Finish(TaskEntry& e, const SimulatedRun& run);
+  void Requeue(TaskEntry& e, std::string message);
+  static const std::string& NameOf(const TaskEntry& e);
   int64_t Workers();
   std::optional<Duration> ExpectedDuration(const std::string& name) const;
   // Whether the engine sees the task: not if its service or node is gone,
   // nor if this pass stopped it.
   static bool Planned(const TaskEntry& e) {
-    return e.in_plan && !(e.changed && e.facts.desired == TaskState::kShutdown);
+    return e.in_plan && !(e.changed && e.task.desired == TaskState::kShutdown);
   }
 
   Timestamp now_;
-  std::string now_text_;
   StoredState& state_;
   // The StoredState's objects, by id; tasks and durations are edited in place.
   const std::map<std::string, api::Json, std::less<>>& nodes_;
@@ -123,7 +122,6 @@ class Pass {
   std::set<std::string, std::less<>> releasing_;              // every id in releases_
   std::set<std::string, std::less<>> delivered_;              // outcomes applied
   std::vector<size_t> assigned_;                              // tasks_ placed by this pass
-  std::map<std::string, std::shared_ptr<const TaskSpec>, std::less<>> service_specs_;
 };
 
 }  // namespace berth::daemon

@@ -23,23 +23,23 @@ void Pass::PlaceThroughAgents() {
   const size_t assigned_before = assigned_.size();
   bool submitted = false;
   for (TaskEntry& e : tasks_) {
-    if (!Planned(e) || e.facts.state != TaskState::kPending || !e.runnable()) continue;
+    if (!Planned(e) || e.task.state != TaskState::kPending || !e.runnable()) continue;
     ++summary.pending;
     // Its earlier binding is released after this pass's commit, which would
     // take a new binding of the same id with it: the next pass submits it.
-    if (releasing_.contains(e.facts.id)) continue;
+    if (releasing_.contains(e.task.id)) continue;
     std::shared_ptr<const TaskSpec> spec = SpecOf(e);
     // A pending task with an agent is a global service's, pinned to its node.
-    agent::PlacementTask task{e.facts.id, 0, std::move(spec), {}, {}, {}};
-    if (!e.facts.agent.empty()) {
-      task.pinned_agent = e.facts.agent;
-      task.pinned_node = e.facts.node;
+    agent::PlacementTask task{e.task.id, 0, std::move(spec), {}, {}, {}};
+    if (!e.task.agent.empty()) {
+      task.pinned_agent = e.task.agent;
+      task.pinned_node = e.task.node;
     }
     if (task.spec == nullptr || !agents_->Submit(std::move(task))) continue;
     submitted = true;
     static const std::string kWaiting = "waiting for a node from the cluster agents";
-    if (e.json.value("message", "") == kWaiting) continue;
-    e.json["message"] = kWaiting;
+    if (e.task.message == kWaiting) continue;
+    e.task.message = kWaiting;
     e.changed = true;
   }
   if (!submitted) return;
@@ -53,18 +53,18 @@ void Pass::CheckAgentBindings() {
   for (const TaskEntry& e : tasks_) {
     if (!e.bound_on_agent()) continue;
     if (std::shared_ptr<const TaskSpec> spec = SpecOf(e))
-      stored[e.facts.agent].push_back({e.facts.id, e.facts.node, spec});
+      stored[e.task.agent].push_back({e.task.id, e.task.node, spec});
   }
   // A service's task fails and is replaced; a job's waits again, as when
   // its node is removed.
   for (const LostBinding& lost : agents_->CheckBindings(stored)) {
     TaskEntry& e = tasks_[task_index_.at(lost.task_id)];
     const std::string why =
-        "agent " + e.facts.agent +
+        "agent " + e.task.agent +
         " no longer held the task (restarted?) and could not bind it again on node '" +
-        e.facts.node + "': " + lost.reason;
-    if (e.facts.job.empty())
-      SetState(e, "failed", why);
+        e.task.node + "': " + lost.reason;
+    if (e.task.job.empty())
+      SetState(e, TaskState::kFailed, why);
     else
       Requeue(e, why + "; waiting again");
     ++summary.stopped;
@@ -79,21 +79,20 @@ void Pass::ApplyOutcomes() {
     if (!delivered_.insert(id).second) continue;  // applied earlier in this pass
     auto it = task_index_.find(id);
     TaskEntry* e = it == task_index_.end() ? nullptr : &tasks_[it->second];
-    if (e == nullptr || !Planned(*e) || e->facts.state != TaskState::kPending) {
+    if (e == nullptr || !Planned(*e) || e->task.state != TaskState::kPending) {
       if (outcome.bound) ReleaseAfterCommit(outcome.agent_id, id);
       continue;
     }
     if (outcome.bound) {
-      e->json["node"] = outcome.node_id;
-      SetState(*e, "assigned", placement::kAssignedMessage);
-      e->json["agent"] = outcome.agent_id;
-      e->Sync();
+      e->task.node = outcome.node_id;
+      SetState(*e, TaskState::kAssigned, placement::kAssignedMessage);
+      e->task.agent = outcome.agent_id;
       assigned_.push_back(it->second);
       continue;
     }
     const std::string message = "no cluster agent could place the task: " + outcome.reason;
-    if (e->json.value("message", "") == message) continue;
-    e->json["message"] = message;
+    if (e->task.message == message) continue;
+    e->task.message = message;
     e->changed = true;
   }
 }
@@ -133,8 +132,8 @@ void Pass::GenerateGlobalTasks() {
   // Nodes, by service. Owned strings: Entry() below may move tasks_.
   std::map<std::string, std::set<std::string, std::less<>>, std::less<>> covered;
   for (const TaskEntry& e : tasks_)
-    if (global.contains(e.facts.service) && Planned(e) && e.runnable() && !e.facts.node.empty())
-      covered[e.facts.service].insert(e.facts.node);
+    if (global.contains(e.task.service) && Planned(e) && e.runnable() && !e.task.node.empty())
+      covered[e.task.service].insert(e.task.node);
   for (const std::string& id : global) {
     const StoredService& service = service_by_id_.at(id);
     std::shared_ptr<const TaskSpec> spec = SpecOf(id);
@@ -150,30 +149,23 @@ void Pass::GenerateGlobalTasks() {
         planned.task.spec_version = service.spec_version;
         planned.task.node_id = node;
         TaskEntry& e = Entry(planned);
-        e.json["agent"] = agents_->agent_id(slot);
-        e.Sync();
+        e.task.agent = agents_->agent_id(slot);
       }
     }
   }
 }
 
-// A service task runs its service's template, a job's task its own copy.
-std::shared_ptr<const TaskSpec> Pass::SpecOf(const TaskEntry& e) {
-  if (!e.facts.service.empty()) return SpecOf(e.facts.service);
-  auto spec = std::make_shared<TaskSpec>();
-  if (!api::DecodeTaskSpec(e.json.value("task", Json::object()), "task", spec.get()).ok())
-    return nullptr;
-  return spec;
+// A service's task runs its service's template, a job's task its job's
+// (both decoded once, when the store's change was read).
+std::shared_ptr<const TaskSpec> Pass::SpecOf(const TaskEntry& e) const {
+  if (!e.task.service.empty()) return SpecOf(e.task.service);
+  const auto job = job_by_id_.find(e.task.job);
+  return job == job_by_id_.end() ? nullptr : job->second.spec;
 }
 
-std::shared_ptr<const TaskSpec> Pass::SpecOf(const std::string& service) {
-  if (auto cached = service_specs_.find(service); cached != service_specs_.end())
-    return cached->second;
-  auto spec = std::make_shared<TaskSpec>();
-  if (!api::DecodeTaskSpec(service_by_id_.at(service).json["task"], "task", spec.get()).ok())
-    spec = nullptr;
-  service_specs_[service] = spec;
-  return spec;
+std::shared_ptr<const TaskSpec> Pass::SpecOf(const std::string& service) const {
+  const auto it = service_by_id_.find(service);
+  return it == service_by_id_.end() ? nullptr : it->second.spec;
 }
 
 }  // namespace berth::daemon

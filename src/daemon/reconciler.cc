@@ -1,4 +1,3 @@
-#include <cstdio>
 #include "daemon/reconciler.h"
 
 #include "daemon/class_registry.h"
@@ -29,31 +28,24 @@ Status Reconciler::LoadClasses() {
 // A pass edits the StoredState as it goes; if it fails, the store does not
 // have its edits, so the state is read again.
 Result<PassSummary> Reconciler::RunPass(Timestamp now) {
-  int64_t t0 = SteadyNowNs();
   BERTH_RETURN_IF_ERROR(LoadClasses());
   BERTH_RETURN_IF_ERROR(state_.Refresh(store_));
-  int64_t t1 = SteadyNowNs();
   Pass pass(now, state_, agents_);
   if (agents_ != nullptr && agents_->BindingsDue()) pass.CheckAgentBindings();
   pass.StartAndStop();
   pass.ScaleDown();
   pass.Admit(admission_);
-  int64_t t2 = SteadyNowNs();
   if (agents_ != nullptr) {
     pass.PlaceThroughAgents();
   } else if (Status placed = pass.Place(full_view_); !placed.ok()) {
     state_.Invalidate();
     return placed;
   }
-  int64_t t3 = SteadyNowNs();
   pass.PruneHistory(options_.task_history_limit);
   pass.StampAssigned(clock_ != nullptr ? clock_->Now() : now);
   std::vector<store::Write> writes = pass.Writes();
-  int64_t t4 = SteadyNowNs();
   if (!writes.empty()) {
     Result<int64_t> committed = store_.Commit(writes);
-    int64_t t5 = SteadyNowNs();
-    if (t5 - t0 > 5'000'000) fprintf(stderr, "PASS tasks=%zu refresh=%.1f pre=%.1f place=%.1f writes=%.1f commit=%.1f n=%zu\n", state_.tasks.size(), (t1-t0)/1e6, (t2-t1)/1e6, (t3-t2)/1e6, (t4-t3)/1e6, (t5-t4)/1e6, writes.size());
     if (!committed.ok()) {
       state_.Invalidate();
       return committed.status();

@@ -16,17 +16,36 @@ Result<Json> Parse(const std::string& kind, const std::string& id, const std::st
   return json;
 }
 
+// A task template ("task" of a service or job; absent: the defaults), or
+// null when it does not decode.
+std::shared_ptr<const TaskSpec> TemplateOf(const Json& json) {
+  auto spec = std::make_shared<TaskSpec>();
+  if (auto it = json.find("task");
+      it != json.end() && !api::DecodeTaskSpec(*it, "task", spec.get()).ok())
+    return nullptr;
+  return spec;
+}
+
 StoredService ToService(Json json) {
   StoredService s;
   if (json.value("mode", "replicated") == "replicated" && json.contains("replicas"))
     s.replicas = json["replicas"].get<uint64_t>();
   s.spec_version = json.value("spec_version", uint64_t{0});
-  s.has_run = json.contains("run");
-  auto spec = std::make_shared<TaskSpec>();
-  if (json.contains("task") && api::DecodeTaskSpec(json["task"], "task", spec.get()).ok())
-    s.spec = std::move(spec);
+  if (auto run = json.find("run"); run != json.end() && run->is_object())
+    s.run = SimulatedRun{run->value("duration_ms", int64_t{0}),
+                         run->value("outcome", "complete") == "fail"};
+  s.spec = TemplateOf(json);
   s.json = std::move(json);
   return s;
+}
+
+StoredJob ToJob(Json json, int64_t revision) {
+  StoredJob j;
+  j.killed = json.value("killed", false);
+  j.spec = TemplateOf(json);
+  j.json = std::move(json);
+  j.revision = revision;
+  return j;
 }
 
 Recorded ToRecorded(const Json& body, int64_t revision) {
@@ -78,7 +97,7 @@ Status StoredState::Apply(const store::Change& change) {
       services.erase(change.id);
   } else if (change.kind == "job") {
     if (put)
-      jobs[change.id] = {std::move(json), change.revision};
+      jobs[change.id] = ToJob(std::move(json), change.revision);
     else
       jobs.erase(change.id);
   } else if (change.kind == "duration") {
@@ -88,7 +107,7 @@ Status StoredState::Apply(const store::Change& change) {
       durations.erase(change.id);
   } else if (change.kind == "task") {
     if (put) {
-      PutTask(change.id, std::move(json), change.revision);
+      PutTask(change.id, json, change.revision);
     } else if (auto it = task_index.find(change.id); it != task_index.end()) {
       EraseTask(it->second);
     }
@@ -96,32 +115,13 @@ Status StoredState::Apply(const store::Change& change) {
   return Status::Ok();
 }
 
-void StoredState::PutTask(const std::string& id, Json json, int64_t revision) {
+void StoredState::PutTask(const std::string& id, const Json& body, int64_t revision) {
   auto [it, added] = task_index.try_emplace(id, tasks.size());
   if (added) tasks.emplace_back();
   TaskEntry& e = tasks[it->second];
-  e.json = std::move(json);
+  e.task = DecodeStoredTask(body);
+  e.task.id = id;  // the store's name for it, whatever the body says
   e.revision = revision;
-  e.Sync();
-}
-
-void TaskEntry::Sync() {
-  auto text = [this](const char* key) {
-    auto it = json.find(key);
-    return it != json.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
-  Result<TaskState> state = ParseTaskState(text("state"));
-  facts.state = state.ok() ? *state : TaskState::kNew;
-  Result<TaskState> desired = ParseTaskState(text("desired_state"));
-  facts.desired = desired.ok() ? *desired : TaskState::kRunning;
-  auto version = json.find("spec_version");
-  facts.spec_version =
-      version != json.end() && version->is_number_unsigned() ? version->get<uint64_t>() : 0;
-  facts.id = text("id");
-  facts.service = text("service");
-  facts.node = text("node");
-  facts.job = text("job");
-  facts.agent = text("agent");
 }
 
 int64_t StoredState::Workers() {
@@ -135,10 +135,10 @@ int64_t StoredState::Workers() {
 }
 
 void StoredState::EraseTask(size_t i) {
-  task_index.erase(tasks[i].facts.id);
+  task_index.erase(tasks[i].task.id);
   if (i + 1 != tasks.size()) {
     tasks[i] = std::move(tasks.back());
-    task_index[tasks[i].facts.id] = i;
+    task_index[tasks[i].task.id] = i;
   }
   tasks.pop_back();
 }

@@ -21,27 +21,14 @@
 #include "api/json_fields.h"
 #include "core/status.h"
 #include "core/task.h"
+#include "daemon/stored_task.h"
 #include "store/watched_store.h"
 
 namespace berth::daemon {
 
-// What a pass's scans read of a task, decoded once from its JSON, so a scan
-// over every task does not search JSON objects. Whoever edits `json` calls
-// TaskEntry::Sync.
-struct TaskFacts {
-  TaskState state = TaskState::kNew;        // absent or invalid: new
-  TaskState desired = TaskState::kRunning;  // absent or invalid: running
-  uint64_t spec_version = 0;
-  std::string id, service, node, job;  // "" when absent
-  // "" or the external agent it is bound through (or ran on, once ended);
-  // for a pending task, the agent of the node it is pinned to (a global
-  // service's).
-  std::string agent;
-};
-
+// A stored task, with what the loop keeps about it between passes.
 struct TaskEntry {
-  api::Json json;
-  TaskFacts facts;
+  StoredTask task;
   int64_t revision = 0;  // 0: created by this pass
   bool changed = false;
   bool in_plan = true;  // handed to the placement engine
@@ -53,13 +40,12 @@ struct TaskEntry {
   uint32_t engine_index = kNotInEngine;
   uint64_t engine_generation = 0;
 
-  void Sync();
-  bool terminal() const { return facts.state > TaskState::kRunning; }
+  bool terminal() const { return task.state > TaskState::kRunning; }
   // Fills one of its service's slots: not finished and still meant to run.
-  bool runnable() const { return !terminal() && facts.desired == TaskState::kRunning; }
+  bool runnable() const { return !terminal() && task.desired == TaskState::kRunning; }
   // Holds a binding on its agent (the agent's capacity).
   bool bound_on_agent() const {
-    return !facts.agent.empty() && facts.state >= TaskState::kAssigned && !terminal();
+    return !task.agent.empty() && task.state >= TaskState::kAssigned && !terminal();
   }
 };
 
@@ -74,6 +60,7 @@ struct StoredService {
   std::optional<uint64_t> replicas;  // replicated services only
   uint64_t spec_version = 0;
   std::shared_ptr<const TaskSpec> spec;  // its task template; null if it does not decode
+  std::optional<SimulatedRun> run;       // the simulated executor ends its tasks
   bool has_run = false;                  // the simulated executor ends its tasks
   uint64_t runnable = 0;                 // a pass's count of its runnable tasks (scratch)
 };
@@ -81,6 +68,9 @@ struct StoredService {
 struct StoredJob {
   api::Json json;
   int64_t revision = 0;  // admission takes jobs in this (arrival) order
+  bool killed = false;
+  // Its tasks' template (the job's "task"); null if it does not decode.
+  std::shared_ptr<const TaskSpec> spec;
 };
 
 class StoredState {
@@ -108,7 +98,7 @@ class StoredState {
  private:
   Status Load(store::WatchedStore& store);
   Status Apply(const store::Change& change);
-  void PutTask(const std::string& id, api::Json json, int64_t revision);
+  void PutTask(const std::string& id, const api::Json& body, int64_t revision);
   // Removes tasks[i], moving the last entry into its place.
   void EraseTask(size_t i);
 

@@ -82,7 +82,7 @@ Status SqliteStore::Error(const std::string& doing) const {
 Status SqliteStore::Init() {
   sqlite3_busy_timeout(db_, 0);  // a store in use fails at once
   if (!Exec(db_, "PRAGMA locking_mode=EXCLUSIVE") || !Exec(db_, "PRAGMA journal_mode=WAL") ||
-      !Exec(db_, "PRAGMA synchronous=FULL"))
+      !Exec(db_, "PRAGMA synchronous=FULL") || !Exec(db_, "PRAGMA cache_size=-65536"))
     return Error("configuring");
   if (!Exec(db_, "BEGIN EXCLUSIVE")) return Error("locking");
   const bool created =

@@ -1,0 +1,189 @@
+// scale_bench: one large service through berthd, and berthd idle afterwards.
+//
+// Writes --nodes nodes (default 10,000; labels az (10 values) and rack (10
+// per az), 64 CPUs and 256 GiB each) straight into a new SQLite store, opens
+// berthd (daemon::Daemon, default options) on it in this process, and then:
+//   create:  POST /v1/services with --replicas tasks (default 100,000),
+//            spread over az then rack, 10m CPU each; times the
+//            acknowledgement, the pass that placed them (the latest
+//            assigned_at, stamped just before that pass's commit), and the
+//            settled state (placed, started by the simulated executor and
+//            stored: GET /v1/health?wait=settled);
+//   idle:    CPU time berthd's process uses over --idle-seconds (default 5)
+//            with nothing to do, and the passes it ran meanwhile;
+//   change:  one more replica (PATCH replicas + 1) until settled: the cost
+//            of a pass that handles one change at this size.
+// Peak RSS is the whole process's (berthd and this client) after settling.
+//
+// Usage: scale_bench [--nodes N] [--replicas R] [--idle-seconds S] [--quick]
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/api_client.h"
+#include "bench_util.h"
+#include "daemon/daemon.h"
+#include "store/sqlite_store.h"
+#include "store/test_dir.h"
+
+namespace berth::bench {
+namespace {
+
+using api::Json;
+
+double Seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
+
+// User plus system CPU time of this process, in nanoseconds.
+int64_t CpuNs() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto ns = [](timeval t) { return int64_t{t.tv_sec} * 1'000'000'000 + int64_t{t.tv_usec} * 1000; };
+  return ns(usage.ru_utime) + ns(usage.ru_stime);
+}
+
+Status WriteNodes(const std::string& data_dir, int nodes) {
+  Result<std::unique_ptr<store::SqliteStore>> store =
+      store::SqliteStore::Open(data_dir + "/berth.db");
+  if (!store.ok()) return store.status();
+  std::vector<store::Write> writes;
+  for (int i = 0; i < nodes; ++i) {
+    const std::string id = "node-" + std::to_string(i);
+    const Json node = {
+        {"id", id},
+        {"labels",
+         {{"az", "az" + std::to_string(i % 10)}, {"rack", "r" + std::to_string(i % 100)}}},
+        {"resources", {{"cpu", 64}, {"memory", "256Gi"}}}};
+    writes.push_back(store::Write::Create("node", id, node.dump()));
+  }
+  return (*store)->Commit(writes).status();
+}
+
+// The latest assigned_at of the service's tasks, in ms since the epoch.
+int64_t LatestAssignedMs(store::Store& store) {
+  Result<std::vector<store::StoredObject>> tasks = store.List("task");
+  int64_t latest = 0;
+  if (!tasks.ok()) return latest;
+  for (const store::StoredObject& t : *tasks) {
+    const Json json = Json::parse(t.body, nullptr, false);
+    Result<Timestamp> at = ParseRfc3339(json.value("assigned_at", ""));
+    if (at.ok()) latest = std::max<int64_t>(latest, at->time_since_epoch().count());
+  }
+  return latest;
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+int Run(int nodes, int replicas, int idle_seconds) {
+  store::TestDir dir;
+  const std::string data_dir = dir.path() + "/data";
+  ::mkdir(data_dir.c_str(), 0700);
+  const int64_t setup = SteadyNowNs();
+  if (Status written = WriteNodes(data_dir, nodes); !written.ok()) {
+    std::fprintf(stderr, "scale_bench: %s\n", written.message().c_str());
+    return 1;
+  }
+  daemon::DaemonOptions options;
+  options.data_dir = data_dir;
+  options.port = 0;
+  options.new_token = true;  // the store was written without berthd
+  Result<std::unique_ptr<daemon::Daemon>> berthd = daemon::Daemon::Open(options);
+  if (!berthd.ok()) {
+    std::fprintf(stderr, "scale_bench: %s\n", berthd.status().message().c_str());
+    return 1;
+  }
+  api::ApiClient client("127.0.0.1:" + std::to_string((*berthd)->port()), (*berthd)->token());
+  if (!client.Call("GET", "/v1/health?wait=settled&timeout=600").ok()) return 1;
+  std::printf("%d nodes stored and loaded in %.1f s\n", nodes, Seconds(SteadyNowNs() - setup));
+
+  const Json service = {
+      {"id", "big"},
+      {"replicas", replicas},
+      {"task",
+       {{"resources", {{"cpu", "10m"}}},
+        {"preferences", {{{"spread", "node.labels.az"}}, {{"spread", "node.labels.rack"}}}}}}};
+  const int64_t sent_ms = NowMs();
+  const int64_t sent = SteadyNowNs();
+  Result<Json> created = client.Call("POST", "/v1/services", service);
+  const int64_t acked = SteadyNowNs();
+  const int64_t acked_ms = NowMs();
+  if (!created.ok()) {
+    std::fprintf(stderr, "scale_bench: %s\n", created.status().message().c_str());
+    return 1;
+  }
+  if (!client.Call("GET", "/v1/health?wait=settled&timeout=600").ok()) return 1;
+  const int64_t settled = SteadyNowNs();
+  const long rss_kib = PeakRssKib();
+  std::printf(
+      "create %d replicas: acknowledged in %.0f ms; settled (placed, started, stored) "
+      "%.0f ms after the acknowledgement\n",
+      replicas, Seconds(acked - sent) * 1000, Seconds(settled - acked) * 1000);
+
+  const uint64_t passes_before = (*berthd)->loop().passes();
+  const int64_t cpu_before = CpuNs();
+  const int64_t idle_start = SteadyNowNs();
+  std::this_thread::sleep_for(std::chrono::seconds(idle_seconds));
+  const double idle_cpu = Seconds(CpuNs() - cpu_before) / Seconds(SteadyNowNs() - idle_start);
+  std::printf("idle %d s: %.2f%% of a core, %llu passes\n", idle_seconds, idle_cpu * 100,
+              static_cast<unsigned long long>((*berthd)->loop().passes() - passes_before));
+
+  const int64_t change = SteadyNowNs();
+  const uint64_t passes_change = (*berthd)->loop().passes();
+  if (!client.Call("PATCH", "/v1/services/big", Json{{"replicas", replicas + 1}}).ok() ||
+      !client.Call("GET", "/v1/health?wait=settled&timeout=600").ok())
+    return 1;
+  const uint64_t change_passes = (*berthd)->loop().passes() - passes_change;
+  std::printf("one more replica: settled in %.1f ms over %llu passes (%.1f ms a pass)\n",
+              Seconds(SteadyNowNs() - change) * 1000,
+              static_cast<unsigned long long>(change_passes),
+              Seconds(SteadyNowNs() - change) * 1000 / static_cast<double>(change_passes));
+  std::printf("peak RSS after settling: %ld MiB (this process: berthd and the client)\n",
+              rss_kib / 1024);
+  berthd->reset();  // lets go of the store
+  Result<std::unique_ptr<store::SqliteStore>> store =
+      store::SqliteStore::Open(data_dir + "/berth.db");
+  if (store.ok()) {
+    const int64_t latest = LatestAssignedMs(**store);
+    std::printf(
+        "placed: the last assigned_at is %lld ms after sending, %lld ms after the "
+        "acknowledgement\n",
+        static_cast<long long>(latest - sent_ms), static_cast<long long>(latest - acked_ms));
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace berth::bench
+
+int main(int argc, char** argv) {
+  int nodes = 10'000, replicas = 100'000, idle_seconds = 5;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    int* option = arg == "--nodes"          ? &nodes
+                  : arg == "--replicas"     ? &replicas
+                  : arg == "--idle-seconds" ? &idle_seconds
+                                            : nullptr;
+    if (arg == "--quick") {
+      nodes = 100;
+      replicas = 1000;
+      idle_seconds = 1;
+    } else if (option != nullptr && i + 1 < argc &&
+               (*option = berth::bench::ParsePositiveInt(argv[++i], 1'000'000)) > 0) {
+    } else {
+      std::fprintf(stderr,
+                   "usage: scale_bench [--nodes N] [--replicas R] [--idle-seconds S] [--quick]\n");
+      return arg == "--help" ? 0 : 2;
+    }
+  }
+  return berth::bench::Run(nodes, replicas, idle_seconds);
+}

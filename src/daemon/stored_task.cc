@@ -1,0 +1,137 @@
+#include "daemon/stored_task.h"
+
+#include <cstdio>
+
+namespace berth::daemon {
+namespace {
+
+using api::Json;
+
+std::string Text(const Json& body, const char* key) {
+  auto it = body.find(key);
+  return it != body.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::optional<Timestamp> Time(const Json& body, const char* key) {
+  auto it = body.find(key);
+  if (it == body.end() || !it->is_string()) return std::nullopt;
+  Result<Timestamp> at = ParseRfc3339(it->get_ref<const std::string&>());
+  return at.ok() ? std::optional<Timestamp>(*at) : std::nullopt;
+}
+
+TaskState State(const Json& body, const char* key, TaskState absent) {
+  Result<TaskState> state = ParseTaskState(Text(body, key));
+  return state.ok() ? *state : absent;
+}
+
+// Appends `text` as a JSON string, escaped as nlohmann::json's dump does.
+// Bodies hold validated UTF-8, so only the quote, the backslash and control
+// characters need escapes.
+void AppendString(std::string& out, std::string_view text) {
+  out += '"';
+  for (const char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n' || c == '\t' || c == '\r' || c == '\b' || c == '\f') {
+      out += '\\';
+      out += c == '\n' ? 'n' : c == '\t' ? 't' : c == '\r' ? 'r' : c == '\b' ? 'b' : 'f';
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+}
+
+// Writes `"key":value` pairs, separated by commas, in the order called.
+class ObjectWriter {
+ public:
+  explicit ObjectWriter(std::string& out) : out_(out) { out_ += '{'; }
+  ~ObjectWriter() { out_ += '}'; }
+  void Text(const char* key, std::string_view value) {
+    if (value.empty()) return;
+    Key(key);
+    AppendString(out_, value);
+  }
+  void Time(const char* key, const std::optional<Timestamp>& at) {
+    if (at) Text(key, FormatRfc3339(*at));
+  }
+  void Number(const char* key, int64_t value) {
+    Key(key);
+    out_ += std::to_string(value);
+  }
+  void Key(const char* key) {
+    if (!first_) out_ += ',';
+    first_ = false;
+    AppendString(out_, key);
+    out_ += ':';
+  }
+
+ private:
+  std::string& out_;
+  bool first_ = true;
+};
+
+}  // namespace
+
+StoredTask DecodeStoredTask(const Json& body) {
+  StoredTask t;
+  t.id = Text(body, "id");
+  t.service = Text(body, "service");
+  t.job = Text(body, "job");
+  t.name = Text(body, "name");
+  t.node = Text(body, "node");
+  t.agent = Text(body, "agent");
+  t.message = Text(body, "message");
+  t.state = State(body, "state", TaskState::kNew);
+  t.desired = State(body, "desired_state", TaskState::kRunning);
+  if (auto it = body.find("spec_version"); it != body.end() && it->is_number_unsigned())
+    t.spec_version = it->get<uint64_t>();
+  t.updated_at = Time(body, "updated_at");
+  t.admitted_at = Time(body, "admitted_at");
+  t.assigned_at = Time(body, "assigned_at");
+  t.started_at = Time(body, "started_at");
+  if (auto it = body.find("run"); it != body.end() && it->is_object()) {
+    SimulatedRun run;
+    if (auto ms = it->find("duration_ms"); ms != it->end() && ms->is_number_integer())
+      run.duration_ms = ms->get<int64_t>();
+    run.fail = it->value("outcome", "complete") == "fail";
+    t.run = run;
+  }
+  return t;
+}
+
+std::string EncodeStoredTask(const StoredTask& t) {
+  std::string out;
+  out.reserve(256);
+  {
+    ObjectWriter w(out);
+    w.Time("admitted_at", t.admitted_at);
+    w.Text("agent", t.agent);
+    w.Time("assigned_at", t.assigned_at);
+    w.Text("desired_state", ToString(t.desired));
+    w.Text("id", t.id);
+    w.Text("job", t.job);
+    w.Text("message", t.message);
+    w.Text("name", t.name);
+    w.Text("node", t.node);
+    if (t.run) {
+      w.Key("run");
+      ObjectWriter run(out);
+      run.Number("duration_ms", t.run->duration_ms);
+      run.Text("outcome", t.run->fail ? "fail" : "complete");
+    }
+    w.Text("service", t.service);
+    if (t.spec_version) w.Number("spec_version", static_cast<int64_t>(*t.spec_version));
+    w.Time("started_at", t.started_at);
+    w.Text("state", ToString(t.state));
+    w.Time("updated_at", t.updated_at);
+  }
+  return out;
+}
+
+}  // namespace berth::daemon

@@ -1,0 +1,53 @@
+// StoredTask: a task as berthd's control loop holds it (typed, not JSON),
+// and the codec between it and the task's body in the store (docs/api.md,
+// "task"). The loop decodes a task once when it reads it from the store and
+// encodes it once when a pass writes it; nothing else in the loop touches a
+// task's JSON.
+//
+// Pure functions and a value type; safe from any thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "api/json_fields.h"
+#include "core/task.h"
+#include "core/time.h"
+
+namespace berth::daemon {
+
+// How the simulated executor runs a job's task (daemon/simulated_run.h).
+struct SimulatedRun {
+  int64_t duration_ms = 0;
+  bool fail = false;  // outcome "fail" rather than "complete"
+  bool operator==(const SimulatedRun&) const = default;
+};
+
+struct StoredTask {
+  std::string id;
+  std::string service;  // "" for a job's task
+  std::string job;      // "" for a service's task
+  std::string name;     // a job's task: the name its durations are recorded under
+  std::string node;     // "" while not placed
+  // The berth-agent that bound it (or, for a pending global task, the agent
+  // of its node); "" on the full-view path.
+  std::string agent;
+  std::string message;  // the last status message
+  TaskState state = TaskState::kNew;
+  TaskState desired = TaskState::kRunning;
+  std::optional<uint64_t> spec_version;  // a service's task: its version
+  std::optional<Timestamp> updated_at, admitted_at, assigned_at, started_at;
+  std::optional<SimulatedRun> run;  // a job's task
+  bool operator==(const StoredTask&) const = default;
+};
+
+// Reads a stored body, leniently: the store holds what berthd wrote, so an
+// absent or unreadable field takes its default (state new, desired
+// running) instead of failing the pass. Fields berthd no longer writes
+// (a job task's copy of the job's template) are ignored.
+StoredTask DecodeStoredTask(const api::Json& body);
+// The JSON text of `task`: keys in byte order, absent fields left out.
+std::string EncodeStoredTask(const StoredTask& task);
+
+}  // namespace berth::daemon
