@@ -152,23 +152,65 @@ Result<Timestamp> ParseRfc3339(std::string_view text) {
   return Timestamp{Duration{seconds * 1000 + millis}};
 }
 
-std::string FormatRfc3339(Timestamp t) {
-  int64_t ms = t.time_since_epoch().count();
-  int64_t seconds = ms >= 0 ? ms / 1000 : (ms - 999) / 1000;
-  int64_t millis = ms - seconds * 1000;
-  std::time_t tt = static_cast<std::time_t>(seconds);
+namespace {
+
+// Years outside 0000-9999, which RFC 3339 cannot write: as the C library
+// formats them.
+std::string FormatWithGmtime(int64_t ms) {
+  const int64_t seconds = ms >= 0 ? ms / 1000 : (ms - 999) / 1000;
+  const int64_t millis = ms - seconds * 1000;
+  const std::time_t tt = static_cast<std::time_t>(seconds);
   std::tm tm{};
   gmtime_r(&tt, &tm);
   char buf[96];
-  if (millis == 0) {
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
-                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
-  } else {
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                  static_cast<int>(millis));
-  }
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<int>(millis));
   return buf;
+}
+
+}  // namespace
+
+// Written by hand rather than with gmtime_r and snprintf: a pass formats
+// two timestamps for every task it writes, so this is on the hot path.
+std::string FormatRfc3339(Timestamp t) {
+  const int64_t ms = t.time_since_epoch().count();
+  const int64_t days = ms >= 0 ? ms / 86'400'000 : (ms - 86'399'999) / 86'400'000;
+  const int64_t in_day = ms - days * 86'400'000;
+  // Civil date from days since 1970-01-01 (H. Hinnant's civil_from_days).
+  const int64_t z = days + 719'468;
+  const int64_t era = (z >= 0 ? z : z - 146'096) / 146'097;
+  const int64_t doe = z - era * 146'097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36'524 - doe / 146'096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  const int64_t day = doy - (153 * mp + 2) / 5 + 1;
+  const int64_t month = mp < 10 ? mp + 3 : mp - 9;
+  const int64_t year = yoe + era * 400 + (month <= 2);
+  char buf[32];
+  char* p = buf;
+  auto put = [&p](int64_t value, int width) {
+    for (int i = width - 1; i >= 0; --i, value /= 10) p[i] = static_cast<char>('0' + value % 10);
+    p += width;
+  };
+  if (year < 0 || year > 9999) return FormatWithGmtime(ms);
+  put(year, 4);
+  *p++ = '-';
+  put(month, 2);
+  *p++ = '-';
+  put(day, 2);
+  *p++ = 'T';
+  put(in_day / 3'600'000, 2);
+  *p++ = ':';
+  put(in_day / 60'000 % 60, 2);
+  *p++ = ':';
+  put(in_day / 1000 % 60, 2);
+  if (const int64_t millis = in_day % 1000; millis != 0) {
+    *p++ = '.';
+    put(millis, 3);
+  }
+  *p++ = 'Z';
+  return std::string(buf, p);
 }
 
 }  // namespace berth

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <ctime>
+#include <random>
 #include <thread>
 
 namespace berth {
@@ -32,6 +34,29 @@ TEST(Time, RejectsMalformedTimes) {
 TEST(Time, FormatsRoundTrip) {
   for (const char* text : {"2026-01-01T00:10:00Z", "1999-12-31T23:59:59.123Z"})
     EXPECT_EQ(FormatRfc3339(*ParseRfc3339(text)), text);
+}
+
+// The hand-written formatter agrees with the C library's calendar on times
+// spread over 1900-2199, before and after the epoch.
+TEST(Time, FormatsAsTheCLibraryDoes) {
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<int64_t> any(-2'208'988'800'000, 7'258'118'399'999);
+  for (int i = 0; i < 20000; ++i) {
+    const int64_t ms = i < 3 ? (i - 1) : any(rng);  // -1, 0, 1 ms first
+    const int64_t seconds = ms >= 0 ? ms / 1000 : (ms - 999) / 1000;
+    const std::time_t tt = static_cast<std::time_t>(seconds);
+    std::tm tm{};
+    gmtime_r(&tt, &tm);
+    char want[64];
+    std::snprintf(want, sizeof want, "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900,
+                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+    std::string expected = want;
+    if (const int64_t millis = ms - seconds * 1000; millis != 0) {
+      std::snprintf(want, sizeof want, ".%03d", static_cast<int>(millis));
+      expected += want;
+    }
+    ASSERT_EQ(FormatRfc3339(Timestamp{Duration{ms}}), expected + "Z") << ms;
+  }
 }
 
 TEST(Time, ManualClockMovesOnlyWhenTold) {

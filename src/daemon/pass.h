@@ -114,7 +114,7 @@ class Pass {
   const std::map<std::string, api::Json, std::less<>>& nodes_;
   std::unordered_map<std::string, StoredService>& service_by_id_;  // counts runnable
   std::vector<TaskEntry>& tasks_;
-  std::map<std::string, size_t, std::less<>>& task_index_;
+  std::unordered_map<std::string, size_t>& task_index_;
   const std::map<std::string, StoredJob, std::less<>>& job_by_id_;
   std::map<std::string, Recorded, std::less<>>& durations_;
   AgentPlacement* agents_;

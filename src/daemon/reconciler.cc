@@ -45,7 +45,7 @@ Result<PassSummary> Reconciler::RunPass(Timestamp now) {
   pass.StampAssigned(clock_ != nullptr ? clock_->Now() : now);
   std::vector<store::Write> writes = pass.Writes();
   if (!writes.empty()) {
-    Result<int64_t> committed = store_.Commit(writes);
+    Result<int64_t> committed = store_.CommitOwn(writes);
     if (!committed.ok()) {
       state_.Invalidate();
       return committed.status();

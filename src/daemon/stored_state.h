@@ -91,7 +91,7 @@ class StoredState {
   // By id; a pass looks a service up for each task, so a hash map.
   std::unordered_map<std::string, StoredService> services;
   std::vector<TaskEntry> tasks;
-  std::map<std::string, size_t, std::less<>> task_index;  // id -> tasks[i]
+  std::unordered_map<std::string, size_t> task_index;  // id -> tasks[i]
   std::map<std::string, StoredJob, std::less<>> jobs;
   std::map<std::string, Recorded, std::less<>> durations;  // by task name
 

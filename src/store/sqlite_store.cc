@@ -19,7 +19,8 @@ class Statement {
 
   bool prepared() const { return rc_ == SQLITE_OK; }
   Statement& Bind(int index, std::string_view text) {
-    sqlite3_bind_blob(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+    // SQLITE_STATIC: callers keep `text` alive until Reset.
+    sqlite3_bind_blob(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
     return *this;
   }
   Statement& Bind(int index, int64_t value) {
@@ -166,32 +167,61 @@ void SqliteStore::CommitGroup(const std::vector<Queued*>& group) {
   revision_ = next;
 }
 
-// The body of one Commit transaction: preconditions are read inside it, so
-// they see the batch's earlier writes.
+// The body of one Commit transaction. Each write is one statement that
+// carries its own precondition (an INSERT that must not collide, an UPDATE
+// or DELETE at the expected revision), so a write costs one B-tree visit;
+// the current revision is read only to explain a refusal. Preconditions see
+// the batch's earlier writes.
 Status SqliteStore::CommitLocked(const std::vector<Write>& writes, int64_t next) {
   Statement select(db_, "SELECT revision FROM objects WHERE kind = ?1 AND id = ?2");
-  Statement put(db_,
-                "INSERT OR REPLACE INTO objects(kind, id, revision, body) VALUES(?1, ?2, ?3, ?4)");
+  Statement insert(db_, "INSERT INTO objects(kind, id, revision, body) VALUES(?1, ?2, ?3, ?4)");
+  Statement upsert(db_,
+                   "INSERT INTO objects(kind, id, revision, body) VALUES(?1, ?2, ?3, ?4) "
+                   "ON CONFLICT(kind, id) DO UPDATE SET revision = excluded.revision, "
+                   "body = excluded.body");
+  Statement update(db_,
+                   "UPDATE objects SET revision = ?3, body = ?4 "
+                   "WHERE kind = ?1 AND id = ?2 AND revision = ?5");
   Statement remove(db_, "DELETE FROM objects WHERE kind = ?1 AND id = ?2");
+  Statement remove_at(db_, "DELETE FROM objects WHERE kind = ?1 AND id = ?2 AND revision = ?3");
   Statement bump(db_, "UPDATE meta SET value = ?1 WHERE key = 'revision'");
-  if (!select.prepared() || !put.prepared() || !remove.prepared() || !bump.prepared())
+  if (!select.prepared() || !insert.prepared() || !upsert.prepared() || !update.prepared() ||
+      !remove.prepared() || !remove_at.prepared() || !bump.prepared())
     return Error("preparing statements");
-  for (const Write& w : writes) {
+  auto current = [&](const Write& w) -> Result<int64_t> {
     select.Bind(1, w.kind).Bind(2, w.id);
     const int rc = select.Step();
+    const int64_t revision = rc == SQLITE_ROW ? select.Int(0) : 0;
+    select.Reset();
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
       return Error("reading " + w.kind + " '" + w.id + "'");
-    const int64_t current = rc == SQLITE_ROW ? select.Int(0) : 0;
-    select.Reset();
-    if ((w.expect == Write::Expect::kAbsent && current != 0) ||
-        (w.expect == Write::Expect::kRevision && current != w.expected_revision))
-      return PreconditionFailed(w, current);
-    Statement& change = w.op == Write::Op::kPut ? put : remove;
+    return revision;
+  };
+  for (const Write& w : writes) {
+    const bool put = w.op == Write::Op::kPut;
+    if (!put && w.expect == Write::Expect::kAbsent) {  // deleting what must not exist
+      Result<int64_t> revision = current(w);
+      if (!revision.ok()) return revision.status();
+      if (*revision != 0) return PreconditionFailed(w, *revision);
+      continue;
+    }
+    Statement& change = put ? (w.expect == Write::Expect::kAbsent     ? insert
+                               : w.expect == Write::Expect::kRevision ? update
+                                                                      : upsert)
+                            : (w.expect == Write::Expect::kRevision ? remove_at : remove);
     change.Bind(1, w.kind).Bind(2, w.id);
-    if (w.op == Write::Op::kPut) change.Bind(3, next).Bind(4, w.body);
-    const int done = change.Step();
+    if (put) change.Bind(3, next).Bind(4, w.body);
+    if (w.expect == Write::Expect::kRevision) change.Bind(put ? 5 : 3, w.expected_revision);
+    const int rc = change.Step();
+    const bool missed =
+        rc == SQLITE_DONE && w.expect == Write::Expect::kRevision && sqlite3_changes(db_) == 0;
     change.Reset();
-    if (done != SQLITE_DONE) return Error("writing " + w.kind + " '" + w.id + "'");
+    if ((rc & 0xff) == SQLITE_CONSTRAINT || missed) {
+      Result<int64_t> revision = current(w);
+      if (!revision.ok()) return revision.status();
+      return PreconditionFailed(w, *revision);
+    }
+    if (rc != SQLITE_DONE) return Error("writing " + w.kind + " '" + w.id + "'");
   }
   bump.Bind(1, next);
   if (bump.Step() != SQLITE_DONE) return Error("writing the revision");

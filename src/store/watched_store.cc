@@ -3,12 +3,21 @@
 namespace berth::store {
 
 Result<int64_t> WatchedStore::Commit(const std::vector<Write>& writes) {
+  return CommitRecording(writes, true);
+}
+
+Result<int64_t> WatchedStore::CommitOwn(const std::vector<Write>& writes) {
+  return CommitRecording(writes, false);
+}
+
+Result<int64_t> WatchedStore::CommitRecording(const std::vector<Write>& writes, bool record) {
   std::shared_lock commit(commit_mu_);
   Result<int64_t> revision = inner_->Commit(writes);
   if (!revision.ok() || writes.empty()) return revision;
   std::lock_guard lock(changes_mu_);
   if (!watching_) return revision;
   std::vector<Change>& changes = changes_[*revision];  // recorded even when empty
+  if (!record) return revision;
   for (const Write& w : writes)
     if (watched_.contains(w.kind)) changes.push_back({w.op, w.kind, w.id, w.body, *revision});
   return revision;

@@ -54,8 +54,15 @@ class WatchedStore final : public Store {
   Result<std::vector<std::vector<StoredObject>>> Watch(std::vector<std::string> kinds);
   // The changes since Watch or the last call, in commit order.
   std::vector<Change> TakeChanges();
+  // Commits as Commit does, but TakeChanges will not hand these writes out:
+  // for the reader's own writes, which it holds already (berthd's control
+  // loop writes a pass's tasks this way, so a pass of 100,000 tasks does
+  // not copy them into the change log).
+  Result<int64_t> CommitOwn(const std::vector<Write>& writes);
 
  private:
+  Result<int64_t> CommitRecording(const std::vector<Write>& writes, bool record);
+
   std::shared_ptr<Store> inner_;
   std::shared_mutex commit_mu_;  // commits share it; Watch takes it alone
   std::mutex changes_mu_;

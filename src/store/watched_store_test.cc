@@ -34,6 +34,24 @@ TEST(WatchedStore, RecordsOnlyWatchedKindsAndSuccessfulCommits) {
   EXPECT_TRUE(store.TakeChanges().empty());  // taken once
 }
 
+// The reader's own commits are stored but not handed back to it, and the
+// changes after them still come out in order.
+TEST(WatchedStore, OwnCommitsAreNotHandedOut) {
+  WatchedStore store(std::make_unique<MemoryStore>());
+  ASSERT_TRUE(store.Watch({"task"}).ok());
+  ASSERT_TRUE(store.Commit({Write::Put("task", "a", "1")}).ok());
+  ASSERT_TRUE(store.CommitOwn({Write::Put("task", "mine", "2")}).ok());
+  ASSERT_TRUE(store.Commit({Write::Put("task", "b", "3")}).ok());
+  const std::vector<Change> changes = store.TakeChanges();
+  ASSERT_EQ(changes.size(), 2u);
+  EXPECT_EQ(changes[0].id, "a");
+  EXPECT_EQ(changes[1].id, "b");
+  EXPECT_EQ(changes[1].revision, 3);
+  Result<std::optional<StoredObject>> mine = store.Get("task", "mine");
+  ASSERT_TRUE(mine.ok() && mine->has_value());
+  EXPECT_EQ((*mine)->body, "2");
+}
+
 // A reader that watches while writers commit ends with exactly the store's
 // state: no change is lost between the snapshot and the first take.
 TEST(WatchedStore, SnapshotAndChangesCoverEveryCommit) {
