@@ -9,6 +9,7 @@
 #include "api/cluster_codec.h"
 #include "api/json_fields.h"
 #include "core/names.h"
+#include "orchestrator/orchestrator.h"
 
 namespace berth::api {
 namespace {
@@ -204,7 +205,7 @@ Status PlacementDecoder::DecodeTask(const Json& value, const std::string& path) 
 // Whether a listed task fills one of its service's slots: it is not finished
 // and is still meant to run.
 bool PlacementDecoder::CountsAsRunnable(const Task& task) const {
-  return task.state <= TaskState::kRunning && task.desired_state <= TaskState::kRunning;
+  return orchestrator::Runnable(task.state, task.desired_state);
 }
 
 Task PlacementDecoder::NewPendingTask(const ServiceEntry& service, std::string id) const {
@@ -224,11 +225,11 @@ void PlacementDecoder::GenerateReplicas(const ServiceEntry& service) {
   uint64_t runnable = 0;
   for (const PlannedTask& planned : input_.tasks)
     if (planned.task.service_id == service.id && CountsAsRunnable(planned.task)) ++runnable;
-  for (uint64_t slot = 1; runnable < *service.replicas; ++slot) {
-    std::string id = service.id + "." + std::to_string(slot);
-    if (!task_ids_.insert(id).second) continue;
+  for (std::string& id :
+       orchestrator::NewReplicaIds(service.id, runnable, *service.replicas,
+                                   [&](const std::string& t) { return task_ids_.contains(t); })) {
+    task_ids_.insert(id);
     input_.tasks.push_back({NewPendingTask(service, std::move(id)), false});
-    ++runnable;
   }
 }
 
@@ -243,8 +244,8 @@ void PlacementDecoder::GenerateGlobalTasks(const ServiceEntry& service) {
   std::vector<PlannedTask> generated;
   for (const Node& node : input_.nodes) {
     if (covered.contains(node.id)) continue;
-    std::string id = GlobalTaskId(service.id, node.id,
-                                  [&](const std::string& t) { return task_ids_.contains(t); });
+    std::string id = orchestrator::GlobalTaskId(
+        service.id, node.id, [&](const std::string& t) { return task_ids_.contains(t); });
     task_ids_.insert(id);
     Task task = NewPendingTask(service, std::move(id));
     task.node_id = node.id;
@@ -258,14 +259,6 @@ void PlacementDecoder::GenerateGlobalTasks(const ServiceEntry& service) {
 Result<PlacementPlanInput> DecodePlacementDocument(const nlohmann::json& doc,
                                                    Timestamp default_now) {
   return PlacementDecoder(default_now).Decode(doc);
-}
-
-std::string GlobalTaskId(std::string_view service, std::string_view node,
-                         const std::function<bool(const std::string&)>& taken) {
-  std::string id = std::string(service) + "." + std::string(node);
-  if (!taken(id)) return id;
-  for (uint64_t k = 2;; ++k)
-    if (std::string numbered = id + "." + std::to_string(k); !taken(numbered)) return numbered;
 }
 
 std::string NotScheduledReason(const Task& task) {

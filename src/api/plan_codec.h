@@ -6,8 +6,9 @@
 // InvalidArgument error whose message starts with the field's path, e.g.
 // `nodes[0]: unknown field 'colour'` or
 // `services[0].task.resources.memory: invalid memory quantity '8Gx' (...)`.
-// Services are expanded here, as the orchestrator would: every task of a
-// service shares one TaskSpec, missing replicas become pending tasks
+// Services are expanded here by the orchestrator's rules
+// (orchestrator/orchestrator.h, shared with berthd): every task of a service
+// shares one TaskSpec, missing replicas become pending tasks
 // `<service>.<n>`, and a global service gets a preassigned pending task
 // `<service>.<node>` on each node without one (docs/plan.md has every rule).
 // Pure functions; safe to call from any thread.
@@ -60,13 +61,6 @@ Result<PlacementPlanInput> DecodePlacementDocument(const nlohmann::json& doc,
 // `not scheduled: desired state is <state>` when its desired state is beyond
 // complete.
 std::string NotScheduledReason(const Task& task);
-
-// The id of a new task of global service `service` on `node`:
-// "<service>.<node>", or, when `taken` refuses it (an earlier task there
-// ended and keeps its record), "<service>.<node>.<k>" for the lowest k >= 2
-// it accepts. Used by the decoder and by berthd's three-phase path alike.
-std::string GlobalTaskId(std::string_view service, std::string_view node,
-                         const std::function<bool(const std::string&)>& taken);
 
 // The plan output: {"assignments": [{"task", "node"[, "generic_resources"]}],
 // "pending": [{"task", "reason"}]}. Assignments are in the order the engine

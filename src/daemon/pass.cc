@@ -5,24 +5,10 @@
 #include "api/cluster_codec.h"
 #include "api/json_fields.h"
 #include "fairshare/task_choice.h"
+#include "orchestrator/orchestrator.h"
 #include "placement/scheduler.h"
 
 namespace berth::daemon {
-namespace {
-
-// The replica number of "<service>.<n>", or -1.
-int64_t ReplicaNumber(const std::string& id) {
-  const size_t dot = id.rfind('.');
-  if (dot == std::string::npos || dot + 1 == id.size()) return -1;
-  int64_t n = 0;
-  for (size_t i = dot + 1; i < id.size(); ++i) {
-    if (id[i] < '0' || id[i] > '9' || n > 1'000'000'000) return -1;
-    n = n * 10 + (id[i] - '0');
-  }
-  return n;
-}
-
-}  // namespace
 
 using api::Json;
 
@@ -241,18 +227,37 @@ void Pass::ScaleDown() {
     if (auto it = over.find(e.task.service); it != over.end() && Planned(e) && e.runnable())
       it->second.second.push_back(&e);
   for (auto& [service, counted] : over) {
-    auto& [replicas, entries] = counted;
-    std::sort(entries.begin(), entries.end(), [](const TaskEntry* a, const TaskEntry* b) {
-      const bool a_pending = a->task.state == TaskState::kPending;
-      const bool b_pending = b->task.state == TaskState::kPending;
-      if (a_pending != b_pending) return a_pending;
-      return ReplicaNumber(a->task.id) > ReplicaNumber(b->task.id);
-    });
-    for (size_t i = 0; i < entries.size() - replicas; ++i) {
+    const auto& [replicas, entries] = counted;
+    std::vector<orchestrator::ScaleDownCandidate> candidates;
+    for (const TaskEntry* e : entries)
+      candidates.push_back({e->task.id, e->task.state == TaskState::kPending});
+    for (size_t i : orchestrator::ChooseScaleDown(candidates, replicas)) {
       SetState(*entries[i], TaskState::kShutdown,
                "scaled down to " + std::to_string(replicas) + " replicas", true);
       ++summary.stopped;
     }
+  }
+}
+
+// Missing replicas of replicated services become pending tasks, by the
+// orchestrator's rule (as `berth plan`'s decoder makes them), counting from
+// ScaleDown's counts; services by id, so tasks are made in a fixed order.
+void Pass::GenerateReplicas() {
+  std::map<std::string_view, StoredService*> short_of;
+  for (auto& [id, service] : service_by_id_)
+    if (service.runnable < service.replicas.value_or(0)) short_of.emplace(id, &service);
+  for (auto& [id, service] : short_of) {
+    std::vector<std::string> ids = orchestrator::NewReplicaIds(
+        id, service->runnable, *service->replicas, [&](const std::string& t) { return Taken(t); });
+    tasks_.reserve(tasks_.size() + ids.size());
+    for (std::string& task_id : ids) {
+      api::PlannedTask planned;
+      planned.task.id = std::move(task_id);
+      planned.task.service_id = id;
+      planned.task.spec_version = service->spec_version;
+      Entry(planned);
+    }
+    service->runnable = *service->replicas;
   }
 }
 
@@ -314,7 +319,7 @@ Status Pass::Place(FullView& engine) {
 }
 
 // A global service gets a preassigned pending task on each node without a
-// runnable task of it, named by api::GlobalTaskId: services by id, nodes by
+// runnable task of it, named by orchestrator::GlobalTaskId: services by id, nodes by
 // id, as the placement document's decoder makes them.
 void Pass::GenerateGlobalTasksOnNodes() {
   std::vector<std::string> global;
@@ -333,7 +338,8 @@ void Pass::GenerateGlobalTasksOnNodes() {
     for (const auto& [node, json] : nodes_) {
       if (covered[id].contains(node)) continue;
       api::PlannedTask planned;
-      planned.task.id = api::GlobalTaskId(id, node, [&](const std::string& t) { return Taken(t); });
+      planned.task.id =
+          orchestrator::GlobalTaskId(id, node, [&](const std::string& t) { return Taken(t); });
       planned.task.service_id = id;
       planned.task.spec_version = version;
       planned.task.node_id = node;
@@ -367,7 +373,7 @@ void Pass::PruneHistory(int64_t limit) {
     if (group.ended.size() <= group.keep) continue;
     std::sort(group.ended.begin(), group.ended.end(), [](const TaskEntry* a, const TaskEntry* b) {
       if (a->revision != b->revision) return a->revision > b->revision;
-      return ReplicaNumber(a->task.id) > ReplicaNumber(b->task.id);
+      return orchestrator::ReplicaNumber(a->task.id) > orchestrator::ReplicaNumber(b->task.id);
     });
     for (size_t i = group.keep; i < group.ended.size(); ++i) {
       group.ended[i]->pruned = true;

@@ -97,31 +97,9 @@ void Pass::ApplyOutcomes() {
   }
 }
 
-// Missing replicas of replicated services become pending tasks
-// "<service>.<n>", lowest free n first, as the placement document's decoder
-// does for the full-view engine (docs/plan.md), counting from ScaleDown's
-// counts.
-void Pass::GenerateReplicas() {
-  // By id, so tasks are made in a fixed order.
-  std::map<std::string_view, StoredService*> short_of;
-  for (auto& [id, service] : service_by_id_)
-    if (service.runnable < service.replicas.value_or(0)) short_of.emplace(id, &service);
-  for (auto& [id, service] : short_of) {
-    for (uint64_t n = 1; service->runnable < *service->replicas; ++n) {
-      api::PlannedTask planned;
-      planned.task.id = std::string(id) + "." + std::to_string(n);
-      if (Taken(planned.task.id)) continue;
-      planned.task.service_id = id;
-      planned.task.spec_version = service->spec_version;
-      Entry(planned);
-      ++service->runnable;
-    }
-  }
-}
-
 // A global service gets a pending task pinned to each node of the agents
 // where it may run (AgentPlacement::EligibleNodes) and that has no runnable
-// task of the service, named by api::GlobalTaskId as the full-view path
+// task of the service, named by orchestrator::GlobalTaskId as the full-view path
 // names those on berthd's own nodes.
 void Pass::GenerateGlobalTasks() {
   std::set<std::string, std::less<>> global;
@@ -144,7 +122,7 @@ void Pass::GenerateGlobalTasks() {
         if (covered[id].contains(node)) continue;
         api::PlannedTask planned;
         planned.task.id =
-            api::GlobalTaskId(id, node, [&](const std::string& t) { return Taken(t); });
+            orchestrator::GlobalTaskId(id, node, [&](const std::string& t) { return Taken(t); });
         planned.task.service_id = id;
         planned.task.spec_version = service.spec_version;
         planned.task.node_id = node;

@@ -22,6 +22,7 @@
 #include "core/status.h"
 #include "core/task.h"
 #include "daemon/stored_task.h"
+#include "orchestrator/orchestrator.h"
 #include "store/watched_store.h"
 
 namespace berth::daemon {
@@ -42,7 +43,7 @@ struct TaskEntry {
 
   bool terminal() const { return task.state > TaskState::kRunning; }
   // Fills one of its service's slots: not finished and still meant to run.
-  bool runnable() const { return !terminal() && task.desired == TaskState::kRunning; }
+  bool runnable() const { return orchestrator::Runnable(task.state, task.desired); }
   // Holds a binding on its agent (the agent's capacity).
   bool bound_on_agent() const {
     return !task.agent.empty() && task.state >= TaskState::kAssigned && !terminal();

@@ -1,0 +1,51 @@
+#include "orchestrator/orchestrator.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace berth::orchestrator {
+
+std::vector<std::string> NewReplicaIds(std::string_view service, uint64_t runnable,
+                                       uint64_t replicas, const Taken& taken) {
+  std::vector<std::string> ids;
+  if (runnable >= replicas) return ids;
+  ids.reserve(replicas - runnable);
+  const std::string prefix = std::string(service) + ".";
+  for (uint64_t n = 1; runnable + ids.size() < replicas; ++n) {
+    std::string id = prefix + std::to_string(n);
+    if (!taken(id)) ids.push_back(std::move(id));
+  }
+  return ids;
+}
+
+std::string GlobalTaskId(std::string_view service, std::string_view node, const Taken& taken) {
+  std::string id = std::string(service) + "." + std::string(node);
+  if (!taken(id)) return id;
+  for (uint64_t k = 2;; ++k)
+    if (std::string numbered = id + "." + std::to_string(k); !taken(numbered)) return numbered;
+}
+
+int64_t ReplicaNumber(std::string_view id) {
+  const size_t dot = id.rfind('.');
+  if (dot == std::string_view::npos || dot + 1 == id.size()) return -1;
+  int64_t n = 0;
+  for (size_t i = dot + 1; i < id.size(); ++i) {
+    if (id[i] < '0' || id[i] > '9' || n > 1'000'000'000) return -1;
+    n = n * 10 + (id[i] - '0');
+  }
+  return n;
+}
+
+std::vector<size_t> ChooseScaleDown(const std::vector<ScaleDownCandidate>& tasks, uint64_t keep) {
+  if (tasks.size() <= keep) return {};
+  std::vector<size_t> order(tasks.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (tasks[a].pending != tasks[b].pending) return tasks[a].pending;
+    return ReplicaNumber(tasks[a].id) > ReplicaNumber(tasks[b].id);
+  });
+  order.resize(tasks.size() - keep);
+  return order;
+}
+
+}  // namespace berth::orchestrator
