@@ -115,7 +115,7 @@ Daemon::Daemon(std::shared_ptr<store::Store> store, std::string token,
                            ? nullptr
                            : std::make_unique<AgentPlacement>(agent_transports_, clock_,
                                                               options.agent_placement)),
-      reconciler_(*store_, agent_placement_.get(), &clock_, options.reconciler),
+      reconciler_(*store_, agent_placement_.get(), &clock_, options.reconciler, options.executor),
       loop_(std::make_unique<ControlLoop>(reconciler_, clock_, options.loop)),
       server_(std::make_unique<api::ApiServer>(api::ApiServerOptions{
           options.host, options.port, token_, options.max_body_bytes, options.threads})) {

@@ -53,6 +53,8 @@ struct DaemonOptions {
   const Clock* clock = nullptr;
   // Place through these (not owned) instead of connecting to `agents`.
   std::vector<threephase::AgentTransport*> agent_transports;
+  // Runs placed tasks (not owned); null: the simulated executor.
+  executor::Executor* executor = nullptr;
 };
 
 class Daemon {

@@ -24,6 +24,7 @@ class LoopTest : public DaemonTest {
     options.clock = &clock_;
     options.loop.window = window_;
     options.reconciler.task_history_limit = history_limit_;
+    options.executor = executor_;
   }
   void OpenWith(placement::BatchWindowOptions window) {
     window_ = window;
@@ -66,6 +67,7 @@ class LoopTest : public DaemonTest {
   std::shared_ptr<store::MemoryStore> store_ = std::make_shared<store::MemoryStore>();
   placement::BatchWindowOptions window_;
   int64_t history_limit_ = ReconcilerOptions().task_history_limit;
+  executor::Executor* executor_ = nullptr;  // null: the simulated one
 };
 
 // With the default window a change is acted on at once: the clock never
@@ -169,6 +171,49 @@ TEST_F(LoopTest, AJobTaskCompletesAfterItsDurationOnTheInjectedClock) {
   Advance(std::chrono::seconds(1));
   EXPECT_EQ(Tasks(), (std::map<std::string, std::string>{{"j.1", "complete"}}));
   EXPECT_EQ(Call("GET", "/v1/tasks/j.1").second["message"], "completed after 30000 ms (simulated)");
+}
+
+// An executor that records what the loop asks of it and ends a task when
+// the test says so.
+class RecordingExecutor final : public executor::Executor {
+ public:
+  std::string Start(const executor::TaskToRun& task, Timestamp) override {
+    started.push_back(task.id + "@" + task.node);
+    return "started by the recording executor";
+  }
+  std::optional<executor::Ended> Check(const executor::TaskToRun& task, Timestamp,
+                                       std::optional<Timestamp>*) override {
+    if (!exits.contains(task.id)) return std::nullopt;
+    return executor::Ended{true, 5, "exited with status " + std::to_string(exits.at(task.id))};
+  }
+  void Stop(const executor::TaskToRun& task) override { stopped.push_back(task.id); }
+
+  std::vector<std::string> started, stopped;
+  std::map<std::string, int> exits;  // written only while the loop waits
+};
+
+// The loop runs tasks through whatever executor it is given: it starts what
+// was placed, stores how a task ended as the executor says, and stops what
+// it takes off a node, without knowing what the executor does.
+TEST_F(LoopTest, TheLoopDrivesAnyExecutorThroughItsInterface) {
+  RecordingExecutor recording;
+  executor_ = &recording;
+  OpenWith(ControlLoopOptions().window);
+  AddNodes(1);
+  CreateService("web", 2);
+  CatchUp();
+  EXPECT_EQ(recording.started, (std::vector<std::string>{"web.1@n1", "web.2@n1"}));
+  EXPECT_EQ(Call("GET", "/v1/tasks/web.1").second["message"], "started by the recording executor");
+  recording.exits["web.1"] = 3;
+  ASSERT_EQ(Call("POST", "/v1/nodes", R"({"id": "n2"})").first, 201);  // any change: a pass
+  CatchUp();
+  EXPECT_EQ(Call("GET", "/v1/tasks/web.1").second["message"], "exited with status 3");
+  EXPECT_EQ(Tasks()["web.1"], "failed");
+  EXPECT_TRUE(recording.stopped.empty());  // it ended by itself
+  ASSERT_EQ(Call("DELETE", "/v1/services/web").first, 200);
+  CatchUp();
+  EXPECT_EQ(recording.stopped, (std::vector<std::string>{"web.2", "web.3"}));
+  Close();  // before `recording` goes
 }
 
 // Counts tasks by state.

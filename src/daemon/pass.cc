@@ -14,6 +14,8 @@ using api::Json;
 
 void Pass::SetState(TaskEntry& e, TaskState state, std::string message, bool stop) {
   const bool was_bound = e.bound_on_agent();
+  const bool was_started = e.task.state >= TaskState::kAssigned && !e.terminal();
+  const std::string stopped_on = e.task.node;
   e.task.state = state;
   e.task.updated_at = now_;
   e.task.message = std::move(message);
@@ -24,6 +26,10 @@ void Pass::SetState(TaskEntry& e, TaskState state, std::string message, bool sto
   // waiting again is neither bound nor pinned any more.
   if (was_bound && !e.bound_on_agent()) ReleaseAfterCommit(e.task.agent, e.task.id);
   if (e.task.state == TaskState::kNew) e.task.agent.clear();
+  // A task the loop takes off its node (not one that ended by itself) is
+  // stopped by its executor.
+  if (was_started && !exiting_ && (e.terminal() || e.task.state == TaskState::kNew))
+    executor_.Stop({e.task.id, stopped_on, e.task.run, e.task.started_at});
 }
 
 void Pass::ReleaseAfterCommit(const std::string& agent_id, const std::string& task_id) {
@@ -36,8 +42,9 @@ bool Pass::Taken(const std::string& id) const {
   return it != task_index_.end() && Planned(tasks_[it->second]);
 }
 
-// The simulated executor, and the tasks whose service or node is gone or
-// whose service has moved on to a newer spec version.
+// The executor's part (assigned tasks start, running ones may have ended),
+// and the tasks whose service or node is gone or whose service has moved
+// on to a newer spec version.
 void Pass::StartAndStop() {
   for (TaskEntry& e : tasks_) {
     // A node an agent bound the task to is the agent's, not berthd's.
@@ -67,38 +74,40 @@ void Pass::StartAndStop() {
       ++summary.stopped;
     } else if (e.task.state == TaskState::kAssigned) {
       Start(e);
-    } else if (e.task.state == TaskState::kRunning && svc != service_by_id_.end() &&
-               svc->second.run) {
-      Finish(e, *svc->second.run);
+    } else if (e.task.state == TaskState::kRunning && svc != service_by_id_.end()) {
+      Finish(e, svc->second.run);
     }
   }
 }
 
 void Pass::Start(TaskEntry& e) {
-  SetState(e, TaskState::kRunning, "started by the simulated executor");
+  std::string message = executor_.Start({e.task.id, e.task.node, e.task.run, std::nullopt}, now_);
+  SetState(e, TaskState::kRunning, std::move(message));
   e.task.started_at = now_;
   ++summary.started;
 }
 
-// Ends a running task once `run`'s duration has passed since it started:
-// complete, or failed when `run` says so. Returns the time it ran, or -1
-// while it still runs. A failed service task is a failure on its node for
-// the placement engine's faulty-node rule (through its state and updated_at).
-int64_t Pass::Finish(TaskEntry& e, const SimulatedRun& run) {
-  const Timestamp started = e.task.started_at.value_or(now_);
-  const int64_t ms = (now_ - started).count();
-  if (ms < run.duration_ms) {
-    summary.DueAt(started + Duration{run.duration_ms});
+// Asks the executor whether a running task ended (complete or failed; `run`
+// is how the simulated executor runs it). Returns the time it ran, or -1
+// while it runs on (the executor's timer then becomes the pass's). A failed
+// service task is a failure on its node for the placement engine's
+// faulty-node rule (through its state and updated_at).
+int64_t Pass::Finish(TaskEntry& e, const std::optional<SimulatedRun>& run) {
+  std::optional<Timestamp> due;
+  std::optional<executor::Ended> ended =
+      executor_.Check({e.task.id, e.task.node, run, e.task.started_at}, now_, &due);
+  if (!ended) {
+    if (due) summary.DueAt(*due);
     return -1;
   }
-  SetState(e, run.fail ? TaskState::kFailed : TaskState::kComplete,
-           std::string(run.fail ? "failed" : "completed") + " after " + std::to_string(ms) +
-               " ms (simulated)");
-  return ms;
+  exiting_ = true;
+  SetState(e, ended->failed ? TaskState::kFailed : TaskState::kComplete, std::move(ended->message));
+  exiting_ = false;
+  return ended->ran_ms;
 }
 
 // A task of a batch job: stopped when its job is killed, back to waiting
-// when its node is gone, and run by the simulated executor: assigned ->
+// when its node is gone, and run by the executor: assigned ->
 // running -> complete or failed once its duration has passed since it
 // started, recording the duration under the task's name.
 void Pass::RunJobTask(TaskEntry& e, bool killed, bool node_gone) {
@@ -114,7 +123,8 @@ void Pass::RunJobTask(TaskEntry& e, bool killed, bool node_gone) {
   } else if (state == TaskState::kAssigned) {
     Start(e);
   } else if (state == TaskState::kRunning) {
-    const int64_t ms = Finish(e, e.task.run.value_or(SimulatedRun{}));
+    // A job's task always has a run; one stored without ends at once.
+    const int64_t ms = Finish(e, e.task.run ? e.task.run : SimulatedRun{});
     if (ms < 0) return;
     Recorded& recorded = durations_[NameOf(e)];
     ++recorded.count;

@@ -22,6 +22,7 @@
 #include "daemon/agent_placement.h"
 #include "daemon/full_view.h"
 #include "daemon/stored_state.h"
+#include "executor/executor.h"
 #include "fairshare/admission.h"
 #include "store/store.h"
 
@@ -46,7 +47,7 @@ class Pass {
  public:
   // `agents`: place through them (the three-phase path); null: the full-view
   // engine.
-  Pass(Timestamp now, StoredState& state, AgentPlacement* agents)
+  Pass(Timestamp now, StoredState& state, executor::Executor& executor, AgentPlacement* agents)
       : now_(now),
         state_(state),
         nodes_(state.nodes),
@@ -55,6 +56,7 @@ class Pass {
         task_index_(state.task_index),
         job_by_id_(state.jobs),
         durations_(state.durations),
+        executor_(executor),
         agents_(agents) {}
   // With agents: compares their bindings with the stored tasks; a task its
   // agent lost and cannot bind again fails (and is replaced like any other),
@@ -97,7 +99,7 @@ class Pass {
   std::shared_ptr<const TaskSpec> SpecOf(const std::string& service) const;
   void RunJobTask(TaskEntry& e, bool killed, bool node_gone);
   void Start(TaskEntry& e);
-  int64_t Finish(TaskEntry& e, const SimulatedRun& run);
+  int64_t Finish(TaskEntry& e, const std::optional<SimulatedRun>& run);
   void Requeue(TaskEntry& e, std::string message);
   static const std::string& NameOf(const TaskEntry& e);
   int64_t Workers();
@@ -117,6 +119,8 @@ class Pass {
   std::unordered_map<std::string, size_t>& task_index_;
   const std::map<std::string, StoredJob, std::less<>>& job_by_id_;
   std::map<std::string, Recorded, std::less<>>& durations_;
+  executor::Executor& executor_;
+  bool exiting_ = false;  // Finish is storing how a task ended by itself
   AgentPlacement* agents_;
   std::map<std::string, std::vector<std::string>> releases_;  // task ids by agent id
   std::set<std::string, std::less<>> releasing_;              // every id in releases_

@@ -30,7 +30,7 @@ Status Reconciler::LoadClasses() {
 Result<PassSummary> Reconciler::RunPass(Timestamp now) {
   BERTH_RETURN_IF_ERROR(LoadClasses());
   BERTH_RETURN_IF_ERROR(state_.Refresh(store_));
-  Pass pass(now, state_, agents_);
+  Pass pass(now, state_, executor_, agents_);
   if (agents_ != nullptr && agents_->BindingsDue()) pass.CheckAgentBindings();
   pass.StartAndStop();
   pass.ScaleDown();

@@ -3,9 +3,11 @@
 //
 // A pass brings its StoredState up to date with the store's changes (the
 // first one reads everything), and then, in one store commit:
-//  1. runs the simulated executor: an assigned task starts (running); a
-//     job's running task completes or fails once its duration has passed,
-//     and the duration is recorded under the task's name;
+//  1. runs the executor (executor/executor.h; the simulated one unless
+//     another is given): an assigned task starts (running); a running task
+//     the executor reports ended completes or fails (the simulated one: a
+//     job's task, or a service's with a run, once its duration has passed),
+//     and a job task's duration is recorded under the task's name;
 //  2. stops tasks that should no longer run: their service was removed
 //     (shutdown), their node was removed (orphaned), their service has a
 //     newer spec version (shutdown, replaced), or their service has more
@@ -50,6 +52,7 @@
 #include "daemon/full_view.h"
 #include "daemon/pass.h"
 #include "daemon/stored_state.h"
+#include "executor/simulated_executor.h"
 #include "fairshare/admission.h"
 #include "store/watched_store.h"
 
@@ -67,9 +70,16 @@ class Reconciler {
   // `agents`: place through external agents (see 4. above); null: the
   // full-view engine. `clock`: stamps assigned_at just before a pass's
   // commit; null: the pass's `now`. Neither is owned.
+  // `executor`: runs placed tasks (not owned); null: a SimulatedExecutor of
+  // the reconciler's own.
   explicit Reconciler(store::WatchedStore& store, AgentPlacement* agents = nullptr,
-                      const Clock* clock = nullptr, ReconcilerOptions options = {})
-      : store_(store), agents_(agents), clock_(clock), options_(options) {}
+                      const Clock* clock = nullptr, ReconcilerOptions options = {},
+                      executor::Executor* executor = nullptr)
+      : store_(store),
+        agents_(agents),
+        clock_(clock),
+        options_(options),
+        executor_(executor != nullptr ? *executor : simulated_) {}
   Result<PassSummary> RunPass(Timestamp now);
 
  private:
@@ -79,6 +89,8 @@ class Reconciler {
   AgentPlacement* agents_;
   const Clock* clock_;
   ReconcilerOptions options_;
+  executor::SimulatedExecutor simulated_;
+  executor::Executor& executor_;
   StoredState state_;
   FullView full_view_;  // the full-view engine's state, without agents
   fairshare::Admission admission_;

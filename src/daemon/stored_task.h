@@ -14,15 +14,11 @@
 #include "api/json_fields.h"
 #include "core/task.h"
 #include "core/time.h"
+#include "executor/executor.h"
 
 namespace berth::daemon {
 
-// How the simulated executor runs a job's task (daemon/simulated_run.h).
-struct SimulatedRun {
-  int64_t duration_ms = 0;
-  bool fail = false;  // outcome "fail" rather than "complete"
-  bool operator==(const SimulatedRun&) const = default;
-};
+using executor::SimulatedRun;
 
 struct StoredTask {
   std::string id;

@@ -1,0 +1,67 @@
+// Executor: runs the tasks the control loop placed (ARCHITECTURE.md,
+// "executor"), behind one interface so the loop does not know how. The
+// simulated executor (simulated_executor.h) is the first implementation; a
+// process executor on berth-node machines comes behind the same interface.
+//
+// The loop calls Start once for each task that became assigned and Check
+// on each pass for each task that runs, with the injected clock's time; an
+// executor says when a running task ended, and when the loop should look
+// again (so a pass runs then without any change, ControlLoop's timer).
+// Stop tells it that the loop stopped a task (removed, replaced, scaled
+// down, its node gone).
+//
+// What an executor keeps between calls is its own business: the simulated
+// one keeps nothing, since a task's start time and run are stored with it,
+// so it carries on after a restart of berthd.
+//
+// Called from the control loop's thread only.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/time.h"
+
+namespace berth::executor {
+
+// How the simulated executor runs a task: for `duration_ms`, then complete
+// or failed. Stored with the task (a job's) or its service ("run").
+struct SimulatedRun {
+  int64_t duration_ms = 0;
+  bool fail = false;  // outcome "fail" rather than "complete"
+  bool operator==(const SimulatedRun&) const = default;
+};
+
+// What an executor is told of a task.
+struct TaskToRun {
+  const std::string& id;
+  const std::string& node;
+  // How the simulated executor runs it (a job's task, or a service with a
+  // "run"); none: it runs until stopped.
+  const std::optional<SimulatedRun>& run;
+  std::optional<Timestamp> started_at;  // set once it runs
+};
+
+// A task that ended by itself.
+struct Ended {
+  bool failed = false;
+  int64_t ran_ms = 0;   // from its start to its end
+  std::string message;  // the task's status message, e.g. "completed after 30000 ms (simulated)"
+};
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  // The task was assigned at `now`: start it. Returns its status message
+  // as running.
+  virtual std::string Start(const TaskToRun& task, Timestamp now) = 0;
+  // Whether the running task has ended by `now`; if it runs on, `*due` is
+  // when it may end (left alone when the executor cannot know).
+  virtual std::optional<Ended> Check(const TaskToRun& task, Timestamp now,
+                                     std::optional<Timestamp>* due) = 0;
+  // The loop stopped the task; an executor that runs it stops it.
+  virtual void Stop(const TaskToRun& task) = 0;
+};
+
+}  // namespace berth::executor
