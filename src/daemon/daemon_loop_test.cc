@@ -239,7 +239,8 @@ TEST_F(LoopTest, EndedTasksBeyondTheHistoryLimitAreDeleted) {
     EXPECT_EQ(states.at("failed"), std::min(2 * round, 4)) << round;
   }
   // The kept ones are the latest failures.
-  for (const Json& t : Call("GET", "/v1/tasks").second["tasks"])
+  const Json listed = Call("GET", "/v1/tasks").second;
+  for (const Json& t : listed["tasks"])
     if (t["state"] == "failed") {
       EXPECT_GE(*ParseRfc3339(t["updated_at"].get<std::string>()),
                 *ParseRfc3339("2026-01-01T00:00:30Z"));
