@@ -259,7 +259,10 @@ void Pass::GenerateReplicas() {
   for (auto& [id, service] : short_of) {
     std::vector<std::string> ids = orchestrator::NewReplicaIds(
         id, service->runnable, *service->replicas, [&](const std::string& t) { return Taken(t); });
-    tasks_.reserve(tasks_.size() + ids.size());
+    // Grow geometrically: a reserve of exactly what one service needs would
+    // move every entry for each small service.
+    if (tasks_.capacity() < tasks_.size() + ids.size())
+      tasks_.reserve(std::max(tasks_.size() + ids.size(), 2 * tasks_.capacity()));
     for (std::string& task_id : ids) {
       api::PlannedTask planned;
       planned.task.id = std::move(task_id);
