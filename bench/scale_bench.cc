@@ -13,8 +13,8 @@
 //            GET /v1/health?wait=settled);
 //   idle:    CPU time berthd's process uses over --idle-seconds (default 5)
 //            with nothing to do, and the passes it ran meanwhile;
-//   change:  one more replica (PATCH replicas + 1) until settled: the cost
-//            of a pass that handles one change at this size.
+//   change:  one replica fewer (PATCH replicas - 1) until settled: the
+//            cost of a pass that handles one change at this size.
 // Peak RSS is the whole process's (berthd and this client) after settling.
 //
 // Usage: scale_bench [--nodes N] [--replicas R] [--idle-seconds S] [--quick]
@@ -67,14 +67,12 @@ Status WriteNodes(const std::string& data_dir, int nodes) {
   return (*store)->Commit(writes).status();
 }
 
-// The latest assigned_at of the tasks the create made (all but `extra`, the
-// replica added later), in ms since the epoch.
-int64_t LatestAssignedMs(store::Store& store, const std::string& extra) {
+// The latest assigned_at of the service's tasks, in ms since the epoch.
+int64_t LatestAssignedMs(store::Store& store) {
   Result<std::vector<store::StoredObject>> tasks = store.List("task");
   int64_t latest = 0;
   if (!tasks.ok()) return latest;
   for (const store::StoredObject& t : *tasks) {
-    if (t.id == extra) continue;
     const Json json = Json::parse(t.body, nullptr, false);
     Result<Timestamp> at = ParseRfc3339(json.value("assigned_at", ""));
     if (at.ok()) latest = std::max<int64_t>(latest, at->time_since_epoch().count());
@@ -140,10 +138,11 @@ int Run(int nodes, int replicas, int idle_seconds) {
   if (!client.Call("GET", "/v1/health?wait=settled&timeout=600").ok()) return 1;
   const int64_t settled = SteadyNowNs();
   const long rss_kib = PeakRssKib();
-  std::printf("create %d replicas: acknowledged in %.0f ms; all placed and stored %.0f ms, "
-              "settled (started too) %.0f ms after the acknowledgement\n",
-              replicas, Seconds(acked - sent) * 1000, Seconds(placed - acked) * 1000,
-              Seconds(settled - acked) * 1000);
+  std::printf(
+      "create %d replicas: acknowledged in %.0f ms; all placed and stored %.0f ms, "
+      "settled (started too) %.0f ms after the acknowledgement\n",
+      replicas, Seconds(acked - sent) * 1000, Seconds(placed - acked) * 1000,
+      Seconds(settled - acked) * 1000);
 
   const uint64_t passes_before = (*berthd)->loop().passes();
   const int64_t cpu_before = CpuNs();
@@ -155,11 +154,15 @@ int Run(int nodes, int replicas, int idle_seconds) {
 
   const int64_t change = SteadyNowNs();
   const uint64_t passes_change = (*berthd)->loop().passes();
-  if (!client.Call("PATCH", "/v1/services/big", Json{{"replicas", replicas + 1}}).ok() ||
-      !client.Call("GET", "/v1/health?wait=settled&timeout=600").ok())
+  Result<Json> changed = client.Call("PATCH", "/v1/services/big", Json{{"replicas", replicas - 1}});
+  if (changed.ok()) changed = client.Call("GET", "/v1/health?wait=settled&timeout=600");
+  if (!changed.ok()) {
+    std::fprintf(stderr, "scale_bench: one replica fewer: %s\n",
+                 changed.status().message().c_str());
     return 1;
+  }
   const uint64_t change_passes = (*berthd)->loop().passes() - passes_change;
-  std::printf("one more replica: settled in %.1f ms over %llu passes (%.1f ms a pass)\n",
+  std::printf("one replica fewer: settled in %.1f ms over %llu passes (%.1f ms a pass)\n",
               Seconds(SteadyNowNs() - change) * 1000,
               static_cast<unsigned long long>(change_passes),
               Seconds(SteadyNowNs() - change) * 1000 / static_cast<double>(change_passes));
@@ -169,7 +172,7 @@ int Run(int nodes, int replicas, int idle_seconds) {
   Result<std::unique_ptr<store::SqliteStore>> store =
       store::SqliteStore::Open(data_dir + "/berth.db");
   if (store.ok()) {
-    const int64_t latest = LatestAssignedMs(**store, "big." + std::to_string(replicas + 1));
+    const int64_t latest = LatestAssignedMs(**store);
     std::printf(
         "placed: the last assigned_at is %lld ms after sending, %lld ms after the "
         "acknowledgement\n",

@@ -50,7 +50,7 @@ void Pass::StartAndStop() {
     // A node an agent bound the task to is the agent's, not berthd's.
     const std::string& node = e.task.node;
     const bool node_gone =
-        !node.empty() && !(agents_ != nullptr && !e.task.agent.empty()) && !nodes_.contains(node);
+        !node.empty() && !(agents_ != nullptr && !e.task.agent.empty()) && !state_.HasNode(node);
     if (!e.task.job.empty()) {
       const auto job = job_by_id_.find(e.task.job);
       RunJobTask(e, job == job_by_id_.end() || job->second.killed, node_gone);

@@ -86,10 +86,13 @@ Status StoredState::Apply(const store::Change& change) {
   }
   if (change.kind == "node") {
     ++nodes_generation;
-    if (put)
+    if (put) {
       nodes[change.id] = std::move(json);
-    else
+      node_ids_.insert(change.id);
+    } else {
       nodes.erase(change.id);
+      node_ids_.erase(change.id);
+    }
   } else if (change.kind == "service") {
     if (put)
       services[change.id] = ToService(std::move(json));

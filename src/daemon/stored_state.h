@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "api/json_fields.h"
@@ -87,6 +88,9 @@ class StoredState {
   std::map<std::string, api::Json, std::less<>> nodes;  // by id
   // Grows with every change to `nodes` (and with every Load).
   uint64_t nodes_generation = 0;
+  // Whether `id` is a stored node: a hash lookup, since a pass asks it for
+  // every task.
+  bool HasNode(const std::string& id) const { return node_ids_.contains(id); }
   // W of fair-share admission: the slots of the ready, active nodes.
   int64_t Workers();
   // By id; a pass looks a service up for each task, so a hash map.
@@ -104,7 +108,8 @@ class StoredState {
   void EraseTask(size_t i);
 
   bool loaded_ = false;
-  uint64_t workers_generation_ = 0;  // of nodes_generation workers_ was counted at
+  std::unordered_set<std::string> node_ids_;  // the keys of `nodes`
+  uint64_t workers_generation_ = 0;           // of nodes_generation workers_ was counted at
   int64_t workers_ = 0;
   int64_t own_revision_ = -1;  // of the last pass's commit: its changes are known
 };

@@ -1,7 +1,6 @@
 #include "orchestrator/orchestrator.h"
 
 #include <algorithm>
-#include <numeric>
 
 namespace berth::orchestrator {
 
@@ -36,15 +35,20 @@ int64_t ReplicaNumber(std::string_view id) {
   return n;
 }
 
+// Keys are computed once and only the tasks to stop are ordered, so
+// stopping one task of a million costs one pass over them, not a sort.
 std::vector<size_t> ChooseScaleDown(const std::vector<ScaleDownCandidate>& tasks, uint64_t keep) {
   if (tasks.size() <= keep) return {};
-  std::vector<size_t> order(tasks.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (tasks[a].pending != tasks[b].pending) return tasks[a].pending;
-    return ReplicaNumber(tasks[a].id) > ReplicaNumber(tasks[b].id);
-  });
-  order.resize(tasks.size() - keep);
+  // Ascending key = stopped first: pending before placed, then higher numbers.
+  std::vector<std::pair<std::pair<bool, int64_t>, size_t>> keyed;
+  keyed.reserve(tasks.size());
+  for (size_t i = 0; i < tasks.size(); ++i)
+    keyed.push_back({{!tasks[i].pending, -ReplicaNumber(tasks[i].id)}, i});
+  const size_t stop = tasks.size() - keep;
+  std::partial_sort(keyed.begin(), keyed.begin() + static_cast<std::ptrdiff_t>(stop), keyed.end());
+  std::vector<size_t> order;
+  order.reserve(stop);
+  for (size_t i = 0; i < stop; ++i) order.push_back(keyed[i].second);
   return order;
 }
 
