@@ -1,11 +1,15 @@
-// Daemon: berthd's wiring. Opens the data directory (the SQLite store and
-// the API token), registers the API routes (docs/api.md) and serves them.
+// Daemon: berthd's wiring. Opens the data directory (the SQLite store,
+// unless DaemonOptions gives another, and the API token), registers the API
+// routes (docs/api.md) and serves them.
 //
 // Wired: nodes, services, jobs, classes, tasks (with `why`), health and
-// metrics; the control loop with fair-share admission, the simulated
-// executor, and either the full-view engine (over the nodes registered with
-// berthd) or, when `agents` are given, the three-phase path through those
-// berth-agent processes.
+// metrics; the control loop (store -> orchestrator -> fair-share admission
+// -> placement -> commit -> executor, docs/berthd.md "How it is built")
+// with either the full-view engine (over the nodes registered with berthd)
+// or, when agents are given, the three-phase path through those
+// berth-agent processes. The store, clock, agent transports and executor
+// are DaemonOptions, so tests run the whole daemon on MemoryStore and a
+// ManualClock.
 //
 // Open and Stop from one owning thread; the API runs on the server's threads.
 #pragma once

@@ -57,7 +57,7 @@ Recorded ToRecorded(const Json& body, int64_t revision) {
 Status StoredState::Refresh(store::WatchedStore& store) {
   if (!loaded_) return Load(store);
   for (const store::Change& change : store.TakeChanges())
-    if (change.revision != own_revision_ && !Apply(change).ok()) return Load(store);
+    if (!Apply(change).ok()) return Load(store);
   return Status::Ok();
 }
 
@@ -147,7 +147,6 @@ void StoredState::EraseTask(size_t i) {
 }
 
 void StoredState::Committed(int64_t revision) {
-  own_revision_ = revision;
   for (size_t i = tasks.size(); i-- > 0;)
     if (tasks[i].pruned) EraseTask(i);
   for (TaskEntry& e : tasks)

@@ -3,7 +3,8 @@
 // parsed once and then kept up to date from the store's changes
 // (store::WatchedStore), so a pass parses what changed instead of the whole
 // cluster. A pass edits tasks and durations in place and marks them
-// `changed`; after its commit, Committed records their new revision. When a
+// `changed`; it commits them with WatchedStore::CommitOwn, so they do not
+// come back as changes, and Committed records their new revision. When a
 // pass fails, its edits are not in the store: Invalidate, and the next
 // Refresh reads everything again.
 //
@@ -63,7 +64,6 @@ struct StoredService {
   uint64_t spec_version = 0;
   std::shared_ptr<const TaskSpec> spec;  // its task template; null if it does not decode
   std::optional<SimulatedRun> run;       // the simulated executor ends its tasks
-  bool has_run = false;                  // the simulated executor ends its tasks
   uint64_t runnable = 0;                 // a pass's count of its runnable tasks (scratch)
 };
 
@@ -111,7 +111,6 @@ class StoredState {
   std::unordered_set<std::string> node_ids_;  // the keys of `nodes`
   uint64_t workers_generation_ = 0;           // of nodes_generation workers_ was counted at
   int64_t workers_ = 0;
-  int64_t own_revision_ = -1;  // of the last pass's commit: its changes are known
 };
 
 }  // namespace berth::daemon
