@@ -29,7 +29,10 @@ void Pass::SetState(TaskEntry& e, TaskState state, std::string message, bool sto
   // A task the loop takes off its node (not one that ended by itself) is
   // stopped by its executor.
   if (was_started && !exiting_ && (e.terminal() || e.task.state == TaskState::kNew))
-    executor_.Stop({e.task.id, stopped_on, e.task.run, e.task.started_at});
+    executor_.Stop({e.task.id, stopped_on,
+                    RunOf(e, e.task.service.empty() ? service_by_id_.end()
+                                                    : service_by_id_.find(e.task.service)),
+                    e.task.started_at});
 }
 
 void Pass::ReleaseAfterCommit(const std::string& agent_id, const std::string& task_id) {
@@ -73,15 +76,15 @@ void Pass::StartAndStop() {
                "replaced by spec version " + std::to_string(svc->second.spec_version), true);
       ++summary.stopped;
     } else if (e.task.state == TaskState::kAssigned) {
-      Start(e);
+      Start(e, RunOf(e, svc));
     } else if (e.task.state == TaskState::kRunning && svc != service_by_id_.end()) {
-      Finish(e, svc->second.run);
+      Finish(e, RunOf(e, svc));
     }
   }
 }
 
-void Pass::Start(TaskEntry& e) {
-  std::string message = executor_.Start({e.task.id, e.task.node, e.task.run, std::nullopt}, now_);
+void Pass::Start(TaskEntry& e, const std::optional<SimulatedRun>& run) {
+  std::string message = executor_.Start({e.task.id, e.task.node, run, std::nullopt}, now_);
   SetState(e, TaskState::kRunning, std::move(message));
   e.task.started_at = now_;
   ++summary.started;
@@ -121,10 +124,9 @@ void Pass::RunJobTask(TaskEntry& e, bool killed, bool node_gone) {
   } else if (node_gone) {
     Requeue(e, "node '" + e.task.node + "' was removed; waiting again");
   } else if (state == TaskState::kAssigned) {
-    Start(e);
+    Start(e, RunOf(e, service_by_id_.end()));
   } else if (state == TaskState::kRunning) {
-    // A job's task always has a run; one stored without ends at once.
-    const int64_t ms = Finish(e, e.task.run ? e.task.run : SimulatedRun{});
+    const int64_t ms = Finish(e, RunOf(e, service_by_id_.end()));
     if (ms < 0) return;
     Recorded& recorded = durations_[NameOf(e)];
     ++recorded.count;
@@ -140,6 +142,16 @@ void Pass::Requeue(TaskEntry& e, std::string message) {
   e.task.assigned_at.reset();
   e.task.started_at.reset();
   e.in_plan = false;
+}
+
+// How the simulated executor runs `e`: a job's task by its own run (one
+// stored without ends at once: a job's task always has one), a service's
+// task by its service's (`svc`, looked up by the caller; none if it is gone).
+const std::optional<SimulatedRun>& Pass::RunOf(
+    const TaskEntry& e, std::unordered_map<std::string, StoredService>::const_iterator svc) const {
+  static const std::optional<SimulatedRun> kNone, kEndsAtOnce = SimulatedRun{};
+  if (!e.task.job.empty()) return e.task.run ? e.task.run : kEndsAtOnce;
+  return svc == service_by_id_.end() ? kNone : svc->second.run;
 }
 
 // A job's task records its durations under its name, by default its id.
@@ -335,17 +347,9 @@ Status Pass::Place(FullView& engine) {
 // runnable task of it, named by orchestrator::GlobalTaskId: services by id, nodes by
 // id, as the placement document's decoder makes them.
 void Pass::GenerateGlobalTasksOnNodes() {
-  std::vector<std::string> global;
-  for (const auto& [id, service] : service_by_id_)
-    if (!service.replicas.has_value()) global.push_back(id);
+  const std::set<std::string, std::less<>> global = GlobalServices();
   if (global.empty()) return;
-  std::sort(global.begin(), global.end());
-  // Nodes, by service. Owned strings: Entry() below may move tasks_.
-  std::map<std::string, std::set<std::string, std::less<>>, std::less<>> covered;
-  for (const TaskEntry& e : tasks_)
-    if (!e.task.node.empty() && Planned(e) && e.runnable() &&
-        std::binary_search(global.begin(), global.end(), e.task.service))
-      covered[e.task.service].insert(e.task.node);
+  NodesByService covered = CoveredNodes(global);
   for (const std::string& id : global) {
     const uint64_t version = service_by_id_.at(id).spec_version;
     for (const auto& [node, json] : nodes_) {
@@ -359,6 +363,22 @@ void Pass::GenerateGlobalTasksOnNodes() {
       Entry(planned);
     }
   }
+}
+
+std::set<std::string, std::less<>> Pass::GlobalServices() const {
+  std::set<std::string, std::less<>> global;
+  for (const auto& [id, service] : service_by_id_)
+    if (!service.replicas.has_value()) global.insert(id);
+  return global;
+}
+
+// Owned strings: Entry() may move tasks_ while the caller uses the result.
+Pass::NodesByService Pass::CoveredNodes(const std::set<std::string, std::less<>>& global) const {
+  NodesByService covered;
+  for (const TaskEntry& e : tasks_)
+    if (!e.task.node.empty() && Planned(e) && e.runnable() && global.contains(e.task.service))
+      covered[e.task.service].insert(e.task.node);
+  return covered;
 }
 
 // Ended tasks are grouped by where their history is kept: a replicated
@@ -408,8 +428,8 @@ void Pass::Committed() {
 }
 
 // Writes go in (kind, id) order: the store's B-tree then takes a large
-// batch of new tasks almost as appends (SQLite: about 10% faster for
-// 100,000 new tasks, docs/benchmarks.md).
+// batch of new tasks almost as appends (SQLite's commit of 100,000 new
+// tasks measured about 10% shorter).
 std::vector<store::Write> Pass::Writes() {
   std::vector<store::Write> writes;
   for (const TaskEntry& e : tasks_) {

@@ -94,11 +94,18 @@ class Pass {
   void GenerateReplicas();
   void GenerateGlobalTasks();
   void GenerateGlobalTasksOnNodes();
+  // Services without a replica count, by id.
+  std::set<std::string, std::less<>> GlobalServices() const;
+  // The nodes where each of `global` has a runnable task the engine sees.
+  using NodesByService = std::map<std::string, std::set<std::string, std::less<>>, std::less<>>;
+  NodesByService CoveredNodes(const std::set<std::string, std::less<>>& global) const;
   void CountRunnable();
   std::shared_ptr<const TaskSpec> SpecOf(const TaskEntry& e) const;
   std::shared_ptr<const TaskSpec> SpecOf(const std::string& service) const;
   void RunJobTask(TaskEntry& e, bool killed, bool node_gone);
-  void Start(TaskEntry& e);
+  void Start(TaskEntry& e, const std::optional<SimulatedRun>& run);
+  const std::optional<SimulatedRun>& RunOf(
+      const TaskEntry& e, std::unordered_map<std::string, StoredService>::const_iterator svc) const;
   int64_t Finish(TaskEntry& e, const std::optional<SimulatedRun>& run);
   void Requeue(TaskEntry& e, std::string message);
   static const std::string& NameOf(const TaskEntry& e);

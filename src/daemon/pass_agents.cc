@@ -102,16 +102,10 @@ void Pass::ApplyOutcomes() {
 // task of the service, named by orchestrator::GlobalTaskId as the full-view path
 // names those on berthd's own nodes.
 void Pass::GenerateGlobalTasks() {
-  std::set<std::string, std::less<>> global;
-  for (const auto& [id, service] : service_by_id_)
-    if (!service.replicas.has_value()) global.insert(id);
+  std::set<std::string, std::less<>> global = GlobalServices();
   agents_->KeepEligible(global);
   if (global.empty()) return;
-  // Nodes, by service. Owned strings: Entry() below may move tasks_.
-  std::map<std::string, std::set<std::string, std::less<>>, std::less<>> covered;
-  for (const TaskEntry& e : tasks_)
-    if (global.contains(e.task.service) && Planned(e) && e.runnable() && !e.task.node.empty())
-      covered[e.task.service].insert(e.task.node);
+  NodesByService covered = CoveredNodes(global);
   for (const std::string& id : global) {
     const StoredService& service = service_by_id_.at(id);
     std::shared_ptr<const TaskSpec> spec = SpecOf(id);
