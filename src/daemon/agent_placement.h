@@ -19,13 +19,25 @@
 // Global services: the nodes where their tasks may run are asked of every
 // agent once per spec version (AgentTransport::Eligible).
 //
-// Thread-safe: the instance's threads deliver outcomes; the control loop
-// calls everything else. Start once, Stop before destruction (the destructor
-// does too).
+// The control loop never waits on an agent: releases, binding checks and
+// eligibility questions are queued to a thread of this class ("agent
+// calls", in order), whose answers a later pass takes (TakeLost, and the
+// next EligibleNodes); an answer wakes the loop as an outcome does. A
+// binding check works on the stored bindings of the pass that asked for it;
+// tasks delivered or released after that pass are left out of its verdict
+// (neither stray nor lost), and a pass applies a lost binding only to a task
+// still bound there. The one wait left is the bounded `decide_within` for
+// the instance's decisions on the tasks a pass submitted.
+//
+// Thread-safe: the instance's threads deliver outcomes and the calls thread
+// runs the queued calls; the control loop calls everything else. Start
+// once, Stop before destruction (the destructor does too).
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -34,6 +46,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "core/time.h"
@@ -83,7 +96,7 @@ struct StoredBinding {
 using StoredBindings = std::map<std::string, std::vector<StoredBinding>, std::less<>>;
 // A stored task its agent had lost and could not bind again, and why.
 struct LostBinding {
-  std::string task_id, reason;
+  std::string task_id, agent_id, node_id, reason;
 };
 
 class AgentPlacement {
@@ -109,31 +122,39 @@ class AgentPlacement {
   bool Submit(agent::PlacementTask task);
   // Waits until every submitted task has an outcome; false on timeout.
   bool WaitIdle(Duration timeout) { return instance_->WaitIdle(timeout); }
+  // Waits until the queued agent calls are done (tests, shutdown); false on
+  // timeout (real time).
+  bool WaitCalls(Duration timeout);
   const AgentPlacementOptions& options() const { return options_; }
-  // Whether tasks are in flight or outcomes not yet delivered.
+  // Whether tasks are in flight, outcomes not yet delivered, or agent calls
+  // queued or unanswered.
   bool Busy() const;
   // Outcomes not yet delivered, by task id.
   std::map<std::string, threephase::TaskOutcome> Outcomes() const;
   // A pass stored these outcomes; forget them.
   void Delivered(const std::vector<std::string>& task_ids);
-  // Gives the bindings of stopped tasks back: task ids by agent id.
+  // Queues giving the bindings of stopped tasks back: task ids by agent id.
+  // A release that fails makes its agent's bindings due for a check.
   void Release(const std::map<std::string, std::vector<std::string>>& by_agent);
 
   // Whether some agent's bindings are due to be compared with the store.
-  bool BindingsDue() const;
+  bool BindingsDue();
   // When a pass is next needed for a binding check or a retry (nullopt:
   // none is planned). Call after the pass's Submit calls.
   std::optional<Timestamp> NextDue();
-  // On every due agent that answers: releases the bindings of tasks that
-  // are neither `stored` there nor with the scheduler (in flight, or an
-  // outcome not yet stored), and binds again the stored tasks the agent has
-  // no binding for. Returns those it could not bind again (their node has no
-  // room now, or is gone). Call at the start of a pass, with the store's
-  // state.
-  std::vector<LostBinding> CheckBindings(const StoredBindings& stored);
+  // Queues a check of every due agent against `stored` (the store's state at
+  // the start of the calling pass): the calls thread releases the bindings
+  // of tasks that are neither stored there nor with the scheduler (in
+  // flight, or an outcome not yet stored), and binds again the stored tasks
+  // the agent has no binding for; those it cannot bind again (their node
+  // has no room now, or is gone) come back through TakeLost.
+  void CheckBindings(const StoredBindings& stored);
+  // Lost bindings found by the checks that finished since the last call.
+  std::vector<LostBinding> TakeLost();
 
   // The nodes, by agent (in the constructor's order), where a task of a
-  // global service may run; asked once per spec version, and again of an
+  // global service may run, as far as the agents have answered: asked once
+  // per spec version (queued; the answer wakes the loop), and again of an
   // agent that did not answer. `agent_id(slot)` names the agents.
   const std::vector<std::vector<std::string>>& EligibleNodes(const std::string& service,
                                                              uint64_t spec_version,
@@ -147,18 +168,39 @@ class AgentPlacement {
   uint64_t agent_skips() const { return instance_ ? instance_->health().skips() : 0; }
 
  private:
+  // A queued agent call.
+  struct Call {
+    enum class Kind { kRelease, kCheck, kEligible } kind;
+    size_t slot = 0;
+    std::vector<std::string> task_ids;  // kRelease
+    std::vector<StoredBinding> stored;  // kCheck
+    std::string service;                // kEligible
+    uint64_t spec_version = 0;
+    std::shared_ptr<const TaskSpec> spec;
+  };
+  struct Eligible {
+    uint64_t spec_version = 0;
+    std::vector<char> answered, asked;            // by agent
+    std::vector<std::vector<std::string>> nodes;  // by agent
+  };
+  struct EligibleAnswer {
+    std::string service;
+    uint64_t spec_version;
+    size_t slot;
+    std::optional<std::vector<std::string>> nodes;  // nullopt: no answer
+  };
+
   void Keep(const threephase::TaskOutcome& outcome);
   std::optional<size_t> SlotOf(std::string_view agent_id) const;
   bool Available(size_t slot) const;
   void Failed(size_t slot);
-  // One agent's part of CheckBindings; false when it did not answer.
-  bool CheckAgent(size_t slot, const std::vector<StoredBinding>& stored,
-                  std::vector<LostBinding>* lost);
-  struct Eligible {
-    uint64_t spec_version = 0;
-    std::vector<char> answered;                   // by agent
-    std::vector<std::vector<std::string>> nodes;  // by agent
-  };
+  void Queue(Call call);
+  void Calls();  // the calls thread
+  void Run(const Call& call);
+  void RunRelease(const Call& call);
+  // One agent's binding check; false when it did not answer.
+  bool RunCheck(size_t slot, const std::vector<StoredBinding>& stored);
+  void Answered();  // wakes the control loop
 
   std::vector<threephase::AgentTransport*> agents_;
   const Clock& clock_;
@@ -171,6 +213,17 @@ class AgentPlacement {
   std::set<std::string, std::less<>> in_flight_;
   std::map<std::string, threephase::TaskOutcome> outcomes_;
   std::map<std::string, Timestamp, std::less<>> retry_at_;
+  // The calls thread's queue and answers (under mu_ too).
+  std::condition_variable calls_cv_;
+  std::deque<Call> calls_;
+  bool calling_ = false, stopping_ = false;
+  std::vector<LostBinding> lost_;
+  std::vector<EligibleAnswer> eligible_answers_;
+  std::vector<char> recheck_;  // by agent: a release or check failed
+  // By agent, while a check is queued or running: tasks delivered or
+  // released since its pass, which its verdict leaves alone.
+  std::vector<std::optional<std::set<std::string, std::less<>>>> since_check_;
+  std::thread caller_;
   // The control loop's alone (no lock): when each agent's bindings are due
   // to be checked, and the eligible nodes of global services.
   std::vector<Timestamp> check_at_;

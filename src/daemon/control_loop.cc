@@ -1,12 +1,18 @@
 #include "daemon/control_loop.h"
 
+#include <pthread.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 namespace berth::daemon {
 
 void ControlLoop::Start() {
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "berth-loop");  // for top -H and perf
+    Loop();
+  });
 }
 
 void ControlLoop::Stop() {
@@ -84,9 +90,16 @@ bool ControlLoop::RunPass(std::unique_lock<std::mutex>& lock) {
   const uint64_t covered = requests_;
   lock.unlock();
   const Timestamp now = clock_.Now();
+  const auto began = std::chrono::steady_clock::now();
   Result<PassSummary> pass = GuardedPass(reconciler_, now);
+  const auto nanos = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - began)
+          .count());
   lock.lock();
   passes_.fetch_add(1);
+  pass_nanos_.fetch_add(nanos);
+  if (nanos > longest_pass_nanos_.load()) longest_pass_nanos_.store(nanos);
+  if (pass.ok()) tasks_visited_.fetch_add(pass->visited);
   // A Conflict means an API write raced the pass: run again on fresh state.
   const bool raced = !pass.ok() && pass.status().code() == StatusCode::kConflict;
   if (!pass.ok() && !raced) {

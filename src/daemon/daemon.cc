@@ -251,6 +251,12 @@ ApiResponse Daemon::Metrics() const {
   metrics.Add("berth_http_server_errors_total", "Requests answered with a 5xx status.",
               c.server_errors.load());
   metrics.Add("berth_control_passes_total", "Control-loop passes run.", loop_->passes());
+  metrics.Add("berth_control_pass_microseconds_total",
+              "Wall time spent in control-loop passes, commits included.",
+              loop_->pass_nanos() / 1000);
+  metrics.Add("berth_control_tasks_visited_total",
+              "Tasks the control-loop passes looked at (a pass visits what changed).",
+              loop_->tasks_visited());
   metrics.Add("berth_control_pass_errors_total", "Control-loop passes that failed.",
               loop_->pass_errors());
   if (agent_placement_) {

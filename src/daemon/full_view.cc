@@ -14,7 +14,7 @@ Status FullView::Load(StoredState& state) {
   state_ = placement::ClusterState();
   entry_of_.clear();
   ++generation_;
-  nodes_generation_ = state.nodes_generation;
+  layout_generation_ = state.layout_generation;
   for (const auto& [id, json] : state.nodes) {
     api::Json copy = json;
     copy.erase("slots");  // berthd's own (admission's workers), not the engine's
@@ -27,39 +27,49 @@ Status FullView::Load(StoredState& state) {
   return Status::Ok();
 }
 
-Status FullView::Sync(StoredState& state, const Planned& planned, const SpecOf& spec_of,
+Status FullView::Sync(StoredState& state, const std::vector<uint32_t>& positions,
+                      const Planned& planned, const SpecOf& spec_of,
                       const std::function<bool(const TaskEntry&)>& global) {
   const size_t live = state_.task_count() - state_.forgotten_count();
-  if (generation_ == 0 || state.nodes_generation != nodes_generation_ ||
-      state_.forgotten_count() > live + 1024)
+  if (generation_ == 0 || state.layout_generation != layout_generation_ ||
+      state_.forgotten_count() > live + 1024) {
     BERTH_RETURN_IF_ERROR(Load(state));
-  for (size_t position = 0; position < state.tasks.size(); ++position) {
-    TaskEntry& e = state.tasks[position];
-    const bool seen = e.engine_generation == generation_;
-    if (!seen) {
-      e.engine_generation = generation_;
-      e.engine_index = TaskEntry::kNotInEngine;
-    }
-    const bool want = planned(e);
-    if (e.engine_index != TaskEntry::kNotInEngine) {
-      const placement::TaskRecord& record = state_.task(e.engine_index);
-      if (want && SameTask(e, record)) {
-        if (record.state != e.task.state)
-          BERTH_RETURN_IF_ERROR(state_.SetTaskState(e.engine_index, e.task.state, UpdatedAt(e)));
-        if (e.terminal())
-          Forget(e);
-        else
-          entry_of_[e.engine_index] = position;
-        continue;
-      }
-      Forget(e);
-    } else if (seen && e.terminal()) {
-      continue;  // its failure, if any, is recorded already
-    }
-    if (!want) continue;
-    BERTH_RETURN_IF_ERROR(Add(e, position, spec_of, global(e)));
-    if (e.terminal()) Forget(e);  // it leaves only its failure
+    for (size_t position = 0; position < state.tasks.size(); ++position)
+      BERTH_RETURN_IF_ERROR(SyncEntry(state.tasks[position], position, planned, spec_of, global));
+    return Status::Ok();
   }
+  for (uint32_t position : positions)
+    BERTH_RETURN_IF_ERROR(SyncEntry(state.tasks[position], position, planned, spec_of, global));
+  return Status::Ok();
+}
+
+Status FullView::SyncEntry(TaskEntry& e, size_t position, const Planned& planned,
+                           const SpecOf& spec_of,
+                           const std::function<bool(const TaskEntry&)>& global) {
+  const bool seen = e.engine_generation == generation_;
+  if (!seen) {
+    e.engine_generation = generation_;
+    e.engine_index = TaskEntry::kNotInEngine;
+  }
+  const bool want = e.live() && planned(e);
+  if (e.engine_index != TaskEntry::kNotInEngine) {
+    const placement::TaskRecord& record = state_.task(e.engine_index);
+    if (want && SameTask(e, record)) {
+      if (record.state != e.task.state)
+        BERTH_RETURN_IF_ERROR(state_.SetTaskState(e.engine_index, e.task.state, UpdatedAt(e)));
+      if (e.terminal())
+        Forget(e);
+      else
+        entry_of_[e.engine_index] = position;
+      return Status::Ok();
+    }
+    Forget(e);
+  } else if (seen && e.terminal()) {
+    return Status::Ok();  // its failure, if any, is recorded already
+  }
+  if (!want) return Status::Ok();
+  BERTH_RETURN_IF_ERROR(Add(e, position, spec_of, global(e)));
+  if (e.terminal()) Forget(e);  // it leaves only its failure
   return Status::Ok();
 }
 

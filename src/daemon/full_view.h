@@ -4,12 +4,13 @@
 //
 // Each pass calls Sync and then Schedule:
 //  - Sync loads the nodes again (a fresh ClusterState) only when a node
-//    changed (StoredState::nodes_generation), or when forgotten task records
-//    outnumber the live ones; otherwise it keeps the engine's state and
-//    brings each task the pass hands it (`planned`) in line with its stored
-//    entry: a new one is added, a changed one moves to its new state (an
-//    ended one first records its failure, then is forgotten), one that left
-//    the pass's view is forgotten. Failures come from ended tasks, as a
+//    changed or the task positions moved (StoredState::layout_generation),
+//    or when forgotten task records outnumber the live ones, and then looks
+//    at every task; otherwise it keeps the engine's state and looks only at
+//    the tasks the pass names (those it visited or touched), bringing each
+//    in line with its stored entry (`planned`: whether the engine sees it): a new one is added, a
+//    changed one moves to its new state (an ended one first records its failure, then is
+//    forgotten), one that left the pass's view is forgotten. Failures come from ended tasks, as a
 //    placement document's do, so berthd and `berth plan` judge nodes on the
 //    same history.
 //  - Schedule runs placement::Scheduler over the pending tasks, in arrival
@@ -41,14 +42,16 @@ class FullView {
 
   explicit FullView(placement::SchedulerOptions options = {}) : options_(options) {}
 
-  // Brings the engine in line with `state`'s nodes and with `state.tasks`:
-  // those `planned` accepts are in the engine in their stored state, no
-  // other is (ended ones only left their failures). `global(e)` says
-  // whether a task belongs to a global service (preassigned to its node).
+  // Brings the engine in line with `state`'s nodes and with the entries at
+  // `positions` in `state.tasks` (every entry after a reload): those
+  // `planned` accepts are in the engine in their stored state, no other is
+  // (ended ones only left their failures). Entries not named must not have
+  // changed since the last Sync. `global(e)` says whether a task belongs to
+  // a global service (preassigned to its node).
   // Internal: a stored node or task the engine refuses (the store holds
   // what the API validated, so this is a bug or a hand-edited store).
-  Status Sync(StoredState& state, const Planned& planned, const SpecOf& spec_of,
-              const std::function<bool(const TaskEntry&)>& global);
+  Status Sync(StoredState& state, const std::vector<uint32_t>& positions, const Planned& planned,
+              const SpecOf& spec_of, const std::function<bool(const TaskEntry&)>& global);
   placement::PassResult Schedule(Timestamp now);
 
   // The position in StoredState::tasks of the task at engine index `task`
@@ -60,6 +63,8 @@ class FullView {
 
  private:
   Status Load(StoredState& state);
+  Status SyncEntry(TaskEntry& e, size_t position, const Planned& planned, const SpecOf& spec_of,
+                   const std::function<bool(const TaskEntry&)>& global);
   Status Add(TaskEntry& e, size_t position, const SpecOf& spec_of, bool global);
   void Forget(TaskEntry& e);
   // Whether the engine's record still describes `e` apart from its state.
@@ -67,9 +72,9 @@ class FullView {
 
   placement::SchedulerOptions options_;
   placement::ClusterState state_;
-  uint64_t generation_ = 0;        // of state_; entries carry the one they were synced in
-  uint64_t nodes_generation_ = 0;  // StoredState::nodes_generation state_ was loaded from
-  std::vector<size_t> entry_of_;   // by engine task index
+  uint64_t generation_ = 0;         // of state_; entries carry the one they were synced in
+  uint64_t layout_generation_ = 0;  // StoredState::layout_generation state_ was loaded from
+  std::vector<size_t> entry_of_;    // by engine task index
 };
 
 }  // namespace berth::daemon

@@ -4,6 +4,13 @@
 // the steps shared by both paths are in pass.cc; the three-phase path
 // (PlaceThroughAgents and what it needs) is in pass_agents.cc.
 //
+// A pass costs what changed: it visits the tasks StoredState::TakeVisit
+// names (all of them only after a change that concerns every task), decides
+// on the services whose tally moved (StoredState::TakeDirtyServices), and
+// hands the engine, the store and the history only the tasks it visited or
+// touched. Every edit of an entry goes through SetState or MarkChanged (or
+// SetInPlan), which keep the touched list and the tallies in step.
+//
 // Not thread-safe: the control loop's thread only.
 #pragma once
 
@@ -32,6 +39,10 @@ namespace berth::daemon {
 // control loop may call the state settled.
 struct PassSummary {
   int created = 0, assigned = 0, started = 0, stopped = 0, pending = 0, admitted = 0, pruned = 0;
+  // Tasks the pass looked at (its visit list and the tasks it touched), and
+  // whether that was every task: what a pass costs.
+  size_t visited = 0;
+  bool visited_all = false;
   bool wrote = false;  // false: the pass found nothing to change
   // Tasks are with the external agents, or their outcomes are not stored
   // yet: the state is not settled although this pass changed nothing.
@@ -57,12 +68,17 @@ class Pass {
         job_by_id_(state.jobs),
         durations_(state.durations),
         executor_(executor),
-        agents_(agents) {}
-  // With agents: compares their bindings with the stored tasks; a task its
-  // agent lost and cannot bind again fails (and is replaced like any other),
-  // or waits again if it is a job's.
+        agents_(agents) {
+    visit_ = state.TakeVisit(now, &summary.visited_all);
+  }
+  // With agents: has their bindings compared with the stored tasks when due
+  // (AgentPlacement::CheckBindings); a task its agent lost and could not
+  // bind again fails (and is replaced like any other), or waits again if it
+  // is a job's.
   void CheckAgentBindings();
+  // Over the visit list: the executor's part, and stops.
   void StartAndStop();
+  // Over the services whose tally moved.
   void ScaleDown();
   void Admit(fairshare::Admission& admission);
   // Without agents: the full-view engine, kept across passes in `engine`.
@@ -75,31 +91,41 @@ class Pass {
   // commit that stores them, so it marks when the placement is kept.
   void StampAssigned(Timestamp at);
   std::vector<store::Write> Writes();
-  // After the pass's writes are stored: outcomes it applied, bindings it let go.
-  void Committed();
+  // After the pass's writes are stored at `revision` (0: it wrote nothing):
+  // StoredState::EndPass, then the outcomes it applied and the bindings it
+  // let go are told to the agents.
+  void Committed(int64_t revision);
   PassSummary summary;
 
  private:
   // Sets the task's state and message; a task that left its node (ended, or
   // back to waiting) gives its agent's binding back after the commit.
   void SetState(TaskEntry& e, TaskState state, std::string message, bool stop = false);
+  // `e` is written by this pass (its fields were edited).
+  void MarkChanged(TaskEntry& e);
+  // Whether the engine may see `e` (its service and node exist).
+  void SetInPlan(TaskEntry& e, bool in_plan);
+  // `e` goes into the touched list (written, synced to the engine, ended).
+  void Touch(TaskEntry& e);
+  // The services to decide on: those dirty so far in this pass.
+  const std::set<std::string>& DirtyServices();
   // Gives `task_id`'s binding on `agent_id` back after the commit. An agent
   // releases every binding of a task id, so this pass does not submit a
   // task with that id (PlaceThroughAgents): the next one does.
   void ReleaseAfterCommit(const std::string& agent_id, const std::string& task_id);
   // Whether a new task may not take `id`: a task the engine sees has it.
   bool Taken(const std::string& id) const;
-  TaskEntry& Entry(const api::PlannedTask& planned);
+  TaskEntry& NewTask(std::string id, const std::string& service, uint64_t spec_version,
+                     const std::string& node);
   void ApplyOutcomes();
   void GenerateReplicas();
   void GenerateGlobalTasks();
   void GenerateGlobalTasksOnNodes();
   // Services without a replica count, by id.
   std::set<std::string, std::less<>> GlobalServices() const;
-  // The nodes where each of `global` has a runnable task the engine sees.
-  using NodesByService = std::map<std::string, std::set<std::string, std::less<>>, std::less<>>;
-  NodesByService CoveredNodes(const std::set<std::string, std::less<>>& global) const;
-  void CountRunnable();
+  // The runnable tasks of `service` the engine sees, by a visit of every
+  // task: scale-down's rule when its tally cannot answer.
+  std::vector<TaskEntry*> RunnableTasksOf(const std::string& service);
   std::shared_ptr<const TaskSpec> SpecOf(const TaskEntry& e) const;
   std::shared_ptr<const TaskSpec> SpecOf(const std::string& service) const;
   void RunJobTask(TaskEntry& e, bool killed, bool node_gone);
@@ -111,11 +137,7 @@ class Pass {
   static const std::string& NameOf(const TaskEntry& e);
   int64_t Workers();
   std::optional<Duration> ExpectedDuration(const std::string& name) const;
-  // Whether the engine sees the task: not if its service or node is gone,
-  // nor if this pass stopped it.
-  static bool Planned(const TaskEntry& e) {
-    return e.in_plan && !(e.changed && e.task.desired == TaskState::kShutdown);
-  }
+  static bool Planned(const TaskEntry& e) { return e.planned(); }
 
   Timestamp now_;
   StoredState& state_;
@@ -133,6 +155,9 @@ class Pass {
   std::set<std::string, std::less<>> releasing_;              // every id in releases_
   std::set<std::string, std::less<>> delivered_;              // outcomes applied
   std::vector<size_t> assigned_;                              // tasks_ placed by this pass
+  std::vector<uint32_t> visit_;    // positions this pass visits (StoredState::TakeVisit)
+  std::vector<uint32_t> touched_;  // positions it edited or synced (TaskEntry::touched)
+  std::set<std::string> dirty_services_;
 };
 
 }  // namespace berth::daemon

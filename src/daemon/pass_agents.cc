@@ -22,8 +22,10 @@ void Pass::PlaceThroughAgents() {
   GenerateGlobalTasks();
   const size_t assigned_before = assigned_.size();
   bool submitted = false;
-  for (TaskEntry& e : tasks_) {
-    if (!Planned(e) || e.task.state != TaskState::kPending || !e.runnable()) continue;
+  // The set changes as tasks are edited below: a copy.
+  const std::vector<uint32_t> pending(state_.pending().begin(), state_.pending().end());
+  for (uint32_t position : pending) {
+    TaskEntry& e = tasks_[position];
     ++summary.pending;
     // Its earlier binding is released after this pass's commit, which would
     // take a new binding of the same id with it: the next pass submits it.
@@ -40,7 +42,7 @@ void Pass::PlaceThroughAgents() {
     static const std::string kWaiting = "waiting for a node from the cluster agents";
     if (e.task.message == kWaiting) continue;
     e.task.message = kWaiting;
-    e.changed = true;
+    MarkChanged(e);
   }
   if (!submitted) return;
   agents_->WaitIdle(agents_->options().decide_within);
@@ -48,17 +50,26 @@ void Pass::PlaceThroughAgents() {
   summary.pending -= static_cast<int>(assigned_.size() - assigned_before);
 }
 
+// Due checks get the stored bindings (every task's: a check is rare), and
+// the lost bindings earlier checks found are applied to the tasks still
+// bound there: a service's task fails and is replaced; a job's waits again,
+// as when its node is removed.
 void Pass::CheckAgentBindings() {
-  StoredBindings stored;
-  for (const TaskEntry& e : tasks_) {
-    if (!e.bound_on_agent()) continue;
-    if (std::shared_ptr<const TaskSpec> spec = SpecOf(e))
-      stored[e.task.agent].push_back({e.task.id, e.task.node, spec});
+  if (agents_->BindingsDue()) {
+    StoredBindings stored;
+    for (const TaskEntry& e : tasks_) {
+      if (!e.bound_on_agent()) continue;
+      if (std::shared_ptr<const TaskSpec> spec = SpecOf(e))
+        stored[e.task.agent].push_back({e.task.id, e.task.node, spec});
+    }
+    agents_->CheckBindings(stored);
   }
-  // A service's task fails and is replaced; a job's waits again, as when
-  // its node is removed.
-  for (const LostBinding& lost : agents_->CheckBindings(stored)) {
-    TaskEntry& e = tasks_[task_index_.at(lost.task_id)];
+  for (const LostBinding& lost : agents_->TakeLost()) {
+    const auto it = task_index_.find(lost.task_id);
+    if (it == task_index_.end()) continue;
+    TaskEntry& e = tasks_[it->second];
+    if (!e.bound_on_agent() || e.task.agent != lost.agent_id || e.task.node != lost.node_id)
+      continue;  // it moved on since the check's pass
     const std::string why =
         "agent " + e.task.agent +
         " no longer held the task (restarted?) and could not bind it again on node '" +
@@ -93,7 +104,7 @@ void Pass::ApplyOutcomes() {
     const std::string message = "no cluster agent could place the task: " + outcome.reason;
     if (e->task.message == message) continue;
     e->task.message = message;
-    e->changed = true;
+    MarkChanged(*e);
   }
 }
 
@@ -105,22 +116,18 @@ void Pass::GenerateGlobalTasks() {
   std::set<std::string, std::less<>> global = GlobalServices();
   agents_->KeepEligible(global);
   if (global.empty()) return;
-  NodesByService covered = CoveredNodes(global);
   for (const std::string& id : global) {
+    const auto& covered = state_.TallyOf(id)->covered;
     const StoredService& service = service_by_id_.at(id);
     std::shared_ptr<const TaskSpec> spec = SpecOf(id);
     if (spec == nullptr) continue;
     const auto& eligible = agents_->EligibleNodes(id, service.spec_version, *spec);
     for (size_t slot = 0; slot < eligible.size(); ++slot) {
       for (const std::string& node : eligible[slot]) {
-        if (covered[id].contains(node)) continue;
-        api::PlannedTask planned;
-        planned.task.id =
-            orchestrator::GlobalTaskId(id, node, [&](const std::string& t) { return Taken(t); });
-        planned.task.service_id = id;
-        planned.task.spec_version = service.spec_version;
-        planned.task.node_id = node;
-        TaskEntry& e = Entry(planned);
+        if (covered.contains(node)) continue;
+        TaskEntry& e = NewTask(
+            orchestrator::GlobalTaskId(id, node, [&](const std::string& t) { return Taken(t); }),
+            id, service.spec_version, node);
         e.task.agent = agents_->agent_id(slot);
       }
     }

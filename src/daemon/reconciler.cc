@@ -31,7 +31,7 @@ Result<PassSummary> Reconciler::RunPass(Timestamp now) {
   BERTH_RETURN_IF_ERROR(LoadClasses());
   BERTH_RETURN_IF_ERROR(state_.Refresh(store_));
   Pass pass(now, state_, executor_, agents_);
-  if (agents_ != nullptr && agents_->BindingsDue()) pass.CheckAgentBindings();
+  if (agents_ != nullptr) pass.CheckAgentBindings();
   pass.StartAndStop();
   pass.ScaleDown();
   pass.Admit(admission_);
@@ -44,16 +44,18 @@ Result<PassSummary> Reconciler::RunPass(Timestamp now) {
   pass.PruneHistory(options_.task_history_limit);
   pass.StampAssigned(clock_ != nullptr ? clock_->Now() : now);
   std::vector<store::Write> writes = pass.Writes();
+  int64_t revision = 0;
   if (!writes.empty()) {
     Result<int64_t> committed = store_.CommitOwn(writes);
     if (!committed.ok()) {
       state_.Invalidate();
       return committed.status();
     }
-    state_.Committed(*committed);
+    revision = *committed;
     pass.summary.wrote = true;
   }
-  pass.Committed();
+  pass.Committed(revision);
+  if (std::optional<Timestamp> due = state_.NextTimer()) pass.summary.DueAt(*due);
   pass.summary.waiting = agents_ != nullptr && agents_->Busy();
   // Iterate fires a rebalance once the spread has been over its threshold
   // for longer than the minimum duration.

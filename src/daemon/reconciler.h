@@ -79,7 +79,9 @@ class Reconciler {
         agents_(agents),
         clock_(clock),
         options_(options),
-        executor_(executor != nullptr ? *executor : simulated_) {}
+        executor_(executor != nullptr ? *executor : simulated_) {
+    state_.track_pending = agents != nullptr;
+  }
   Result<PassSummary> RunPass(Timestamp now);
 
  private:

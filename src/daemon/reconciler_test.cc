@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <map>
+#include <mutex>
+#include <random>
 #include <set>
 
 #include "agent/agent.h"
@@ -201,6 +204,93 @@ TEST_F(ReconcilerTest, FailingServiceTasksAreReplacedAndFeedTheFaultyNodeRule) {
   EXPECT_EQ((*WhyTask(store_, "flaky.1"))["reason"], "failed after 1000 ms (simulated)");
 }
 
+// A pass that handles one change looks at what changed, not at every task:
+// one replica fewer of 2,000 touches the task it stops; one more, the task
+// it makes; an ended timer, its task.
+TEST_F(ReconcilerTest, APassForOneChangeVisitsOnlyWhatChanged) {
+  AddNode("n1", 4000);
+  ASSERT_TRUE(services_.Create(Json{{"id", "big"}, {"replicas", 2000}}).ok());
+  ASSERT_TRUE(
+      services_.Create(Json{{"id", "short"}, {"replicas", 1}, {"run", {{"duration", 5}}}}).ok());
+  Settle();
+  ASSERT_TRUE(services_.Update("big", Json{{"replicas", 1999}}).ok());
+  Result<PassSummary> down = reconciler_.RunPass(clock_.Now());
+  ASSERT_TRUE(down.ok());
+  EXPECT_EQ(down->stopped, 1);
+  EXPECT_FALSE(down->visited_all);
+  EXPECT_EQ(down->visited, 1u);
+  EXPECT_EQ(Tasks().at("big.2000"), "shutdown@n1");
+  Settle();
+  ASSERT_TRUE(services_.Update("big", Json{{"replicas", 2000}}).ok());
+  Result<PassSummary> up = reconciler_.RunPass(clock_.Now());
+  ASSERT_TRUE(up.ok());
+  EXPECT_EQ(up->created, 1);
+  EXPECT_LE(up->visited, 2u);  // the new task, and the one stopped before (now in history)
+  Settle();
+  clock_.Advance(std::chrono::seconds(5));  // short.1 ends
+  Result<PassSummary> ended = reconciler_.RunPass(clock_.Now());
+  ASSERT_TRUE(ended.ok());
+  EXPECT_FALSE(ended->visited_all);
+  EXPECT_LE(ended->visited, 2u);  // short.1, and its replacement
+  EXPECT_EQ(Tasks().at("short.1"), "complete@n1");
+  // A node change concerns every task.
+  AddNode("n2", 4);
+  Result<PassSummary> node = reconciler_.RunPass(clock_.Now());
+  ASSERT_TRUE(node.ok());
+  EXPECT_TRUE(node->visited_all);
+}
+
+// The incremental passes leave the store where a pass that reads and visits
+// everything (a new reconciler) finds nothing to do, after every step of a
+// random sequence of service, node and time changes.
+TEST_F(ReconcilerTest, IncrementalPassesLeaveNothingForAFullPass) {
+  std::mt19937_64 random(14);
+  auto pick = [&](uint64_t n) { return random() % n; };
+  std::vector<std::string> services, nodes;
+  int next = 0;
+  for (int step = 0; step < 150; ++step) {
+    const uint64_t op = pick(8);
+    if (op == 0 || services.empty()) {
+      const std::string id = "s" + std::to_string(next++);
+      Json service = {{"id", id}, {"task", {{"resources", {{"cpu", pick(2)}}}}}};
+      if (pick(4) == 0)
+        service["mode"] = "global";
+      else
+        service["replicas"] = pick(12);
+      if (pick(2) == 0)
+        service["run"] = {{"duration", 1 + pick(3)}, {"outcome", pick(2) ? "fail" : "complete"}};
+      ASSERT_TRUE(services_.Create(service).ok()) << service.dump();
+      services.push_back(id);
+    } else if (op == 1 || op == 2) {
+      (void)services_.Update(services[pick(services.size())], Json{{"replicas", pick(12)}});
+    } else if (op == 3) {
+      const size_t i = pick(services.size());
+      ASSERT_TRUE(services_.Remove(services[i]).ok());
+      services.erase(services.begin() + static_cast<std::ptrdiff_t>(i));
+    } else if (op == 4 || nodes.empty()) {
+      nodes.push_back("n" + std::to_string(next++));
+      AddNode(nodes.back(), 1 + static_cast<int>(pick(6)));
+    } else if (op == 5) {
+      const size_t i = pick(nodes.size());
+      ASSERT_TRUE(nodes_.Remove(nodes[i]).ok());
+      nodes.erase(nodes.begin() + static_cast<std::ptrdiff_t>(i));
+    } else if (op == 6) {
+      (void)services_.Update(services[pick(services.size())],
+                             Json{{"task", {{"resources", {{"cpu", pick(2)}}}}}});
+    } else {
+      clock_.Advance(std::chrono::milliseconds(pick(2500)));
+    }
+    ASSERT_GE(Settle(), 0) << "step " << step;
+    store::WatchedStore fresh_store(std::shared_ptr<store::Store>(backing_, [](store::Store*) {}));
+    Reconciler fresh(fresh_store);
+    Result<PassSummary> full = fresh.RunPass(clock_.Now());
+    ASSERT_TRUE(full.ok()) << full.status().message();
+    ASSERT_FALSE(full->wrote) << "step " << step << " (op " << op << "): created " << full->created
+                              << ", assigned " << full->assigned << ", started " << full->started
+                              << ", stopped " << full->stopped << ", pruned " << full->pruned;
+  }
+}
+
 // A job of `count` tasks of 1 CPU that run `seconds`.
 Json Job(const std::string& id, const std::string& requestor, int count, int seconds) {
   Json tasks = Json::array();
@@ -318,6 +408,7 @@ class AgentReconcilerTest : public ReconcilerTest {
       Result<PassSummary> pass = reconciler.RunPass(clock_.Now());
       ASSERT_TRUE(pass.ok()) << pass.status().message();
       ASSERT_TRUE(placement.WaitIdle(std::chrono::seconds(10)));
+      ASSERT_TRUE(placement.WaitCalls(std::chrono::seconds(10)));
       if (!pass->wrote && !pass->waiting) return;
     }
     FAIL() << "no settled state after 10 passes";
@@ -443,9 +534,82 @@ TEST_F(AgentReconcilerTest, AfterARestartBindingsNoStoredTaskHoldsAreReleased) {
   restarted.Start(nullptr);
   Reconciler reconciler{store_, &restarted};
   ASSERT_TRUE(reconciler.RunPass(clock_.Now()).ok());
-  EXPECT_EQ(Bindings(), 1u);  // the stored task keeps its binding
+  ASSERT_TRUE(restarted.WaitCalls(std::chrono::seconds(10)));  // the check, off the loop
+  EXPECT_EQ(Bindings(), 1u);                                   // the stored task keeps its binding
   EXPECT_EQ(restarted.counters().stray_released.load(), 1u);
   EXPECT_FALSE(restarted.BindingsDue());  // until check_bindings_every has passed
+}
+
+// An agent whose calls hang until the test lets them go: releases and
+// binding checks on it must not hold up a pass.
+class HangingTransport final : public threephase::AgentTransport {
+ public:
+  explicit HangingTransport(agent::Agent& agent) : inner_(agent) {}
+  void Hang(bool on) {
+    {
+      std::lock_guard lock(mu_);
+      hanging_ = on;
+    }
+    cv_.notify_all();
+  }
+  const std::string& agent_id() const override { return inner_.agent_id(); }
+  Result<agent::SampleResponse> Sample(const agent::SampleRequest& r, Duration t) override {
+    return inner_.Sample(r, t);
+  }
+  Result<agent::CommitResponse> Commit(const agent::CommitRequest& r, Duration t) override {
+    return inner_.Commit(r, t);
+  }
+  Result<size_t> Release(const std::vector<std::string>& ids, Duration t) override {
+    Wait();
+    return inner_.Release(ids, t);
+  }
+  Result<std::vector<std::string>> Bindings(Duration t) override {
+    Wait();
+    return inner_.Bindings(t);
+  }
+  Result<std::vector<std::string>> Eligible(const TaskSpec& spec, Duration t) override {
+    return inner_.Eligible(spec, t);
+  }
+  uint32_t node_count() const override { return inner_.node_count(); }
+
+ private:
+  void Wait() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return !hanging_; });
+  }
+  threephase::InProcessTransport inner_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool hanging_ = false;
+};
+
+// Passes go on while an agent does not answer a binding check or a
+// release; what it answers later is applied by a later pass.
+TEST_F(AgentReconcilerTest, PassesDoNotWaitForAgentCalls) {
+  HangingTransport hanging(b_);
+  AgentPlacement placement{{&ta_, &hanging}, clock_, Options()};
+  placement.Start(nullptr);
+  Reconciler reconciler{store_, &placement};
+  hanging.Hang(true);  // the first pass's binding check of b hangs
+  ASSERT_TRUE(
+      services_
+          .Create(Json{{"id", "web"}, {"replicas", 4}, {"task", {{"resources", {{"cpu", 3}}}}}})
+          .ok());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(reconciler.RunPass(clock_.Now()).ok());
+    ASSERT_TRUE(placement.WaitIdle(std::chrono::seconds(10)));
+  }
+  EXPECT_EQ(Bindings(), 4u);  // placed meanwhile, on both agents
+  EXPECT_TRUE(placement.Busy());
+  ASSERT_TRUE(services_.Update("web", Json{{"replicas", 0}}).ok());
+  Result<PassSummary> stop = reconciler.RunPass(clock_.Now());  // releases queue behind the check
+  ASSERT_TRUE(stop.ok());
+  EXPECT_EQ(stop->stopped, 4);
+  EXPECT_EQ(b_.bindings(), 2u);
+  hanging.Hang(false);
+  SettleWith(reconciler, placement);
+  EXPECT_EQ(Bindings(), 0u);
+  EXPECT_EQ(placement.counters().stray_released.load(), 0u);
 }
 
 // A new spec version stops every task and starts new ones in one pass:
@@ -474,7 +638,10 @@ TEST_F(AgentReconcilerTest, ANewSpecVersionLeavesOneBindingPerRunningTask) {
   }
   EXPECT_EQ(running, 6) << tasks.dump(1);
   EXPECT_EQ(Bindings(), 6u);
-  EXPECT_EQ(Tasks()["mon.a0"], "running@a0");  // the new task took the id once released
+  // The agents name the new version's nodes after the pass that stopped the
+  // old tasks, so the replacement is a new task beside the old one's record.
+  EXPECT_EQ(Tasks()["mon.a0"], "shutdown@a0");
+  EXPECT_EQ(Tasks()["mon.a0.2"], "running@a0");
 }
 
 // Agents restart and forget their bindings: b with the same nodes (its tasks

@@ -1,5 +1,8 @@
 #include "daemon/stored_state.h"
 
+#include <algorithm>
+#include <tuple>
+
 #include "api/cluster_codec.h"
 
 namespace berth::daemon {
@@ -62,9 +65,12 @@ Status StoredState::Refresh(store::WatchedStore& store) {
 }
 
 Status StoredState::Load(store::WatchedStore& store) {
-  const uint64_t generation = nodes_generation;
+  const uint64_t generation = nodes_generation, layout = layout_generation;
+  const bool track = track_pending;
   *this = StoredState();
+  track_pending = track;
   nodes_generation = generation + 1;
+  layout_generation = layout + 1;
   Result<std::vector<std::vector<store::StoredObject>>> all =
       store.Watch({std::begin(kKinds), std::end(kKinds)});
   if (!all.ok()) return all.status();
@@ -73,12 +79,13 @@ Status StoredState::Load(store::WatchedStore& store) {
       BERTH_RETURN_IF_ERROR(
           Apply({store::Write::Op::kPut, object.kind, object.id, object.body, object.revision}));
   loaded_ = true;
+  visit_all_ = true;
   return Status::Ok();
 }
 
 Status StoredState::Apply(const store::Change& change) {
   const bool put = change.op == store::Write::Op::kPut;
-  Json json;
+  std::optional<Json> json;
   if (put) {
     Result<Json> parsed = Parse(change.kind, change.id, change.body);
     if (!parsed.ok()) return parsed.status();
@@ -86,31 +93,27 @@ Status StoredState::Apply(const store::Change& change) {
   }
   if (change.kind == "node") {
     ++nodes_generation;
+    ++layout_generation;
+    visit_all_ = true;  // tasks on it leave or come back into the engine's view
     if (put) {
-      nodes[change.id] = std::move(json);
+      nodes[change.id] = std::move(*json);
       node_ids_.insert(change.id);
     } else {
       nodes.erase(change.id);
       node_ids_.erase(change.id);
     }
   } else if (change.kind == "service") {
-    if (put)
-      services[change.id] = ToService(std::move(json));
-    else
-      services.erase(change.id);
+    ApplyService(change.id, std::move(json));
   } else if (change.kind == "job") {
-    if (put)
-      jobs[change.id] = ToJob(std::move(json), change.revision);
-    else
-      jobs.erase(change.id);
+    ApplyJob(change.id, std::move(json), change.revision);
   } else if (change.kind == "duration") {
     if (put)
-      durations[change.id] = ToRecorded(json, change.revision);
+      durations[change.id] = ToRecorded(*json, change.revision);
     else
       durations.erase(change.id);
   } else if (change.kind == "task") {
     if (put) {
-      PutTask(change.id, json, change.revision);
+      PutTask(change.id, *json, change.revision);
     } else if (auto it = task_index.find(change.id); it != task_index.end()) {
       EraseTask(it->second);
     }
@@ -118,13 +121,60 @@ Status StoredState::Apply(const store::Change& change) {
   return Status::Ok();
 }
 
+// A new service, or a change of its replica count only, concerns no task
+// yet (the pass compares its tally with its count); anything else (removal,
+// a new spec version, a new template or run) concerns all its tasks.
+void StoredState::ApplyService(const std::string& id, std::optional<Json> json) {
+  dirty_services_.insert(id);
+  auto it = services.find(id);
+  if (!json) {
+    if (it != services.end()) services.erase(it);
+    visit_all_ = true;
+    return;
+  }
+  if (it != services.end()) {
+    Json before = it->second.json, after = *json;
+    before.erase("replicas");
+    after.erase("replicas");
+    if (before != after) visit_all_ = true;
+  }
+  services[id] = ToService(std::move(*json));
+}
+
+// A job's tasks are visited when it changes (killed, or removed).
+void StoredState::ApplyJob(const std::string& id, std::optional<Json> json, int64_t revision) {
+  auto it = jobs.find(id);
+  if (it != jobs.end()) QueueJobTasks(id, it->second.json);
+  if (!json) {
+    if (it != jobs.end()) jobs.erase(it);
+    return;
+  }
+  QueueJobTasks(id, *json);
+  jobs[id] = ToJob(std::move(*json), revision);
+}
+
+void StoredState::QueueJobTasks(const std::string& job, const Json& json) {
+  const int64_t count = json.value("tasks", int64_t{0});
+  for (int64_t i = 1; i <= count; ++i)
+    if (auto it = task_index.find(job + "." + std::to_string(i)); it != task_index.end())
+      Queue(static_cast<uint32_t>(it->second));
+}
+
 void StoredState::PutTask(const std::string& id, const Json& body, int64_t revision) {
-  auto [it, added] = task_index.try_emplace(id, tasks.size());
-  if (added) tasks.emplace_back();
+  auto it = task_index.find(id);
+  if (it == task_index.end()) it = task_index.emplace(id, NewEntry(id)).first;
   TaskEntry& e = tasks[it->second];
+  Uncount(e);
   e.task = DecodeStoredTask(body);
   e.task.id = id;  // the store's name for it, whatever the body says
   e.revision = revision;
+  Recount(e);
+  Queue(static_cast<uint32_t>(it->second));
+}
+
+uint32_t StoredState::NewEntry(const std::string& id) {
+  tasks.emplace_back().task.id = id;
+  return static_cast<uint32_t>(tasks.size() - 1);
 }
 
 int64_t StoredState::Workers() {
@@ -138,19 +188,205 @@ int64_t StoredState::Workers() {
 }
 
 void StoredState::EraseTask(size_t i) {
-  task_index.erase(tasks[i].task.id);
-  if (i + 1 != tasks.size()) {
-    tasks[i] = std::move(tasks.back());
-    task_index[tasks[i].task.id] = i;
-  }
-  tasks.pop_back();
+  TaskEntry& e = tasks[i];
+  Uncount(e);
+  if (e.terminal() && !e.task.service.empty())
+    history_.MarkStale(TaskHistory::GroupKey(
+        e.task.service, e.task.node,
+        !services.contains(e.task.service) || !services.at(e.task.service).replicas));
+  task_index.erase(e.task.id);
+  e = TaskEntry();
+  e.in_plan = false;
+  ++free_entries_;
 }
 
-void StoredState::Committed(int64_t revision) {
-  for (size_t i = tasks.size(); i-- > 0;)
-    if (tasks[i].pruned) EraseTask(i);
-  for (TaskEntry& e : tasks)
-    if (std::exchange(e.changed, false)) e.revision = revision;
+void StoredState::Queue(uint32_t position) {
+  if (std::exchange(tasks[position].queued, true)) return;
+  queued_.push_back(position);
+}
+
+void StoredState::CheckAt(uint32_t position, Timestamp due) {
+  timers_.push({due, position, tasks[position].task.id});
+}
+
+std::optional<Timestamp> StoredState::NextTimer() const {
+  if (timers_.empty()) return std::nullopt;
+  return timers_.top().due;
+}
+
+std::vector<uint32_t> StoredState::TakeVisit(Timestamp now, bool* all) {
+  if (free_entries_ > (tasks.size() - free_entries_) / 2 + 1024) Compact();
+  while (!timers_.empty() && timers_.top().due <= now) {
+    const Timer& t = timers_.top();
+    if (t.position < tasks.size() && tasks[t.position].task.id == t.id) Queue(t.position);
+    timers_.pop();
+  }
+  std::vector<uint32_t> visit = std::move(queued_);
+  queued_.clear();
+  for (uint32_t p : visit) tasks[p].queued = false;
+  *all = std::exchange(visit_all_, false);
+  if (!*all) {
+    std::sort(visit.begin(), visit.end());
+    return visit;
+  }
+  Rebuild();
+  visit.clear();
+  for (uint32_t p = 0; p < tasks.size(); ++p)
+    if (tasks[p].live()) visit.push_back(p);
+  return visit;
+}
+
+// Moves the live entries together, in order; the engine's indices of them
+// are stale (layout_generation), and the next pass visits everything.
+void StoredState::Compact() {
+  std::erase_if(tasks, [](const TaskEntry& e) { return !e.live(); });
+  task_index.clear();
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    task_index.emplace(tasks[i].task.id, i);
+    tasks[i].queued = false;
+  }
+  queued_.clear();
+  timers_ = {};
+  free_entries_ = 0;
+  ++layout_generation;
+  visit_all_ = true;
+}
+
+void StoredState::Rebuild() {
+  tallies_.clear();
+  pending_.clear();
+  for (TaskEntry& e : tasks) {
+    e.tally = 0;
+    e.counted_in = nullptr;
+    if (e.live()) Recount(e);
+  }
+  for (const auto& [id, service] : services) dirty_services_.insert(id);
+  // History: ended tasks of services, by (revision, replica number).
+  history_.Clear();
+  std::vector<std::tuple<int64_t, int64_t, uint32_t>> ended;
+  for (uint32_t p = 0; p < tasks.size(); ++p)
+    if (tasks[p].live() && tasks[p].terminal() && !tasks[p].task.service.empty())
+      ended.emplace_back(tasks[p].revision, orchestrator::ReplicaNumber(tasks[p].task.id), p);
+  std::sort(ended.begin(), ended.end());
+  for (const auto& [revision, number, p] : ended) {
+    const TaskEntry& e = tasks[p];
+    const auto svc = services.find(e.task.service);
+    const bool global = svc != services.end() && !svc->second.replicas;
+    history_.Add(TaskHistory::GroupKey(e.task.service, e.task.node, global), {p, revision});
+  }
+}
+
+void StoredState::Uncount(TaskEntry& e) {
+  const uint8_t was = std::exchange(e.tally, 0);
+  if (was & kListed) pending_.erase(PositionOf(e));
+  orchestrator::ServiceTally* tally = std::exchange(e.counted_in, nullptr);
+  if (tally == nullptr) return;
+  if (e.number >= 0) {
+    const auto n = static_cast<uint64_t>(e.number);
+    if (was & kTaken) tally->taken.Set(n, false);
+    if (was & kRunnable) tally->runnable.Set(n, false);
+    if (was & kPending) tally->pending.Set(n, false);
+  }
+  if (was & kRunnable) {
+    --tally->runnable_count;
+    if (e.number < 0) --tally->unnumbered;
+  }
+  if (was & kCovered) {
+    auto node = tally->covered.find(e.task.node);
+    if (node != tally->covered.end() && --node->second == 0) tally->covered.erase(node);
+  }
+  MarkDirty(e.task.service, *tally);
+}
+
+void StoredState::MarkDirty(const std::string& service, orchestrator::ServiceTally& tally) {
+  if (std::exchange(tally.dirty, true)) return;
+  dirty_services_.insert(service);
+}
+
+void StoredState::Recount(TaskEntry& e) {
+  const bool planned = e.planned(), runnable = planned && e.runnable();
+  const bool pending = runnable && e.task.state == TaskState::kPending;
+  uint8_t now = 0;
+  if (track_pending && pending) now |= kListed;
+  orchestrator::ServiceTally* tally = e.counted_in;
+  if (!e.task.service.empty() && planned) {
+    if (tally == nullptr) tally = &TallyFor(e.task.service);
+    now |= kTaken;
+    if (runnable) now |= kRunnable;
+    if (pending) now |= kPending;
+    if (runnable && !e.task.node.empty() && tally->global) now |= kCovered;
+  }
+  if (now == e.tally) return;
+  Uncount(e);
+  e.tally = now;
+  if (now & kListed) pending_.insert(PositionOf(e));
+  if ((now & ~kListed) == 0) return;
+  e.counted_in = tally;
+  const std::optional<uint64_t> n = orchestrator::NumberIn(e.task.service, e.task.id);
+  e.number = n ? static_cast<int32_t>(*n) : -1;
+  if (n) {
+    if (now & kTaken) tally->taken.Set(*n, true);
+    if (now & kRunnable) tally->runnable.Set(*n, true);
+    if (now & kPending) tally->pending.Set(*n, true);
+  }
+  if (now & kRunnable) {
+    ++tally->runnable_count;
+    if (!n) ++tally->unnumbered;
+  }
+  if (now & kCovered) ++tally->covered[e.task.node];
+  MarkDirty(e.task.service, *tally);
+}
+
+// A service's tally, made when its first task counts: global if the
+// service has no replica count (a removed service's tasks count nowhere
+// once they stop; until then, as replicated).
+orchestrator::ServiceTally& StoredState::TallyFor(const std::string& service) {
+  auto [it, added] = tallies_.try_emplace(service);
+  if (added) {
+    const auto svc = services.find(service);
+    it->second.global = svc != services.end() && !svc->second.replicas;
+  }
+  return it->second;
+}
+
+const orchestrator::ServiceTally* StoredState::TallyOf(const std::string& service) const {
+  static const orchestrator::ServiceTally kEmpty;
+  auto it = tallies_.find(service);
+  return it == tallies_.end() ? &kEmpty : &it->second;
+}
+
+std::set<std::string> StoredState::TakeDirtyServices() {
+  for (const std::string& id : dirty_services_)
+    if (auto it = tallies_.find(id); it != tallies_.end()) it->second.dirty = false;
+  return std::exchange(dirty_services_, {});
+}
+
+// Ended tasks join their history group in the order pruning needs: by
+// revision (all of this commit's share one), then by replica number.
+void StoredState::EndPass(const std::vector<uint32_t>& touched, int64_t revision) {
+  std::vector<std::pair<int64_t, uint32_t>> ended;
+  for (uint32_t p : touched) {
+    TaskEntry& e = tasks[p];
+    e.touched = false;
+    if (e.pruned) {
+      EraseTask(p);
+      continue;
+    }
+    if (!e.changed) continue;
+    e.changed = false;
+    e.revision = revision;
+    Recount(e);  // a task this pass stopped is no longer excluded (planned)
+    Queue(p);
+    if (e.terminal() && !e.task.service.empty())
+      ended.emplace_back(orchestrator::ReplicaNumber(e.task.id), p);
+  }
+  std::sort(ended.begin(), ended.end());
+  for (const auto& [number, p] : ended) {
+    const TaskEntry& e = tasks[p];
+    const auto svc = services.find(e.task.service);
+    const bool global = svc != services.end() && !svc->second.replicas;
+    history_.Add(TaskHistory::GroupKey(e.task.service, e.task.node, global), {p, revision});
+  }
   for (auto& [name, recorded] : durations)
     if (std::exchange(recorded.changed, false)) recorded.revision = revision;
 }

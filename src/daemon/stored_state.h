@@ -8,6 +8,21 @@
 // pass fails, its edits are not in the store: Invalidate, and the next
 // Refresh reads everything again.
 //
+// So that a pass costs what changed, not the cluster, it also keeps:
+//  - the visit list: the tasks the next pass must look at (those the store
+//    changed, those the last pass wrote, those of a job that changed, those
+//    whose executor timer fell due). A change that concerns every task (a
+//    node, a removed service, a new spec version, the first load) makes the
+//    next pass visit them all (TakeVisit).
+//  - a tally per service (orchestrator::ServiceTally): runnable, pending and
+//    used replica numbers, per node for global services. Every edit of a
+//    task's state, desired state, node or `in_plan` is followed by Recount;
+//    a service whose tally moved is dirty (TakeDirtyServices).
+//  - the pending tasks (by position) for the three-phase path.
+//  - the ended tasks per history group (TaskHistory).
+// Positions in `tasks` are stable: a deleted task leaves a free entry (empty
+// id) until TakeVisit compacts them, which also moves `layout_generation`.
+//
 // Not thread-safe: the control loop owns it.
 #pragma once
 
@@ -15,6 +30,8 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <queue>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -23,8 +40,11 @@
 #include "api/json_fields.h"
 #include "core/status.h"
 #include "core/task.h"
+#include "core/time.h"
 #include "daemon/stored_task.h"
+#include "daemon/task_history.h"
 #include "orchestrator/orchestrator.h"
+#include "orchestrator/service_tally.h"
 #include "store/watched_store.h"
 
 namespace berth::daemon {
@@ -36,6 +56,14 @@ struct TaskEntry {
   bool changed = false;
   bool in_plan = true;  // handed to the placement engine
   bool pruned = false;  // ended and beyond the history limit: deleted by this pass
+  // StoredState's bookkeeping: in the next pass's visit list; in this pass's
+  // touched list (Pass); how the task counts in its service's tally, which
+  // tally that is and its replica number there (-1: none), both cached
+  // while it counts (the id and service of a counted entry do not change).
+  bool queued = false, touched = false;
+  uint8_t tally = 0;
+  int32_t number = -1;
+  orchestrator::ServiceTally* counted_in = nullptr;
   // The full-view engine's record of the task (FullView): its index there,
   // valid while engine_generation is the engine's; kNotInEngine when the
   // engine has none (never had, or forgot it).
@@ -43,9 +71,13 @@ struct TaskEntry {
   uint32_t engine_index = kNotInEngine;
   uint64_t engine_generation = 0;
 
+  bool live() const { return !task.id.empty(); }  // false: a free entry
   bool terminal() const { return task.state > TaskState::kRunning; }
   // Fills one of its service's slots: not finished and still meant to run.
   bool runnable() const { return orchestrator::Runnable(task.state, task.desired); }
+  // Seen by the placement engine: not if its service or node is gone
+  // (in_plan), nor if the running pass stopped it.
+  bool planned() const { return in_plan && !(changed && task.desired == TaskState::kShutdown); }
   // Holds a binding on its agent (the agent's capacity).
   bool bound_on_agent() const {
     return !task.agent.empty() && task.state >= TaskState::kAssigned && !terminal();
@@ -64,7 +96,6 @@ struct StoredService {
   uint64_t spec_version = 0;
   std::shared_ptr<const TaskSpec> spec;  // its task template; null if it does not decode
   std::optional<SimulatedRun> run;       // the simulated executor ends its tasks
-  uint64_t runnable = 0;                 // a pass's count of its runnable tasks (scratch)
 };
 
 struct StoredJob {
@@ -81,9 +112,40 @@ class StoredState {
   // Invalidate, the store's changes since the last call otherwise.
   Status Refresh(store::WatchedStore& store);
   void Invalidate() { loaded_ = false; }
-  // The pass's writes were committed at `revision`: changed entries take it,
-  // pruned ones are forgotten.
-  void Committed(int64_t revision);
+  // The pass that touched `touched` (positions) ends: if it committed at
+  // `revision` (0: it wrote nothing), its changed entries take the revision
+  // and are visited again by the next pass, its ended ones join their
+  // history group, its pruned ones are deleted.
+  void EndPass(const std::vector<uint32_t>& touched, int64_t revision);
+
+  // The tasks the next pass visits (positions, in order), taken from the
+  // visit list and the executor timers due at `now`. `all`: every task
+  // (then every tally, the pending set and the history were rebuilt, and
+  // every service is dirty).
+  std::vector<uint32_t> TakeVisit(Timestamp now, bool* all);
+  // Visit `position` again once `due` has passed (an executor's timer).
+  void CheckAt(uint32_t position, Timestamp due);
+  // The earliest executor timer, if any.
+  std::optional<Timestamp> NextTimer() const;
+  // Brings the tallies and the pending set in line with `e`'s fields.
+  void Recount(TaskEntry& e);
+  // Before `e` is replaced by a new task (or deleted): it leaves every count.
+  void Uncount(TaskEntry& e);
+  // A new entry for task `id` (not stored yet); its position.
+  uint32_t NewEntry(const std::string& id);
+  uint32_t PositionOf(const TaskEntry& e) const { return static_cast<uint32_t>(&e - tasks.data()); }
+  const orchestrator::ServiceTally* TallyOf(const std::string& service) const;
+  // Services whose tally or record changed since the last call, by id.
+  std::set<std::string> TakeDirtyServices();
+  // Positions of the runnable pending tasks the engine sees, in order; kept
+  // only when `track_pending` is set (the three-phase path hands them to
+  // the agents on every pass; the full-view engine keeps its own).
+  const std::set<uint32_t>& pending() const { return pending_; }
+  bool track_pending = false;
+  TaskHistory& history() { return history_; }
+  // Grows when the nodes change or the task positions move (a compaction):
+  // a placement engine's state built from them is stale.
+  uint64_t layout_generation = 0;
 
   std::map<std::string, api::Json, std::less<>> nodes;  // by id
   // Grows with every change to `nodes` (and with every Load).
@@ -103,11 +165,37 @@ class StoredState {
  private:
   Status Load(store::WatchedStore& store);
   Status Apply(const store::Change& change);
+  void ApplyService(const std::string& id, std::optional<api::Json> json);
+  void ApplyJob(const std::string& id, std::optional<api::Json> json, int64_t revision);
   void PutTask(const std::string& id, const api::Json& body, int64_t revision);
-  // Removes tasks[i], moving the last entry into its place.
+  // Deletes tasks[i], leaving a free entry.
   void EraseTask(size_t i);
+  void Queue(uint32_t position);
+  // Queues a job's tasks ("<job>.<n>", n <= its task count).
+  void QueueJobTasks(const std::string& job, const api::Json& json);
+  void Compact();
+  orchestrator::ServiceTally& TallyFor(const std::string& service);
+  void MarkDirty(const std::string& service, orchestrator::ServiceTally& tally);
+  void Rebuild();  // every tally, the pending set and the history, from the tasks
+
+  // The bits of TaskEntry::tally.
+  static constexpr uint8_t kTaken = 1, kRunnable = 2, kPending = 4, kCovered = 8, kListed = 16;
+  struct Timer {
+    Timestamp due;
+    uint32_t position;
+    std::string id;
+    bool operator>(const Timer& o) const { return due > o.due; }
+  };
 
   bool loaded_ = false;
+  bool visit_all_ = true;
+  std::vector<uint32_t> queued_;
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+  std::unordered_map<std::string, orchestrator::ServiceTally> tallies_;
+  std::set<std::string> dirty_services_;
+  std::set<uint32_t> pending_;
+  TaskHistory history_;
+  size_t free_entries_ = 0;
   std::unordered_set<std::string> node_ids_;  // the keys of `nodes`
   uint64_t workers_generation_ = 0;           // of nodes_generation workers_ was counted at
   int64_t workers_ = 0;

@@ -24,27 +24,65 @@ TaskState State(const Json& body, const char* key, TaskState absent) {
   return state.ok() ? *state : absent;
 }
 
-// Appends `text` as a JSON string, escaped as nlohmann::json's dump does.
-// Bodies hold validated UTF-8, so only the quote, the backslash and control
-// characters need escapes.
-void AppendString(std::string& out, std::string_view text) {
-  out += '"';
-  for (const char c : text) {
-    if (c == '"' || c == '\\') {
+void AppendEscaped(std::string& out, unsigned char c) {
+  out += '\\';
+  switch (c) {
+    case '"':
+      out += '"';
+      return;
+    case '\\':
       out += '\\';
-      out += c;
-    } else if (c == '\n' || c == '\t' || c == '\r' || c == '\b' || c == '\f') {
-      out += '\\';
-      out += c == '\n' ? 'n' : c == '\t' ? 't' : c == '\r' ? 'r' : c == '\b' ? 'b' : 'f';
-    } else if (static_cast<unsigned char>(c) < 0x20) {
+      return;
+    case '\n':
+      out += 'n';
+      return;
+    case '\t':
+      out += 't';
+      return;
+    case '\r':
+      out += 'r';
+      return;
+    case '\b':
+      out += 'b';
+      return;
+    case '\f':
+      out += 'f';
+      return;
+    default: {
       char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
+      std::snprintf(escaped, sizeof escaped, "u%04x", static_cast<unsigned>(c));
       out += escaped;
-    } else {
-      out += c;
     }
   }
+}
+
+// Appends `text` as a JSON string, escaped as nlohmann::json's dump does.
+// Bodies hold validated UTF-8, so only the quote, the backslash and control
+// characters need escapes; runs without them are copied whole.
+void AppendString(std::string& out, std::string_view text) {
   out += '"';
+  size_t run = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(text, run, i - run);
+    AppendEscaped(out, c);
+    run = i + 1;
+  }
+  out.append(text, run, text.size() - run);
+  out += '"';
+}
+
+// A pass stamps its tasks with one or two times: the last one formatted is
+// kept (per thread).
+const std::string& FormattedTime(Timestamp at) {
+  thread_local std::optional<Timestamp> last;
+  thread_local std::string text;
+  if (last != at) {
+    text = FormatRfc3339(at);
+    last = at;
+  }
+  return text;
 }
 
 // Writes `"key":value` pairs, separated by commas, in the order called.
@@ -58,17 +96,18 @@ class ObjectWriter {
     AppendString(out_, value);
   }
   void Time(const char* key, const std::optional<Timestamp>& at) {
-    if (at) Text(key, FormatRfc3339(*at));
+    if (at) Text(key, FormattedTime(*at));
   }
   void Number(const char* key, int64_t value) {
     Key(key);
     out_ += std::to_string(value);
   }
+  // `key`: a constant that needs no escapes.
   void Key(const char* key) {
-    if (!first_) out_ += ',';
+    out_ += first_ ? "\"" : ",\"";
     first_ = false;
-    AppendString(out_, key);
-    out_ += ':';
+    out_ += key;
+    out_ += "\":";
   }
 
  private:

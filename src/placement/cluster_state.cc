@@ -4,6 +4,8 @@
 #include <numeric>
 #include <random>
 
+#include "core/id_order.h"
+
 namespace berth::placement {
 
 bool ClusterState::IsTracked(const TaskRecord& t) {
@@ -58,6 +60,7 @@ Result<TaskIndex> ClusterState::AddTask(const Task& task, bool preassigned) {
   t.updated_at = task.updated_at;
   t.spec = task.spec;
   task_by_id_.Insert(index, TaskIdOf());
+  if (IsPending(t)) pending_candidates_.push_back(index);
   if (IsTracked(t)) Track(t);
   if ((t.state == TaskState::kFailed || t.state == TaskState::kRejected) && t.node != kNoNode)
     RecordFailure(t, t.updated_at);
@@ -94,6 +97,7 @@ Status ClusterState::SetTaskState(TaskIndex index, TaskState state, Timestamp at
   TaskState old = t.state;
   t.state = state;
   t.updated_at = at;
+  if (IsPending(t)) pending_candidates_.push_back(index);
   bool tracked = IsTracked(t);
   if (was_tracked && !tracked) {
     t.state = old;  // untrack with the state the reservation was made under
@@ -161,43 +165,12 @@ std::optional<TaskIndex> ClusterState::FindTask(std::string_view id) const {
   return task_by_id_.Find(id, TaskIdOf());
 }
 
-std::vector<TaskIndex> ClusterState::PendingTasks() const {
-  std::vector<TaskIndex> pending;
-  for (TaskIndex i = 0; i < tasks_.size(); ++i) {
-    const TaskRecord& t = tasks_[i];
-    if (t.state == TaskState::kPending && t.desired_state <= TaskState::kComplete)
-      pending.push_back(i);
-  }
-  return pending;
-}
-
-// Sorts node indices by id. Comparisons use each id's first 16 bytes as two
-// big-endian integers (zero-padded), held contiguously so they stay in cache;
-// the full strings are compared only when both ids are longer and share them.
-void ClusterState::SortById(std::vector<NodeIndex>& order) const {
-  struct Key {
-    uint64_t hi = 0, lo = 0;
-    uint32_t length = 0;
-    NodeIndex node = 0;
-  };
-  auto load = [](std::string_view id, size_t from) {
-    uint64_t v = 0;
-    for (size_t i = from; i < from + 8; ++i)
-      v = (v << 8) | (i < id.size() ? static_cast<unsigned char>(id[i]) : 0u);
-    return v;
-  };
-  std::vector<Key> keys(nodes_.size());
-  for (NodeIndex i = 0; i < nodes_.size(); ++i) {
-    std::string_view id = nodes_[i].node().id;
-    keys[i] = {load(id, 0), load(id, 8), static_cast<uint32_t>(id.size()), i};
-  }
-  std::sort(keys.begin(), keys.end(), [&](const Key& a, const Key& b) {
-    if (a.hi != b.hi) return a.hi < b.hi;
-    if (a.lo != b.lo) return a.lo < b.lo;
-    if (a.length > 16 && b.length > 16) return nodes_[a.node].node().id < nodes_[b.node].node().id;
-    return a.length < b.length;  // equal prefix: the shorter id is a prefix of the longer
-  });
-  for (size_t i = 0; i < keys.size(); ++i) order[i] = keys[i].node;
+std::vector<TaskIndex> ClusterState::PendingTasks() {
+  std::vector<TaskIndex>& c = pending_candidates_;
+  std::erase_if(c, [&](TaskIndex i) { return !IsPending(tasks_[i]); });
+  if (!std::is_sorted(c.begin(), c.end())) std::sort(c.begin(), c.end());
+  c.erase(std::unique(c.begin(), c.end()), c.end());
+  return c;
 }
 
 const std::vector<uint32_t>& ClusterState::Ranks(std::optional<uint64_t> seed) {
@@ -208,7 +181,7 @@ const std::vector<uint32_t>& ClusterState::Ranks(std::optional<uint64_t> seed) {
     std::mt19937_64 rng(*seed);
     std::shuffle(order.begin(), order.end(), rng);
   } else {
-    SortById(order);
+    SortByIds(order, NodeIdOf());
   }
   ranks_.assign(nodes_.size(), 0);
   for (uint32_t rank = 0; rank < order.size(); ++rank) ranks_[order[rank]] = rank;

@@ -98,7 +98,9 @@ class ClusterState {
   }
 
   // Tasks in state pending (desired state <= complete), in arrival order.
-  std::vector<TaskIndex> PendingTasks() const;
+  // Costs what became pending since the last call plus what still is, not
+  // a visit of every task (a list of candidates is kept and pruned here).
+  std::vector<TaskIndex> PendingTasks();
 
   // The tie-break rank of each node (rule 4 of the node order): by default the
   // position of its id in byte order; with a seed, a seeded shuffle. Recomputed
@@ -116,9 +118,11 @@ class ClusterState {
   void Track(TaskRecord& t);
   void Untrack(TaskRecord& t);
   void RecordFailure(const TaskRecord& t, Timestamp at);
-  void SortById(std::vector<NodeIndex>& order) const;
   static bool IsTracked(const TaskRecord& t);
   static bool IsActive(const TaskRecord& t);
+  static bool IsPending(const TaskRecord& t) {
+    return t.state == TaskState::kPending && t.desired_state <= TaskState::kComplete;
+  }
   auto NodeIdOf() const {
     return [this](uint32_t i) { return std::string_view(nodes_[i].node().id); };
   }
@@ -136,6 +140,9 @@ class ClusterState {
   std::vector<uint32_t> ranks_;
   std::optional<uint64_t> ranks_seed_;
   size_t forgotten_ = 0;
+  // Every task that became pending since the last PendingTasks(), and those
+  // still pending then; may hold duplicates and tasks no longer pending.
+  std::vector<TaskIndex> pending_candidates_;
   // Failure times per (service, version), then per node.
   struct FailureKey {
     ServiceIndex service;

@@ -66,7 +66,45 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) 
   return store;
 }
 
-SqliteStore::~SqliteStore() { sqlite3_close(db_); }
+SqliteStore::~SqliteStore() {
+  {
+    std::lock_guard lock(checkpoint_mu_);
+    stopping_ = true;
+  }
+  checkpoint_cv_.notify_all();
+  if (checkpointer_.joinable()) checkpointer_.join();
+  sqlite3_close(db_);
+}
+
+// Called inside COMMIT, with mu_ held: only flags the thread.
+int SqliteStore::OnWalCommit(void* store, sqlite3*, const char*, int pages) {
+  auto* self = static_cast<SqliteStore*>(store);
+  if (pages >= kCheckpointPages) {
+    {
+      std::lock_guard lock(self->checkpoint_mu_);
+      self->checkpoint_due_ = true;
+    }
+    self->checkpoint_cv_.notify_all();
+  }
+  return SQLITE_OK;
+}
+
+// A passive checkpoint between commits; a failed one is tried again after
+// the next commit (the WAL only grows meanwhile).
+void SqliteStore::Checkpoints() {
+  std::unique_lock lock(checkpoint_mu_);
+  for (;;) {
+    checkpoint_cv_.wait(lock, [&] { return checkpoint_due_ || stopping_; });
+    if (stopping_) return;
+    checkpoint_due_ = false;
+    lock.unlock();
+    {
+      std::lock_guard db_lock(mu_);
+      sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+    }
+    lock.lock();
+  }
+}
 
 Status SqliteStore::Error(const std::string& doing) const {
   const int code = sqlite3_errcode(db_);
@@ -82,8 +120,10 @@ Status SqliteStore::Error(const std::string& doing) const {
 // version and reads the revision.
 Status SqliteStore::Init() {
   sqlite3_busy_timeout(db_, 0);  // a store in use fails at once
-  if (!Exec(db_, "PRAGMA locking_mode=EXCLUSIVE") || !Exec(db_, "PRAGMA journal_mode=WAL") ||
-      !Exec(db_, "PRAGMA synchronous=FULL") || !Exec(db_, "PRAGMA cache_size=-65536"))
+  // page_size applies to a new file only, before it turns to WAL.
+  if (!Exec(db_, "PRAGMA page_size=16384") || !Exec(db_, "PRAGMA locking_mode=EXCLUSIVE") ||
+      !Exec(db_, "PRAGMA journal_mode=WAL") || !Exec(db_, "PRAGMA synchronous=FULL") ||
+      !Exec(db_, "PRAGMA cache_size=-65536") || !Exec(db_, "PRAGMA wal_autocheckpoint=0"))
     return Error("configuring");
   if (!Exec(db_, "BEGIN EXCLUSIVE")) return Error("locking");
   const bool created =
@@ -109,6 +149,8 @@ Status SqliteStore::Init() {
     return Status::InvalidArgument("store '" + path_ + "' has schema version " +
                                    std::to_string(version) + "; this berthd reads version " +
                                    std::to_string(kSchemaVersion));
+  sqlite3_wal_hook(db_, &SqliteStore::OnWalCommit, this);
+  checkpointer_ = std::thread([this] { Checkpoints(); });
   return Status::Ok();
 }
 

@@ -1,0 +1,77 @@
+#include "orchestrator/service_tally.h"
+
+#include <bit>
+
+namespace berth::orchestrator {
+
+void NumberSet::Set(uint64_t n, bool on) {
+  if (n >= kLimit) return;
+  if (!on && n / 64 >= words_.size()) return;
+  if (n / 64 >= words_.size()) words_.resize(std::max<size_t>(n / 64 + 1, words_.size() * 2));
+  const uint64_t bit = uint64_t{1} << (n % 64);
+  words_[n / 64] = on ? (words_[n / 64] | bit) : (words_[n / 64] & ~bit);
+}
+
+uint64_t NumberSet::NextClear(uint64_t from) const {
+  for (uint64_t w = from / 64; w < words_.size(); ++w) {
+    uint64_t free = ~words_[w];
+    if (w == from / 64) free &= ~uint64_t{0} << (from % 64);
+    if (free != 0) return w * 64 + static_cast<uint64_t>(std::countr_zero(free));
+  }
+  return std::max<uint64_t>(from, words_.size() * 64);
+}
+
+std::optional<uint64_t> NumberSet::PrevSet(uint64_t before, const NumberSet* without) const {
+  if (before == 0) return std::nullopt;
+  const uint64_t last = before - 1;
+  for (uint64_t w = std::min<uint64_t>(last / 64 + 1, words_.size()); w-- > 0;) {
+    uint64_t bits = words_[w];
+    if (without != nullptr && w < without->words_.size()) bits &= ~without->words_[w];
+    if (w == last / 64 && last % 64 != 63) bits &= (uint64_t{1} << (last % 64 + 1)) - 1;
+    if (bits != 0) return w * 64 + 63 - static_cast<uint64_t>(std::countl_zero(bits));
+  }
+  return std::nullopt;
+}
+
+std::optional<uint64_t> NumberIn(std::string_view service, std::string_view task_id) {
+  if (task_id.size() <= service.size() + 1 || !task_id.starts_with(service) ||
+      task_id[service.size()] != '.')
+    return std::nullopt;
+  const int64_t n = ReplicaNumber(task_id);
+  // ReplicaNumber reads after the last dot: it must be the service's.
+  if (n < 0 || task_id.rfind('.') != service.size() ||
+      static_cast<uint64_t>(n) >= NumberSet::kLimit)
+    return std::nullopt;
+  return static_cast<uint64_t>(n);
+}
+
+std::optional<std::vector<uint64_t>> ChooseScaleDown(const ServiceTally& tally, uint64_t keep) {
+  if (tally.unnumbered != 0) return std::nullopt;
+  std::vector<uint64_t> stop;
+  if (tally.runnable_count <= keep) return stop;
+  const uint64_t count = tally.runnable_count - keep;
+  stop.reserve(count);
+  // Pending ones from the highest number down, then the placed ones.
+  std::optional<uint64_t> n = tally.pending.PrevSet(NumberSet::kLimit);
+  for (; n && stop.size() < count; n = tally.pending.PrevSet(*n)) stop.push_back(*n);
+  n = tally.runnable.PrevSet(NumberSet::kLimit, &tally.pending);
+  for (; n && stop.size() < count; n = tally.runnable.PrevSet(*n, &tally.pending))
+    stop.push_back(*n);
+  return stop;
+}
+
+std::vector<std::string> NewReplicaIds(std::string_view service, const ServiceTally& tally,
+                                       uint64_t replicas, const Taken& taken_id) {
+  std::vector<std::string> ids;
+  if (tally.runnable_count >= replicas) return ids;
+  ids.reserve(replicas - tally.runnable_count);
+  const std::string prefix = std::string(service) + ".";
+  for (uint64_t n = tally.taken.NextClear(1); tally.runnable_count + ids.size() < replicas;
+       n = tally.taken.NextClear(n + 1)) {
+    std::string id = prefix + std::to_string(n);
+    if (!taken_id(id)) ids.push_back(std::move(id));
+  }
+  return ids;
+}
+
+}  // namespace berth::orchestrator
