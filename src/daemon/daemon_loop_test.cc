@@ -187,8 +187,9 @@ class RecordingExecutor final : public executor::Executor {
     return executor::Ended{true, 5, "exited with status " + std::to_string(exits.at(task.id))};
   }
   void Stop(const executor::TaskToRun& task) override { stopped.push_back(task.id); }
+  std::vector<std::string> TakeChanged() override { return std::exchange(changed, {}); }
 
-  std::vector<std::string> started, stopped;
+  std::vector<std::string> started, stopped, changed;
   std::map<std::string, int> exits;  // written only while the loop waits
 };
 
@@ -205,6 +206,7 @@ TEST_F(LoopTest, TheLoopDrivesAnyExecutorThroughItsInterface) {
   EXPECT_EQ(recording.started, (std::vector<std::string>{"web.1@n1", "web.2@n1"}));
   EXPECT_EQ(Call("GET", "/v1/tasks/web.1").second["message"], "started by the recording executor");
   recording.exits["web.1"] = 3;
+  recording.changed.push_back("web.1");  // as a process executor reports an exit
   ASSERT_EQ(Call("POST", "/v1/nodes", R"({"id": "n2"})").first, 201);  // any change: a pass
   CatchUp();
   EXPECT_EQ(Call("GET", "/v1/tasks/web.1").second["message"], "exited with status 3");

@@ -15,21 +15,31 @@ Status FullView::Load(StoredState& state) {
   entry_of_.clear();
   ++generation_;
   layout_generation_ = state.layout_generation;
-  for (const auto& [id, json] : state.nodes) {
-    api::Json copy = json;
-    copy.erase("slots");  // berthd's own (admission's workers), not the engine's
-    Node node;
-    Status decoded = api::DecodeNode(copy, "node '" + id + "'", &node);
-    if (decoded.ok()) decoded = state_.AddNode(std::move(node)).status();
-    if (!decoded.ok())
-      return Status::Internal("the stored node is not a valid node: " + decoded.message());
-  }
+  for (const auto& [id, json] : state.nodes) BERTH_RETURN_IF_ERROR(PutNode(state, id));
   return Status::Ok();
 }
 
-Status FullView::Sync(StoredState& state, const std::vector<uint32_t>& positions,
-                      const Planned& planned, const SpecOf& spec_of,
-                      const std::function<bool(const TaskEntry&)>& global) {
+Status FullView::PutNode(const StoredState& state, const std::string& id) {
+  const auto stored = state.nodes.find(id);
+  if (stored == state.nodes.end()) return Status::Ok();  // removed since (a reload follows)
+  api::Json copy = stored->second;
+  copy.erase("slots");  // berthd's own (admission's workers), not the engine's
+  Node node;
+  Status decoded = api::DecodeNode(copy, "node '" + id + "'", &node);
+  if (decoded.ok()) {
+    if (const std::optional<placement::NodeIndex> index = state_.FindNode(id))
+      state_.UpdateNode(*index, std::move(node));
+    else
+      decoded = state_.AddNode(std::move(node)).status();
+  }
+  if (!decoded.ok())
+    return Status::Internal("the stored node is not a valid node: " + decoded.message());
+  return Status::Ok();
+}
+
+Status FullView::Sync(StoredState& state, const std::vector<std::string>& changed_nodes,
+                      const std::vector<uint32_t>& positions, const Planned& planned,
+                      const SpecOf& spec_of, const std::function<bool(const TaskEntry&)>& global) {
   const size_t live = state_.task_count() - state_.forgotten_count();
   if (generation_ == 0 || state.layout_generation != layout_generation_ ||
       state_.forgotten_count() > live + 1024) {
@@ -38,6 +48,7 @@ Status FullView::Sync(StoredState& state, const std::vector<uint32_t>& positions
       BERTH_RETURN_IF_ERROR(SyncEntry(state.tasks[position], position, planned, spec_of, global));
     return Status::Ok();
   }
+  for (const std::string& id : changed_nodes) BERTH_RETURN_IF_ERROR(PutNode(state, id));
   for (uint32_t position : positions)
     BERTH_RETURN_IF_ERROR(SyncEntry(state.tasks[position], position, planned, spec_of, global));
   return Status::Ok();

@@ -3,12 +3,13 @@
 // document built from every node and task on each pass.
 //
 // Each pass calls Sync and then Schedule:
-//  - Sync loads the nodes again (a fresh ClusterState) only when a node
-//    changed or the task positions moved (StoredState::layout_generation),
+//  - Sync loads the nodes again (a fresh ClusterState) only when a node was
+//    removed or the task positions moved (StoredState::layout_generation),
 //    or when forgotten task records outnumber the live ones, and then looks
-//    at every task; otherwise it keeps the engine's state and looks only at
-//    the tasks the pass names (those it visited or touched), bringing each
-//    in line with its stored entry (`planned`: whether the engine sees it): a new one is added, a
+//    at every task; otherwise it keeps the engine's state, adds or updates
+//    the nodes the pass names as changed, and looks only at the tasks the
+//    pass names (those it visited or touched), bringing each in line with
+//    its stored entry (`planned`: whether the engine sees it): a new one is added, a
 //    changed one moves to its new state (an ended one first records its failure, then is
 //    forgotten), one that left the pass's view is forgotten. Failures come from ended tasks, as a
 //    placement document's do, so berthd and `berth plan` judge nodes on the
@@ -50,8 +51,9 @@ class FullView {
   // a global service (preassigned to its node).
   // Internal: a stored node or task the engine refuses (the store holds
   // what the API validated, so this is a bug or a hand-edited store).
-  Status Sync(StoredState& state, const std::vector<uint32_t>& positions, const Planned& planned,
-              const SpecOf& spec_of, const std::function<bool(const TaskEntry&)>& global);
+  Status Sync(StoredState& state, const std::vector<std::string>& changed_nodes,
+              const std::vector<uint32_t>& positions, const Planned& planned, const SpecOf& spec_of,
+              const std::function<bool(const TaskEntry&)>& global);
   placement::PassResult Schedule(Timestamp now);
 
   // The position in StoredState::tasks of the task at engine index `task`
@@ -63,6 +65,8 @@ class FullView {
 
  private:
   Status Load(StoredState& state);
+  // Adds or updates the engine's record of stored node `id`.
+  Status PutNode(const StoredState& state, const std::string& id);
   Status SyncEntry(TaskEntry& e, size_t position, const Planned& planned, const SpecOf& spec_of,
                    const std::function<bool(const TaskEntry&)>& global);
   Status Add(TaskEntry& e, size_t position, const SpecOf& spec_of, bool global);

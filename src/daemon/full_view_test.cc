@@ -132,10 +132,16 @@ TEST_F(FullViewTest, EachPassPlacesAsThePlanOfItsStoredState) {
   // Kept engine state: scale up (no node changed, so no reload).
   ASSERT_TRUE(services_.Update("web", Json{{"replicas", 14}}).ok());
   PassMatchesPlan();
-  // A node joins (the engine reloads its nodes) and a new version replaces
-  // db's tasks.
+  // A node joins (the engine adds it) and a new version replaces db's
+  // tasks.
   AddNode("n6", "a", 8);
   ASSERT_TRUE(services_.Update("db", Json{{"task", {{"resources", {{"cpu", 1}}}}}}).ok());
+  PassMatchesPlan();
+  // Nodes change in place: one is drained, one moves to another az (the
+  // engine updates them, keeping what their tasks hold).
+  ASSERT_TRUE(nodes_.Drain("n2").ok());
+  ASSERT_TRUE(nodes_.Update("n4", Json{{"labels", {{"az", "a"}}}}).ok());
+  ASSERT_TRUE(services_.Update("web", Json{{"replicas", 18}}).ok());
   PassMatchesPlan();
   // A node leaves: its tasks are orphaned and replaced elsewhere.
   ASSERT_TRUE(nodes_.Remove("n1").ok());

@@ -345,7 +345,7 @@ Status Pass::Place(FullView& engine) {
   std::vector<uint32_t> sync = visit_;
   sync.insert(sync.end(), touched_.begin(), touched_.end());
   BERTH_RETURN_IF_ERROR(engine.Sync(
-      state_, sync, [](const TaskEntry& e) { return Planned(e); },
+      state_, changed_nodes_, sync, [](const TaskEntry& e) { return Planned(e); },
       [this](const TaskEntry& e) { return SpecOf(e); },
       [this](const TaskEntry& e) {
         const auto it = service_by_id_.find(e.task.service);

@@ -69,7 +69,9 @@ class Pass {
         durations_(state.durations),
         executor_(executor),
         agents_(agents) {
+    for (const std::string& id : executor.TakeChanged()) state.QueueTask(id);
     visit_ = state.TakeVisit(now, &summary.visited_all);
+    changed_nodes_ = state.TakeChangedNodes();
   }
   // With agents: has their bindings compared with the stored tasks when due
   // (AgentPlacement::CheckBindings); a task its agent lost and could not
@@ -155,8 +157,9 @@ class Pass {
   std::set<std::string, std::less<>> releasing_;              // every id in releases_
   std::set<std::string, std::less<>> delivered_;              // outcomes applied
   std::vector<size_t> assigned_;                              // tasks_ placed by this pass
-  std::vector<uint32_t> visit_;    // positions this pass visits (StoredState::TakeVisit)
-  std::vector<uint32_t> touched_;  // positions it edited or synced (TaskEntry::touched)
+  std::vector<uint32_t> visit_;             // positions this pass visits (StoredState::TakeVisit)
+  std::vector<std::string> changed_nodes_;  // added or updated since the last pass
+  std::vector<uint32_t> touched_;           // positions it edited or synced (TaskEntry::touched)
   std::set<std::string> dirty_services_;
 };
 

@@ -233,11 +233,17 @@ TEST_F(ReconcilerTest, APassForOneChangeVisitsOnlyWhatChanged) {
   EXPECT_FALSE(ended->visited_all);
   EXPECT_LE(ended->visited, 2u);  // short.1, and its replacement
   EXPECT_EQ(Tasks().at("short.1"), "complete@n1");
-  // A node change concerns every task.
+  // A new node goes to the engine alone; a removed one concerns every task.
+  Settle();
   AddNode("n2", 4);
-  Result<PassSummary> node = reconciler_.RunPass(clock_.Now());
-  ASSERT_TRUE(node.ok());
-  EXPECT_TRUE(node->visited_all);
+  Result<PassSummary> added = reconciler_.RunPass(clock_.Now());
+  ASSERT_TRUE(added.ok());
+  EXPECT_FALSE(added->visited_all);
+  EXPECT_EQ(added->visited, 0u);
+  ASSERT_TRUE(nodes_.Remove("n2").ok());
+  Result<PassSummary> removed = reconciler_.RunPass(clock_.Now());
+  ASSERT_TRUE(removed.ok());
+  EXPECT_TRUE(removed->visited_all);
 }
 
 // The incremental passes leave the store where a pass that reads and visits

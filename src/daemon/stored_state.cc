@@ -93,12 +93,16 @@ Status StoredState::Apply(const store::Change& change) {
   }
   if (change.kind == "node") {
     ++nodes_generation;
-    ++layout_generation;
-    visit_all_ = true;  // tasks on it leave or come back into the engine's view
     if (put) {
+      // A new node may take a task of each global service.
+      if (node_ids_.insert(change.id).second)
+        for (const auto& [id, service] : services)
+          if (!service.replicas) dirty_services_.insert(id);
       nodes[change.id] = std::move(*json);
-      node_ids_.insert(change.id);
+      changed_nodes_.push_back(change.id);
     } else {
+      ++layout_generation;
+      visit_all_ = true;  // the tasks on it leave the engine's view
       nodes.erase(change.id);
       node_ids_.erase(change.id);
     }
@@ -203,6 +207,11 @@ void StoredState::EraseTask(size_t i) {
 void StoredState::Queue(uint32_t position) {
   if (std::exchange(tasks[position].queued, true)) return;
   queued_.push_back(position);
+}
+
+void StoredState::QueueTask(const std::string& id) {
+  if (auto it = task_index.find(id); it != task_index.end())
+    Queue(static_cast<uint32_t>(it->second));
 }
 
 void StoredState::CheckAt(uint32_t position, Timestamp due) {

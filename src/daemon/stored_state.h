@@ -12,8 +12,9 @@
 //  - the visit list: the tasks the next pass must look at (those the store
 //    changed, those the last pass wrote, those of a job that changed, those
 //    whose executor timer fell due). A change that concerns every task (a
-//    node, a removed service, a new spec version, the first load) makes the
-//    next pass visit them all (TakeVisit).
+//    removed node or service, a new spec version, the first load) makes the
+//    next pass visit them all (TakeVisit); an added or updated node only
+//    goes to the engine (TakeChangedNodes) and to the global services.
 //  - a tally per service (orchestrator::ServiceTally): runnable, pending and
 //    used replica numbers, per node for global services. Every edit of a
 //    task's state, desired state, node or `in_plan` is followed by Recount;
@@ -125,6 +126,8 @@ class StoredState {
   std::vector<uint32_t> TakeVisit(Timestamp now, bool* all);
   // Visit `position` again once `due` has passed (an executor's timer).
   void CheckAt(uint32_t position, Timestamp due);
+  // Visit task `id` in the next pass, if it is stored.
+  void QueueTask(const std::string& id);
   // The earliest executor timer, if any.
   std::optional<Timestamp> NextTimer() const;
   // Brings the tallies and the pending set in line with `e`'s fields.
@@ -148,6 +151,9 @@ class StoredState {
   uint64_t layout_generation = 0;
 
   std::map<std::string, api::Json, std::less<>> nodes;  // by id
+  // Nodes added or updated since the last call, by id (a removed node makes
+  // every task visited and moves layout_generation instead).
+  std::vector<std::string> TakeChangedNodes() { return std::exchange(changed_nodes_, {}); }
   // Grows with every change to `nodes` (and with every Load).
   uint64_t nodes_generation = 0;
   // Whether `id` is a stored node: a hash lookup, since a pass asks it for
@@ -190,6 +196,7 @@ class StoredState {
   bool loaded_ = false;
   bool visit_all_ = true;
   std::vector<uint32_t> queued_;
+  std::vector<std::string> changed_nodes_;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   std::unordered_map<std::string, orchestrator::ServiceTally> tallies_;
   std::set<std::string> dirty_services_;

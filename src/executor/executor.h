@@ -3,12 +3,14 @@
 // simulated executor (simulated_executor.h) is the first implementation; a
 // process executor on berth-node machines comes behind the same interface.
 //
-// The loop calls Start once for each task that became assigned and Check
-// on each pass for each task that runs, with the injected clock's time; an
-// executor says when a running task ended, and when the loop should look
-// again (so a pass runs then without any change, ControlLoop's timer).
-// Stop tells it that the loop stopped a task (removed, replaced, scaled
-// down, its node gone).
+// The loop calls Start once for each task that became assigned, and Check
+// for a running task in the pass after it started, once the `due` time
+// Check gave has passed (so a pass runs then without any change,
+// ControlLoop's timer), and in the first pass after TakeChanged named it,
+// with the injected clock's time; an executor says when a running task
+// ended. The loop does not ask about running tasks otherwise: a pass costs
+// what changed. Stop tells it that the loop stopped a task (removed,
+// replaced, scaled down, its node gone).
 //
 // What an executor keeps between calls is its own business: the simulated
 // one keeps nothing, since a task's start time and run are stored with it,
@@ -20,6 +22,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/time.h"
 
@@ -62,6 +65,11 @@ class Executor {
                                      std::optional<Timestamp>* due) = 0;
   // The loop stopped the task; an executor that runs it stops it.
   virtual void Stop(const TaskToRun& task) = 0;
+  // The ids of running tasks the executor learnt something of by itself
+  // since the last call (a process exited), for the loop to Check in its
+  // next pass; an executor that only times its tasks (the simulated one)
+  // has none. The loop calls it at the start of every pass.
+  virtual std::vector<std::string> TakeChanged() { return {}; }
 };
 
 }  // namespace berth::executor

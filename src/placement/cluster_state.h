@@ -58,6 +58,9 @@ class ClusterState {
   // Adds a node. Errors: InvalidArgument for an empty id, Conflict for a
   // duplicate id.
   Result<NodeIndex> AddNode(Node node);
+  // Replaces node `index`'s description (same id; NodeInfo::UpdateNode: what
+  // its tracked tasks hold stays reserved).
+  void UpdateNode(NodeIndex index, Node node) { nodes_[index].UpdateNode(std::move(node)); }
 
   // Adds a task in any state. A failed or rejected task with a node counts as
   // a failure at `updated_at` (unless preassigned). Errors: InvalidArgument for
