@@ -1,5 +1,6 @@
 #include "daemon/stored_task.h"
 
+#include <array>
 #include <cstdio>
 
 namespace berth::daemon {
@@ -56,15 +57,24 @@ void AppendEscaped(std::string& out, unsigned char c) {
   }
 }
 
+// Which bytes a JSON string must escape: the quote, the backslash and the
+// control characters.
+constexpr auto kEscaped = [] {
+  std::array<bool, 256> escaped{};
+  for (int c = 0; c < 0x20; ++c) escaped[c] = true;
+  escaped['"'] = escaped['\\'] = true;
+  return escaped;
+}();
+
 // Appends `text` as a JSON string, escaped as nlohmann::json's dump does.
-// Bodies hold validated UTF-8, so only the quote, the backslash and control
-// characters need escapes; runs without them are copied whole.
+// Bodies hold validated UTF-8, so only kEscaped bytes need escapes; runs
+// without them are copied whole.
 void AppendString(std::string& out, std::string_view text) {
   out += '"';
   size_t run = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    if (!kEscaped[c]) continue;
     out.append(text, run, i - run);
     AppendEscaped(out, c);
     run = i + 1;
@@ -73,16 +83,20 @@ void AppendString(std::string& out, std::string_view text) {
   out += '"';
 }
 
-// A pass stamps its tasks with one or two times: the last one formatted is
-// kept (per thread).
+// A pass stamps its tasks with a few times (now, when they were assigned,
+// started): the last ones formatted are kept (per thread).
 const std::string& FormattedTime(Timestamp at) {
-  thread_local std::optional<Timestamp> last;
-  thread_local std::string text;
-  if (last != at) {
-    text = FormatRfc3339(at);
-    last = at;
-  }
-  return text;
+  struct Formatted {
+    Timestamp at;
+    std::string text;
+  };
+  thread_local std::array<Formatted, 4> recent;
+  thread_local size_t next = 0;
+  for (const Formatted& f : recent)
+    if (f.at == at && !f.text.empty()) return f.text;
+  Formatted& f = recent[next++ % recent.size()];
+  f = {at, FormatRfc3339(at)};
+  return f.text;
 }
 
 // Writes `"key":value` pairs, separated by commas, in the order called.
