@@ -352,6 +352,7 @@ Status Pass::Place(FullView& engine) {
         return it != service_by_id_.end() && !it->second.replicas.has_value();
       }));
   const placement::PassResult result = engine.Schedule(now_);
+  summary.pending += static_cast<int>(result.unchanged);
   for (const placement::Decision& d : result.decisions) {
     const size_t position = engine.EntryOf(d.task);
     TaskEntry& e = tasks_[position];

@@ -24,6 +24,7 @@ Result<NodeIndex> ClusterState::AddNode(Node node) {
   node_active_.push_back(0);
   node_by_id_.Insert(index, NodeIdOf());
   ranks_.clear();  // recomputed on demand
+  ++capacity_epoch_;
   return index;
 }
 
@@ -68,6 +69,7 @@ Result<TaskIndex> ClusterState::AddTask(const Task& task, bool preassigned) {
 }
 
 void ClusterState::Track(TaskRecord& t) {
+  ++capacity_epoch_;
   NodeInfo& node = nodes_[t.node];
   node.Reserve(*t.spec, &t.claims);
   if (t.desired_state <= TaskState::kComplete) {
@@ -79,6 +81,7 @@ void ClusterState::Track(TaskRecord& t) {
 }
 
 void ClusterState::Untrack(TaskRecord& t) {
+  ++capacity_epoch_;
   NodeInfo& node = nodes_[t.node];
   node.Release(*t.spec, t.claims);
   t.claims.clear();

@@ -51,6 +51,8 @@ struct TaskRecord {
   Timestamp updated_at;
   std::shared_ptr<const TaskSpec> spec;
   std::vector<GenericClaim> claims;  // named generic instances held on `node`
+  // The capacity epoch at which the scheduler last left it pending (0: never).
+  uint64_t unplaced_at_epoch = 0;
 };
 
 class ClusterState {
@@ -60,7 +62,10 @@ class ClusterState {
   Result<NodeIndex> AddNode(Node node);
   // Replaces node `index`'s description (same id; NodeInfo::UpdateNode: what
   // its tracked tasks hold stays reserved).
-  void UpdateNode(NodeIndex index, Node node) { nodes_[index].UpdateNode(std::move(node)); }
+  void UpdateNode(NodeIndex index, Node node) {
+    nodes_[index].UpdateNode(std::move(node));
+    ++capacity_epoch_;
+  }
 
   // Adds a task in any state. A failed or rejected task with a node counts as
   // a failure at `updated_at` (unless preassigned). Errors: InvalidArgument for
@@ -83,6 +88,12 @@ class ClusterState {
   // loading a new one when forgotten_count() grows large.
   void ForgetTask(TaskIndex task);
   size_t forgotten_count() const { return forgotten_; }
+
+  // Grows whenever any node's capacity or counts may have changed: a node
+  // added or updated, a task tracked or untracked on one. The scheduler
+  // compares it with TaskRecord::unplaced_at_epoch.
+  uint64_t capacity_epoch() const { return capacity_epoch_; }
+  void MarkUnplaced(TaskIndex task) { tasks_[task].unplaced_at_epoch = capacity_epoch_; }
 
   size_t node_count() const { return nodes_.size(); }
   size_t task_count() const { return tasks_.size(); }
@@ -143,6 +154,7 @@ class ClusterState {
   std::vector<uint32_t> ranks_;
   std::optional<uint64_t> ranks_seed_;
   size_t forgotten_ = 0;
+  uint64_t capacity_epoch_ = 1;
   // Every task that became pending since the last PendingTasks(), and those
   // still pending then; may hold duplicates and tasks no longer pending.
   std::vector<TaskIndex> pending_candidates_;

@@ -191,12 +191,19 @@ void Scheduler::Pass::AssignNext(NodeIndex node) {
 }
 
 // Tasks of the group not placed stay pending with the pipeline's explanation.
+// When none of the group was placed, the explanation is the one a later
+// pass would give at the same capacity epoch, so its tasks are marked for
+// the skip (ScheduleGroup); after a partial placement a fresh look may
+// explain differently, so they are not.
 void Scheduler::Pass::LeaveRestPending(std::string explanation) {
   if (next_task_ == group_.size()) return;
+  const bool none_placed = next_task_ == 0;
   uint32_t message = MessageId(explanation.empty() ? "no suitable node"
                                                    : "no suitable node (" + explanation + ")");
-  for (; next_task_ < group_.size(); ++next_task_)
+  for (; next_task_ < group_.size(); ++next_task_) {
     result_.decisions.push_back({group_[next_task_], kNoNode, message});
+    if (none_placed) state_.MarkUnplaced(group_[next_task_]);
+  }
 }
 
 // A preassigned (global service) task: the full pipeline on its one node.
@@ -213,6 +220,12 @@ void Scheduler::Pass::SchedulePreassigned(TaskIndex task) {
 }
 
 void Scheduler::Pass::ScheduleGroup(std::span<const TaskIndex> tasks) {
+  const uint64_t epoch = state_.capacity_epoch();
+  if (std::all_of(tasks.begin(), tasks.end(),
+                  [&](TaskIndex t) { return state_.task(t).unplaced_at_epoch == epoch; })) {
+    result_.unchanged += tasks.size();
+    return;
+  }
   group_ = tasks;
   next_task_ = 0;
   const TaskRecord& first = state_.task(tasks.front());

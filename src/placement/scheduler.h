@@ -8,6 +8,14 @@
 // Decisions are applied to the ClusterState as they are made and returned in
 // the order made. Deterministic: the same state gives the same decisions.
 //
+// A group whose every task an earlier pass left pending at the state's
+// current capacity epoch (ClusterState::capacity_epoch: no node was added,
+// updated, took or gave back a task since) is skipped: it would get the
+// same verdict, since faulty nodes only sort last and never make a task
+// fit. Its tasks get no decision and are counted in PassResult::unchanged,
+// so a pass after a change elsewhere costs what that change needs, not a
+// new search for a backlog no node can take.
+//
 // Not thread-safe: call from the thread that owns the ClusterState.
 #pragma once
 
@@ -47,6 +55,10 @@ struct PassResult {
   // Status messages referenced by decisions; [0] and [1] are always the two
   // success messages, explanations follow.
   std::vector<std::string> messages;
+
+  // Tasks of skipped groups (above): still pending, with the verdict the
+  // earlier pass gave them.
+  size_t unchanged = 0;
 
   const std::string& MessageOf(const Decision& d) const { return messages[d.message]; }
 };

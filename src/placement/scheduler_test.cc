@@ -413,5 +413,41 @@ TEST(OneOffFastPath, SameDecisionsAsPerTaskScan) {
   }
 }
 
+// A group no node could take is not searched again until some node's
+// capacity may have changed: its tasks keep their verdict (unchanged). A
+// task released anywhere, or a node added, makes the next pass look again.
+TEST(UnchangedCapacity, AGroupNoNodeTookIsSkippedUntilCapacityMayHaveChanged) {
+  TestCluster c;
+  Node small = MakeNode("n1");
+  small.resources.milli_cpu = 1000;
+  c.Add(small);
+  auto spec = MakeSpec();
+  spec->reservations.milli_cpu = 2000;
+  c.AddPending("big", "B", spec, 3);
+  PassResult first = c.Schedule();
+  EXPECT_EQ(first.decisions.size(), 3u);
+  EXPECT_EQ(c.MessageOf(first, "big0"), "no suitable node (insufficient resources on 1 node)");
+  PassResult again = c.Schedule();
+  EXPECT_TRUE(again.decisions.empty());
+  EXPECT_EQ(again.unchanged, 3u);
+  // A task of another service is placed (it takes capacity, after the group
+  // was skipped), then ends and gives it back: the group is looked at again.
+  auto tiny = MakeSpec();
+  tiny->reservations.milli_cpu = 100;
+  const TaskIndex other = c.AddTask("other", "O", tiny);
+  PassResult with_other = c.Schedule();
+  EXPECT_EQ(c.Placements(with_other), (std::map<std::string, std::string>{{"other", "n1"}}));
+  EXPECT_EQ(with_other.unchanged, 3u);
+  EXPECT_EQ(c.Schedule().decisions.size(), 3u);  // n1 took a task since
+  EXPECT_EQ(c.Schedule().unchanged, 3u);
+  ASSERT_TRUE(c.state.SetTaskState(other, TaskState::kComplete, At(2000)).ok());
+  EXPECT_EQ(c.Schedule().decisions.size(), 3u);
+  EXPECT_EQ(c.Schedule().unchanged, 3u);
+  Node bigger = MakeNode("n2");
+  bigger.resources.milli_cpu = 4000;
+  c.Add(bigger);
+  EXPECT_EQ(c.Placements(c.Schedule())["big0"], "n2");
+}
+
 }  // namespace
 }  // namespace berth::placement
