@@ -158,7 +158,7 @@ void Pass::RunJobTask(TaskEntry& e, bool killed, bool node_gone) {
     Recorded& recorded = durations_[NameOf(e)];
     ++recorded.count;
     recorded.total_ms += ms;
-    recorded.changed = true;
+    if (!std::exchange(recorded.changed, true)) recorded_.push_back(NameOf(e));
   }
 }
 
@@ -322,9 +322,7 @@ TaskEntry& Pass::NewTask(std::string id, const std::string& service, uint64_t sp
   if (added) {
     it->second = state_.NewEntry(it->first);
   } else if (TaskEntry& old = tasks_[it->second]; old.terminal() && !old.task.service.empty()) {
-    const auto svc = service_by_id_.find(old.task.service);
-    state_.history().MarkStale(TaskHistory::GroupKey(
-        old.task.service, old.task.node, svc == service_by_id_.end() || !svc->second.replicas));
+    state_.history().MarkStale(state_.HistoryGroupOf(old));
   }
   TaskEntry& e = tasks_[it->second];  // keeps a reused record's revision
   state_.Uncount(e);
@@ -441,7 +439,7 @@ void Pass::Committed(int64_t revision) {
   summary.visited = visit_.size();
   for (uint32_t position : touched_)
     summary.visited += !std::binary_search(visit_.begin(), visit_.end(), position);
-  state_.EndPass(touched_, revision);
+  state_.EndPass(touched_, recorded_, revision);
   if (agents_ == nullptr) return;
   agents_->Delivered({delivered_.begin(), delivered_.end()});
   agents_->Release(releases_);
@@ -466,8 +464,9 @@ std::vector<store::Write> Pass::Writes() {
   SortByIds(order, [&](uint32_t i) { return std::string_view(tasks_[positions[i]].task.id); });
   std::vector<store::Write> writes;
   writes.reserve(positions.size());
-  for (const auto& [name, recorded] : durations_) {
-    if (!recorded.changed) continue;
+  std::sort(recorded_.begin(), recorded_.end());
+  for (const std::string& name : recorded_) {
+    const Recorded& recorded = durations_.at(name);
     store::Write w = store::Write::Put(
         "duration", name, Json{{"count", recorded.count}, {"total_ms", recorded.total_ms}}.dump());
     w.IfRevision(recorded.revision);

@@ -160,6 +160,7 @@ class Pass {
   std::vector<uint32_t> visit_;             // positions this pass visits (StoredState::TakeVisit)
   std::vector<std::string> changed_nodes_;  // added or updated since the last pass
   std::vector<uint32_t> touched_;           // positions it edited or synced (TaskEntry::touched)
+  std::vector<std::string> recorded_;  // names of the durations it recorded (Recorded::changed)
   std::set<std::string> dirty_services_;
 };
 

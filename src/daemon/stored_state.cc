@@ -191,13 +191,10 @@ int64_t StoredState::Workers() {
   return workers_;
 }
 
-void StoredState::EraseTask(size_t i) {
+void StoredState::EraseTask(size_t i, bool in_history) {
   TaskEntry& e = tasks[i];
   Uncount(e);
-  if (e.terminal() && !e.task.service.empty())
-    history_.MarkStale(TaskHistory::GroupKey(
-        e.task.service, e.task.node,
-        !services.contains(e.task.service) || !services.at(e.task.service).replicas));
+  if (in_history && e.terminal() && !e.task.service.empty()) history_.MarkStale(HistoryGroupOf(e));
   task_index.erase(e.task.id);
   e = TaskEntry();
   e.in_plan = false;
@@ -277,12 +274,15 @@ void StoredState::Rebuild() {
     if (tasks[p].live() && tasks[p].terminal() && !tasks[p].task.service.empty())
       ended.emplace_back(tasks[p].revision, orchestrator::ReplicaNumber(tasks[p].task.id), p);
   std::sort(ended.begin(), ended.end());
-  for (const auto& [revision, number, p] : ended) {
-    const TaskEntry& e = tasks[p];
-    const auto svc = services.find(e.task.service);
-    const bool global = svc != services.end() && !svc->second.replicas;
-    history_.Add(TaskHistory::GroupKey(e.task.service, e.task.node, global), {p, revision});
-  }
+  for (const auto& [revision, number, p] : ended)
+    history_.Add(HistoryGroupOf(tasks[p]), {p, revision});
+}
+
+// A removed service's tasks are grouped as a replicated service's.
+std::string StoredState::HistoryGroupOf(const TaskEntry& e) const {
+  const auto svc = services.find(e.task.service);
+  return TaskHistory::GroupKey(e.task.service, e.task.node,
+                               svc != services.end() && !svc->second.replicas);
 }
 
 void StoredState::Uncount(TaskEntry& e) {
@@ -372,13 +372,14 @@ std::set<std::string> StoredState::TakeDirtyServices() {
 
 // Ended tasks join their history group in the order pruning needs: by
 // revision (all of this commit's share one), then by replica number.
-void StoredState::EndPass(const std::vector<uint32_t>& touched, int64_t revision) {
+void StoredState::EndPass(const std::vector<uint32_t>& touched,
+                          const std::vector<std::string>& recorded, int64_t revision) {
   std::vector<std::pair<int64_t, uint32_t>> ended;
   for (uint32_t p : touched) {
     TaskEntry& e = tasks[p];
     e.touched = false;
     if (e.pruned) {
-      EraseTask(p);
+      EraseTask(p, false);  // TaskHistory::Trim took it out
       continue;
     }
     if (!e.changed) continue;
@@ -390,14 +391,12 @@ void StoredState::EndPass(const std::vector<uint32_t>& touched, int64_t revision
       ended.emplace_back(orchestrator::ReplicaNumber(e.task.id), p);
   }
   std::sort(ended.begin(), ended.end());
-  for (const auto& [number, p] : ended) {
-    const TaskEntry& e = tasks[p];
-    const auto svc = services.find(e.task.service);
-    const bool global = svc != services.end() && !svc->second.replicas;
-    history_.Add(TaskHistory::GroupKey(e.task.service, e.task.node, global), {p, revision});
+  for (const auto& [number, p] : ended) history_.Add(HistoryGroupOf(tasks[p]), {p, revision});
+  for (const std::string& name : recorded) {
+    Recorded& r = durations.at(name);
+    r.changed = false;
+    r.revision = revision;
   }
-  for (auto& [name, recorded] : durations)
-    if (std::exchange(recorded.changed, false)) recorded.revision = revision;
 }
 
 }  // namespace berth::daemon

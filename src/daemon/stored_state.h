@@ -113,11 +113,13 @@ class StoredState {
   // Invalidate, the store's changes since the last call otherwise.
   Status Refresh(store::WatchedStore& store);
   void Invalidate() { loaded_ = false; }
-  // The pass that touched `touched` (positions) ends: if it committed at
-  // `revision` (0: it wrote nothing), its changed entries take the revision
-  // and are visited again by the next pass, its ended ones join their
-  // history group, its pruned ones are deleted.
-  void EndPass(const std::vector<uint32_t>& touched, int64_t revision);
+  // The pass that touched `touched` (positions) and recorded durations
+  // under `recorded` (names) ends: if it committed at `revision` (0: it
+  // wrote nothing), its changed entries and durations take the revision and
+  // the entries are visited again by the next pass, its ended ones join
+  // their history group, its pruned ones are deleted.
+  void EndPass(const std::vector<uint32_t>& touched, const std::vector<std::string>& recorded,
+               int64_t revision);
 
   // The tasks the next pass visits (positions, in order), taken from the
   // visit list and the executor timers due at `now`. `all`: every task
@@ -146,8 +148,10 @@ class StoredState {
   const std::set<uint32_t>& pending() const { return pending_; }
   bool track_pending = false;
   TaskHistory& history() { return history_; }
-  // Grows when the nodes change or the task positions move (a compaction):
-  // a placement engine's state built from them is stale.
+  // The history group of an ended service task (TaskHistory::GroupKey).
+  std::string HistoryGroupOf(const TaskEntry& e) const;
+  // Grows when a node is removed or the task positions move (a compaction,
+  // a load): a placement engine's state built from them is stale.
   uint64_t layout_generation = 0;
 
   std::map<std::string, api::Json, std::less<>> nodes;  // by id
@@ -174,8 +178,9 @@ class StoredState {
   void ApplyService(const std::string& id, std::optional<api::Json> json);
   void ApplyJob(const std::string& id, std::optional<api::Json> json, int64_t revision);
   void PutTask(const std::string& id, const api::Json& body, int64_t revision);
-  // Deletes tasks[i], leaving a free entry.
-  void EraseTask(size_t i);
+  // Deletes tasks[i], leaving a free entry; `in_history`: its history
+  // group may still hold it.
+  void EraseTask(size_t i, bool in_history = true);
   void Queue(uint32_t position);
   // Queues a job's tasks ("<job>.<n>", n <= its task count).
   void QueueJobTasks(const std::string& job, const api::Json& json);
