@@ -118,7 +118,7 @@ void AgentPlacement::Run(const Call& call) {
       if (!answered) Failed(call.slot);
       std::lock_guard lock(mu_);
       since_check_[call.slot].reset();
-      if (!answered) recheck_[call.slot] = 1;
+      if (!answered) recheck_[call.slot] = kRetryCheck;
       break;
     }
     case Call::Kind::kEligible: {
@@ -173,7 +173,7 @@ void AgentPlacement::RunRelease(const Call& call) {
   std::fprintf(stderr, "berthd: releasing %zu tasks on agent %s: %s\n", call.task_ids.size(),
                agents_[call.slot]->agent_id().c_str(), released.status().message().c_str());
   std::lock_guard lock(mu_);
-  recheck_[call.slot] = 1;  // its bindings are to be checked again
+  recheck_[call.slot] = kCheckNow;
 }
 
 std::optional<size_t> AgentPlacement::SlotOf(std::string_view agent_id) const {
@@ -193,12 +193,15 @@ void AgentPlacement::Failed(size_t slot) {
 }
 
 bool AgentPlacement::BindingsDue() {
+  const Timestamp now = clock_.Now();
   {
     std::lock_guard lock(mu_);
-    for (size_t slot = 0; slot < agents_.size(); ++slot)
-      if (std::exchange(recheck_[slot], 0)) check_at_[slot] = {};
+    for (size_t slot = 0; slot < agents_.size(); ++slot) {
+      const char recheck = std::exchange(recheck_[slot], 0);
+      if (recheck == kCheckNow) check_at_[slot] = {};
+      if (recheck == kRetryCheck) check_at_[slot] = now + options_.retry_after;
+    }
   }
-  const Timestamp now = clock_.Now();
   return std::any_of(check_at_.begin(), check_at_.end(), [&](auto at) { return at <= now; });
 }
 

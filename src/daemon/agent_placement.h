@@ -219,7 +219,10 @@ class AgentPlacement {
   bool calling_ = false, stopping_ = false;
   std::vector<LostBinding> lost_;
   std::vector<EligibleAnswer> eligible_answers_;
-  std::vector<char> recheck_;  // by agent: a release or check failed
+  // By agent: a release failed (check at once) or a check failed (check
+  // again `retry_after` later).
+  static constexpr char kCheckNow = 1, kRetryCheck = 2;
+  std::vector<char> recheck_;
   // By agent, while a check is queued or running: tasks delivered or
   // released since its pass, which its verdict leaves alone.
   std::vector<std::optional<std::set<std::string, std::less<>>>> since_check_;
