@@ -29,14 +29,18 @@
 //     handed to the agents' scheduler, whose decisions within
 //     AgentPlacementOptions::decide_within are applied in the same pass;
 //     after the commit, the bindings of tasks that stopped are released on
-//     their agents. The first such pass, one every 30 s and one after a
-//     failed release first compare the agents' bindings with the store
+//     their agents (queued to AgentPlacement's calls thread). The first
+//     such pass, one every 30 s and one after a failed release queue a
+//     comparison of the agents' bindings with the store
 //     (AgentPlacement::CheckBindings): strays are released, lost ones bound
-//     again, and a task that cannot be bound again fails, to be replaced.
+//     again, and a task that cannot be bound again fails, to be replaced,
+//     in the pass that takes the verdict.
 //  5. deletes ended tasks of services beyond the history limit
 //     (ReconcilerOptions::task_history_limit per replica slot, or per node of
 //     a global service; the most recently written are kept; a removed
 //     service keeps none). A job's tasks are kept as long as the job.
+// Each step looks only at what changed (the visit list, the services whose
+// tally moved, the history groups that grew: pass.h, stored_state.h).
 // Every write carries its revision precondition, so a pass that raced an
 // API write fails as a whole (Conflict) and the next pass starts over.
 //
