@@ -372,18 +372,35 @@ Status Pass::Place(FullView& engine) {
 
 // A global service gets a preassigned pending task on each node without a
 // runnable task of it (its tally's `covered`), named by
-// orchestrator::GlobalTaskId: services by id, nodes by id, as the placement
-// document's decoder makes them. Only services whose tally or record moved
-// (after a node change, every service) are looked at.
+// orchestrator::GlobalTaskId, services by id and nodes by id, as the
+// placement document's decoder makes them. A service whose tally or record
+// moved is looked at on every node; the others only on the nodes added or
+// updated since the last pass.
 void Pass::GenerateGlobalTasksOnNodes() {
-  for (const std::string& id : DirtyServices()) {
-    const auto svc = service_by_id_.find(id);
-    if (svc == service_by_id_.end() || svc->second.replicas) continue;
-    const uint64_t version = svc->second.spec_version;
-    for (const auto& [node, json] : nodes_) {
-      if (state_.TallyOf(id)->covered.contains(node)) continue;
+  const std::set<std::string>& dirty = DirtyServices();
+  std::vector<std::string> added(changed_nodes_);
+  std::sort(added.begin(), added.end());
+  added.erase(std::unique(added.begin(), added.end()), added.end());
+  std::erase_if(added, [&](const std::string& node) { return !state_.HasNode(node); });
+  std::set<std::string, std::less<>> global;
+  if (added.empty()) {
+    for (const std::string& id : dirty)
+      if (auto svc = service_by_id_.find(id); svc != service_by_id_.end() && !svc->second.replicas)
+        global.insert(id);
+  } else {
+    global = GlobalServices();
+  }
+  for (const std::string& id : global) {
+    const uint64_t version = service_by_id_.at(id).spec_version;
+    auto cover = [&](const std::string& node) {
+      if (state_.TallyOf(id)->covered.contains(node)) return;
       NewTask(orchestrator::GlobalTaskId(id, node, [&](const std::string& t) { return Taken(t); }),
               id, version, node);
+    };
+    if (dirty.contains(id)) {
+      for (const auto& [node, json] : nodes_) cover(node);
+    } else {
+      for (const std::string& node : added) cover(node);
     }
   }
 }

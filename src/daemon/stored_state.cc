@@ -65,11 +65,10 @@ Status StoredState::Refresh(store::WatchedStore& store) {
 }
 
 Status StoredState::Load(store::WatchedStore& store) {
-  const uint64_t generation = nodes_generation, layout = layout_generation;
+  const uint64_t layout = layout_generation;
   const bool track = track_pending;
   *this = StoredState();
   track_pending = track;
-  nodes_generation = generation + 1;
   layout_generation = layout + 1;
   Result<std::vector<std::vector<store::StoredObject>>> all =
       store.Watch({std::begin(kKinds), std::end(kKinds)});
@@ -92,14 +91,12 @@ Status StoredState::Apply(const store::Change& change) {
     json = std::move(*parsed);
   }
   if (change.kind == "node") {
-    ++nodes_generation;
+    if (auto old = nodes.find(change.id); old != nodes.end()) workers_ -= WorkersOf(old->second);
     if (put) {
-      // A new node may take a task of each global service.
-      if (node_ids_.insert(change.id).second)
-        for (const auto& [id, service] : services)
-          if (!service.replicas) dirty_services_.insert(id);
+      workers_ += WorkersOf(*json);
+      node_ids_.insert(change.id);
       nodes[change.id] = std::move(*json);
-      changed_nodes_.push_back(change.id);
+      changed_nodes_.push_back(change.id);  // a new one may take a global service's task
     } else {
       ++layout_generation;
       visit_all_ = true;  // the tasks on it leave the engine's view
@@ -181,14 +178,11 @@ uint32_t StoredState::NewEntry(const std::string& id) {
   return static_cast<uint32_t>(tasks.size() - 1);
 }
 
-int64_t StoredState::Workers() {
-  if (workers_generation_ == nodes_generation) return workers_;
-  workers_ = 0;
-  for (const auto& [id, n] : nodes)
-    if (n.value("state", "ready") == "ready" && n.value("availability", "active") == "active")
-      workers_ += n.value("slots", int64_t{1});
-  workers_generation_ = nodes_generation;
-  return workers_;
+// A ready, active node offers its "slots" workers (default 1).
+int64_t StoredState::WorkersOf(const Json& node) {
+  if (node.value("state", "ready") != "ready" || node.value("availability", "active") != "active")
+    return 0;
+  return node.value("slots", int64_t{1});
 }
 
 void StoredState::EraseTask(size_t i, bool in_history) {

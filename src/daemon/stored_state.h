@@ -158,13 +158,12 @@ class StoredState {
   // Nodes added or updated since the last call, by id (a removed node makes
   // every task visited and moves layout_generation instead).
   std::vector<std::string> TakeChangedNodes() { return std::exchange(changed_nodes_, {}); }
-  // Grows with every change to `nodes` (and with every Load).
-  uint64_t nodes_generation = 0;
   // Whether `id` is a stored node: a hash lookup, since a pass asks it for
   // every task.
   bool HasNode(const std::string& id) const { return node_ids_.contains(id); }
-  // W of fair-share admission: the slots of the ready, active nodes.
-  int64_t Workers();
+  // W of fair-share admission: the slots of the ready, active nodes (kept
+  // as nodes change).
+  int64_t Workers() const { return workers_; }
   // By id; a pass looks a service up for each task, so a hash map.
   std::unordered_map<std::string, StoredService> services;
   std::vector<TaskEntry> tasks;
@@ -185,6 +184,7 @@ class StoredState {
   // Queues a job's tasks ("<job>.<n>", n <= its task count).
   void QueueJobTasks(const std::string& job, const api::Json& json);
   void Compact();
+  static int64_t WorkersOf(const api::Json& node);
   orchestrator::ServiceTally& TallyFor(const std::string& service);
   void MarkDirty(const std::string& service, orchestrator::ServiceTally& tally);
   void Rebuild();  // every tally, the pending set and the history, from the tasks
@@ -209,7 +209,6 @@ class StoredState {
   TaskHistory history_;
   size_t free_entries_ = 0;
   std::unordered_set<std::string> node_ids_;  // the keys of `nodes`
-  uint64_t workers_generation_ = 0;           // of nodes_generation workers_ was counted at
   int64_t workers_ = 0;
 };
 
