@@ -98,7 +98,6 @@ bool ControlLoop::RunPass(std::unique_lock<std::mutex>& lock) {
   lock.lock();
   passes_.fetch_add(1);
   pass_nanos_.fetch_add(nanos);
-  if (nanos > longest_pass_nanos_.load()) longest_pass_nanos_.store(nanos);
   if (pass.ok()) tasks_visited_.fetch_add(pass->visited);
   // A Conflict means an API write raced the pass: run again on fresh state.
   const bool raced = !pass.ok() && pass.status().code() == StatusCode::kConflict;

@@ -71,10 +71,9 @@ class ControlLoop {
   uint64_t passes() const { return passes_.load(); }
   uint64_t pass_errors() const { return pass_errors_.load(); }
   // What the passes cost so far: wall time inside them (measured, not a
-  // loop timer; commits included), the longest one, and the tasks they
-  // looked at (PassSummary::visited).
+  // loop timer; commits included) and the tasks they looked at
+  // (PassSummary::visited).
   uint64_t pass_nanos() const { return pass_nanos_.load(); }
-  uint64_t longest_pass_nanos() const { return longest_pass_nanos_.load(); }
   uint64_t tasks_visited() const { return tasks_visited_.load(); }
 
  private:
@@ -99,7 +98,7 @@ class ControlLoop {
   uint64_t requests_ = 0;                   // WaitSettled calls and notifications so far
   uint64_t settled_upto_ = 0;               // requests_ value covered by the last settled pass
   std::atomic<uint64_t> passes_{0}, pass_errors_{0};
-  std::atomic<uint64_t> pass_nanos_{0}, longest_pass_nanos_{0}, tasks_visited_{0};
+  std::atomic<uint64_t> pass_nanos_{0}, tasks_visited_{0};
 };
 
 }  // namespace berth::daemon

@@ -67,7 +67,7 @@ void Pass::ReleaseAfterCommit(const std::string& agent_id, const std::string& ta
 
 bool Pass::Taken(const std::string& id) const {
   auto it = task_index_.find(id);
-  return it != task_index_.end() && Planned(tasks_[it->second]);
+  return it != task_index_.end() && tasks_[it->second].planned();
 }
 
 // The executor's part (assigned tasks start, running ones may have ended),
@@ -284,7 +284,7 @@ void Pass::ScaleDown() {
 std::vector<TaskEntry*> Pass::RunnableTasksOf(const std::string& service) {
   std::vector<TaskEntry*> entries;
   for (TaskEntry& e : tasks_)
-    if (e.task.service == service && Planned(e) && e.runnable()) entries.push_back(&e);
+    if (e.task.service == service && e.planned() && e.runnable()) entries.push_back(&e);
   return entries;
 }
 
@@ -319,13 +319,9 @@ TaskEntry& Pass::NewTask(std::string id, const std::string& service, uint64_t sp
   task.node = node;
   ++summary.created;
   auto [it, added] = task_index_.try_emplace(std::move(id), 0);
-  if (added) {
-    it->second = state_.NewEntry(it->first);
-  } else if (TaskEntry& old = tasks_[it->second]; old.terminal() && !old.task.service.empty()) {
-    state_.history().MarkStale(state_.HistoryGroupOf(old));
-  }
+  if (added) it->second = state_.NewEntry(it->first);
   TaskEntry& e = tasks_[it->second];  // keeps a reused record's revision
-  state_.Uncount(e);
+  state_.Retire(e);
   task.id = it->first;
   e.task = std::move(task);
   e.in_plan = true;
@@ -343,7 +339,7 @@ Status Pass::Place(FullView& engine) {
   std::vector<uint32_t> sync = visit_;
   sync.insert(sync.end(), touched_.begin(), touched_.end());
   BERTH_RETURN_IF_ERROR(engine.Sync(
-      state_, changed_nodes_, sync, [](const TaskEntry& e) { return Planned(e); },
+      state_, changed_nodes_, sync, [](const TaskEntry& e) { return e.planned(); },
       [this](const TaskEntry& e) { return SpecOf(e); },
       [this](const TaskEntry& e) {
         const auto it = service_by_id_.find(e.task.service);
@@ -392,17 +388,20 @@ void Pass::GenerateGlobalTasksOnNodes() {
   }
   for (const std::string& id : global) {
     const uint64_t version = service_by_id_.at(id).spec_version;
-    auto cover = [&](const std::string& node) {
-      if (state_.TallyOf(id)->covered.contains(node)) return;
-      NewTask(orchestrator::GlobalTaskId(id, node, [&](const std::string& t) { return Taken(t); }),
-              id, version, node);
-    };
     if (dirty.contains(id)) {
-      for (const auto& [node, json] : nodes_) cover(node);
+      for (const auto& [node, json] : nodes_) CoverNode(id, version, node);
     } else {
-      for (const std::string& node : added) cover(node);
+      for (const std::string& node : added) CoverNode(id, version, node);
     }
   }
+}
+
+TaskEntry* Pass::CoverNode(const std::string& service, uint64_t spec_version,
+                           const std::string& node) {
+  if (state_.TallyOf(service)->covered.contains(node)) return nullptr;
+  return &NewTask(
+      orchestrator::GlobalTaskId(service, node, [&](const std::string& t) { return Taken(t); }),
+      service, spec_version, node);
 }
 
 std::set<std::string, std::less<>> Pass::GlobalServices() const {
@@ -421,8 +420,8 @@ std::set<std::string, std::less<>> Pass::GlobalServices() const {
 void Pass::PruneHistory(int64_t limit) {
   if (limit < 0) return;
   TaskHistory& history = state_.history();
-  std::vector<std::string> groups = summary.visited_all ? history.Groups() : history.TakeGrown();
-  if (summary.visited_all) history.TakeGrown();
+  std::vector<std::string> groups = history.TakeGrown();
+  if (summary.visited_all) groups = history.Groups();  // rebuilt: every group
   for (const std::string& id : DirtyServices())
     if (auto svc = service_by_id_.find(id); svc == service_by_id_.end() || svc->second.replicas)
       groups.push_back(id);

@@ -123,6 +123,10 @@ class Pass {
   void GenerateReplicas();
   void GenerateGlobalTasks();
   void GenerateGlobalTasksOnNodes();
+  // A pending task of global service `service` preassigned to `node`,
+  // unless a runnable task of it is there already (its tally's `covered`):
+  // then null.
+  TaskEntry* CoverNode(const std::string& service, uint64_t spec_version, const std::string& node);
   // Services without a replica count, by id.
   std::set<std::string, std::less<>> GlobalServices() const;
   // The runnable tasks of `service` the engine sees, by a visit of every
@@ -139,7 +143,6 @@ class Pass {
   static const std::string& NameOf(const TaskEntry& e);
   int64_t Workers();
   std::optional<Duration> ExpectedDuration(const std::string& name) const;
-  static bool Planned(const TaskEntry& e) { return e.planned(); }
 
   Timestamp now_;
   StoredState& state_;

@@ -90,7 +90,7 @@ void Pass::ApplyOutcomes() {
     if (!delivered_.insert(id).second) continue;  // applied earlier in this pass
     auto it = task_index_.find(id);
     TaskEntry* e = it == task_index_.end() ? nullptr : &tasks_[it->second];
-    if (e == nullptr || !Planned(*e) || e->task.state != TaskState::kPending) {
+    if (e == nullptr || !e->planned() || e->task.state != TaskState::kPending) {
       if (outcome.bound) ReleaseAfterCommit(outcome.agent_id, id);
       continue;
     }
@@ -117,18 +117,14 @@ void Pass::GenerateGlobalTasks() {
   agents_->KeepEligible(global);
   if (global.empty()) return;
   for (const std::string& id : global) {
-    const auto& covered = state_.TallyOf(id)->covered;
     const StoredService& service = service_by_id_.at(id);
     std::shared_ptr<const TaskSpec> spec = SpecOf(id);
     if (spec == nullptr) continue;
     const auto& eligible = agents_->EligibleNodes(id, service.spec_version, *spec);
     for (size_t slot = 0; slot < eligible.size(); ++slot) {
       for (const std::string& node : eligible[slot]) {
-        if (covered.contains(node)) continue;
-        TaskEntry& e = NewTask(
-            orchestrator::GlobalTaskId(id, node, [&](const std::string& t) { return Taken(t); }),
-            id, service.spec_version, node);
-        e.task.agent = agents_->agent_id(slot);
+        if (TaskEntry* e = CoverNode(id, service.spec_version, node))
+          e->task.agent = agents_->agent_id(slot);
       }
     }
   }

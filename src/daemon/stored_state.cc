@@ -185,10 +185,17 @@ int64_t StoredState::WorkersOf(const Json& node) {
   return node.value("slots", int64_t{1});
 }
 
+void StoredState::Retire(TaskEntry& e) {
+  Uncount(e);
+  if (e.terminal() && !e.task.service.empty()) history_.MarkStale(HistoryGroupOf(e));
+}
+
 void StoredState::EraseTask(size_t i, bool in_history) {
   TaskEntry& e = tasks[i];
-  Uncount(e);
-  if (in_history && e.terminal() && !e.task.service.empty()) history_.MarkStale(HistoryGroupOf(e));
+  if (in_history)
+    Retire(e);
+  else
+    Uncount(e);
   task_index.erase(e.task.id);
   e = TaskEntry();
   e.in_plan = false;

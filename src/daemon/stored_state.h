@@ -134,8 +134,9 @@ class StoredState {
   std::optional<Timestamp> NextTimer() const;
   // Brings the tallies and the pending set in line with `e`'s fields.
   void Recount(TaskEntry& e);
-  // Before `e` is replaced by a new task (or deleted): it leaves every count.
-  void Uncount(TaskEntry& e);
+  // Before `e` is replaced by a new task: it leaves every count and its
+  // history group (TaskHistory::MarkStale).
+  void Retire(TaskEntry& e);
   // A new entry for task `id` (not stored yet); its position.
   uint32_t NewEntry(const std::string& id);
   uint32_t PositionOf(const TaskEntry& e) const { return static_cast<uint32_t>(&e - tasks.data()); }
@@ -184,6 +185,8 @@ class StoredState {
   // Queues a job's tasks ("<job>.<n>", n <= its task count).
   void QueueJobTasks(const std::string& job, const api::Json& json);
   void Compact();
+  // `e` leaves every count (Recount's inverse).
+  void Uncount(TaskEntry& e);
   static int64_t WorkersOf(const api::Json& node);
   orchestrator::ServiceTally& TallyFor(const std::string& service);
   void MarkDirty(const std::string& service, orchestrator::ServiceTally& tally);
