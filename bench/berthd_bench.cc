@@ -165,7 +165,7 @@ std::vector<std::unique_ptr<testing_support::Process>> StartAgents(int count, in
 
 int Main(int argc, char** argv) {
   int nodes = 20'000, agents = 0, rate = 1'000, seconds = 5, burst = 10'000, quiet_ms = 0,
-      max_ms = 0, sample_bp = 0, cluster_percent = 0, clients = 8;
+      max_ms = 0, sample_bp = 0, cluster_percent = 0, clients = 8, threads = 0;
   // Each integer option with its upper bound (berthd's own for its options).
   struct IntOption {
     const char* name;
@@ -178,6 +178,7 @@ int Main(int argc, char** argv) {
                                      {"--seconds", &seconds, 3'600},
                                      {"--burst", &burst, 10'000'000},
                                      {"--clients", &clients, 256},
+                                     {"--threads", &threads, 1'024},
                                      {"--batch-quiet-ms", &quiet_ms, 60'000},
                                      {"--batch-max-ms", &max_ms, 60'000},
                                      {"--agent-sample-bp", &sample_bp, 10'000},
@@ -210,6 +211,7 @@ int Main(int argc, char** argv) {
   daemon::DaemonOptions options;
   options.data_dir = dir.path() + "/data";
   options.port = 0;
+  if (threads > 0) options.threads = threads;
   if (quiet_ms > 0) options.loop.window.quiet = Duration{quiet_ms};
   if (max_ms > 0) options.loop.window.max_delay = Duration{max_ms};
   if (sample_bp > 0) options.agent_placement.scheduler.node_basis_points = sample_bp;

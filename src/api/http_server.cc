@@ -227,7 +227,10 @@ ApiServer::ApiServer(ApiServerOptions options)
     return new httplib::ThreadPool(static_cast<size_t>(std::max(1, threads)));
   };
   http_->set_tcp_nodelay(true);
-  http_->set_keep_alive_max_count(1000);
+  // A keep-alive connection holds a worker thread while it is open, so
+  // clients beyond the thread count wait for one: closing a connection after
+  // 100 requests (the client reconnects) bounds that wait.
+  http_->set_keep_alive_max_count(100);
   http_->set_payload_max_length(options_.max_body_bytes);
   http_->set_socket_options(ExclusiveSocketOptions);
   http_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {

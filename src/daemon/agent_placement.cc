@@ -1,5 +1,7 @@
 #include "daemon/agent_placement.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <cstdio>
 
@@ -21,7 +23,10 @@ void AgentPlacement::Start(std::function<void()> on_outcome) {
   instance_ = std::make_unique<threephase::SchedulerInstance>(
       agents_, options_.scheduler, [this](const threephase::TaskOutcome& o) { Keep(o); });
   instance_->Start();
-  caller_ = std::thread([this] { Calls(); });
+  caller_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "berth-agents");  // for top -H and perf
+    Calls();
+  });
 }
 
 // Queued calls not made yet are dropped: the next berthd's binding check

@@ -83,6 +83,10 @@ class Scheduler::Pass {
   void SchedulePreassigned(TaskIndex task);
   void ScheduleGroup(std::span<const TaskIndex> tasks);
   void ScheduleOneOffRun(std::span<const TaskIndex> tasks);
+  bool PlaceOnLeastLoaded();
+  NodeKey LoadKeyOf(NodeIndex n) const {
+    return NodeKey::Make(0, 0, state_.ActiveTasksOn(n), ranks_[n]);
+  }
   void BuildTree(const std::vector<std::string>& descriptors, size_t bound);
   int PlaceOnSubtree(uint32_t tree_node, int n);
   int PlaceOnLeaf(TreeNode& leaf, int n);
@@ -106,6 +110,11 @@ class Scheduler::Pass {
   size_t next_task_ = 0;
   std::vector<TreeNode> tree_;
   std::vector<uint8_t> failed_;  // scratch for PlaceOnLeaf
+
+  // PlaceOnLeastLoaded's heap of every node by LoadKeyOf, built on first use.
+  std::vector<Candidate> by_load_;
+  bool by_load_built_ = false;
+  std::vector<Candidate> tried_;  // scratch for PlaceOnLeastLoaded
 };
 
 Scheduler::Scheduler(ClusterState& state, SchedulerOptions options)
@@ -144,7 +153,7 @@ PassResult Scheduler::Pass::Run() {
   for (size_t i = 0; i < one_off.size();) {
     const TaskRecord& first = state_.task(one_off[i]);
     size_t end = i + 1;
-    if (options_.fast_one_off && first.spec->spread_descriptors.empty()) {
+    if (options_.fast_paths && first.spec->spread_descriptors.empty()) {
       while (end < one_off.size() && state_.task(one_off[end]).service == first.service &&
              state_.task(one_off[end]).spec == first.spec)
         ++end;
@@ -230,6 +239,11 @@ void Scheduler::Pass::ScheduleGroup(std::span<const TaskIndex> tasks) {
   next_task_ = 0;
   const TaskRecord& first = state_.task(tasks.front());
   LoadGroup(first);
+  if (options_.fast_paths && tasks.size() == 1 && first.spec->spread_descriptors.empty() &&
+      faulty_.empty() && state_.ActiveTasksOfService(service_) == 0) {
+    if (PlaceOnLeastLoaded()) return;
+    pipeline_.SetTask(*first.spec, first.service);  // the scan below counts afresh
+  }
   BuildTree(first.spec->spread_descriptors, tasks.size());
   PlaceOnSubtree(0, static_cast<int>(tasks.size()));
   LeaveRestPending(pipeline_.Explain());
@@ -404,6 +418,49 @@ void Scheduler::Pass::ScheduleOneOffRun(std::span<const TaskIndex> tasks) {
   pipeline_.SetTask(*first.spec, first.service);
   for (NodeIndex n = 0; n < state_.node_count(); ++n) (void)pipeline_.Process(state_.node(n));
   LeaveRestPending(pipeline_.Explain());
+}
+
+// For one task of a service with no active task anywhere, no faulty node and
+// no spread preference, every node's key is LoadKeyOf (the service's count is
+// 0 everywhere), the same order for every such group of the pass, and the
+// scan would choose the first passing node in it. So the pass keeps one heap
+// of all nodes by that key and pops until a node passes: a few heap steps
+// instead of a visit of every node. A pass only adds tasks, so a stored key is
+// never above the node's current one; a stale entry is pushed back with its
+// current key, which keeps the top the true best. After kMaxTried failing
+// nodes, returns false and the caller scans as usual.
+bool Scheduler::Pass::PlaceOnLeastLoaded() {
+  constexpr size_t kMaxTried = 32;
+  auto worse = [](const Candidate& a, const Candidate& b) { return b < a; };
+  if (!by_load_built_) {
+    by_load_.clear();
+    for (NodeIndex n = 0; n < state_.node_count(); ++n) by_load_.push_back({LoadKeyOf(n), n});
+    std::make_heap(by_load_.begin(), by_load_.end(), worse);
+    by_load_built_ = true;
+  }
+  tried_.clear();
+  bool placed = false;
+  while (!placed && !by_load_.empty() && tried_.size() < kMaxTried) {
+    std::pop_heap(by_load_.begin(), by_load_.end(), worse);
+    Candidate top = by_load_.back();
+    by_load_.pop_back();
+    if (const NodeKey now = LoadKeyOf(top.node); top.key < now) {
+      by_load_.push_back({now, top.node});
+      std::push_heap(by_load_.begin(), by_load_.end(), worse);
+      continue;
+    }
+    if (pipeline_.Process(state_.node(top.node))) {
+      AssignNext(top.node);
+      top.key = LoadKeyOf(top.node);
+      placed = true;
+    }
+    tried_.push_back(top);
+  }
+  for (const Candidate& c : tried_) {
+    by_load_.push_back(c);
+    std::push_heap(by_load_.begin(), by_load_.end(), worse);
+  }
+  return placed;
 }
 
 }  // namespace berth::placement

@@ -38,10 +38,14 @@ struct SchedulerOptions {
   // Absent: ties between equal nodes go to the smaller node id. Set: ties are
   // broken by a shuffle seeded with this value.
   std::optional<uint64_t> tie_break_seed;
-  // Schedule runs of identical one-off tasks with one incrementally updated
-  // heap instead of a full scan per task. Gives the same decisions as the
-  // per-task scan (a test checks this); off only for that test.
-  bool fast_one_off = true;
+  // Two shortcuts that give exactly the decisions of the full scans (tests
+  // check this; off only for those tests): runs of identical one-off tasks
+  // share one incrementally updated heap instead of a scan per task, and a
+  // one-task group of a service with no active task, no spread preference
+  // and no faulty node takes the first passing node of a heap of all nodes
+  // by load that the pass keeps (falling back to the scan when the first few
+  // do not pass).
+  bool fast_paths = true;
 };
 
 struct Decision {

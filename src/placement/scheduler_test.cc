@@ -374,7 +374,7 @@ TEST(Engine, MissingLabelIsItsOwnBranch) {
 
 // Property: the one-off fast path makes exactly the decisions of the per-task
 // tree scan, on random clusters with resources, ports, failures and down nodes.
-TEST(OneOffFastPath, SameDecisionsAsPerTaskScan) {
+TEST(FastPaths, OneOffRunsMakeTheDecisionsOfThePerTaskScan) {
   std::mt19937 rng(7);
   for (int round = 0; round < 200; ++round) {
     auto build = [&](TestCluster& c, std::mt19937 g) {
@@ -401,7 +401,7 @@ TEST(OneOffFastPath, SameDecisionsAsPerTaskScan) {
     build(fast, std::mt19937(seed));
     build(slow, std::mt19937(seed));
     SchedulerOptions reference;
-    reference.fast_one_off = false;
+    reference.fast_paths = false;
     auto rf = fast.Schedule(At(1000));
     auto rs = slow.Schedule(At(1000), reference);
     ASSERT_EQ(rf.decisions.size(), rs.decisions.size());
@@ -410,6 +410,54 @@ TEST(OneOffFastPath, SameDecisionsAsPerTaskScan) {
       EXPECT_EQ(rf.decisions[i].node, rs.decisions[i].node) << "round " << round << " #" << i;
       EXPECT_EQ(rf.MessageOf(rf.decisions[i]), rs.MessageOf(rs.decisions[i])) << "round " << round;
     }
+  }
+}
+
+// Property: one-task groups placed from the pass's heap of nodes by load get
+// the node the tree scan would give them, in passes that mix them with other
+// groups (several replicas, spread preferences, services already running,
+// failures), tight resources, ports and down nodes.
+TEST(FastPaths, OneTaskGroupsMakeTheDecisionsOfTheScan) {
+  std::mt19937 rng(11);
+  for (int round = 0; round < 200; ++round) {
+    auto build = [&](TestCluster& c, std::mt19937 g) {
+      const int nodes = 1 + static_cast<int>(g() % 40);
+      for (int i = 0; i < nodes; ++i) {
+        Node n = MakeNode("n" + std::to_string(g() % 1000) + "-" + std::to_string(i),
+                          g() % 8 == 0 ? NodeState::kDown : NodeState::kReady);
+        n.resources.milli_cpu = 1000 * static_cast<int64_t>(1 + g() % 3);
+        n.resources.memory_bytes = 1 << 30;
+        n.labels["az"] = "az" + std::to_string(g() % 3);
+        c.Add(n);
+      }
+      const int services = 1 + static_cast<int>(g() % 60);
+      for (int s = 0; s < services; ++s) {
+        auto spec = MakeSpec();
+        const std::string service = "s" + std::to_string(s);
+        spec->reservations.milli_cpu = 250 * static_cast<int64_t>(g() % 5);
+        if (g() % 4 == 0) spec->ports = {{Protocol::kTcp, 80, true}};
+        if (g() % 6 == 0) spec->spread_descriptors = {"node.labels.az"};
+        auto node_id = [&] { return c.state.node(g() % nodes).node().id; };
+        if (g() % 5 == 0)
+          c.AddTask(service + ".old", service, spec, TaskState::kRunning, node_id());
+        if (g() % 5 == 0)
+          c.AddTask(service + ".failed", service, spec, TaskState::kFailed, node_id(), 1, At(900));
+        c.AddPending(service + ".", service, spec, g() % 4 == 0 ? 2 : 1);
+      }
+    };
+    const uint32_t seed = rng();
+    TestCluster fast, slow;
+    build(fast, std::mt19937(seed));
+    build(slow, std::mt19937(seed));
+    SchedulerOptions options, reference;
+    options.max_failures = reference.max_failures = 1;
+    reference.fast_paths = false;
+    const PassResult rf = fast.Schedule(At(1000), options);
+    const PassResult rs = slow.Schedule(At(1000), reference);
+    EXPECT_EQ(fast.Placements(rf), slow.Placements(rs)) << "round " << round;
+    ASSERT_EQ(rf.decisions.size(), rs.decisions.size());
+    for (size_t i = 0; i < rf.decisions.size(); ++i)
+      EXPECT_EQ(rf.MessageOf(rf.decisions[i]), rs.MessageOf(rs.decisions[i])) << "round " << round;
   }
 }
 

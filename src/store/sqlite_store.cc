@@ -1,5 +1,6 @@
 #include "store/sqlite_store.h"
 
+#include <pthread.h>
 #include <sqlite3.h>
 
 namespace berth::store {
@@ -50,7 +51,53 @@ bool Exec(sqlite3* db, const char* sql) {
   return sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK;
 }
 
+// Runs a statement that returns no rows.
+bool Run(Statement& statement) {
+  const int rc = statement.Step();
+  statement.Reset();
+  return rc == SQLITE_DONE;
+}
+
 }  // namespace
+
+// Every statement the store runs after Init, prepared once: preparing them
+// for each batch cost more than a small batch's writes. Used under mu_;
+// each use ends with Reset.
+struct SqliteStore::Statements {
+  explicit Statements(sqlite3* db)
+      : begin(db, "BEGIN IMMEDIATE"),
+        commit(db, "COMMIT"),
+        rollback(db, "ROLLBACK"),
+        savepoint(db, "SAVEPOINT batch"),
+        rollback_to(db, "ROLLBACK TO batch"),
+        release(db, "RELEASE batch"),
+        revision_of(db, "SELECT revision FROM objects WHERE kind = ?1 AND id = ?2"),
+        insert(db, "INSERT INTO objects(kind, id, revision, body) VALUES(?1, ?2, ?3, ?4)"),
+        upsert(db,
+               "INSERT INTO objects(kind, id, revision, body) VALUES(?1, ?2, ?3, ?4) "
+               "ON CONFLICT(kind, id) DO UPDATE SET revision = excluded.revision, "
+               "body = excluded.body"),
+        update(db,
+               "UPDATE objects SET revision = ?3, body = ?4 "
+               "WHERE kind = ?1 AND id = ?2 AND revision = ?5"),
+        remove(db, "DELETE FROM objects WHERE kind = ?1 AND id = ?2"),
+        remove_at(db, "DELETE FROM objects WHERE kind = ?1 AND id = ?2 AND revision = ?3"),
+        bump(db, "UPDATE meta SET value = ?1 WHERE key = 'revision'"),
+        get(db, "SELECT revision, body FROM objects WHERE kind = ?1 AND id = ?2"),
+        list(db, "SELECT id, revision, body FROM objects WHERE kind = ?1 ORDER BY id") {}
+
+  bool prepared() const {
+    for (const Statement* s :
+         {&begin, &commit, &rollback, &savepoint, &rollback_to, &release, &revision_of, &insert,
+          &upsert, &update, &remove, &remove_at, &bump, &get, &list})
+      if (!s->prepared()) return false;
+    return true;
+  }
+
+  Statement begin, commit, rollback, savepoint, rollback_to, release;
+  Statement revision_of, insert, upsert, update, remove, remove_at, bump;
+  Statement get, list;
+};
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
   sqlite3* db = nullptr;
@@ -66,6 +113,9 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) 
   return store;
 }
 
+SqliteStore::SqliteStore(sqlite3* db, std::string path, int64_t revision)
+    : db_(db), path_(std::move(path)), revision_(revision) {}
+
 SqliteStore::~SqliteStore() {
   {
     std::lock_guard lock(checkpoint_mu_);
@@ -73,6 +123,7 @@ SqliteStore::~SqliteStore() {
   }
   checkpoint_cv_.notify_all();
   if (checkpointer_.joinable()) checkpointer_.join();
+  statements_.reset();  // finalized before the connection closes
   sqlite3_close(db_);
 }
 
@@ -149,8 +200,13 @@ Status SqliteStore::Init() {
     return Status::InvalidArgument("store '" + path_ + "' has schema version " +
                                    std::to_string(version) + "; this berthd reads version " +
                                    std::to_string(kSchemaVersion));
+  statements_ = std::make_unique<Statements>(db_);
+  if (!statements_->prepared()) return Error("preparing statements");
   sqlite3_wal_hook(db_, &SqliteStore::OnWalCommit, this);
-  checkpointer_ = std::thread([this] { Checkpoints(); });
+  checkpointer_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "berth-ckpt");  // for top -H and perf
+    Checkpoints();
+  });
   return Status::Ok();
 }
 
@@ -183,25 +239,26 @@ Result<int64_t> SqliteStore::Commit(const std::vector<Write>& writes) {
 
 void SqliteStore::CommitGroup(const std::vector<Queued*>& group) {
   std::lock_guard lock(mu_);
-  if (!Exec(db_, "BEGIN IMMEDIATE")) {
+  Statements& st = *statements_;
+  if (!Run(st.begin)) {
     for (Queued* q : group) q->result = Error("starting a transaction");
     return;
   }
   int64_t next = revision_;
   for (Queued* q : group) {
-    Exec(db_, "SAVEPOINT batch");
+    Run(st.savepoint);
     const Status status = CommitLocked(*q->writes, next + 1);
     if (status.ok()) {
       q->result = ++next;
     } else {
       q->result = status;
-      Exec(db_, "ROLLBACK TO batch");
+      Run(st.rollback_to);
     }
-    Exec(db_, "RELEASE batch");
+    Run(st.release);
   }
-  if (!Exec(db_, "COMMIT")) {
+  if (!Run(st.commit)) {
     const Status error = Error("committing");
-    Exec(db_, "ROLLBACK");
+    Run(st.rollback);
     for (Queued* q : group)
       if (q->result.ok()) q->result = error;
     return;
@@ -215,21 +272,8 @@ void SqliteStore::CommitGroup(const std::vector<Queued*>& group) {
 // the current revision is read only to explain a refusal. Preconditions see
 // the batch's earlier writes.
 Status SqliteStore::CommitLocked(const std::vector<Write>& writes, int64_t next) {
-  Statement select(db_, "SELECT revision FROM objects WHERE kind = ?1 AND id = ?2");
-  Statement insert(db_, "INSERT INTO objects(kind, id, revision, body) VALUES(?1, ?2, ?3, ?4)");
-  Statement upsert(db_,
-                   "INSERT INTO objects(kind, id, revision, body) VALUES(?1, ?2, ?3, ?4) "
-                   "ON CONFLICT(kind, id) DO UPDATE SET revision = excluded.revision, "
-                   "body = excluded.body");
-  Statement update(db_,
-                   "UPDATE objects SET revision = ?3, body = ?4 "
-                   "WHERE kind = ?1 AND id = ?2 AND revision = ?5");
-  Statement remove(db_, "DELETE FROM objects WHERE kind = ?1 AND id = ?2");
-  Statement remove_at(db_, "DELETE FROM objects WHERE kind = ?1 AND id = ?2 AND revision = ?3");
-  Statement bump(db_, "UPDATE meta SET value = ?1 WHERE key = 'revision'");
-  if (!select.prepared() || !insert.prepared() || !upsert.prepared() || !update.prepared() ||
-      !remove.prepared() || !remove_at.prepared() || !bump.prepared())
-    return Error("preparing statements");
+  Statements& st = *statements_;
+  Statement& select = st.revision_of;
   auto current = [&](const Write& w) -> Result<int64_t> {
     select.Bind(1, w.kind).Bind(2, w.id);
     const int rc = select.Step();
@@ -247,10 +291,10 @@ Status SqliteStore::CommitLocked(const std::vector<Write>& writes, int64_t next)
       if (*revision != 0) return PreconditionFailed(w, *revision);
       continue;
     }
-    Statement& change = put ? (w.expect == Write::Expect::kAbsent     ? insert
-                               : w.expect == Write::Expect::kRevision ? update
-                                                                      : upsert)
-                            : (w.expect == Write::Expect::kRevision ? remove_at : remove);
+    Statement& change = put ? (w.expect == Write::Expect::kAbsent     ? st.insert
+                               : w.expect == Write::Expect::kRevision ? st.update
+                                                                      : st.upsert)
+                            : (w.expect == Write::Expect::kRevision ? st.remove_at : st.remove);
     change.Bind(1, w.kind).Bind(2, w.id);
     if (put) change.Bind(3, next).Bind(4, w.body);
     if (w.expect == Write::Expect::kRevision) change.Bind(put ? 5 : 3, w.expected_revision);
@@ -265,33 +309,34 @@ Status SqliteStore::CommitLocked(const std::vector<Write>& writes, int64_t next)
     }
     if (rc != SQLITE_DONE) return Error("writing " + w.kind + " '" + w.id + "'");
   }
-  bump.Bind(1, next);
-  if (bump.Step() != SQLITE_DONE) return Error("writing the revision");
+  st.bump.Bind(1, next);
+  if (!Run(st.bump)) return Error("writing the revision");
   return Status::Ok();
 }
 
 Result<std::optional<StoredObject>> SqliteStore::Get(std::string_view kind,
                                                      std::string_view id) const {
   std::lock_guard lock(mu_);
-  Statement select(db_, "SELECT revision, body FROM objects WHERE kind = ?1 AND id = ?2");
-  if (!select.prepared()) return Error("preparing a read");
+  Statement& select = statements_->get;
   select.Bind(1, kind).Bind(2, id);
   const int rc = select.Step();
-  if (rc == SQLITE_DONE) return std::optional<StoredObject>();
-  if (rc != SQLITE_ROW) return Error("reading");
-  return std::optional<StoredObject>(
-      StoredObject{std::string(kind), std::string(id), select.Text(1), select.Int(0)});
+  std::optional<StoredObject> found;
+  if (rc == SQLITE_ROW)
+    found = StoredObject{std::string(kind), std::string(id), select.Text(1), select.Int(0)};
+  select.Reset();
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return Error("reading");
+  return found;
 }
 
 Result<std::vector<StoredObject>> SqliteStore::List(std::string_view kind) const {
   std::lock_guard lock(mu_);
-  Statement select(db_, "SELECT id, revision, body FROM objects WHERE kind = ?1 ORDER BY id");
-  if (!select.prepared()) return Error("preparing a read");
+  Statement& select = statements_->list;
   select.Bind(1, kind);
   std::vector<StoredObject> out;
   int rc;
   while ((rc = select.Step()) == SQLITE_ROW)
     out.push_back({std::string(kind), select.Text(0), select.Text(2), select.Int(1)});
+  select.Reset();
   if (rc != SQLITE_DONE) return Error("listing");
   return out;
 }

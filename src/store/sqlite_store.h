@@ -57,8 +57,7 @@ class SqliteStore final : public Store {
   static constexpr int kCheckpointPages = 1000;
 
  private:
-  SqliteStore(sqlite3* db, std::string path, int64_t revision)
-      : db_(db), path_(std::move(path)), revision_(revision) {}
+  SqliteStore(sqlite3* db, std::string path, int64_t revision);
   Status Init();
   struct Queued {
     const std::vector<Write>* writes;
@@ -76,8 +75,10 @@ class SqliteStore final : public Store {
   std::condition_variable committed_;
   std::vector<Queued*> queue_;
   bool leading_ = false;
-  mutable std::mutex mu_;  // guards the connection and revision_
+  mutable std::mutex mu_;  // guards the connection, its statements and revision_
   sqlite3* db_;
+  struct Statements;
+  std::unique_ptr<Statements> statements_;  // prepared by Init
   std::string path_;
   int64_t revision_;
   std::mutex checkpoint_mu_;  // guards checkpoint_due_ and stopping_

@@ -1,5 +1,7 @@
 #include "threephase/scheduler_instance.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <chrono>
 
@@ -28,10 +30,15 @@ size_t SchedulerInstance::AgentsPerAttempt(int cluster_percent, size_t agents) {
 
 void SchedulerInstance::Start() {
   for (int i = 0; i < std::max(1, options_.samplers); ++i)
-    threads_.emplace_back(
-        [this, i] { SamplerLoop(options_.seed * 1'000'003 + static_cast<uint64_t>(i)); });
+    threads_.emplace_back([this, i] {
+      pthread_setname_np(pthread_self(), "berth-sample");  // for top -H and perf
+      SamplerLoop(options_.seed * 1'000'003 + static_cast<uint64_t>(i));
+    });
   for (int i = 0; i < std::max(1, options_.decision_pipelines); ++i)
-    threads_.emplace_back([this] { DecisionLoop(); });
+    threads_.emplace_back([this] {
+      pthread_setname_np(pthread_self(), "berth-decide");
+      DecisionLoop();
+    });
 }
 
 void SchedulerInstance::Stop() {
