@@ -229,8 +229,10 @@ ApiServer::ApiServer(ApiServerOptions options)
   http_->set_tcp_nodelay(true);
   // A keep-alive connection holds a worker thread while it is open, so
   // clients beyond the thread count wait for one: closing a connection after
-  // 100 requests (the client reconnects) bounds that wait.
+  // 100 requests or 1 s idle (the client reconnects) bounds that wait. An
+  // idle one also costs its thread a wakeup every 10 ms (httplib polls it).
   http_->set_keep_alive_max_count(100);
+  http_->set_keep_alive_timeout(1);
   http_->set_payload_max_length(options_.max_body_bytes);
   http_->set_socket_options(ExclusiveSocketOptions);
   http_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {

@@ -10,6 +10,7 @@
 #include "api/json_fields.h"
 #include "core/names.h"
 #include "orchestrator/orchestrator.h"
+#include "orchestrator/service_tally.h"
 
 namespace berth::api {
 namespace {
@@ -93,10 +94,10 @@ class PlacementDecoder {
   Status DecodeServices(const Json& value, const std::string& path);
   Status DecodeTasks(const Json& value, const std::string& path);
   Status DecodeTask(const Json& value, const std::string& path);
-  void GenerateReplicas(const ServiceEntry& service);
-  void GenerateGlobalTasks(const ServiceEntry& service);
+  std::map<std::string_view, orchestrator::ServiceTally> Tallies() const;
+  void GenerateReplicas(const ServiceEntry& service, const orchestrator::ServiceTally& tally);
+  void GenerateGlobalTasks(const ServiceEntry& service, const orchestrator::ServiceTally& tally);
   Task NewPendingTask(const ServiceEntry& service, std::string id) const;
-  bool CountsAsRunnable(const Task& task) const;
 
   PlacementPlanInput input_;
   std::set<std::string, std::less<>> node_ids_;
@@ -114,11 +115,13 @@ Result<PlacementPlanInput> PlacementDecoder::Decode(const Json& doc) {
     BERTH_RETURN_IF_ERROR(DecodeServices(*it, "services"));
   if (auto it = doc.find("tasks"); it != doc.end())
     BERTH_RETURN_IF_ERROR(DecodeTasks(*it, "tasks"));
+  std::map<std::string_view, orchestrator::ServiceTally> tallies = Tallies();
   for (const ServiceEntry& service : services_) {
+    const orchestrator::ServiceTally& tally = tallies[service.id];
     if (service.mode == ServiceMode::kGlobal)
-      GenerateGlobalTasks(service);
+      GenerateGlobalTasks(service, tally);
     else if (service.replicas)
-      GenerateReplicas(service);
+      GenerateReplicas(service, tally);
   }
   return std::move(input_);
 }
@@ -202,10 +205,22 @@ Status PlacementDecoder::DecodeTask(const Json& value, const std::string& path) 
   return Status::Ok();
 }
 
-// Whether a listed task fills one of its service's slots: it is not finished
-// and is still meant to run.
-bool PlacementDecoder::CountsAsRunnable(const Task& task) const {
-  return orchestrator::Runnable(task.state, task.desired_state);
+// Every listed task of a service in that service's tally, counted as
+// berthd counts the tasks it holds, so that both make the same tasks.
+std::map<std::string_view, orchestrator::ServiceTally> PlacementDecoder::Tallies() const {
+  std::map<std::string_view, orchestrator::ServiceTally> tallies;
+  for (const ServiceEntry& service : services_)
+    tallies[service.id].global = service.mode == ServiceMode::kGlobal;
+  for (const PlannedTask& planned : input_.tasks) {
+    const Task& t = planned.task;
+    const auto it = tallies.find(t.service_id);
+    if (it == tallies.end()) continue;
+    const std::optional<uint64_t> n = orchestrator::NumberIn(t.service_id, t.id);
+    it->second.Add({it->second.FlagsOf(t.state, t.desired_state, !t.node_id.empty()),
+                    n ? static_cast<int32_t>(*n) : -1},
+                   t.node_id);
+  }
+  return tallies;
 }
 
 Task PlacementDecoder::NewPendingTask(const ServiceEntry& service, std::string id) const {
@@ -221,37 +236,29 @@ Task PlacementDecoder::NewPendingTask(const ServiceEntry& service, std::string i
 
 // Missing replicas become pending tasks "<service>.<n>", lowest free n first;
 // n is free when no task of the document has that id.
-void PlacementDecoder::GenerateReplicas(const ServiceEntry& service) {
-  uint64_t runnable = 0;
-  for (const PlannedTask& planned : input_.tasks)
-    if (planned.task.service_id == service.id && CountsAsRunnable(planned.task)) ++runnable;
+void PlacementDecoder::GenerateReplicas(const ServiceEntry& service,
+                                        const orchestrator::ServiceTally& tally) {
   for (std::string& id :
-       orchestrator::NewReplicaIds(service.id, runnable, *service.replicas,
+       orchestrator::NewReplicaIds(service.id, tally, *service.replicas,
                                    [&](const std::string& t) { return task_ids_.contains(t); })) {
     task_ids_.insert(id);
     input_.tasks.push_back({NewPendingTask(service, std::move(id)), false});
   }
 }
 
-// One preassigned pending task per node without a runnable task of the
-// service, in node order, named by GlobalTaskId.
-void PlacementDecoder::GenerateGlobalTasks(const ServiceEntry& service) {
-  std::set<std::string_view> covered;
-  for (const PlannedTask& planned : input_.tasks)
-    if (planned.task.service_id == service.id && CountsAsRunnable(planned.task) &&
-        !planned.task.node_id.empty())
-      covered.insert(planned.task.node_id);
-  std::vector<PlannedTask> generated;
+// One preassigned pending task per node the tally does not cover (no
+// runnable task of the service there), in node order, named by GlobalTaskId.
+void PlacementDecoder::GenerateGlobalTasks(const ServiceEntry& service,
+                                           const orchestrator::ServiceTally& tally) {
   for (const Node& node : input_.nodes) {
-    if (covered.contains(node.id)) continue;
+    if (tally.covered.contains(node.id)) continue;
     std::string id = orchestrator::GlobalTaskId(
         service.id, node.id, [&](const std::string& t) { return task_ids_.contains(t); });
     task_ids_.insert(id);
     Task task = NewPendingTask(service, std::move(id));
     task.node_id = node.id;
-    generated.push_back({std::move(task), true});
+    input_.tasks.push_back({std::move(task), true});
   }
-  for (PlannedTask& planned : generated) input_.tasks.push_back(std::move(planned));
 }
 
 }  // namespace

@@ -6,8 +6,10 @@
 // InvalidArgument error whose message starts with the field's path, e.g.
 // `nodes[0]: unknown field 'colour'` or
 // `services[0].task.resources.memory: invalid memory quantity '8Gx' (...)`.
-// Services are expanded here by the orchestrator's rules
-// (orchestrator/orchestrator.h, shared with berthd): every task of a service
+// Services are expanded here by the orchestrator's rules, from the same
+// per-service tally berthd keeps (orchestrator/orchestrator.h and
+// service_tally.h: the document's tasks are counted as berthd counts the
+// tasks it holds, and the tally answers both): every task of a service
 // shares one TaskSpec, missing replicas become pending tasks
 // `<service>.<n>`, and a global service gets a preassigned pending task
 // `<service>.<node>` on each node without one (docs/plan.md has every rule).

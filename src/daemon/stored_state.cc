@@ -291,20 +291,7 @@ void StoredState::Uncount(TaskEntry& e) {
   if (was & kListed) pending_.erase(PositionOf(e));
   orchestrator::ServiceTally* tally = std::exchange(e.counted_in, nullptr);
   if (tally == nullptr) return;
-  if (e.number >= 0) {
-    const auto n = static_cast<uint64_t>(e.number);
-    if (was & kTaken) tally->taken.Set(n, false);
-    if (was & kRunnable) tally->runnable.Set(n, false);
-    if (was & kPending) tally->pending.Set(n, false);
-  }
-  if (was & kRunnable) {
-    --tally->runnable_count;
-    if (e.number < 0) --tally->unnumbered;
-  }
-  if (was & kCovered) {
-    auto node = tally->covered.find(e.task.node);
-    if (node != tally->covered.end() && --node->second == 0) tally->covered.erase(node);
-  }
+  tally->Remove({static_cast<uint8_t>(was & ~kListed), e.number}, e.task.node);
   MarkDirty(e.task.service, *tally);
 }
 
@@ -314,36 +301,25 @@ void StoredState::MarkDirty(const std::string& service, orchestrator::ServiceTal
 }
 
 void StoredState::Recount(TaskEntry& e) {
-  const bool planned = e.planned(), runnable = planned && e.runnable();
-  const bool pending = runnable && e.task.state == TaskState::kPending;
+  const bool planned = e.planned();
   uint8_t now = 0;
-  if (track_pending && pending) now |= kListed;
+  if (track_pending && planned && e.runnable() && e.task.state == TaskState::kPending)
+    now |= kListed;
   orchestrator::ServiceTally* tally = e.counted_in;
   if (!e.task.service.empty() && planned) {
     if (tally == nullptr) tally = &TallyFor(e.task.service);
-    now |= kTaken;
-    if (runnable) now |= kRunnable;
-    if (pending) now |= kPending;
-    if (runnable && !e.task.node.empty() && tally->global) now |= kCovered;
+    now |= tally->FlagsOf(e.task.state, e.task.desired, !e.task.node.empty());
   }
   if (now == e.tally) return;
   Uncount(e);
   e.tally = now;
   if (now & kListed) pending_.insert(PositionOf(e));
-  if ((now & ~kListed) == 0) return;
+  const auto counted = static_cast<uint8_t>(now & ~kListed);
+  if (counted == 0) return;
   e.counted_in = tally;
   const std::optional<uint64_t> n = orchestrator::NumberIn(e.task.service, e.task.id);
   e.number = n ? static_cast<int32_t>(*n) : -1;
-  if (n) {
-    if (now & kTaken) tally->taken.Set(*n, true);
-    if (now & kRunnable) tally->runnable.Set(*n, true);
-    if (now & kPending) tally->pending.Set(*n, true);
-  }
-  if (now & kRunnable) {
-    ++tally->runnable_count;
-    if (!n) ++tally->unnumbered;
-  }
-  if (now & kCovered) ++tally->covered[e.task.node];
+  tally->Add({counted, e.number}, e.task.node);
   MarkDirty(e.task.service, *tally);
 }
 

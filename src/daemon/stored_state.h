@@ -192,8 +192,9 @@ class StoredState {
   void MarkDirty(const std::string& service, orchestrator::ServiceTally& tally);
   void Rebuild();  // every tally, the pending set and the history, from the tasks
 
-  // The bits of TaskEntry::tally.
-  static constexpr uint8_t kTaken = 1, kRunnable = 2, kPending = 4, kCovered = 8, kListed = 16;
+  // TaskEntry::tally: the flags of orchestrator::ServiceTally::Mark, and
+  // kListed for an entry in pending_.
+  static constexpr uint8_t kListed = 16;
   struct Timer {
     Timestamp due;
     uint32_t position;

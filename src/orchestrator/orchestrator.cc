@@ -4,19 +4,6 @@
 
 namespace berth::orchestrator {
 
-std::vector<std::string> NewReplicaIds(std::string_view service, uint64_t runnable,
-                                       uint64_t replicas, const Taken& taken) {
-  std::vector<std::string> ids;
-  if (runnable >= replicas) return ids;
-  ids.reserve(replicas - runnable);
-  const std::string prefix = std::string(service) + ".";
-  for (uint64_t n = 1; runnable + ids.size() < replicas; ++n) {
-    std::string id = prefix + std::to_string(n);
-    if (!taken(id)) ids.push_back(std::move(id));
-  }
-  return ids;
-}
-
 std::string GlobalTaskId(std::string_view service, std::string_view node, const Taken& taken) {
   std::string id = std::string(service) + "." + std::string(node);
   if (!taken(id)) return id;

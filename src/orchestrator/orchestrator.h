@@ -1,10 +1,12 @@
 // Orchestrator rules: desired state vs actual, as values in and decisions
 // out (ARCHITECTURE.md, "orchestrator"). One implementation for `berth
 // plan`'s placement documents (api/plan_codec) and berthd's control loop
-// (daemon/pass), so both make the same tasks from the same services.
+// (daemon/pass), so both make the same tasks from the same services: both
+// count a service's tasks in an orchestrator::ServiceTally and ask it.
 //
 //  - Replicas: a replicated service short of its count gets new tasks
-//    "<service>.<n>", lowest n whose id is free first.
+//    "<service>.<n>", lowest n whose id is free first (NewReplicaIds of
+//    service_tally.h, answered from the service's tally).
 //  - Global services: a node without a runnable task of the service gets one
 //    named "<service>.<node>", or "<service>.<node>.<k>" (lowest k >= 2) when
 //    that id is taken by an earlier task there.
@@ -32,11 +34,6 @@ inline bool Runnable(TaskState state, TaskState desired) {
 
 // Whether a task id is in use (by a task the caller still sees).
 using Taken = std::function<bool(const std::string&)>;
-
-// The ids of the tasks that bring a replicated service from `runnable` to
-// `replicas` tasks (none when it has enough).
-std::vector<std::string> NewReplicaIds(std::string_view service, uint64_t runnable,
-                                       uint64_t replicas, const Taken& taken);
 
 // The id of a new task of global service `service` on `node`.
 std::string GlobalTaskId(std::string_view service, std::string_view node, const Taken& taken);

@@ -7,15 +7,6 @@
 namespace berth::orchestrator {
 namespace {
 
-TEST(Orchestrator, NewReplicasTakeTheLowestFreeNumbers) {
-  const std::set<std::string> taken = {"web.1", "web.3"};
-  auto is_taken = [&](const std::string& id) { return taken.contains(id); };
-  EXPECT_EQ(NewReplicaIds("web", 2, 5, is_taken),
-            (std::vector<std::string>{"web.2", "web.4", "web.5"}));
-  EXPECT_TRUE(NewReplicaIds("web", 5, 5, is_taken).empty());
-  EXPECT_TRUE(NewReplicaIds("web", 7, 5, is_taken).empty());
-}
-
 TEST(Orchestrator, GlobalTaskIdsNumberLaterTasksOnTheSameNode) {
   std::set<std::string> taken;
   auto is_taken = [&](const std::string& id) { return taken.contains(id); };

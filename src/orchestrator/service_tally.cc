@@ -33,6 +33,45 @@ std::optional<uint64_t> NumberSet::PrevSet(uint64_t before, const NumberSet* wit
   return std::nullopt;
 }
 
+uint8_t ServiceTally::FlagsOf(TaskState state, TaskState desired, bool has_node) const {
+  if (!Runnable(state, desired)) return Mark::kTaken;
+  uint8_t flags = Mark::kTaken | Mark::kRunnable;
+  if (state == TaskState::kPending) flags |= Mark::kPending;
+  if (global && has_node) flags |= Mark::kCovered;
+  return flags;
+}
+
+void ServiceTally::Add(const Mark& mark, const std::string& node) {
+  if (mark.number >= 0) {
+    const auto n = static_cast<uint64_t>(mark.number);
+    if (mark.flags & Mark::kTaken) taken.Set(n, true);
+    if (mark.flags & Mark::kRunnable) runnable.Set(n, true);
+    if (mark.flags & Mark::kPending) pending.Set(n, true);
+  }
+  if (mark.flags & Mark::kRunnable) {
+    ++runnable_count;
+    if (mark.number < 0) ++unnumbered;
+  }
+  if (mark.flags & Mark::kCovered) ++covered[node];
+}
+
+void ServiceTally::Remove(const Mark& mark, const std::string& node) {
+  if (mark.number >= 0) {
+    const auto n = static_cast<uint64_t>(mark.number);
+    if (mark.flags & Mark::kTaken) taken.Set(n, false);
+    if (mark.flags & Mark::kRunnable) runnable.Set(n, false);
+    if (mark.flags & Mark::kPending) pending.Set(n, false);
+  }
+  if (mark.flags & Mark::kRunnable) {
+    --runnable_count;
+    if (mark.number < 0) --unnumbered;
+  }
+  if (mark.flags & Mark::kCovered) {
+    auto it = covered.find(node);
+    if (it != covered.end() && --it->second == 0) covered.erase(it);
+  }
+}
+
 std::optional<uint64_t> NumberIn(std::string_view service, std::string_view task_id) {
   if (task_id.size() <= service.size() + 1 || !task_id.starts_with(service) ||
       task_id[service.size()] != '.')

@@ -5,7 +5,9 @@
 //
 // A task counts in its service's tally by its replica number n (its id is
 // "<service>.<n>"): `taken` while the caller still sees the task (any state),
-// `runnable` while it fills a slot, `pending` while it also waits for a node.
+// `runnable` while it fills a slot, `pending` while it also waits for a node
+// (ServiceTally::FlagsOf, Add and Remove: berthd's StoredState keeps tallies
+// task by task, `berth plan`'s decoder counts a document's tasks once).
 // A task whose id has no such number (a global service's, or a hand-made id)
 // only counts in `runnable_count` and `unnumbered`; the rules then fall back
 // to the caller's full list (ChooseScaleDown of orchestrator.h).
@@ -20,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/task.h"
 #include "orchestrator/orchestrator.h"
 
 namespace berth::orchestrator {
@@ -55,6 +58,23 @@ struct ServiceTally {
   bool dirty = false;
 
   bool empty() const { return runnable_count == 0 && covered.empty(); }
+
+  // What one task counts as (a union of the flags below) and its replica
+  // number (-1: none). Every task the caller sees is taken; one that fills
+  // a slot is also runnable, and pending while it waits for a node; a
+  // runnable task of a global service that has a node covers that node.
+  struct Mark {
+    static constexpr uint8_t kTaken = 1, kRunnable = 2, kPending = 4, kCovered = 8;
+    uint8_t flags = 0;
+    int32_t number = -1;
+  };
+  // The flags of a task the caller sees, in state `state` with desired
+  // state `desired`, with a node or not.
+  uint8_t FlagsOf(TaskState state, TaskState desired, bool has_node) const;
+  // Counts, or stops counting, a task with `mark` on `node`. Remove takes
+  // exactly what Add was given.
+  void Add(const Mark& mark, const std::string& node);
+  void Remove(const Mark& mark, const std::string& node);
 };
 
 // The replica number of `task_id` if it is "<service>.<n>" with n < kLimit.
