@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <thread>
 
 #include "api/cluster_codec.h"
 #include "api/json_fields.h"
@@ -11,6 +12,14 @@
 #include "placement/scheduler.h"
 
 namespace berth::daemon {
+namespace {
+
+// Writes() encodes on two threads from this many bodies: below it, starting
+// a thread costs more than it saves (100,000 bodies: 45 ms on one thread,
+// 24-30 on two, on the machine of docs/benchmarks.md).
+constexpr size_t kParallelEncodeFrom = 20'000;
+
+}  // namespace
 
 using api::Json;
 
@@ -473,11 +482,22 @@ std::vector<store::Write> Pass::Writes() {
     if (tasks_[position].pruned || tasks_[position].changed) positions.push_back(position);
   std::sort(positions.begin(), positions.end());
   std::vector<std::string> bodies(positions.size());
-  for (size_t i = 0; i < positions.size(); ++i)
-    if (const TaskEntry& e = tasks_[positions[i]]; !e.pruned) bodies[i] = EncodeStoredTask(e.task);
+  auto encode = [&](size_t from, size_t to) {
+    for (size_t i = from; i < to; ++i)
+      if (const TaskEntry& e = tasks_[positions[i]]; !e.pruned)
+        bodies[i] = EncodeStoredTask(e.task);
+  };
+  // A large pass encodes half of its bodies on a second thread while this
+  // one encodes the rest and orders the writes: the commit waits for both.
+  const size_t half =
+      positions.size() >= kParallelEncodeFrom ? positions.size() / 2 : positions.size();
+  std::thread helper;
+  if (half < positions.size()) helper = std::thread(encode, half, positions.size());
+  encode(0, half);
   std::vector<uint32_t> order(positions.size());  // indices into positions, by id
   std::iota(order.begin(), order.end(), 0);
   SortByIds(order, [&](uint32_t i) { return std::string_view(tasks_[positions[i]].task.id); });
+  if (helper.joinable()) helper.join();
   std::vector<store::Write> writes;
   writes.reserve(positions.size());
   std::sort(recorded_.begin(), recorded_.end());

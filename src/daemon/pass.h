@@ -149,7 +149,7 @@ class Pass {
   // The StoredState's objects, by id; tasks and durations are edited in place.
   const std::map<std::string, api::Json, std::less<>>& nodes_;
   std::unordered_map<std::string, StoredService>& service_by_id_;  // counts runnable
-  std::vector<TaskEntry>& tasks_;
+  TaskEntries& tasks_;
   std::unordered_map<std::string, size_t>& task_index_;
   const std::map<std::string, StoredJob, std::less<>>& job_by_id_;
   std::map<std::string, Recorded, std::less<>>& durations_;

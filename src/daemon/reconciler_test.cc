@@ -74,6 +74,26 @@ TEST_F(ReconcilerTest, ReplicasAreCreatedPlacedAndStarted) {
   EXPECT_EQ((*WhyTask(store_, "web.1"))["reason"], "started by the simulated executor");
 }
 
+// A pass that writes more than kParallelEncodeFrom tasks encodes them on
+// two threads: every stored body is still its task's (id, node, state).
+TEST_F(ReconcilerTest, ALargePassStoresEveryTaskWhole) {
+  AddNode("n1", 64);
+  AddNode("n2", 64);
+  ASSERT_TRUE(services_.Create(Json{{"id", "big"}, {"replicas", 25'000}}).ok());
+  Result<PassSummary> first = reconciler_.RunPass(clock_.Now());
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  EXPECT_EQ(first->assigned, 25'000);
+  const std::map<std::string, std::string> tasks = Tasks();
+  ASSERT_EQ(tasks.size(), 25'000u);
+  std::map<std::string, int> by_state_and_node;
+  for (const auto& [id, state_at_node] : tasks) ++by_state_and_node[state_at_node];
+  EXPECT_EQ(by_state_and_node,
+            (std::map<std::string, int>{{"assigned@n1", 12'500}, {"assigned@n2", 12'500}}));
+  EXPECT_EQ(tasks.count("big.1") + tasks.count("big.25000"), 2u);
+  const std::vector<store::StoredObject> stored = *store_.List("task");
+  for (const store::StoredObject& o : stored) ASSERT_EQ(api::Json::parse(o.body)["id"], o.id);
+}
+
 // The loop keeps what it read between passes. A change it did not see (made
 // here behind the watch) makes its next commit fail on a precondition; the
 // pass after that reads everything again and goes on from the stored state.

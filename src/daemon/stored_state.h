@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "api/json_fields.h"
+#include "core/prefault_allocator.h"
 #include "core/status.h"
 #include "core/task.h"
 #include "core/time.h"
@@ -84,6 +85,10 @@ struct TaskEntry {
     return !task.agent.empty() && task.state >= TaskState::kAssigned && !terminal();
   }
 };
+
+// The entries by position, prefaulted: a large service fills millions
+// of them at once (core/prefault_allocator.h).
+using TaskEntries = std::vector<TaskEntry, PrefaultAllocator<TaskEntry>>;
 
 struct Recorded {  // durations recorded for one task name
   int64_t count = 0, total_ms = 0, revision = 0;
@@ -167,7 +172,7 @@ class StoredState {
   int64_t Workers() const { return workers_; }
   // By id; a pass looks a service up for each task, so a hash map.
   std::unordered_map<std::string, StoredService> services;
-  std::vector<TaskEntry> tasks;
+  TaskEntries tasks;
   std::unordered_map<std::string, size_t> task_index;  // id -> tasks[i]
   std::map<std::string, StoredJob, std::less<>> jobs;
   std::map<std::string, Recorded, std::less<>> durations;  // by task name

@@ -28,6 +28,7 @@
 #include "core/id_index.h"
 #include "core/node.h"
 #include "core/node_info.h"
+#include "core/prefault_allocator.h"
 #include "core/status.h"
 #include "core/task.h"
 #include "core/time.h"
@@ -145,7 +146,7 @@ class ClusterState {
   }
 
   std::vector<NodeInfo> nodes_;
-  std::vector<TaskRecord> tasks_;
+  std::vector<TaskRecord, PrefaultAllocator<TaskRecord>> tasks_;  // core/prefault_allocator.h
   IdIndex node_by_id_;
   IdIndex task_by_id_;
   std::unordered_map<std::string, ServiceIndex> service_by_id_;

@@ -55,6 +55,8 @@ class SqliteStore final : public Store {
 
   // SQLite's own default for its automatic checkpoint.
   static constexpr int kCheckpointPages = 1000;
+  // Creations written by one INSERT statement (CommitLocked).
+  static constexpr size_t kRowsPerInsert = 32;
 
  private:
   SqliteStore(sqlite3* db, std::string path, int64_t revision);
@@ -66,6 +68,7 @@ class SqliteStore final : public Store {
   };
   void CommitGroup(const std::vector<Queued*>& group);
   Status CommitLocked(const std::vector<Write>& writes, int64_t next);
+  Status WriteOne(const Write& write, int64_t next);
   Status Error(const std::string& doing) const;
   // sqlite3_wal_hook: after each commit, with the WAL's size in pages.
   static int OnWalCommit(void* store, sqlite3* db, const char* name, int pages);

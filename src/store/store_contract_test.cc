@@ -97,6 +97,35 @@ TEST_P(StoreContract, PreconditionsSeeEarlierWritesOfTheBatch) {
   EXPECT_EQ((*store_->Get("job", "j"))->body, "3");
 }
 
+// Many creations in one batch (a large service's tasks), the collision at
+// any position, also between two creations of the batch itself.
+TEST_P(StoreContract, ALargeBatchOfCreationsIsAllOrNothing) {
+  ASSERT_TRUE(store_->Commit({Write::Create("task", "t.070", "old")}).ok());
+  auto creations = [](int from, int to) {
+    std::vector<Write> writes;
+    for (int i = from; i < to; ++i) {
+      const std::string n = std::to_string(i);
+      writes.push_back(Write::Create("task", "t." + std::string(3 - n.size(), '0') + n, n));
+    }
+    return writes;
+  };
+  Result<int64_t> r = store_->Commit(creations(0, 100));  // t.070 exists
+  EXPECT_EQ(r.status().message(), "task 't.070' already exists");
+  std::vector<Write> twice = creations(100, 200);
+  twice.push_back(twice[5]);
+  EXPECT_EQ(store_->Commit(twice).status().message(), "task 't.105' already exists");
+  EXPECT_EQ(store_->revision(), 1);
+  EXPECT_EQ(store_->List("task")->size(), 1u);
+  std::vector<Write> ok = creations(0, 70);
+  for (Write& w : creations(71, 250)) ok.push_back(std::move(w));
+  r = store_->Commit(ok);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const std::vector<StoredObject> tasks = *store_->List("task");
+  ASSERT_EQ(tasks.size(), 250u);
+  EXPECT_EQ(tasks[249], (StoredObject{"task", "t.249", "249", 2}));
+  EXPECT_EQ(tasks[70].body, "old");
+}
+
 TEST_P(StoreContract, DeleteRemovesAndEmptyBatchChangesNothing) {
   ASSERT_TRUE(store_->Commit({Write::Put("node", "n1", "a"), Write::Put("node", "n2", "b")}).ok());
   ASSERT_TRUE(store_->Commit({Write::Delete("node", "n1"), Write::Delete("node", "absent")}).ok());
