@@ -308,9 +308,12 @@ void Pass::GenerateReplicas() {
         orchestrator::NewReplicaIds(id, *state_.TallyOf(id), *svc->second.replicas,
                                     [&](const std::string& t) { return Taken(t); });
     // Grow geometrically: a reserve of exactly what one service needs would
-    // move every entry for each small service.
-    if (tasks_.capacity() < tasks_.size() + ids.size())
-      tasks_.reserve(std::max(tasks_.size() + ids.size(), 2 * tasks_.capacity()));
+    // move every entry for each small service. The index grows with the
+    // entries, so that a large service does not rehash it a dozen times.
+    if (const size_t needed = tasks_.size() + ids.size(); tasks_.capacity() < needed) {
+      tasks_.reserve(std::max(needed, 2 * tasks_.capacity()));
+      task_index_.reserve(tasks_.capacity());
+    }
     for (std::string& task_id : ids) NewTask(std::move(task_id), id, svc->second.spec_version, "");
   }
 }
