@@ -41,35 +41,38 @@ uint8_t ServiceTally::FlagsOf(TaskState state, TaskState desired, bool has_node)
   return flags;
 }
 
-void ServiceTally::Add(const Mark& mark, const std::string& node) {
+namespace {
+
+// Counts a task in (on) or out of (!on) `tally`: Add and Remove.
+void Count(ServiceTally& tally, const ServiceTally::Mark& mark, const std::string& node, bool on) {
+  using Mark = ServiceTally::Mark;
   if (mark.number >= 0) {
     const auto n = static_cast<uint64_t>(mark.number);
-    if (mark.flags & Mark::kTaken) taken.Set(n, true);
-    if (mark.flags & Mark::kRunnable) runnable.Set(n, true);
-    if (mark.flags & Mark::kPending) pending.Set(n, true);
+    if (mark.flags & Mark::kTaken) tally.taken.Set(n, on);
+    if (mark.flags & Mark::kRunnable) tally.runnable.Set(n, on);
+    if (mark.flags & Mark::kPending) tally.pending.Set(n, on);
   }
   if (mark.flags & Mark::kRunnable) {
-    ++runnable_count;
-    if (mark.number < 0) ++unnumbered;
+    const uint64_t step = on ? 1 : static_cast<uint64_t>(-1);
+    tally.runnable_count += step;
+    if (mark.number < 0) tally.unnumbered += step;
   }
-  if (mark.flags & Mark::kCovered) ++covered[node];
+  if (!(mark.flags & Mark::kCovered)) return;
+  if (on) {
+    ++tally.covered[node];
+  } else if (auto it = tally.covered.find(node); it != tally.covered.end() && --it->second == 0) {
+    tally.covered.erase(it);
+  }
+}
+
+}  // namespace
+
+void ServiceTally::Add(const Mark& mark, const std::string& node) {
+  Count(*this, mark, node, true);
 }
 
 void ServiceTally::Remove(const Mark& mark, const std::string& node) {
-  if (mark.number >= 0) {
-    const auto n = static_cast<uint64_t>(mark.number);
-    if (mark.flags & Mark::kTaken) taken.Set(n, false);
-    if (mark.flags & Mark::kRunnable) runnable.Set(n, false);
-    if (mark.flags & Mark::kPending) pending.Set(n, false);
-  }
-  if (mark.flags & Mark::kRunnable) {
-    --runnable_count;
-    if (mark.number < 0) --unnumbered;
-  }
-  if (mark.flags & Mark::kCovered) {
-    auto it = covered.find(node);
-    if (it != covered.end() && --it->second == 0) covered.erase(it);
-  }
+  Count(*this, mark, node, false);
 }
 
 std::optional<uint64_t> NumberIn(std::string_view service, std::string_view task_id) {
