@@ -35,7 +35,10 @@ class FullViewTest : public testing::Test {
     std::vector<Json> out;
     Result<std::vector<store::StoredObject>> listed = store_.List(kind);
     EXPECT_TRUE(listed.ok());
-    for (const store::StoredObject& o : *listed) out.push_back(Json::parse(o.body));
+    for (const store::StoredObject& o : *listed) {
+      out.push_back(Json::parse(o.body));
+      out.back()["id"] = o.id;  // a task's body leaves it to the store's key
+    }
     return out;
   }
   // The placement document of the stored state, as berthd built it before.

@@ -13,6 +13,7 @@
 #include "daemon/job_registry.h"
 #include "daemon/node_registry.h"
 #include "daemon/service_registry.h"
+#include "daemon/stored_task.h"
 #include "daemon/task_views.h"
 #include "store/memory_store.h"
 #include "threephase/transport.h"
@@ -91,7 +92,12 @@ TEST_F(ReconcilerTest, ALargePassStoresEveryTaskWhole) {
             (std::map<std::string, int>{{"assigned@n1", 12'500}, {"assigned@n2", 12'500}}));
   EXPECT_EQ(tasks.count("big.1") + tasks.count("big.25000"), 2u);
   const std::vector<store::StoredObject> stored = *store_.List("task");
-  for (const store::StoredObject& o : stored) ASSERT_EQ(api::Json::parse(o.body)["id"], o.id);
+  for (const store::StoredObject& o : stored) {
+    const StoredTask t = DecodeStoredTask(api::Json::parse(o.body), o.id);
+    ASSERT_EQ(t.service, "big");
+    ASSERT_EQ(t.state, TaskState::kAssigned) << o.id;
+    ASSERT_EQ(t.node, tasks.at(o.id).substr(std::string("assigned@").size())) << o.id;
+  }
 }
 
 // The loop keeps what it read between passes. A change it did not see (made

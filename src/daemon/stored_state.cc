@@ -166,8 +166,7 @@ void StoredState::PutTask(const std::string& id, const Json& body, int64_t revis
   if (it == task_index.end()) it = task_index.emplace(id, NewEntry(id)).first;
   TaskEntry& e = tasks[it->second];
   Uncount(e);
-  e.task = DecodeStoredTask(body);
-  e.task.id = id;  // the store's name for it, whatever the body says
+  e.task = DecodeStoredTask(body, id);
   e.revision = revision;
   Recount(e);
   Queue(static_cast<uint32_t>(it->second));

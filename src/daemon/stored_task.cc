@@ -131,9 +131,9 @@ class ObjectWriter {
 
 }  // namespace
 
-StoredTask DecodeStoredTask(const Json& body) {
+StoredTask DecodeStoredTask(const Json& body, std::string_view id) {
   StoredTask t;
-  t.id = Text(body, "id");
+  t.id = id;
   t.service = Text(body, "service");
   t.job = Text(body, "job");
   t.name = Text(body, "name");
@@ -166,8 +166,7 @@ std::string EncodeStoredTask(const StoredTask& t) {
     w.Time("admitted_at", t.admitted_at);
     w.Text("agent", t.agent);
     w.Time("assigned_at", t.assigned_at);
-    w.Text("desired_state", ToString(t.desired));
-    w.Text("id", t.id);
+    if (t.desired != TaskState::kRunning) w.Text("desired_state", ToString(t.desired));
     w.Text("job", t.job);
     w.Text("message", t.message);
     w.Text("name", t.name);

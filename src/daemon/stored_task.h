@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "api/json_fields.h"
 #include "core/task.h"
@@ -38,12 +39,15 @@ struct StoredTask {
   bool operator==(const StoredTask&) const = default;
 };
 
-// Reads a stored body, leniently: the store holds what berthd wrote, so an
-// absent or unreadable field takes its default (state new, desired
-// running) instead of failing the pass. Fields berthd no longer writes
-// (a job task's copy of the job's template) are ignored.
-StoredTask DecodeStoredTask(const api::Json& body);
-// The JSON text of `task`: keys in byte order, absent fields left out.
+// Reads the stored body of task `id` (the store's key), leniently: the
+// store holds what berthd wrote, so an absent or unreadable field takes its
+// default (state new, desired running) instead of failing the pass. Fields
+// berthd no longer writes (the id, which older versions kept in the body
+// too; a job task's copy of the job's template) are ignored.
+StoredTask DecodeStoredTask(const api::Json& body, std::string_view id);
+// The JSON text of `task`: keys in byte order, absent fields left out, and
+// so are what the store and the defaults give (the id, desired state
+// running): a large service writes its bodies in one commit.
 std::string EncodeStoredTask(const StoredTask& task);
 
 }  // namespace berth::daemon

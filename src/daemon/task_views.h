@@ -1,6 +1,8 @@
 // Read-only views of the tasks the control loop wrote (kind "task"): list
 // (optionally of one service), get, and `why`, the explanation of a task
-// that is not running. Thread-safe (the store is).
+// that is not running. A view is the stored body with what the body leaves
+// to the store and the defaults (stored_task.h): its "id", "desired_state"
+// "running", and the "revision". Thread-safe (the store is).
 #pragma once
 
 #include <string_view>
