@@ -32,12 +32,7 @@ class IdIndex {
   // Adds entry `index`; its id must not be in the index yet.
   template <typename IdOf>
   void Insert(uint32_t index, const IdOf& id_of) {
-    if ((size_ + 1) * 2 > slots_.size()) {
-      std::vector<uint32_t> old = std::move(slots_);
-      slots_.assign(old.empty() ? 16 : old.size() * 2, kEmpty);
-      for (uint32_t slot : old)
-        if (slot != kEmpty) Place(slot, id_of);
-    }
+    if ((size_ + 1) * 2 > slots_.size()) Rehash(slots_.empty() ? 16 : slots_.size() * 2, id_of);
     Place(index, id_of);
     ++size_;
   }
@@ -63,11 +58,29 @@ class IdIndex {
     --size_;
   }
 
+  // Makes room for `count` entries in all, so that adding up to that many
+  // does not grow the table step by step (each step re-places every entry).
+  template <typename IdOf>
+  void Reserve(size_t count, const IdOf& id_of) {
+    if (count * 2 <= slots_.size()) return;
+    size_t slots = slots_.empty() ? 16 : slots_.size();
+    while (count * 2 > slots) slots *= 2;
+    Rehash(slots, id_of);
+  }
+
   size_t size() const { return size_; }
 
  private:
   static constexpr uint32_t kEmpty = UINT32_MAX;
   static size_t Hash(std::string_view id) { return std::hash<std::string_view>{}(id); }
+
+  template <typename IdOf>
+  void Rehash(size_t slots, const IdOf& id_of) {
+    std::vector<uint32_t> old = std::move(slots_);
+    slots_.assign(slots, kEmpty);
+    for (uint32_t slot : old)
+      if (slot != kEmpty) Place(slot, id_of);
+  }
 
   template <typename IdOf>
   void Place(uint32_t index, const IdOf& id_of) {

@@ -21,6 +21,26 @@ TEST(IdIndex, FindsEveryInsertedIdAcrossGrowth) {
   EXPECT_FALSE(index.Find("", id_of).has_value());
 }
 
+// Reserving keeps what is there and makes room; reserving less changes
+// nothing.
+TEST(IdIndex, ReserveKeepsEntriesAndMakesRoom) {
+  std::vector<std::string> ids;
+  IdIndex index;
+  auto id_of = [&](uint32_t i) { return std::string_view(ids[i]); };
+  for (uint32_t i = 0; i < 100; ++i) {
+    ids.push_back("n" + std::to_string(i));
+    index.Insert(i, id_of);
+  }
+  index.Reserve(10, id_of);
+  index.Reserve(3000, id_of);
+  for (uint32_t i = 100; i < 3000; ++i) {
+    ids.push_back("n" + std::to_string(i));
+    index.Insert(i, id_of);
+  }
+  EXPECT_EQ(index.size(), 3000u);
+  for (uint32_t i = 0; i < 3000; ++i) ASSERT_EQ(index.Find(ids[i], id_of), i);
+}
+
 // Erasing every third entry, in an order unrelated to their slots, leaves
 // the rest findable (the probe runs stay whole) and the erased ones gone;
 // an erased id can be inserted again.

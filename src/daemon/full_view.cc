@@ -44,11 +44,13 @@ Status FullView::Sync(StoredState& state, const std::vector<std::string>& change
   if (generation_ == 0 || state.layout_generation != layout_generation_ ||
       state_.forgotten_count() > live + 1024) {
     BERTH_RETURN_IF_ERROR(Load(state));
+    state_.ReserveTasks(state.tasks.size());
     for (size_t position = 0; position < state.tasks.size(); ++position)
       BERTH_RETURN_IF_ERROR(SyncEntry(state.tasks[position], position, planned, spec_of, global));
     return Status::Ok();
   }
   for (const std::string& id : changed_nodes) BERTH_RETURN_IF_ERROR(PutNode(state, id));
+  state_.ReserveTasks(state_.task_count() + positions.size());
   for (uint32_t position : positions)
     BERTH_RETURN_IF_ERROR(SyncEntry(state.tasks[position], position, planned, spec_of, global));
   return Status::Ok();

@@ -160,6 +160,13 @@ std::vector<NodeIndex> ClusterState::NodesWithFailures(ServiceIndex service,
   return nodes;
 }
 
+void ClusterState::ReserveTasks(size_t count) {
+  if (count <= tasks_.capacity()) return;
+  count = std::max(count, 2 * tasks_.capacity());
+  tasks_.reserve(count);
+  task_by_id_.Reserve(count, TaskIdOf());
+}
+
 std::optional<NodeIndex> ClusterState::FindNode(std::string_view id) const {
   return node_by_id_.Find(id, NodeIdOf());
 }

@@ -98,6 +98,9 @@ class ClusterState {
 
   size_t node_count() const { return nodes_.size(); }
   size_t task_count() const { return tasks_.size(); }
+  // Makes room for `count` task records in all (AddTask then does not grow
+  // the arrays step by step); growth stays geometric for small additions.
+  void ReserveTasks(size_t count);
   const NodeInfo& node(NodeIndex i) const { return nodes_[i]; }
   const TaskRecord& task(TaskIndex i) const { return tasks_[i]; }
   std::optional<NodeIndex> FindNode(std::string_view id) const;
