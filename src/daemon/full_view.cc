@@ -50,7 +50,12 @@ Status FullView::Sync(StoredState& state, const std::vector<std::string>& change
     return Status::Ok();
   }
   for (const std::string& id : changed_nodes) BERTH_RETURN_IF_ERROR(PutNode(state, id));
-  state_.ReserveTasks(state_.task_count() + positions.size());
+  size_t added = 0;  // at most: a changed task may be forgotten and added again
+  for (uint32_t position : positions) {
+    const TaskEntry& e = state.tasks[position];
+    added += e.engine_generation != generation_ || e.engine_index == TaskEntry::kNotInEngine;
+  }
+  state_.ReserveTasks(state_.task_count() + added);
   for (uint32_t position : positions)
     BERTH_RETURN_IF_ERROR(SyncEntry(state.tasks[position], position, planned, spec_of, global));
   return Status::Ok();

@@ -1,6 +1,7 @@
 #include "daemon/pass.h"
 
 #include <algorithm>
+#include <bit>
 #include <numeric>
 #include <thread>
 
@@ -307,11 +308,12 @@ void Pass::GenerateReplicas() {
     std::vector<std::string> ids =
         orchestrator::NewReplicaIds(id, *state_.TallyOf(id), *svc->second.replicas,
                                     [&](const std::string& t) { return Taken(t); });
-    // Grow geometrically: a reserve of exactly what one service needs would
-    // move every entry for each small service. The index grows with the
-    // entries, so that a large service does not rehash it a dozen times.
+    // Grow to powers of two: a reserve of exactly what one service needs
+    // would move every entry for the next small service. The index grows
+    // with the entries, so that a large service does not rehash it a dozen
+    // times.
     if (const size_t needed = tasks_.size() + ids.size(); tasks_.capacity() < needed) {
-      tasks_.reserve(std::max(needed, 2 * tasks_.capacity()));
+      tasks_.reserve(std::bit_ceil(needed));
       task_index_.reserve(tasks_.capacity());
     }
     for (std::string& task_id : ids) NewTask(std::move(task_id), id, svc->second.spec_version, "");

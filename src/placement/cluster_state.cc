@@ -1,6 +1,7 @@
 #include "placement/cluster_state.h"
 
 #include <algorithm>
+#include <bit>
 #include <numeric>
 #include <random>
 
@@ -162,7 +163,8 @@ std::vector<NodeIndex> ClusterState::NodesWithFailures(ServiceIndex service,
 
 void ClusterState::ReserveTasks(size_t count) {
   if (count <= tasks_.capacity()) return;
-  count = std::max(count, 2 * tasks_.capacity());
+  // A power of two, as push_back's doubling: room for what follows.
+  count = std::bit_ceil(count);
   tasks_.reserve(count);
   task_by_id_.Reserve(count, TaskIdOf());
 }

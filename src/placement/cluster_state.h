@@ -98,8 +98,9 @@ class ClusterState {
 
   size_t node_count() const { return nodes_.size(); }
   size_t task_count() const { return tasks_.size(); }
-  // Makes room for `count` task records in all (AddTask then does not grow
-  // the arrays step by step); growth stays geometric for small additions.
+  // Makes room for `count` task records in all, rounded up to a power of
+  // two (AddTask then does not grow the arrays step by step, and the next
+  // few do not copy them all again).
   void ReserveTasks(size_t count);
   const NodeInfo& node(NodeIndex i) const { return nodes_[i]; }
   const TaskRecord& task(TaskIndex i) const { return tasks_[i]; }
