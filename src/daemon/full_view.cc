@@ -15,25 +15,22 @@ Status FullView::Load(StoredState& state) {
   entry_of_.clear();
   ++generation_;
   layout_generation_ = state.layout_generation;
-  for (const auto& [id, json] : state.nodes) BERTH_RETURN_IF_ERROR(PutNode(state, id));
+  for (const auto& [id, node] : state.nodes) BERTH_RETURN_IF_ERROR(PutNode(state, id));
   return Status::Ok();
 }
 
 Status FullView::PutNode(const StoredState& state, const std::string& id) {
   const auto stored = state.nodes.find(id);
   if (stored == state.nodes.end()) return Status::Ok();  // removed since (a reload follows)
-  api::Json copy = stored->second;
-  copy.erase("slots");  // berthd's own (admission's workers), not the engine's
-  Node node;
-  Status decoded = api::DecodeNode(copy, "node '" + id + "'", &node);
-  if (decoded.ok()) {
-    if (const std::optional<placement::NodeIndex> index = state_.FindNode(id))
-      state_.UpdateNode(*index, std::move(node));
-    else
-      decoded = state_.AddNode(std::move(node)).status();
-  }
-  if (!decoded.ok())
-    return Status::Internal("the stored node is not a valid node: " + decoded.message());
+  if (!stored->second.error.empty())
+    return Status::Internal("the stored node is not a valid node: " + stored->second.error);
+  Status added = Status::Ok();
+  if (const std::optional<placement::NodeIndex> index = state_.FindNode(id))
+    state_.UpdateNode(*index, stored->second.node);
+  else
+    added = state_.AddNode(stored->second.node).status();
+  if (!added.ok())
+    return Status::Internal("the stored node is not a valid node: " + added.message());
   return Status::Ok();
 }
 

@@ -222,10 +222,10 @@ void Pass::Admit(fairshare::Admission& admission) {
   std::vector<fairshare::Job> jobs;
   std::vector<std::vector<TaskEntry*>> running, waiting;
   for (const auto& [revision, id] : arrival) {
-    const Json& job = job_by_id_.at(*id).json;
-    fairshare::Job j{*id, job.value("requestor", ""), {}, {}};
+    const StoredJob& job = job_by_id_.at(*id);
+    fairshare::Job j{*id, job.requestor, {}, {}};
     std::vector<TaskEntry*> r, w;
-    for (int64_t i = 1; i <= job.value("tasks", int64_t{0}); ++i) {
+    for (int64_t i = 1; i <= job.tasks; ++i) {
       auto it = task_index_.find(*id + "." + std::to_string(i));
       if (it == task_index_.end()) continue;
       TaskEntry& e = tasks_[it->second];
@@ -403,7 +403,7 @@ void Pass::GenerateGlobalTasksOnNodes() {
   for (const std::string& id : global) {
     const uint64_t version = service_by_id_.at(id).spec_version;
     if (dirty.contains(id)) {
-      for (const auto& [node, json] : nodes_) CoverNode(id, version, node);
+      for (const auto& [node, stored] : nodes_) CoverNode(id, version, node);
     } else {
       for (const std::string& node : added) CoverNode(id, version, node);
     }

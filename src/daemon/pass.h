@@ -147,7 +147,7 @@ class Pass {
   Timestamp now_;
   StoredState& state_;
   // The StoredState's objects, by id; tasks and durations are edited in place.
-  const std::map<std::string, api::Json, std::less<>>& nodes_;
+  const std::map<std::string, StoredNode, std::less<>>& nodes_;
   std::unordered_map<std::string, StoredService>& service_by_id_;  // counts runnable
   TaskEntries& tasks_;
   std::unordered_map<std::string, size_t>& task_index_;

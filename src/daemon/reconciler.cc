@@ -16,7 +16,9 @@ Status Reconciler::LoadClasses() {
   if (revision == classes_revision_) return Status::Ok();
   fairshare::Config config;
   if (stored->has_value()) {
-    Result<fairshare::Config> decoded = ClassRegistry::ToConfig(Json::parse((*stored)->body));
+    const Json body = Json::parse((*stored)->body, nullptr, false);
+    if (body.is_discarded()) return Status::Internal("the stored class configuration is not JSON");
+    Result<fairshare::Config> decoded = ClassRegistry::ToConfig(body);
     if (!decoded.ok()) return decoded.status();
     config = std::move(*decoded);
   }

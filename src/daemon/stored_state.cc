@@ -29,7 +29,7 @@ std::shared_ptr<const TaskSpec> TemplateOf(const Json& json) {
   return spec;
 }
 
-StoredService ToService(Json json) {
+StoredService ToService(const Json& json) {
   StoredService s;
   if (json.value("mode", "replicated") == "replicated" && json.contains("replicas"))
     s.replicas = json["replicas"].get<uint64_t>();
@@ -38,17 +38,27 @@ StoredService ToService(Json json) {
     s.run = SimulatedRun{run->value("duration_ms", int64_t{0}),
                          run->value("outcome", "complete") == "fail"};
   s.spec = TemplateOf(json);
-  s.json = std::move(json);
   return s;
 }
 
-StoredJob ToJob(Json json, int64_t revision) {
+StoredJob ToJob(const Json& json, int64_t revision) {
   StoredJob j;
+  j.requestor = json.value("requestor", "");
+  j.tasks = json.value("tasks", int64_t{0});
   j.killed = json.value("killed", false);
   j.spec = TemplateOf(json);
-  j.json = std::move(json);
   j.revision = revision;
   return j;
+}
+
+// A stored node's body (api.md's node, and berthd's "slots"), decoded.
+StoredNode ToNode(Json json, const std::string& id) {
+  StoredNode n;
+  n.slots = json.value("slots", int64_t{1});
+  json.erase("slots");  // berthd's own (admission's workers), not the engine's
+  if (Status decoded = api::DecodeNode(json, "node '" + id + "'", &n.node); !decoded.ok())
+    n.error = decoded.message();
+  return n;
 }
 
 Recorded ToRecorded(const Json& body, int64_t revision) {
@@ -93,9 +103,9 @@ Status StoredState::Apply(const store::Change& change) {
   if (change.kind == "node") {
     if (auto old = nodes.find(change.id); old != nodes.end()) workers_ -= WorkersOf(old->second);
     if (put) {
-      workers_ += WorkersOf(*json);
+      StoredNode& node = nodes[change.id] = ToNode(std::move(*json), change.id);
+      workers_ += WorkersOf(node);
       node_ids_.insert(change.id);
-      nodes[change.id] = std::move(*json);
       changed_nodes_.push_back(change.id);  // a new one may take a global service's task
     } else {
       ++layout_generation;
@@ -133,30 +143,29 @@ void StoredState::ApplyService(const std::string& id, std::optional<Json> json) 
     visit_all_ = true;
     return;
   }
-  if (it != services.end()) {
-    Json before = it->second.json, after = *json;
-    before.erase("replicas");
-    after.erase("replicas");
-    if (before != after) visit_all_ = true;
-  }
-  services[id] = ToService(std::move(*json));
+  StoredService service = ToService(*json);
+  // The API gives a new template a new spec version.
+  if (it != services.end() &&
+      (it->second.replicas.has_value() != service.replicas.has_value() ||
+       it->second.spec_version != service.spec_version || it->second.run != service.run))
+    visit_all_ = true;
+  services[id] = std::move(service);
 }
 
 // A job's tasks are visited when it changes (killed, or removed).
 void StoredState::ApplyJob(const std::string& id, std::optional<Json> json, int64_t revision) {
   auto it = jobs.find(id);
-  if (it != jobs.end()) QueueJobTasks(id, it->second.json);
+  if (it != jobs.end()) QueueJobTasks(id, it->second.tasks);
   if (!json) {
     if (it != jobs.end()) jobs.erase(it);
     return;
   }
-  QueueJobTasks(id, *json);
-  jobs[id] = ToJob(std::move(*json), revision);
+  StoredJob& job = jobs[id] = ToJob(*json, revision);
+  QueueJobTasks(id, job.tasks);
 }
 
-void StoredState::QueueJobTasks(const std::string& job, const Json& json) {
-  const int64_t count = json.value("tasks", int64_t{0});
-  for (int64_t i = 1; i <= count; ++i)
+void StoredState::QueueJobTasks(const std::string& job, int64_t tasks) {
+  for (int64_t i = 1; i <= tasks; ++i)
     if (auto it = task_index.find(job + "." + std::to_string(i)); it != task_index.end())
       Queue(static_cast<uint32_t>(it->second));
 }
@@ -178,10 +187,11 @@ uint32_t StoredState::NewEntry(const std::string& id) {
 }
 
 // A ready, active node offers its "slots" workers (default 1).
-int64_t StoredState::WorkersOf(const Json& node) {
-  if (node.value("state", "ready") != "ready" || node.value("availability", "active") != "active")
+int64_t StoredState::WorkersOf(const StoredNode& node) {
+  if (!node.error.empty() || node.node.state != NodeState::kReady ||
+      node.node.availability != NodeAvailability::kActive)
     return 0;
-  return node.value("slots", int64_t{1});
+  return node.slots;
 }
 
 void StoredState::Retire(TaskEntry& e) {

@@ -1,8 +1,9 @@
 // StoredState: what berthd's control loop knows of the store between passes
 // (reconciler.h): every node, service, task, job and recorded duration,
-// parsed once and then kept up to date from the store's changes
-// (store::WatchedStore), so a pass parses what changed instead of the whole
-// cluster. A pass edits tasks and durations in place and marks them
+// decoded once into typed records (a node's api::DecodeNode, a task's
+// stored_task.h; JSON stays at this boundary) and then kept up to date from
+// the store's changes (store::WatchedStore), so a pass decodes what changed
+// instead of the whole cluster. A pass edits tasks and durations in place and marks them
 // `changed`; it commits them with WatchedStore::CommitOwn, so they do not
 // come back as changes, and Committed records their new revision. When a
 // pass fails, its edits are not in the store: Invalidate, and the next
@@ -39,6 +40,7 @@
 #include <vector>
 
 #include "api/json_fields.h"
+#include "core/node.h"
 #include "core/prefault_allocator.h"
 #include "core/status.h"
 #include "core/task.h"
@@ -96,8 +98,14 @@ struct Recorded {  // durations recorded for one task name
 };
 
 // A service and what a pass's scans read of it, decoded once.
+// A node as the loop keeps it, decoded once when the store changes it.
+struct StoredNode {
+  Node node;          // what the placement engine sees, when `error` is empty
+  int64_t slots = 1;  // workers it gives fair-share admission while ready and active
+  std::string error;  // why its stored body is not a valid node ("": it is)
+};
+
 struct StoredService {
-  api::Json json;
   std::optional<uint64_t> replicas;  // replicated services only
   uint64_t spec_version = 0;
   std::shared_ptr<const TaskSpec> spec;  // its task template; null if it does not decode
@@ -105,8 +113,9 @@ struct StoredService {
 };
 
 struct StoredJob {
-  api::Json json;
-  int64_t revision = 0;  // admission takes jobs in this (arrival) order
+  std::string requestor;  // its fair-share class's member
+  int64_t tasks = 0;      // its tasks are "<job>.1" .. "<job>.<tasks>"
+  int64_t revision = 0;   // admission takes jobs in this (arrival) order
   bool killed = false;
   // Its tasks' template (the job's "task"); null if it does not decode.
   std::shared_ptr<const TaskSpec> spec;
@@ -160,7 +169,7 @@ class StoredState {
   // a load): a placement engine's state built from them is stale.
   uint64_t layout_generation = 0;
 
-  std::map<std::string, api::Json, std::less<>> nodes;  // by id
+  std::map<std::string, StoredNode, std::less<>> nodes;  // by id
   // Nodes added or updated since the last call, by id (a removed node makes
   // every task visited and moves layout_generation instead).
   std::vector<std::string> TakeChangedNodes() { return std::exchange(changed_nodes_, {}); }
@@ -188,11 +197,11 @@ class StoredState {
   void EraseTask(size_t i, bool in_history = true);
   void Queue(uint32_t position);
   // Queues a job's tasks ("<job>.<n>", n <= its task count).
-  void QueueJobTasks(const std::string& job, const api::Json& json);
+  void QueueJobTasks(const std::string& job, int64_t tasks);
   void Compact();
   // `e` leaves every count (Recount's inverse).
   void Uncount(TaskEntry& e);
-  static int64_t WorkersOf(const api::Json& node);
+  static int64_t WorkersOf(const StoredNode& node);
   orchestrator::ServiceTally& TallyFor(const std::string& service);
   void MarkDirty(const std::string& service, orchestrator::ServiceTally& tally);
   void Rebuild();  // every tally, the pending set and the history, from the tasks
