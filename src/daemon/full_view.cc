@@ -22,15 +22,16 @@ Status FullView::Load(StoredState& state) {
 Status FullView::PutNode(const StoredState& state, const std::string& id) {
   const auto stored = state.nodes.find(id);
   if (stored == state.nodes.end()) return Status::Ok();  // removed since (a reload follows)
-  if (!stored->second.error.empty())
-    return Status::Internal("the stored node is not a valid node: " + stored->second.error);
-  Status added = Status::Ok();
-  if (const std::optional<placement::NodeIndex> index = state_.FindNode(id))
-    state_.UpdateNode(*index, stored->second.node);
-  else
-    added = state_.AddNode(stored->second.node).status();
-  if (!added.ok())
-    return Status::Internal("the stored node is not a valid node: " + added.message());
+  const StoredNode& node = stored->second;
+  Status status = node.error.empty() ? Status::Ok() : Status::InvalidArgument(node.error);
+  if (status.ok()) {
+    if (const std::optional<placement::NodeIndex> index = state_.FindNode(id))
+      state_.UpdateNode(*index, node.node);
+    else
+      status = state_.AddNode(node.node).status();
+  }
+  if (!status.ok())
+    return Status::Internal("the stored node is not a valid node: " + status.message());
   return Status::Ok();
 }
 

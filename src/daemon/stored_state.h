@@ -3,11 +3,11 @@
 // decoded once into typed records (a node's api::DecodeNode, a task's
 // stored_task.h; JSON stays at this boundary) and then kept up to date from
 // the store's changes (store::WatchedStore), so a pass decodes what changed
-// instead of the whole cluster. A pass edits tasks and durations in place and marks them
-// `changed`; it commits them with WatchedStore::CommitOwn, so they do not
-// come back as changes, and Committed records their new revision. When a
-// pass fails, its edits are not in the store: Invalidate, and the next
-// Refresh reads everything again.
+// instead of the whole cluster. A pass edits tasks and durations in place
+// and marks them `changed`; it commits them with WatchedStore::CommitOwn, so
+// they do not come back as changes, and Committed records their new
+// revision. When a pass fails, its edits are not in the store: Invalidate,
+// and the next Refresh reads everything again.
 //
 // So that a pass costs what changed, not the cluster, it also keeps:
 //  - the visit list: the tasks the next pass must look at (those the store
@@ -97,7 +97,6 @@ struct Recorded {  // durations recorded for one task name
   bool changed = false;
 };
 
-// A service and what a pass's scans read of it, decoded once.
 // A node as the loop keeps it, decoded once when the store changes it.
 struct StoredNode {
   Node node;          // what the placement engine sees, when `error` is empty
@@ -105,6 +104,7 @@ struct StoredNode {
   std::string error;  // why its stored body is not a valid node ("": it is)
 };
 
+// A service and what a pass's scans read of it, decoded once.
 struct StoredService {
   std::optional<uint64_t> replicas;  // replicated services only
   uint64_t spec_version = 0;

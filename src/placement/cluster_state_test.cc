@@ -10,6 +10,8 @@ namespace {
 using testing::At;
 using testing::MakeNode;
 using testing::MakeSpec;
+using testing::NodeWithCpu;
+using testing::SpecReservingCpu;
 using testing::TestCluster;
 
 TEST(ClusterState, RejectsDuplicateAndUnknownIds) {
@@ -93,11 +95,8 @@ TEST(ClusterState, PendingTasksInArrivalOrder) {
 // pending, and leaves the failures it recorded.
 TEST(ClusterState, AForgottenTaskReleasesItsNodeAndItsIdButNotItsFailures) {
   TestCluster c;
-  Node n = MakeNode("n");
-  n.resources.milli_cpu = 4000;
-  c.Add(n);
-  auto spec = MakeSpec();
-  spec->reservations.milli_cpu = 1000;
+  c.Add(NodeWithCpu("n", 4000));
+  const auto spec = SpecReservingCpu(1000);
   const TaskIndex running = c.AddTask("r", "S", spec, TaskState::kRunning, "n", 1);
   const TaskIndex failed = c.AddTask("f", "S", spec, TaskState::kRunning, "n", 1);
   const TaskIndex waiting = c.AddTask("w", "S", spec, TaskState::kPending, "", 1);

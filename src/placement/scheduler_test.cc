@@ -14,6 +14,8 @@ namespace {
 using testing::At;
 using testing::MakeNode;
 using testing::MakeSpec;
+using testing::NodeWithCpu;
+using testing::SpecReservingCpu;
 using testing::TestCluster;
 
 // Seed 000's table: N1 (S1=1, S2=1, ubuntu), N2 (S1=1, ubuntu), N3 (S2=1, centos).
@@ -466,12 +468,8 @@ TEST(FastPaths, OneTaskGroupsMakeTheDecisionsOfTheScan) {
 // task released anywhere, or a node added, makes the next pass look again.
 TEST(UnchangedCapacity, AGroupNoNodeTookIsSkippedUntilCapacityMayHaveChanged) {
   TestCluster c;
-  Node small = MakeNode("n1");
-  small.resources.milli_cpu = 1000;
-  c.Add(small);
-  auto spec = MakeSpec();
-  spec->reservations.milli_cpu = 2000;
-  c.AddPending("big", "B", spec, 3);
+  c.Add(NodeWithCpu("n1", 1000));
+  c.AddPending("big", "B", SpecReservingCpu(2000), 3);
   PassResult first = c.Schedule();
   EXPECT_EQ(first.decisions.size(), 3u);
   EXPECT_EQ(c.MessageOf(first, "big0"), "no suitable node (insufficient resources on 1 node)");
@@ -480,9 +478,7 @@ TEST(UnchangedCapacity, AGroupNoNodeTookIsSkippedUntilCapacityMayHaveChanged) {
   EXPECT_EQ(again.unchanged, 3u);
   // A task of another service is placed (it takes capacity, after the group
   // was skipped), then ends and gives it back: the group is looked at again.
-  auto tiny = MakeSpec();
-  tiny->reservations.milli_cpu = 100;
-  const TaskIndex other = c.AddTask("other", "O", tiny);
+  const TaskIndex other = c.AddTask("other", "O", SpecReservingCpu(100));
   PassResult with_other = c.Schedule();
   EXPECT_EQ(c.Placements(with_other), (std::map<std::string, std::string>{{"other", "n1"}}));
   EXPECT_EQ(with_other.unchanged, 3u);
@@ -491,9 +487,7 @@ TEST(UnchangedCapacity, AGroupNoNodeTookIsSkippedUntilCapacityMayHaveChanged) {
   ASSERT_TRUE(c.state.SetTaskState(other, TaskState::kComplete, At(2000)).ok());
   EXPECT_EQ(c.Schedule().decisions.size(), 3u);
   EXPECT_EQ(c.Schedule().unchanged, 3u);
-  Node bigger = MakeNode("n2");
-  bigger.resources.milli_cpu = 4000;
-  c.Add(bigger);
+  c.Add(NodeWithCpu("n2", 4000));
   EXPECT_EQ(c.Placements(c.Schedule())["big0"], "n2");
 }
 

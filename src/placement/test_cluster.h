@@ -25,6 +25,18 @@ inline Node MakeNode(std::string id, NodeState state = NodeState::kReady) {
 
 inline std::shared_ptr<TaskSpec> MakeSpec() { return std::make_shared<TaskSpec>(); }
 
+// A ready node with `milli_cpu` of CPU, and a spec that reserves `milli_cpu`.
+inline Node NodeWithCpu(std::string id, int64_t milli_cpu) {
+  Node n = MakeNode(std::move(id));
+  n.resources.milli_cpu = milli_cpu;
+  return n;
+}
+inline std::shared_ptr<TaskSpec> SpecReservingCpu(int64_t milli_cpu) {
+  auto spec = MakeSpec();
+  spec->reservations.milli_cpu = milli_cpu;
+  return spec;
+}
+
 class TestCluster {
  public:
   NodeIndex Add(Node node) {
