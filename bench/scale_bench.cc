@@ -97,7 +97,7 @@ class CommitWatch final : public store::Store {
     Result<int64_t> committed = inner_->Commit(writes);
     if (committed.ok() && durable_ns_.load() == 0)
       for (const store::Write& w : writes)
-        if (w.kind == "task" && w.id == "big.1" &&
+        if (w.kind == "task" && w.id.starts_with("big.1.") &&
             w.body.find("\"state\":\"assigned\"") != std::string::npos)
           durable_ns_.store(SteadyNowNs());
     return committed;
@@ -108,6 +108,10 @@ class CommitWatch final : public store::Store {
   }
   Result<std::vector<store::StoredObject>> List(std::string_view kind) const override {
     return inner_->List(kind);
+  }
+  Result<std::vector<store::StoredObject>> ListPrefix(std::string_view kind,
+                                                      std::string_view prefix) const override {
+    return inner_->ListPrefix(kind, prefix);
   }
   int64_t revision() const override { return inner_->revision(); }
   int64_t durable_ns() const { return durable_ns_.load(); }

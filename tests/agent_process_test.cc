@@ -201,7 +201,14 @@ TEST(AgentProcess, BerthdRunsGlobalServicesOnAgentNodesAndReleasesStrayBindings)
   ASSERT_TRUE(client->Call("GET", settled).ok());
   std::map<std::string, int> running = RunningByAgent(*client, 3);
   EXPECT_EQ(running["solo"], 3);
-  const api::Json bound = {"edge.solo-n7", "edge.solo-n8", "edge.solo-n9"};
+  // One task per eligible node, each bound under its id.
+  api::Json bound = api::Json::array(), names = api::Json::array();
+  const api::Json edge_tasks = (*client->Call("GET", "/v1/tasks?service=edge"))["tasks"];
+  for (const api::Json& t : edge_tasks) {
+    bound.push_back(t["id"]);
+    names.push_back(t["name"]);
+  }
+  EXPECT_EQ(names, (api::Json{"edge.solo-n7", "edge.solo-n8", "edge.solo-n9"}));
   EXPECT_EQ((*agent_client.Call("GET", "/v1/bindings"))["tasks"], bound);
 
   berthd->Kill(SIGKILL);

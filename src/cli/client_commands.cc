@@ -3,10 +3,15 @@
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <ostream>
+#include <thread>
+#include <tuple>
 
 #include "api/api_client.h"
+#include "cli/task_table.h"
 #include "core/names.h"
+#include "core/time.h"
 
 namespace berth::cli {
 namespace {
@@ -80,13 +85,35 @@ void PrintServices(const Json& answer, std::ostream& out) {
   PrintTable(out, {"ID", "MODE", "REPLICAS", "VERSION"}, rows);
 }
 
-void PrintTasks(const Json& answer, std::ostream& out) {
-  std::vector<std::vector<std::string>> rows;
-  const Json& tasks = answer.contains("tasks") ? answer["tasks"] : Json::array({answer});
-  for (const Json& t : tasks)
-    rows.push_back({Text(t["id"]), Text(t.value("service", Json())), Text(t.value("state", Json())),
-                    Text(t.value("node", Json())), Text(t.value("message", Json()))});
-  PrintTable(out, {"ID", "SERVICE", "STATE", "NODE", "MESSAGE"}, rows);
+void PrintTasks(const Json& answer, std::ostream& out) { PrintTaskTable(answer, {}, out); }
+
+// `?k=v&...` of the non-empty values.
+std::string Query(std::initializer_list<std::pair<const char*, std::string>> params) {
+  std::string query;
+  for (const auto& [key, value] : params)
+    if (!value.empty()) query += (query.empty() ? "?" : "&") + std::string(key) + "=" + value;
+  return query;
+}
+
+// Calls berthd; on failure prints "berth: <reason>" and returns nullopt.
+std::optional<Json> CallOrSay(api::ApiClient& client, const std::string& method,
+                              const std::string& path, const Json& body, std::ostream& err) {
+  Result<Json> answer = client.Call(method, path, body);
+  if (answer.ok()) return std::move(*answer);
+  err << "berth: " << answer.status().message() << "\n";
+  return std::nullopt;
+}
+
+// "SERVICE=N" -> (service, n).
+Result<std::pair<std::string, int64_t>> ParseScale(const std::string& text) {
+  const size_t eq = text.find('=');
+  char* rest = nullptr;
+  const long n = eq == std::string::npos ? -1 : std::strtol(text.c_str() + eq + 1, &rest, 10);
+  if (eq == std::string::npos || eq == 0 || n < 0 || *rest != '\0')
+    return Status::InvalidArgument("expected SERVICE=REPLICAS, e.g. web=5, got " + Quoted(text));
+  if (Status valid = CheckId(text.substr(0, eq)); !valid.ok())
+    return Status::InvalidArgument("SERVICE: " + valid.message());
+  return std::make_pair(text.substr(0, eq), static_cast<int64_t>(n));
 }
 
 void PrintJobs(const Json& answer, std::ostream& out) {
@@ -124,7 +151,11 @@ Result<std::vector<std::pair<std::string, std::string>>> ParsePairs(
 }
 
 void PrintWhy(const Json& answer, std::ostream& out) {
-  out << Text(answer["task"]) << " is " << Text(answer["state"]);
+  if (answer.contains("name"))
+    out << Text(answer["name"]) << " (" << Text(answer["task"]) << ")";
+  else
+    out << Text(answer["task"]);
+  out << " is " << Text(answer["state"]);
   if (answer.contains("node")) out << " on " << Text(answer["node"]);
   out << ": " << Text(answer["reason"]) << "\n";
 }
@@ -149,6 +180,24 @@ Result<ClientOptions> ResolveConnection(ClientOptions options) {
 
 Result<Json> ParsePublish(const std::string& text) {
   Json port = Json::object();
+  if (text.find('=') == std::string::npos && text.find(':') != std::string::npos) {
+    // Docker's short form PUBLISHED:TARGET[/PROTOCOL].
+    const size_t colon = text.find(':'), slash = text.find('/');
+    const std::string published = text.substr(0, colon),
+                      target =
+                          text.substr(colon + 1, slash == std::string::npos ? std::string::npos
+                                                                            : slash - colon - 1);
+    for (const auto& [key, value] : {std::pair{"published", published}, {"target", target}}) {
+      char* rest = nullptr;
+      const long n = std::strtol(value.c_str(), &rest, 10);
+      if (value.empty() || *rest != '\0')
+        return Status::InvalidArgument("--publish '" + text +
+                                       "': expected PUBLISHED:TARGET[/tcp|udp|sctp]");
+      port[key] = n;
+    }
+    if (slash != std::string::npos) port["protocol"] = text.substr(slash + 1);
+    return port;
+  }
   for (const std::string& pair : SplitCommas(text)) {
     const size_t eq = pair.find('=');
     const std::string key = pair.substr(0, eq),
@@ -217,6 +266,14 @@ CLI::App* ClientCommands::AddLeaf(CLI::App& parent, const char* name, const char
   return command;
 }
 
+CLI::App* ClientCommands::AddAction(CLI::App& parent, const char* name, const char* help,
+                                    Action action) {
+  CLI::App* command = parent.add_subcommand(name, help);
+  AddConnectionOptions(*command);
+  command->callback([this, action = std::move(action)] { action_ = action; });
+  return command;
+}
+
 void ClientCommands::AddConnectionOptions(CLI::App& command) {
   command.add_option("--server", options_.server,
                      "berthd's address (default $BERTH_SERVER or http://127.0.0.1:7480)");
@@ -251,21 +308,60 @@ void ClientCommands::AddNodeCommands(CLI::App& app) {
   add->add_option("--cpu", cpu_, "CPUs (4, 0.5, 500m)");
   add->add_option("--memory", memory_, "memory (8Gi, 512Mi, bytes)");
   add->add_option("--label", labels_, "a node label KEY=VALUE (repeatable)");
-  CLI::App* update =
-      leaf("update", "Change a node's state, availability or labels", [this]() -> Result<Request> {
+  CLI::App* update = AddAction(
+      *node, "update", "Change a node's state, availability or labels",
+      [this](api::ApiClient& client, std::ostream& out, std::ostream& err) {
         Json body = Json::object();
         if (!state_.empty()) body["state"] = state_;
         if (!availability_.empty()) body["availability"] = availability_;
         Result<Json> labels = ParseLabels(labels_);
-        if (!labels.ok()) return labels.status();
+        Result<Json> added = ParseLabels(label_add_);
+        for (const Result<Json>* parsed : {&labels, &added})
+          if (!parsed->ok()) {
+            err << "berth: " << parsed->status().message() << "\n";
+            return 2;
+          }
         if (!labels->empty()) body["labels"] = *labels;
-        return Request{"PATCH", "/v1/nodes/" + id_, body};
+        if (!label_add_.empty() || !label_rm_.empty()) {
+          // --label-add / --label-rm edit the node's labels as they are now.
+          std::optional<Json> current = CallOrSay(client, "GET", "/v1/nodes/" + id_, nullptr, err);
+          if (!current) return 1;
+          Json edited = body.value("labels", current->value("labels", Json::object()));
+          for (const std::string& key : label_rm_) {
+            if (edited.erase(key) == 0) {
+              err << "berth: --label-rm '" << key << "': node " << id_ << " has no such label\n";
+              return 1;
+            }
+          }
+          edited.update(*added);
+          body["labels"] = edited;
+        }
+        if (body.empty()) {
+          err << "berth: nothing to update: give --state, --availability or a label flag\n";
+          return 2;
+        }
+        std::optional<Json> answer = CallOrSay(client, "PATCH", "/v1/nodes/" + id_, body, err);
+        if (!answer) return 1;
+        if (options_.output == "json")
+          out << answer->dump(2) << "\n";
+        else
+          PrintNodes(*answer, out);
+        return 0;
       });
   update->add_option("ID", id_, "node id")->check(kIdRule)->required();
   update->add_option("--state", state_, "ready | down | disconnected | unknown");
   update->add_option("--availability", availability_, "active | pause | drain");
   update->add_option("--label", labels_,
                      "replace the labels with these KEY=VALUE pairs (repeatable)");
+  update->add_option("--label-add", label_add_, "add or change a label KEY=VALUE (repeatable)");
+  update->add_option("--label-rm", label_rm_, "remove a label KEY (repeatable)");
+  CLI::App* ps = AddAction(*node, "ps", "List the tasks on a node",
+                           [this](api::ApiClient& client, std::ostream& out, std::ostream& err) {
+                             return PrintTasksOf(client, "/v1/tasks?node=" + id_, out, err);
+                           });
+  ps->add_option("NODE", id_, "node id")->check(kIdRule)->required();
+  ps->add_flag("--no-trunc", no_trunc_, "do not cut messages");
+  ps->add_option("-f,--filter", filters_, "desired-state=running|shutdown|complete");
   leaf("inspect", "Show one node",
        [this] {
          return Result<Request>(Request{"GET", "/v1/nodes/" + id_, nullptr});
@@ -289,39 +385,77 @@ void ClientCommands::AddNodeCommands(CLI::App& app) {
       ->required();
 }
 
+// The task template flags shared by create and update.
+void AddTemplateFlags(CLI::App& command, std::string& cpu, std::string& memory) {
+  command.add_option("--reserve-cpu", cpu, "CPUs reserved per task (0.5, 500m)");
+  command.add_option("--reserve-memory", memory, "memory reserved per task (512Mi)");
+}
+
 void ClientCommands::AddServiceCommands(CLI::App& app) {
   CLI::App* service =
       app.add_subcommand("service", "Manage services of a running berthd")->require_subcommand(1);
-  auto leaf = [&](const char* name, const char* help, auto build) {
-    return AddLeaf(*service, name, help, build, PrintServices);
+  auto add_restart_flags = [this](CLI::App& command) {
+    command
+        .add_option("--restart-condition", restart_condition_,
+                    "restart when a task ends: none | on-failure | any (default any)")
+        ->check(CLI::IsMember({"none", "on-failure", "any"}));
+    command.add_option("--restart-delay", restart_delay_,
+                       "delay before a task is restarted (default 5s)");
+    command
+        .add_option("--restart-max-attempts", restart_max_attempts_,
+                    "restarts of a slot within the window before giving up (default 0: no limit)")
+        ->check(CLI::NonNegativeNumber);
+    command.add_option("--restart-window", restart_window_,
+                       "window the attempts are counted in (default 0s: the slot's life)");
   };
-  CLI::App* create = leaf("create", "Create a service", [this]() -> Result<Request> {
-    Json task = TaskTemplate();
-    for (const std::string& p : preferences_) {
-      if (!p.starts_with("spread="))
-        return Status::InvalidArgument("--placement-pref '" + p +
-                                       "': expected spread=node.labels.KEY");
-      task["preferences"].push_back({{"spread", p.substr(7)}});
-    }
-    for (const std::string& p : publish_) {
-      Result<Json> port = ParsePublish(p);
-      if (!port.ok()) return port.status();
-      task["ports"].push_back(*port);
-    }
-    Json body = {{"id", id_}, {"mode", mode_}, {"task", task}};
-    if (!run_duration_.empty()) {
-      char* rest = nullptr;
-      const double seconds = std::strtod(run_duration_.c_str(), &rest);
-      if (*rest != '\0' || !(seconds >= 0))
-        return Status::InvalidArgument("--run-duration '" + run_duration_ + "': expected seconds");
-      body["run"] = {{"duration", seconds}, {"outcome", outcome_}};
-    }
-    if (replicas_ >= 0)
-      body["replicas"] = replicas_;
-    else if (mode_ == "replicated")
-      body["replicas"] = 1;
-    return Request{"POST", "/v1/services", body};
-  });
+  auto add_wait_flags = [this](CLI::App& command) {
+    command.add_flag("-d,--detach", detach_, "return at once instead of waiting to converge");
+    command.add_option("--timeout", wait_timeout_, "seconds to wait to converge (default 60)")
+        ->check(CLI::PositiveNumber);
+  };
+  CLI::App* create = AddAction(
+      *service, "create", "Create a service and wait for it to converge",
+      [this](api::ApiClient& client, std::ostream& out, std::ostream& err) {
+        Json task = TaskTemplate();
+        for (const std::string& p : preferences_) {
+          if (!p.starts_with("spread=")) {
+            err << "berth: --placement-pref '" << p << "': expected spread=node.labels.KEY\n";
+            return 2;
+          }
+          task["preferences"].push_back({{"spread", p.substr(7)}});
+        }
+        for (const std::string& p : publish_) {
+          Result<Json> port = ParsePublish(p);
+          if (!port.ok()) {
+            err << "berth: " << port.status().message() << "\n";
+            return 2;
+          }
+          task["ports"].push_back(*port);
+        }
+        Json body = {{"id", id_}, {"mode", mode_}, {"task", task}};
+        if (!run_duration_.empty()) {
+          char* rest = nullptr;
+          const double seconds = std::strtod(run_duration_.c_str(), &rest);
+          if (*rest != '\0' || !(seconds >= 0)) {
+            err << "berth: --run-duration '" << run_duration_ << "': expected seconds\n";
+            return 2;
+          }
+          body["run"] = {{"duration", seconds}, {"outcome", outcome_}};
+        }
+        Result<Json> restart = RestartPolicy();
+        if (!restart.ok()) {
+          err << "berth: " << restart.status().message() << "\n";
+          return 2;
+        }
+        if (!restart->is_null()) body["restart_policy"] = *restart;
+        if (replicas_ >= 0)
+          body["replicas"] = replicas_;
+        else if (mode_ == "replicated")
+          body["replicas"] = 1;
+        if (!CallOrSay(client, "POST", "/v1/services", body, err)) return 1;
+        out << id_ << "\n";
+        return WaitForService(client, id_, out, err);
+      });
   create->add_option("ID", id_, "service id")->check(kIdRule)->required();
   create->add_option("--replicas", replicas_, "number of tasks (replicated mode; default 1)");
   create->add_option("--mode", mode_, "replicated | global")
@@ -330,47 +464,236 @@ void ClientCommands::AddServiceCommands(CLI::App& app) {
                      "placement constraint, e.g. node.labels.az==a (repeatable)");
   create->add_option("--placement-pref", preferences_,
                      "spread=node.labels.KEY (repeatable, highest first)");
-  create->add_option("--reserve-cpu", cpu_, "CPUs reserved per task (0.5, 500m)");
-  create->add_option("--reserve-memory", memory_, "memory reserved per task (512Mi)");
+  AddTemplateFlags(*create, cpu_, memory_);
   create->add_option("--publish", publish_,
-                     "mode=host,target=80,published=8080[,protocol=tcp] (repeatable)");
+                     "8080:80[/udp], or mode=host,target=80,published=8080[,protocol=tcp] "
+                     "(repeatable)");
   create->add_option(
       "--run-duration", run_duration_,
       "simulated executor: each task ends after this many seconds (default: runs until stopped)");
   create
       ->add_option("--run-outcome", outcome_, "simulated executor: how tasks end, complete | fail")
       ->check(CLI::IsMember({"complete", "fail"}));
-  leaf("ls", "List services", [] {
-    return Result<Request>(Request{"GET", "/v1/services", nullptr});
-  });
-  leaf("inspect", "Show one service",
-       [this] {
-         return Result<Request>(Request{"GET", "/v1/services/" + id_, nullptr});
-       })
+  add_restart_flags(*create);
+  add_wait_flags(*create);
+
+  CLI::App* update = AddAction(
+      *service, "update", "Change a service and wait for it to converge",
+      [this](api::ApiClient& client, std::ostream& out, std::ostream& err) {
+        std::optional<Json> current = CallOrSay(client, "GET", "/v1/services/" + id_, nullptr, err);
+        if (!current) return 1;
+        Result<Json> body = UpdateBody(*current);
+        if (!body.ok()) {
+          err << "berth: " << body.status().message() << "\n";
+          return 2;
+        }
+        if (!CallOrSay(client, "PATCH", "/v1/services/" + id_, *body, err)) return 1;
+        out << id_ << "\n";
+        return WaitForService(client, id_, out, err);
+      });
+  update->add_option("ID", id_, "service id")->check(kIdRule)->required();
+  update->add_option("--replicas", replicas_, "number of tasks (replicated mode)");
+  AddTemplateFlags(*update, cpu_, memory_);
+  update->add_option("--constraint-add", constraint_add_,
+                     "add a placement constraint (repeatable)");
+  update->add_option("--constraint-rm", constraint_rm_,
+                     "remove a placement constraint (repeatable)");
+  update->add_flag("--force", force_, "replace every task even if nothing else changed");
+  add_restart_flags(*update);
+  add_wait_flags(*update);
+
+  AddAction(
+      *service, "ls", "List services with their running and desired tasks",
+      [this](api::ApiClient& client, std::ostream& out, std::ostream& err) {
+        std::optional<Json> services = CallOrSay(client, "GET", "/v1/services", nullptr, err);
+        if (!services) return 1;
+        if (options_.output == "json") {
+          out << services->dump(2) << "\n";
+          return 0;
+        }
+        std::vector<std::vector<std::string>> rows;
+        for (const Json& s : (*services)["services"]) {
+          const std::string id = s["id"];
+          std::optional<Json> tasks =
+              CallOrSay(client, "GET", "/v1/tasks?service=" + id, nullptr, err);
+          if (!tasks) return 1;
+          const ServiceProgress progress = ProgressOf(s, *tasks);
+          rows.push_back({id, s.value("mode", "replicated"),
+                          std::to_string(progress.running) + "/" + std::to_string(progress.desired),
+                          Text(s["spec_version"])});
+        }
+        PrintTable(out, {"ID", "MODE", "REPLICAS", "VERSION"}, rows);
+        return 0;
+      });
+  AddLeaf(
+      *service, "inspect", "Show one service",
+      [this] {
+        return Result<Request>(Request{"GET", "/v1/services/" + id_, nullptr});
+      },
+      PrintServices)
       ->add_option("ID", id_, "service id")
       ->check(kIdRule)
       ->required();
-  leaf("scale", "Set a replicated service's replica count: SERVICE=N",
-       [this]() -> Result<Request> {
-         const size_t eq = id_.find('=');
-         char* rest = nullptr;
-         const long n = eq == std::string::npos ? -1 : std::strtol(id_.c_str() + eq + 1, &rest, 10);
-         if (eq == std::string::npos || eq == 0 || n < 0 || *rest != '\0')
-           return Status::InvalidArgument("expected SERVICE=REPLICAS, e.g. web=5, got " +
-                                          Quoted(id_));
-         if (Status valid = CheckId(id_.substr(0, eq)); !valid.ok())
-           return Status::InvalidArgument("SERVICE: " + valid.message());
-         return Request{"PATCH", "/v1/services/" + id_.substr(0, eq), Json{{"replicas", n}}};
-       })
-      ->add_option("SERVICE=N", id_, "service and replica count")
+  CLI::App* ps =
+      AddAction(*service, "ps", "List a service's tasks, each slot's history under its newest task",
+                [this](api::ApiClient& client, std::ostream& out, std::ostream& err) {
+                  return PrintTasksOf(client, "/v1/tasks?service=" + id_, out, err);
+                });
+  ps->add_option("SERVICE", id_, "service id")->check(kIdRule)->required();
+  ps->add_flag("--no-trunc", no_trunc_, "do not cut messages");
+  ps->add_option("-f,--filter", filters_, "desired-state=running|shutdown|complete, node=NODE");
+  AddAction(*service, "scale", "Set replicated services' replica counts: SERVICE=N ...",
+            [this](api::ApiClient& client, std::ostream& out, std::ostream& err) {
+              for (const std::string& item : ids_) {
+                Result<std::pair<std::string, int64_t>> scale = ParseScale(item);
+                if (!scale.ok()) {
+                  err << "berth: " << scale.status().message() << "\n";
+                  return 2;
+                }
+              }
+              for (const std::string& item : ids_) {
+                const auto [id, n] = *ParseScale(item);
+                if (!CallOrSay(client, "PATCH", "/v1/services/" + id, Json{{"replicas", n}}, err))
+                  return 1;
+                out << id << " scaled to " << n << "\n";
+              }
+              return 0;
+            })
+      ->add_option("SERVICE=N", ids_, "services and replica counts")
       ->required();
-  leaf("rm", "Remove a service (its tasks stop)",
-       [this] {
-         return Result<Request>(Request{"DELETE", "/v1/services/" + id_, nullptr});
-       })
-      ->add_option("ID", id_, "service id")
+  AddAction(*service, "rm", "Remove services (their tasks stop)",
+            [this](api::ApiClient& client, std::ostream& out, std::ostream& err) {
+              int status = 0;
+              for (const std::string& id : ids_) {
+                if (CallOrSay(client, "DELETE", "/v1/services/" + id, nullptr, err))
+                  out << "removed " << id << "\n";
+                else
+                  status = 1;
+              }
+              return status;
+            })
+      ->add_option("ID", ids_, "service ids")
       ->check(kIdRule)
       ->required();
+}
+
+Result<Json> ClientCommands::RestartPolicy() const {
+  Json policy = Json::object();
+  if (!restart_condition_.empty()) policy["condition"] = restart_condition_;
+  for (const auto& [flag, key, value] : {std::tuple{"--restart-delay", "delay", &restart_delay_},
+                                         {"--restart-window", "window", &restart_window_}}) {
+    if (value->empty()) continue;
+    if (Result<Duration> d = ParseDuration(*value); !d.ok())
+      return Status::InvalidArgument(std::string(flag) + ": " + d.status().message());
+    policy[key] = *value;
+  }
+  if (restart_max_attempts_ >= 0) policy["max_attempts"] = restart_max_attempts_;
+  return policy.empty() ? Json() : policy;
+}
+
+Result<Json> ClientCommands::UpdateBody(const Json& current) const {
+  Json body = Json::object();
+  if (replicas_ >= 0) body["replicas"] = replicas_;
+  Json task = current.value("task", Json::object());
+  const Json before = task;
+  if (!cpu_.empty()) task["resources"]["cpu"] = cpu_;
+  if (!memory_.empty()) task["resources"]["memory"] = memory_;
+  std::vector<std::string> constraints = task.value("constraints", std::vector<std::string>());
+  for (const std::string& c : constraint_rm_) {
+    if (std::erase(constraints, c) == 0)
+      return Status::InvalidArgument("--constraint-rm '" + c +
+                                     "': the service has no such constraint");
+  }
+  for (const std::string& c : constraint_add_)
+    if (std::find(constraints.begin(), constraints.end(), c) == constraints.end())
+      constraints.push_back(c);
+  if (constraints.empty())
+    task.erase("constraints");
+  else
+    task["constraints"] = constraints;
+  if (task != before) body["task"] = task;
+  Result<Json> restart = RestartPolicy();
+  if (!restart.ok()) return restart.status();
+  if (!restart->is_null()) {
+    Json policy = current.value("restart_policy", Json::object());
+    policy.update(*restart);
+    body["restart_policy"] = policy;
+  }
+  if (force_) body["force"] = true;
+  if (body.empty())
+    return Status::InvalidArgument(
+        "nothing to update: give --replicas, a template flag, "
+        "--restart-* or --force");
+  return body;
+}
+
+// Waits on berthd's loop (GET /v1/health?wait=settled), then reads the
+// service's tasks; a slot waiting for its restart delay is read again after
+// a short pause. Progress lines are printed when they change.
+int ClientCommands::WaitForService(api::ApiClient& client, const std::string& service,
+                                   std::ostream& out, std::ostream& err) const {
+  if (detach_) return 0;
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<int64_t>(wait_timeout_ * 1000));
+  std::vector<std::string> shown;
+  for (;;) {
+    const auto left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now());
+    if (!CallOrSay(client, "GET",
+                   "/v1/health?wait=settled&timeout=" +
+                       std::to_string(std::clamp(left.count(), 0.0, 600.0)),
+                   nullptr, err))
+      return 1;
+    std::optional<Json> spec = CallOrSay(client, "GET", "/v1/services/" + service, nullptr, err);
+    std::optional<Json> tasks =
+        spec ? CallOrSay(client, "GET", "/v1/tasks?service=" + service, nullptr, err)
+             : std::nullopt;
+    if (!tasks) return 1;
+    const ServiceProgress progress = ProgressOf(*spec, *tasks);
+    if (progress.lines != shown) {
+      for (const std::string& line : progress.lines) out << line << "\n";
+      out << "overall progress: " << progress.running << " out of " << progress.desired
+          << " tasks running\n";
+      shown = progress.lines;
+    }
+    if (progress.converged()) {
+      out << "verify: service converged\n";
+      return 0;
+    }
+    if (!progress.stuck.empty() && progress.running + progress.stuck.size() >= progress.desired) {
+      out << "not converged: " << progress.stuck.size()
+          << " task(s) wait for a change (see the reasons above; berth service ps " << service
+          << ")\n";
+      return 0;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      err << "berth: " << service << " has not converged after " << wait_timeout_
+          << " s; it goes on in berthd (berth service ps " << service << ")\n";
+      return 1;
+    }
+    // Only restart delays are left: berthd acts when they end.
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
+int ClientCommands::PrintTasksOf(api::ApiClient& client, const std::string& path, std::ostream& out,
+                                 std::ostream& err) const {
+  std::string query;
+  for (const std::string& filter : filters_) {
+    const size_t eq = filter.find('=');
+    const std::string key = filter.substr(0, eq == std::string::npos ? 0 : eq);
+    if (key != "desired-state" && key != "node") {
+      err << "berth: --filter '" << filter << "': expected desired-state=STATE or node=NODE\n";
+      return 2;
+    }
+    query += (key == "node" ? "&node=" : "&desired_state=") + filter.substr(eq + 1);
+  }
+  std::optional<Json> tasks = CallOrSay(client, "GET", path + query, nullptr, err);
+  if (!tasks) return 1;
+  if (options_.output == "json")
+    out << tasks->dump(2) << "\n";
+  else
+    PrintTaskTable(*tasks, {true, no_trunc_}, out);
+  return 0;
 }
 
 void ClientCommands::AddTaskCommands(CLI::App& app) {
@@ -379,23 +702,29 @@ void ClientCommands::AddTaskCommands(CLI::App& app) {
   auto leaf = [&](const char* name, const char* help, auto build, auto print) {
     return AddLeaf(*task, name, help, build, print);
   };
-  leaf(
+  CLI::App* ls = leaf(
       "ls", "List tasks",
       [this] {
-        return Result<Request>(Request{
-            "GET", "/v1/tasks" + (service_filter_.empty() ? "" : "?service=" + service_filter_),
-            nullptr});
+        return Result<Request>(Request{"GET",
+                                       "/v1/tasks" + Query({{"service", service_filter_},
+                                                            {"node", node_filter_},
+                                                            {"state", state_filter_},
+                                                            {"desired_state", desired_filter_}}),
+                                       nullptr});
       },
-      PrintTasks)
-      ->add_option("--service", service_filter_, "only the tasks of this service")
-      ->check(kIdRule);
+      PrintTasks);
+  ls->add_option("--service", service_filter_, "only the tasks of this service")->check(kIdRule);
+  ls->add_option("--node", node_filter_, "only the tasks on this node")->check(kIdRule);
+  ls->add_option("--state", state_filter_, "only the tasks in this state (running, pending, ...)");
+  ls->add_option("--desired-state", desired_filter_,
+                 "only the tasks with this desired state (running, shutdown, complete)");
   leaf(
       "inspect", "Show one task",
       [this] {
         return Result<Request>(Request{"GET", "/v1/tasks/" + id_, nullptr});
       },
       PrintTasks)
-      ->add_option("ID", id_, "task id")
+      ->add_option("TASK", id_, "task id or name (web.1: the newest task of slot 1)")
       ->check(kTaskIdRule)
       ->required();
   leaf(
@@ -404,7 +733,7 @@ void ClientCommands::AddTaskCommands(CLI::App& app) {
         return Result<Request>(Request{"GET", "/v1/tasks/" + id_ + "/why", nullptr});
       },
       PrintWhy)
-      ->add_option("ID", id_, "task id")
+      ->add_option("TASK", id_, "task id or name (web.1: the newest task of slot 1)")
       ->check(kTaskIdRule)
       ->required();
 }
@@ -509,6 +838,15 @@ void ClientCommands::AddClassCommands(CLI::App& app) {
 }
 
 int ClientCommands::Run(std::ostream& out, std::ostream& err) const {
+  if (action_) {
+    Result<ClientOptions> connection = ResolveConnection(options_);
+    if (!connection.ok()) {
+      err << "berth: " << connection.status().message() << "\n";
+      return 2;
+    }
+    api::ApiClient client(connection->server, connection->token);
+    return action_(client, out, err);
+  }
   Result<Request> request = request_();
   if (!request.ok()) {
     err << "berth: " << request.status().message() << "\n";

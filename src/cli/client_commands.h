@@ -1,6 +1,9 @@
 // The `berth` commands that talk to a running berthd: node, service, task,
-// job and class (docs/cli.md). Each leaf command builds one API request; the answer is
-// printed as a table, or as JSON with `-o json`.
+// job and class (docs/cli.md). Most leaf commands build one API request
+// whose answer is printed as a table, or as JSON with `-o json`; a few
+// (actions) make several calls: `service create` and `update` wait for the
+// service to converge, `service ps`, `node ps` and `service ls` combine
+// answers, `service scale` and `rm` take several services.
 //
 // Where the daemon is and how to authenticate:
 //   --server URL    (else $BERTH_SERVER, else http://127.0.0.1:7480)
@@ -14,6 +17,7 @@
 #include <iosfwd>
 #include <string>
 
+#include "api/api_client.h"
 #include "api/json_fields.h"
 #include "core/status.h"
 
@@ -32,7 +36,7 @@ class ClientCommands {
  public:
   // Adds the commands to `app`.
   explicit ClientCommands(CLI::App& app);
-  bool selected() const { return static_cast<bool>(request_); }
+  bool selected() const { return request_ || action_; }
   // Runs the command the parser selected.
   int Run(std::ostream& out, std::ostream& err) const;
 
@@ -50,6 +54,20 @@ class ClientCommands {
   // Adds a command under `parent` that, when parsed, selects `build` and `print`.
   CLI::App* AddLeaf(CLI::App& parent, const char* name, const char* help,
                     std::function<Result<Request>()> build, Printer print);
+  // A command of several calls: `action` runs with a connected client and
+  // returns the exit status (it prints its own errors, "berth: ...").
+  using Action = std::function<int(api::ApiClient&, std::ostream& out, std::ostream& err)>;
+  CLI::App* AddAction(CLI::App& parent, const char* name, const char* help, Action action);
+  // Unless --detach: waits for `service` to converge, printing its progress.
+  int WaitForService(api::ApiClient& client, const std::string& service, std::ostream& out,
+                     std::ostream& err) const;
+  // service update's PATCH body from its flags and the service as it is.
+  Result<api::Json> UpdateBody(const api::Json& current) const;
+  // The restart policy of --restart-* (only the flags given), or null.
+  Result<api::Json> RestartPolicy() const;
+  // GET `path` and print its tasks (service ps, node ps).
+  int PrintTasksOf(api::ApiClient& client, const std::string& path, std::ostream& out,
+                   std::ostream& err) const;
   api::Json TaskTemplate() const;
   // Adds --server, --token, --data-dir and -o to a leaf command.
   void AddConnectionOptions(CLI::App& command);
@@ -58,10 +76,17 @@ class ClientCommands {
   // Set by the parsed leaf command: builds the request (or a usage error).
   std::function<Result<Request>()> request_;
   Printer print_ = nullptr;
+  Action action_;
   // Scratch for the parsed flags.
   std::string id_, hostname_, cpu_, memory_, state_, availability_, mode_ = "replicated",
                                                                     service_filter_;
   std::vector<std::string> labels_, constraints_, preferences_, publish_;
+  std::vector<std::string> ids_, label_add_, label_rm_, constraint_add_, constraint_rm_, filters_;
+  std::string node_filter_, state_filter_, desired_filter_, restart_condition_, restart_delay_,
+      restart_window_;
+  int64_t restart_max_attempts_ = -1;
+  bool detach_ = false, force_ = false, no_trunc_ = false;
+  double wait_timeout_ = 60;
   int64_t replicas_ = -1, count_ = 1;
   std::string requestor_, duration_ = "1", outcome_ = "complete", threshold_, min_duration_,
                           run_duration_;
@@ -72,7 +97,8 @@ class ClientCommands {
 // token is given and the token file cannot be read.
 Result<ClientOptions> ResolveConnection(ClientOptions options);
 
-// Parses `--publish mode=host,target=80,published=8080[,protocol=udp]`.
+// Parses `--publish mode=host,target=80,published=8080[,protocol=udp]`, or
+// Docker's short form `8080:80[/udp]` (published:target, ingress mode).
 Result<api::Json> ParsePublish(const std::string& text);
 
 // Prints rows under headers, columns padded to their widest cell.

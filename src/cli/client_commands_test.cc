@@ -80,10 +80,15 @@ TEST_F(ClientCommandsTest, DockerStyleFlagsBecomeTheServiceTemplate) {
   EXPECT_EQ(task["ports"][0]["published"], 8080);
   ASSERT_TRUE(daemon_->WaitSettled(std::chrono::seconds(20)));
   Outcome tasks = Run({"task", "ls", "--service", "web"});
-  EXPECT_NE(tasks.out.find("web.1  web      running  n1"), std::string::npos) << tasks.out;
+  const std::string id1 = Json::parse(Run({"task", "inspect", "web.1", "-o", "json"}).out)["id"];
+  EXPECT_NE(tasks.out.find("web.1  " + id1 + "  1        n1    running  running"),
+            std::string::npos)
+      << tasks.out;
   Outcome why = Run({"task", "why", "web.2"});  // one host port 8080 on one node
-  EXPECT_EQ(why.out,
-            "web.2 is pending: no suitable node (host-mode port already in use on 1 node)\n");
+  const std::string id2 = Json::parse(Run({"task", "inspect", "web.2", "-o", "json"}).out)["id"];
+  EXPECT_EQ(why.out, "web.2 (" + id2 +
+                         ") is pending: no suitable node (host-mode port already in use on 1 "
+                         "node)\n");
 }
 
 TEST_F(ClientCommandsTest, RefusalsAndBadInputExitNonZeroWithTheReason) {

@@ -6,6 +6,7 @@
 
 #include "api/api_client.h"
 #include "cli/client_commands.h"
+#include "cli/task_table.h"
 
 namespace berth::cli {
 namespace {
@@ -60,8 +61,9 @@ int RunUp(const UpOptions& options, std::ostream& out, std::ostream& err) {
   Result<Json> tasks = client.Call("GET", "/v1/tasks");
   if (tasks.ok()) {
     std::vector<std::vector<std::string>> rows;
-    for (const Json& t : (*tasks)["tasks"])
-      rows.push_back({t["id"], t.value("state", ""), t.value("node", "-"), t.value("message", "")});
+    for (const Json& t : InDisplayOrder(*tasks))
+      rows.push_back({t.value("name", t["id"].get<std::string>()), t.value("state", ""),
+                      t.value("node", "-"), t.value("message", "")});
     PrintTable(out, {"TASK", "STATE", "NODE", "MESSAGE"}, rows);
   }
   if (options.once) {

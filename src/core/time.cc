@@ -1,6 +1,7 @@
 #include "core/time.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <ctime>
 
@@ -211,6 +212,56 @@ std::string FormatRfc3339(Timestamp t) {
   }
   *p++ = 'Z';
   return std::string(buf, p);
+}
+
+Result<Duration> ParseDuration(std::string_view text) {
+  auto refuse = [&] {
+    return Status::InvalidArgument("'" + std::string(text) +
+                                   "' is not a duration (expected e.g. 500ms, 5s, 1m30s, 2h)");
+  };
+  if (text == "0") return Duration{0};
+  if (text.empty()) return refuse();
+  constexpr double kMaxMs = 100.0 * 365 * 24 * 3600 * 1000;
+  double total_ms = 0;
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t number_at = i;
+    while (i < text.size() && ((text[i] >= '0' && text[i] <= '9') || text[i] == '.')) ++i;
+    if (i == number_at || i == text.size()) return refuse();
+    double value = 0;
+    if (auto [end, ec] = std::from_chars(text.data() + number_at, text.data() + i, value);
+        ec != std::errc() || end != text.data() + i)
+      return refuse();
+    const size_t unit_at = i;
+    while (i < text.size() && !(text[i] >= '0' && text[i] <= '9') && text[i] != '.') ++i;
+    const std::string_view unit = text.substr(unit_at, i - unit_at);
+    const double scale = unit == "ms"  ? 1
+                         : unit == "s" ? 1e3
+                         : unit == "m" ? 6e4
+                         : unit == "h" ? 3.6e6
+                                       : -1;
+    if (scale < 0) return refuse();
+    total_ms += value * scale;
+    if (total_ms > kMaxMs) return refuse();
+  }
+  return Duration{static_cast<int64_t>(total_ms + 0.5)};
+}
+
+std::string FormatDuration(Duration d) {
+  int64_t ms = d.count();
+  if (ms == 0) return "0s";
+  if (ms < 1000) return std::to_string(ms) + "ms";
+  std::string out;
+  if (ms >= 3'600'000) out += std::to_string(ms / 3'600'000) + "h";
+  if (ms >= 60'000) out += std::to_string(ms / 60'000 % 60) + "m";
+  const int64_t seconds = ms / 1000 % 60, millis = ms % 1000;
+  out += std::to_string(seconds);
+  if (millis != 0) {
+    std::string fraction = std::to_string(1000 + millis).substr(1);
+    while (fraction.back() == '0') fraction.pop_back();
+    out += "." + fraction;
+  }
+  return out + "s";
 }
 
 }  // namespace berth

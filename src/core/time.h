@@ -87,4 +87,12 @@ Result<Timestamp> ParseRfc3339(std::string_view text);
 // Formats as "2026-01-01T00:10:00Z", or with ".123" when milliseconds are non-zero.
 std::string FormatRfc3339(Timestamp t);
 
+// Parses a duration as Docker's flags take it (Go's time.ParseDuration): a
+// sequence of decimal numbers with units "ms", "s", "m", "h" ("1m30s",
+// "1.5s", "500ms"), or "0". Kept to the millisecond; negative or over 100
+// years is refused.
+Result<Duration> ParseDuration(std::string_view text);
+// The shortest such text: "0s", "500ms", "5s", "1m30s", "2h0m5s".
+std::string FormatDuration(Duration d);
+
 }  // namespace berth

@@ -127,5 +127,27 @@ TEST(Time, SystemClockWaitEndsAtAPastDeadlineAtOnce) {
   EXPECT_FALSE(clock.WaitUntil(lock, cv, clock.Now() - Duration{1}, [] { return false; }));
 }
 
+// Docker's flag values, read as Go reads them, and written back shortest.
+TEST(Time, DurationsReadAsDockersFlagsAndFormatShortest) {
+  const std::pair<const char*, int64_t> read[] = {
+      {"0", 0},        {"0s", 0},         {"500ms", 500},    {"5s", 5'000},
+      {"1.5s", 1'500}, {"1m30s", 90'000}, {"2h", 7'200'000}, {"1h0m5s", 3'605'000}};
+  for (const auto& [text, ms] : read) {
+    Result<Duration> d = ParseDuration(text);
+    ASSERT_TRUE(d.ok()) << text << ": " << d.status().message();
+    EXPECT_EQ(d->count(), ms) << text;
+  }
+  for (const char* bad : {"", "5", "s", "-1s", "5x", "1..5s", "5 s", "1000000h"})
+    EXPECT_FALSE(ParseDuration(bad).ok()) << bad;
+  EXPECT_EQ(FormatDuration(Duration{0}), "0s");
+  EXPECT_EQ(FormatDuration(Duration{250}), "250ms");
+  EXPECT_EQ(FormatDuration(Duration{5'000}), "5s");
+  EXPECT_EQ(FormatDuration(Duration{1'500}), "1.5s");
+  EXPECT_EQ(FormatDuration(Duration{90'000}), "1m30s");
+  EXPECT_EQ(FormatDuration(Duration{7'205'000}), "2h0m5s");
+  for (int64_t ms : {1, 999, 1'000, 61'001, 86'400'000})
+    EXPECT_EQ(ParseDuration(FormatDuration(Duration{ms}))->count(), ms);
+}
+
 }  // namespace
 }  // namespace berth

@@ -212,7 +212,8 @@ void Daemon::AddServiceRoutes() {
 void Daemon::AddTaskRoutes() {
   constexpr const char* kTask = R"(/v1/tasks/([^/]+))";
   server_->Route("GET", "/v1/tasks", [this](const ApiRequest& r) {
-    return Answer(ListTasks(*store_, r.Query("service")));
+    return Answer(ListTasks(*store_, {r.Query("service"), r.Query("node"), r.Query("state"),
+                                      r.Query("desired_state")}));
   });
   server_->Route("GET", kTask,
                  [this](const ApiRequest& r) { return Answer(GetTask(*store_, r.params[0])); });

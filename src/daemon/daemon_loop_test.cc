@@ -8,6 +8,7 @@
 #include <string>
 
 #include "daemon/daemon_test_support.h"
+#include "orchestrator/orchestrator.h"
 #include "store/memory_store.h"
 
 namespace berth::daemon {
@@ -43,11 +44,21 @@ class LoopTest : public DaemonTest {
   }
   uint64_t Passes() { return daemon_->loop().passes(); }
   // task id -> state
+  // task -> state, a task named as users see it ("web.1"); when a slot has
+  // had several tasks, "web.1#k" is its k-th, oldest first.
   std::map<std::string, std::string> Tasks() {
-    std::map<std::string, std::string> out;
     const auto [status, body] = Call("GET", "/v1/tasks");
     EXPECT_EQ(status, 200) << body.dump();
-    for (const Json& t : body["tasks"]) out[t["id"]] = t["state"].get<std::string>();
+    std::map<std::string, std::vector<std::pair<int64_t, std::string>>> by_name;
+    for (const Json& t : body["tasks"])
+      by_name[t.value("name", t["id"])].emplace_back(
+          orchestrator::SerialOf(t["id"].get<std::string>()), t["state"].get<std::string>());
+    std::map<std::string, std::string> out;
+    for (auto& [name, tasks] : by_name) {
+      std::sort(tasks.begin(), tasks.end());
+      for (size_t k = 0; k < tasks.size(); ++k)
+        out[tasks.size() == 1 ? name : name + "#" + std::to_string(k + 1)] = tasks[k].second;
+    }
     return out;
   }
   void AddNodes(int n) {
@@ -57,8 +68,12 @@ class LoopTest : public DaemonTest {
                     .first,
                 201);
   }
+  // Replacements follow at once: the restart delay is tested on its own.
   void CreateService(const std::string& id, int replicas, Json run = nullptr) {
-    Json body{{"id", id}, {"replicas", replicas}, {"task", {{"resources", {{"cpu", "100m"}}}}}};
+    Json body{{"id", id},
+              {"replicas", replicas},
+              {"task", {{"resources", {{"cpu", "100m"}}}}},
+              {"restart_policy", {{"delay", "0s"}}}};
     if (!run.is_null()) body["run"] = run;
     ASSERT_EQ(Call("POST", "/v1/services", body.dump()).first, 201);
   }
@@ -151,8 +166,8 @@ TEST_F(LoopTest, ASimulatedTaskEndsWhenItsTimeComes) {
   EXPECT_EQ(Tasks(), (std::map<std::string, std::string>{{"batch.1", "running"}}));
   Advance(std::chrono::seconds(1));
   const std::map<std::string, std::string> tasks = Tasks();
-  EXPECT_EQ(tasks.at("batch.1"), "complete");
-  EXPECT_EQ(tasks.at("batch.2"), "running");  // its replacement
+  EXPECT_EQ(tasks.at("batch.1#1"), "complete");
+  EXPECT_EQ(tasks.at("batch.1#2"), "running");  // its replacement, in its slot
 }
 
 // A job's task runs for its duration on the injected clock, and its
@@ -203,18 +218,29 @@ TEST_F(LoopTest, TheLoopDrivesAnyExecutorThroughItsInterface) {
   AddNodes(1);
   CreateService("web", 2);
   CatchUp();
-  EXPECT_EQ(recording.started, (std::vector<std::string>{"web.1@n1", "web.2@n1"}));
-  EXPECT_EQ(Call("GET", "/v1/tasks/web.1").second["message"], "started by the recording executor");
-  recording.exits["web.1"] = 3;
-  recording.changed.push_back("web.1");  // as a process executor reports an exit
+  auto names = [](std::vector<std::string> ids) {  // sorted
+    for (std::string& id : ids) {
+      const size_t at = id.find('@');
+      id = TaskName(id.substr(0, at)) + (at == std::string::npos ? "" : id.substr(at));
+    }
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  };
+  EXPECT_EQ(names(recording.started), (std::vector<std::string>{"web.1@n1", "web.2@n1"}));
+  const Json first = Call("GET", "/v1/tasks/web.1").second;
+  EXPECT_EQ(first["message"], "started by the recording executor");
+  recording.exits[first["id"]] = 3;
+  recording.changed.push_back(first["id"]);  // as a process executor reports an exit
   ASSERT_EQ(Call("POST", "/v1/nodes", R"({"id": "n2"})").first, 201);  // any change: a pass
   CatchUp();
-  EXPECT_EQ(Call("GET", "/v1/tasks/web.1").second["message"], "exited with status 3");
-  EXPECT_EQ(Tasks()["web.1"], "failed");
-  EXPECT_TRUE(recording.stopped.empty());  // it ended by itself
+  EXPECT_EQ(Call("GET", "/v1/tasks/" + first["id"].get<std::string>()).second["message"],
+            "exited with status 3");
+  EXPECT_EQ(Tasks()["web.1#1"], "failed");
+  EXPECT_EQ(Tasks()["web.1#2"], "running");  // restarted in its slot
+  EXPECT_TRUE(recording.stopped.empty());    // it ended by itself
   ASSERT_EQ(Call("DELETE", "/v1/services/web").first, 200);
   CatchUp();
-  EXPECT_EQ(recording.stopped, (std::vector<std::string>{"web.2", "web.3"}));
+  EXPECT_EQ(names(recording.stopped), (std::vector<std::string>{"web.1", "web.2"}));
   Close();  // before `recording` goes
 }
 

@@ -17,6 +17,18 @@ namespace berth::daemon {
 
 using api::Json;
 
+// The name of a service's task from its id "<service>.<slot>.<serial>" or
+// "<service>.<node>.<serial>" (orchestrator::TaskId): the id without its
+// serial; any other id (a job's "<job>.<n>") as it is. Tests only: a node id
+// with dots would be cut wrongly.
+inline std::string TaskName(const std::string& id) {
+  const size_t last = id.rfind('.');
+  if (last == std::string::npos || id.find('.') == last ||
+      id.find_first_not_of("0123456789", last + 1) != std::string::npos)
+    return id;
+  return id.substr(0, last);
+}
+
 class DaemonTest : public testing::Test {
  protected:
   void SetUp() override { Open(); }

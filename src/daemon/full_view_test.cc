@@ -11,6 +11,7 @@
 #include <string>
 
 #include "api/plan_codec.h"
+#include "daemon/daemon_test_support.h"
 #include "daemon/node_registry.h"
 #include "daemon/reconciler.h"
 #include "daemon/service_registry.h"
@@ -20,7 +21,7 @@ namespace berth::daemon {
 namespace {
 
 using api::Json;
-using Placed = std::map<std::string, std::string>;  // task -> node
+using Placed = std::map<std::string, std::string>;  // task name -> node
 
 class FullViewTest : public testing::Test {
  protected:
@@ -52,22 +53,38 @@ class FullViewTest : public testing::Test {
       doc["nodes"].push_back(n);
     }
     for (Json s : List("service")) {
-      s.erase("run");
+      for (const char* berthd_only : {"run", "restart_policy", "incarnation"}) s.erase(berthd_only);
       doc["services"].push_back(s);
     }
-    std::set<std::string> nodes;
-    for (const Json& n : doc["nodes"]) nodes.insert(n["id"]);
-    std::map<std::string, uint64_t> versions;
-    for (const Json& s : doc["services"]) versions[s["id"]] = s["spec_version"];
+    std::map<std::string, Json> nodes;
+    for (const Json& n : doc["nodes"]) nodes[n["id"]] = n;
+    std::map<std::string, Json> services;
+    for (const Json& s : doc["services"]) services[s["id"]] = s;
     for (Json t : List("task")) {
       // What the pass's stop step does before placing: a task on a removed
-      // node, or of an older version (shut down by the pass), leaves the
-      // engine's view.
-      if (t.contains("node") && !nodes.contains(t["node"])) continue;
-      if (t["spec_version"].get<uint64_t>() < versions.at(t["service"])) continue;
-      for (const char* berthd_only :
-           {"message", "job", "name", "run", "admitted_at", "started_at", "assigned_at", "agent"})
+      // or drained node, or on one that no longer satisfies its service's
+      // constraints (here "node.labels.<k>==<v>" only), or of an older
+      // version, is shut down by the pass and leaves the engine's view.
+      const Json& service = services.at(t["service"]);
+      if (t.contains("node")) {
+        if (!nodes.contains(t["node"])) continue;
+        const Json& node = nodes.at(t["node"]);
+        if (node.value("availability", "active") == "drain") continue;
+        bool fits = true;
+        for (const std::string c : service["task"].value("constraints", Json::array())) {
+          const size_t eq = c.find("==");
+          const std::string key = c.substr(std::string("node.labels.").size(), eq - 12);
+          fits = fits && node.value("labels", Json::object()).value(key, "") == c.substr(eq + 2);
+        }
+        if (!fits && t["state"] != "pending") continue;
+      }
+      if (t["spec_version"] < service["spec_version"]) continue;
+      for (const char* berthd_only : {"message", "job", "name", "run", "admitted_at", "started_at",
+                                      "assigned_at", "agent", "slot", "restart_at"})
         t.erase(berthd_only);
+      // A plan numbers a service's tasks by their ids, berthd by their
+      // slots: the document names each task as its slot.
+      t["id"] = TaskName(t["id"]);
       doc["tasks"].push_back(t);
     }
     return doc;
@@ -77,7 +94,7 @@ class FullViewTest : public testing::Test {
     EXPECT_TRUE(plan.ok()) << plan.status().message();
     Placed out;
     if (plan.ok())
-      for (const auto& a : plan->output["assignments"]) out[a["task"]] = a["node"];
+      for (const auto& a : plan->output["assignments"]) out[TaskName(a["task"])] = a["node"];
     return out;
   }
   // The tasks one pass assigns.
@@ -93,7 +110,7 @@ class FullViewTest : public testing::Test {
   Placed Assigned() {
     Placed out;
     for (const Json& t : List("task"))
-      if (t["state"] == "assigned") out[t["id"]] = t["node"];
+      if (t["state"] == "assigned") out[TaskName(t["id"])] = t["node"];
     return out;
   }
   // One pass, checked against the plan of the state it started from (and

@@ -75,32 +75,36 @@ void Pass::ReleaseAfterCommit(const std::string& agent_id, const std::string& ta
   releasing_.insert(task_id);
 }
 
-bool Pass::Taken(const std::string& id) const {
-  auto it = task_index_.find(id);
-  return it != task_index_.end() && tasks_[it->second].planned();
-}
-
 // The executor's part (assigned tasks start, running ones may have ended),
-// and the tasks whose service or node is gone or whose service has moved
-// on to a newer spec version.
+// and the tasks whose service or node is gone, whose service has moved on
+// to a newer spec version, or whose node may no longer run them.
 void Pass::StartAndStop() {
   for (uint32_t position : visit_) {
     TaskEntry& e = tasks_[position];
     if (!e.live()) continue;
     // A node an agent bound the task to is the agent's, not berthd's.
     const std::string& node = e.task.node;
-    const bool node_gone =
-        !node.empty() && !(agents_ != nullptr && !e.task.agent.empty()) && !state_.HasNode(node);
+    const bool on_agent = agents_ != nullptr && !e.task.agent.empty();
+    const bool node_gone = !node.empty() && !on_agent && !state_.HasNode(node);
     if (!e.task.job.empty()) {
       const auto job = job_by_id_.find(e.task.job);
       RunJobTask(e, job == job_by_id_.end() || job->second.killed, node_gone);
       continue;
     }
     const std::string& service = e.task.service;
-    const auto svc = service.empty() ? service_by_id_.end() : service_by_id_.find(service);
+    auto svc = service.empty() ? service_by_id_.end() : service_by_id_.find(service);
+    // A task of an earlier service of the same name (removed, then created
+    // again) is not the new one's.
+    if (svc != service_by_id_.end() && orchestrator::SerialOf(e.task.id) < svc->second.incarnation)
+      svc = service_by_id_.end();
     const bool service_gone = !service.empty() && svc == service_by_id_.end();
     SetInPlan(e, !service_gone && !node_gone);
-    if (e.terminal()) continue;
+    if (e.terminal()) {
+      // A removed service's tasks go with it, as Docker's do.
+      if (service_gone && !e.pruned) Prune(e);
+      if (!service_gone) RestartOrKeep(e, svc->second);
+      continue;
+    }
     if (service_gone) {
       SetState(e, TaskState::kShutdown, "service '" + service + "' was removed", true);
       ++summary.stopped;
@@ -112,12 +116,113 @@ void Pass::StartAndStop() {
       SetState(e, TaskState::kShutdown,
                "replaced by spec version " + std::to_string(svc->second.spec_version), true);
       ++summary.stopped;
+    } else if (std::string why = on_agent || node.empty() ? "" : WhyLeaveNode(e, svc->second);
+               !why.empty()) {
+      ++summary.stopped;
+    } else if (e.task.state == TaskState::kNew && e.task.restart_at) {
+      if (now_ < *e.task.restart_at) {
+        state_.CheckAt(position, *e.task.restart_at);
+        continue;
+      }
+      e.task.restart_at.reset();
+      SetState(e, TaskState::kPending, "");
     } else if (e.task.state == TaskState::kAssigned) {
       Start(e, RunOf(e, svc));
     } else if (e.task.state == TaskState::kRunning && svc != service_by_id_.end()) {
-      Finish(e, RunOf(e, svc));
+      if (Finish(e, RunOf(e, svc)) >= 0) RestartOrKeep(e, svc->second);
     }
   }
+}
+
+// As SwarmKit's restart supervisor: the ended task's desired state becomes
+// shutdown and a new task takes its slot (or node), placed once the delay
+// has passed; or, when the policy says no, the ended task keeps its slot
+// (desired complete) with the reason.
+void Pass::RestartOrKeep(TaskEntry& e, const StoredService& service) {
+  const TaskState ended = e.task.state;
+  if (e.task.desired != TaskState::kRunning ||
+      (ended != TaskState::kComplete && ended != TaskState::kFailed &&
+       ended != TaskState::kRejected) ||
+      e.task.spec_version.value_or(0) < service.spec_version)
+    return;
+  std::deque<Timestamp>& attempts = state_.RestartsOf(state_.HistoryGroupOf(e));
+  const orchestrator::RestartDecision decision =
+      orchestrator::DecideRestart(service.restart, ended, now_, attempts);
+  if (!decision.restart) {
+    e.task.desired = TaskState::kComplete;
+    e.task.message += (e.task.message.empty() ? "" : "; ") + decision.reason;
+    MarkChanged(e);
+    return;
+  }
+  attempts.push_back(now_);
+  e.task.desired = TaskState::kShutdown;
+  MarkChanged(e);
+  // Copies: NewTask may grow the entries, and `e` with them.
+  const std::string old_id = e.task.id, service_id = e.task.service, node = e.task.node,
+                    agent = e.task.agent;
+  const uint64_t slot = e.task.slot;
+  TaskEntry* next = slot != 0 ? &NewTask(service_id, service.spec_version, slot, "")
+                              : CoverNode(service_id, service.spec_version, node);
+  if (next == nullptr) return;  // its node no longer takes the service's tasks
+  if (slot == 0 && agents_ != nullptr) next->task.agent = agent;
+  next->task.message = "restarting " + old_id + " (" + std::string(ToString(ended)) + ")";
+  if (decision.at <= now_) return;
+  next->task.state = TaskState::kNew;
+  next->task.restart_at = decision.at;
+  next->task.message += " after the restart delay, at " + FormatRfc3339(decision.at);
+  state_.Recount(*next);
+  state_.CheckAt(state_.PositionOf(*next), decision.at);
+}
+
+// SwarmKit's rules (its orchestrators' restartTasksByNodeID and its
+// constraint enforcer): a drained node's tasks are stopped and replaced; a
+// node down or unknown past its grace has its tasks replaced (Abandon); a
+// running task whose node no longer satisfies its service's constraints is
+// stopped and replaced. A task abandoned earlier is stopped once its node
+// is ready again, so the node does not run it next to its replacement.
+std::string Pass::WhyLeaveNode(TaskEntry& e, const StoredService& service) {
+  const StoredNode& stored = nodes_.find(e.task.node)->second;
+  const Node& node = stored.node;
+  const std::string& id = e.task.node;
+  if (e.task.desired > TaskState::kRunning) {  // abandoned while its node was down
+    if (node.state != NodeState::kReady) return "";
+    SetState(e, TaskState::kShutdown,
+             "stopped: node '" + id + "' is back and the task was replaced meanwhile", true);
+    return e.task.message;
+  }
+  if (node.availability == NodeAvailability::kDrain) {
+    SetState(e, TaskState::kShutdown, "node '" + id + "' was drained", true);
+    return e.task.message;
+  }
+  if (node.state != NodeState::kReady) {
+    const Duration grace =
+        node.state == NodeState::kDown ? lifecycle_.down_grace : lifecycle_.unknown_grace;
+    const Timestamp since = state_.NotReadySince(id, now_);
+    if (now_ < since + grace) {
+      state_.CheckAt(state_.PositionOf(e), since + grace);
+      return "";
+    }
+    Abandon(e, "node '" + id + "' is " + std::string(ToString(node.state)) + " since " +
+                   FormatRfc3339(since) + "; replaced elsewhere");
+    return e.task.message;
+  }
+  if (e.task.state < TaskState::kAssigned) return "";  // the engine explains a pending one
+  for (size_t i = 0; i < service.constraints.size(); ++i)
+    if (!constraint::Matches(service.constraints[i], node)) {
+      SetState(
+          e, TaskState::kShutdown,
+          "node '" + id + "' no longer satisfies constraint '" + service.spec->constraints[i] + "'",
+          true);
+      return e.task.message;
+    }
+  return "";
+}
+
+void Pass::Abandon(TaskEntry& e, std::string message) {
+  e.task.desired = TaskState::kShutdown;
+  e.task.message = std::move(message);
+  e.task.updated_at = now_;
+  MarkChanged(e);
 }
 
 void Pass::Start(TaskEntry& e, const std::optional<SimulatedRun>& run) {
@@ -273,8 +378,7 @@ void Pass::ScaleDown() {
     std::vector<TaskEntry*> stop;
     if (std::optional<std::vector<uint64_t>> numbers =
             orchestrator::ChooseScaleDown(tally, replicas)) {
-      for (uint64_t n : *numbers)
-        stop.push_back(&tasks_[task_index_.at(id + "." + std::to_string(n))]);
+      for (uint64_t n : *numbers) stop.push_back(&tasks_[tally.holder[n]]);
     } else {
       std::vector<TaskEntry*> entries = RunnableTasksOf(id);
       std::vector<orchestrator::ScaleDownCandidate> candidates;
@@ -305,39 +409,37 @@ void Pass::GenerateReplicas() {
   for (const std::string& id : DirtyServices()) {
     const auto svc = service_by_id_.find(id);
     if (svc == service_by_id_.end() || !svc->second.replicas) continue;
-    std::vector<std::string> ids =
-        orchestrator::NewReplicaIds(id, *state_.TallyOf(id), *svc->second.replicas,
-                                    [&](const std::string& t) { return Taken(t); });
+    const std::vector<uint64_t> slots =
+        orchestrator::NewSlots(*state_.TallyOf(id), *svc->second.replicas);
     // Grow to powers of two: a reserve of exactly what one service needs
     // would move every entry for the next small service. The index grows
     // with the entries, so that a large service does not rehash it a dozen
     // times.
-    if (const size_t needed = tasks_.size() + ids.size(); tasks_.capacity() < needed) {
+    if (const size_t needed = tasks_.size() + slots.size(); tasks_.capacity() < needed) {
       tasks_.reserve(std::bit_ceil(needed));
       task_index_.reserve(tasks_.capacity());
     }
-    for (std::string& task_id : ids) NewTask(std::move(task_id), id, svc->second.spec_version, "");
+    for (uint64_t slot : slots) NewTask(id, svc->second.spec_version, slot, "");
   }
 }
 
-// A new pending task of `service` (on `node` if it is preassigned there).
-// Its id (orchestrator.h) is free among the tasks the engine sees, but may
-// belong to a stored task it was not shown (stopped in this pass, or on a
-// removed node); that record is reused for the new task.
-TaskEntry& Pass::NewTask(std::string id, const std::string& service, uint64_t spec_version,
+// Its id is new for the life of the store (orchestrator::TaskId).
+TaskEntry& Pass::NewTask(const std::string& service, uint64_t spec_version, uint64_t slot,
                          const std::string& node) {
-  StoredTask task;
-  task.state = TaskState::kPending;
-  task.service = service;
-  task.spec_version = spec_version;
-  task.node = node;
+  std::string id =
+      orchestrator::TaskId(service, slot != 0 ? std::to_string(slot) : node, state_.revision);
   ++summary.created;
   auto [it, added] = task_index_.try_emplace(std::move(id), 0);
   if (added) it->second = state_.NewEntry(it->first);
-  TaskEntry& e = tasks_[it->second];  // keeps a reused record's revision
-  state_.Retire(e);
-  task.id = it->first;
-  e.task = std::move(task);
+  TaskEntry& e = tasks_[it->second];
+  state_.Retire(e);  // nothing, unless the store was written behind berthd's back
+  e.task = StoredTask();
+  e.task.id = it->first;
+  e.task.state = TaskState::kPending;
+  e.task.service = service;
+  e.task.spec_version = spec_version;
+  e.task.slot = slot;
+  e.task.node = node;
   e.in_plan = true;
   MarkChanged(e);
   return e;
@@ -413,9 +515,13 @@ void Pass::GenerateGlobalTasksOnNodes() {
 TaskEntry* Pass::CoverNode(const std::string& service, uint64_t spec_version,
                            const std::string& node) {
   if (state_.TallyOf(service)->covered.contains(node)) return nullptr;
-  return &NewTask(
-      orchestrator::GlobalTaskId(service, node, [&](const std::string& t) { return Taken(t); }),
-      service, spec_version, node);
+  // berthd's own nodes: none on a drained or not-ready one, as SwarmKit's
+  // global orchestrator (a node an agent lists is the agent's to judge).
+  if (agents_ == nullptr) {
+    const Node& n = nodes_.find(node)->second.node;
+    if (n.availability == NodeAvailability::kDrain || n.state != NodeState::kReady) return nullptr;
+  }
+  return &NewTask(service, spec_version, 0, node);
 }
 
 std::set<std::string, std::less<>> Pass::GlobalServices() const {
@@ -426,11 +532,10 @@ std::set<std::string, std::less<>> Pass::GlobalServices() const {
 }
 
 // Ended tasks are grouped by where their history is kept (TaskHistory): a
-// replicated service keeps `limit` per replica (limit x replicas), a global
-// service `limit` per node, a removed service none; the most recently
-// written are kept. Only groups that grew or whose service changed are
-// looked at. Tasks written by this pass join their group after its commit
-// (they are the newest), and jobs' tasks stay until their job goes.
+// replicated service keeps `limit` per slot, a global service `limit` per
+// node, a removed service none; the most recently written are kept. Only groups that grew or whose
+// service changed are looked at. Tasks written by this pass join their group after its commit (they
+// are the newest), and jobs' tasks stay until their job goes.
 void Pass::PruneHistory(int64_t limit) {
   if (limit < 0) return;
   TaskHistory& history = state_.history();
@@ -448,16 +553,16 @@ void Pass::PruneHistory(int64_t limit) {
   for (const std::string& group : groups) {
     const auto svc = service_by_id_.find(group.substr(0, group.find('\n')));
     uint64_t keep = 0;
-    if (svc != service_by_id_.end())
-      keep = static_cast<uint64_t>(limit) * svc->second.replicas.value_or(1);
-    for (uint32_t position : history.Trim(group, keep, valid)) {
-      TaskEntry& e = tasks_[position];
-      e.pruned = true;
-      SetInPlan(e, false);
-      Touch(e);
-      ++summary.pruned;
-    }
+    if (svc != service_by_id_.end()) keep = static_cast<uint64_t>(limit);
+    for (uint32_t position : history.Trim(group, keep, valid)) Prune(tasks_[position]);
   }
+}
+
+void Pass::Prune(TaskEntry& e) {
+  e.pruned = true;
+  SetInPlan(e, false);
+  Touch(e);
+  ++summary.pruned;
 }
 
 void Pass::StampAssigned(Timestamp at) {

@@ -54,12 +54,27 @@ struct PassSummary {
   void DueAt(Timestamp at) { next_due = next_due ? std::min(*next_due, at) : at; }
 };
 
+// How a pass treats the tasks of a node that stops being fit to run them
+// (docs/berthd.md, "Tasks on drained, down and changed nodes").
+struct LifecycleOptions {
+  // A node whose state is down has its tasks replaced once it has been down
+  // this long. Default 0: at once, as SwarmKit's orchestrator restarts the
+  // tasks of a node its dispatcher marked down.
+  Duration down_grace{0};
+  // A node whose state is unknown or disconnected: default 15 s, the grace
+  // SwarmKit's dispatcher gives a node before marking it down (heartbeat
+  // period 5 s x grace multiplier 3).
+  Duration unknown_grace{15'000};
+};
+
 class Pass {
  public:
   // `agents`: place through them (the three-phase path); null: the full-view
   // engine.
-  Pass(Timestamp now, StoredState& state, executor::Executor& executor, AgentPlacement* agents)
+  Pass(Timestamp now, StoredState& state, executor::Executor& executor, AgentPlacement* agents,
+       LifecycleOptions lifecycle = {})
       : now_(now),
+        lifecycle_(lifecycle),
         state_(state),
         nodes_(state.nodes),
         service_by_id_(state.services),
@@ -86,7 +101,7 @@ class Pass {
   // Without agents: the full-view engine, kept across passes in `engine`.
   Status Place(FullView& engine);
   void PlaceThroughAgents();
-  // Deletes the ended tasks of services beyond `limit` per replica slot
+  // Deletes the ended tasks of services beyond `limit` per slot
   // (reconciler.h); negative: keeps them all. Last step before Writes.
   void PruneHistory(int64_t limit);
   // Tasks placed by this pass record `at` as assigned_at: just before the
@@ -115,10 +130,22 @@ class Pass {
   // releases every binding of a task id, so this pass does not submit a
   // task with that id (PlaceThroughAgents): the next one does.
   void ReleaseAfterCommit(const std::string& agent_id, const std::string& task_id);
-  // Whether a new task may not take `id`: a task the engine sees has it.
-  bool Taken(const std::string& id) const;
-  TaskEntry& NewTask(std::string id, const std::string& service, uint64_t spec_version,
+  // A new pending task of `service` in `slot` (replicated) or on `node`
+  // (global).
+  TaskEntry& NewTask(const std::string& service, uint64_t spec_version, uint64_t slot,
                      const std::string& node);
+  // Why a placed task of a service may not stay on its node (drained, down
+  // past its grace, no longer satisfying a constraint), or "" while it may;
+  // a node within its grace has the task visited again when it ends.
+  std::string WhyLeaveNode(TaskEntry& e, const StoredService& service);
+  // A task whose node went down: it is replaced, and stopped once the node
+  // is back (it may still run there; the node is not reachable to say).
+  void Abandon(TaskEntry& e, std::string message);
+  // A service's task that ended by itself: replaced or kept by its
+  // service's restart policy (orchestrator/restart_policy.h).
+  void RestartOrKeep(TaskEntry& e, const StoredService& service);
+  // Deletes `e` (ended) with this pass's commit.
+  void Prune(TaskEntry& e);
   void ApplyOutcomes();
   void GenerateReplicas();
   void GenerateGlobalTasks();
@@ -145,6 +172,7 @@ class Pass {
   std::optional<Duration> ExpectedDuration(const std::string& name) const;
 
   Timestamp now_;
+  LifecycleOptions lifecycle_;
   StoredState& state_;
   // The StoredState's objects, by id; tasks and durations are edited in place.
   const std::map<std::string, StoredNode, std::less<>>& nodes_;

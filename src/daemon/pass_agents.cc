@@ -74,9 +74,11 @@ void Pass::CheckAgentBindings() {
         "agent " + e.task.agent +
         " no longer held the task (restarted?) and could not bind it again on node '" +
         e.task.node + "': " + lost.reason;
-    if (e.task.job.empty())
+    if (e.task.job.empty()) {
       SetState(e, TaskState::kFailed, why);
-    else
+      if (auto svc = service_by_id_.find(e.task.service); svc != service_by_id_.end())
+        RestartOrKeep(e, svc->second);
+    } else
       Requeue(e, why + "; waiting again");
     ++summary.stopped;
   }

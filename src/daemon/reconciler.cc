@@ -32,7 +32,7 @@ Status Reconciler::LoadClasses() {
 Result<PassSummary> Reconciler::RunPass(Timestamp now) {
   BERTH_RETURN_IF_ERROR(LoadClasses());
   BERTH_RETURN_IF_ERROR(state_.Refresh(store_));
-  Pass pass(now, state_, executor_, agents_);
+  Pass pass(now, state_, executor_, agents_, options_.lifecycle);
   if (agents_ != nullptr) pass.CheckAgentBindings();
   pass.StartAndStop();
   pass.ScaleDown();

@@ -67,6 +67,8 @@ struct ReconcilerOptions {
   // service), as Docker's --task-history-limit; older ones are deleted.
   // Negative: none is deleted. Default 5.
   int64_t task_history_limit = 5;
+  // Grace periods of nodes that are not ready (LifecycleOptions' defaults).
+  LifecycleOptions lifecycle;
 };
 
 class Reconciler {

@@ -15,6 +15,7 @@
 #include "daemon/service_registry.h"
 #include "daemon/stored_task.h"
 #include "daemon/task_views.h"
+#include "orchestrator/orchestrator.h"
 #include "store/memory_store.h"
 #include "threephase/transport.h"
 
@@ -39,12 +40,22 @@ class ReconcilerTest : public testing::Test {
     ADD_FAILURE() << "no settled state after 10 passes";
     return -1;
   }
-  // task id -> "state@node"
+  // task -> "state@node", a task named as users see it ("web.1", a job's
+  // "j.1"); when a slot or node has had several tasks, "web.1#k" is its
+  // k-th, oldest first.
   std::map<std::string, std::string> Tasks() {
+    std::map<std::string, std::vector<std::pair<int64_t, std::string>>> by_name;
+    const Json listed = (*ListTasks(store_, ""))["tasks"];
+    for (const Json& t : listed)
+      by_name[t.value("name", t["id"])].emplace_back(
+          orchestrator::SerialOf(t["id"].get<std::string>()),
+          t["state"].get<std::string>() + "@" + t.value("node", ""));
     std::map<std::string, std::string> out;
-    const Json tasks = (*ListTasks(store_, ""))["tasks"];
-    for (const Json& t : tasks)
-      out[t["id"]] = t["state"].get<std::string>() + "@" + t.value("node", "");
+    for (auto& [name, tasks] : by_name) {
+      std::sort(tasks.begin(), tasks.end());
+      for (size_t k = 0; k < tasks.size(); ++k)
+        out[tasks.size() == 1 ? name : name + "#" + std::to_string(k + 1)] = tasks[k].second;
+    }
     return out;
   }
 
@@ -96,7 +107,9 @@ TEST_F(ReconcilerTest, ALargePassStoresEveryTaskWhole) {
     const StoredTask t = DecodeStoredTask(api::Json::parse(o.body), o.id);
     ASSERT_EQ(t.service, "big");
     ASSERT_EQ(t.state, TaskState::kAssigned) << o.id;
-    ASSERT_EQ(t.node, tasks.at(o.id).substr(std::string("assigned@").size())) << o.id;
+    // The pass's serial: the store's revision when it began (nodes, service).
+    ASSERT_EQ(o.id, "big." + std::to_string(t.slot) + ".3");
+    ASSERT_EQ(t.node, tasks.at("big." + std::to_string(t.slot)).substr(9)) << o.id;
   }
 }
 
@@ -111,9 +124,10 @@ TEST_F(ReconcilerTest, AStaleKeptStateLosesItsCommitAndIsReadAgain) {
           .ok());
   ASSERT_TRUE(reconciler_.RunPass(clock_.Now()).ok());  // created and assigned
   Json task = *GetTask(store_, "web.1");
-  task.erase("revision");
+  const std::string id = task["id"];
+  for (const char* view_only : {"revision", "id", "name"}) task.erase(view_only);
   task["message"] = "written behind the watch";
-  ASSERT_TRUE(backing_->Commit({store::Write::Put("task", "web.1", task.dump())}).ok());
+  ASSERT_TRUE(backing_->Commit({store::Write::Put("task", id, task.dump())}).ok());
   Result<PassSummary> stale = reconciler_.RunPass(clock_.Now());  // would start web.1
   EXPECT_EQ(stale.status().code(), StatusCode::kConflict);
   EXPECT_EQ(Settle(), 1);
@@ -174,7 +188,9 @@ TEST_F(ReconcilerTest, TasksOfARemovedNodeAreOrphanedAndReplaced) {
   AddNode("n2", 8);
   ASSERT_TRUE(nodes_.Remove("n1").ok());
   Settle();
-  EXPECT_EQ(Tasks().at("web.1"), "running@n2");  // the id is reused for the replacement
+  // The replacement is a new task in the slot: the orphan's record stays.
+  EXPECT_EQ(Tasks(), (std::map<std::string, std::string>{{"web.1#1", "orphaned@n1"},
+                                                         {"web.1#2", "running@n2"}}));
 }
 
 TEST_F(ReconcilerTest, GlobalServicesRunOnEveryNodeAndRemovedServicesStop) {
@@ -195,11 +211,12 @@ TEST_F(ReconcilerTest, GlobalServicesRunOnEveryNodeAndRemovedServicesStop) {
 
 TEST_F(ReconcilerTest, AFailedGlobalTaskIsReplacedOnItsNode) {
   AddNode("n1", 2);
-  ASSERT_TRUE(
-      services_
-          .Create(Json{
-              {"id", "mon"}, {"mode", "global"}, {"run", {{"duration", 1}, {"outcome", "fail"}}}})
-          .ok());
+  ASSERT_TRUE(services_
+                  .Create(Json{{"id", "mon"},
+                               {"mode", "global"},
+                               {"restart_policy", {{"delay", "0s"}}},
+                               {"run", {{"duration", 1}, {"outcome", "fail"}}}})
+                  .ok());
   Settle();
   clock_.Advance(std::chrono::seconds(1));  // mon.n1 fails
   Settle();
@@ -207,27 +224,33 @@ TEST_F(ReconcilerTest, AFailedGlobalTaskIsReplacedOnItsNode) {
   Settle();
   EXPECT_EQ(Tasks(),
             (std::map<std::string, std::string>{
-                {"mon.n1", "failed@n1"}, {"mon.n1.2", "failed@n1"}, {"mon.n1.3", "running@n1"}}));
+                {"mon.n1#1", "failed@n1"}, {"mon.n1#2", "failed@n1"}, {"mon.n1#3", "running@n1"}}));
 }
 
 TEST_F(ReconcilerTest, FailingServiceTasksAreReplacedAndFeedTheFaultyNodeRule) {
   AddNode("n1", 4);
   AddNode("n2", 4);
-  Result<Json> created = services_.Create(
-      Json{{"id", "flaky"}, {"replicas", 1}, {"run", {{"duration", 1}, {"outcome", "fail"}}}});
+  Result<Json> created = services_.Create(Json{{"id", "flaky"},
+                                               {"replicas", 1},
+                                               {"restart_policy", {{"delay", "0s"}}},
+                                               {"run", {{"duration", 1}, {"outcome", "fail"}}}});
   ASSERT_TRUE(created.ok()) << created.status().message();
   std::vector<std::string> nodes;  // where each attempt ran
+  std::set<std::string> ids;
+  std::string first;
   for (int attempt = 1; attempt <= 6; ++attempt) {
     Settle();
-    const Json task = *GetTask(store_, "flaky." + std::to_string(attempt));
+    const Json task = *GetTask(store_, "flaky.1");  // the slot's newest task
     ASSERT_EQ(task["state"], "running") << task.dump();
+    ASSERT_TRUE(ids.insert(task["id"]).second) << "a new task each time";
+    if (first.empty()) first = task["id"];
     nodes.push_back(task["node"]);
     clock_.Advance(std::chrono::seconds(1));  // it fails; a replacement follows
   }
   // Equal nodes go to the smaller id until n1 has failed 5 times within 5
   // minutes (spec/placement.md); then it sorts last.
   EXPECT_EQ(nodes, (std::vector<std::string>{"n1", "n1", "n1", "n1", "n1", "n2"}));
-  EXPECT_EQ((*WhyTask(store_, "flaky.1"))["reason"], "failed after 1000 ms (simulated)");
+  EXPECT_EQ((*WhyTask(store_, first))["reason"], "failed after 1000 ms (simulated)");
 }
 
 // A pass that handles one change looks at what changed, not at every task:
@@ -257,8 +280,8 @@ TEST_F(ReconcilerTest, APassForOneChangeVisitsOnlyWhatChanged) {
   Result<PassSummary> ended = reconciler_.RunPass(clock_.Now());
   ASSERT_TRUE(ended.ok());
   EXPECT_FALSE(ended->visited_all);
-  EXPECT_LE(ended->visited, 2u);  // short.1, and its replacement
-  EXPECT_EQ(Tasks().at("short.1"), "complete@n1");
+  EXPECT_LE(ended->visited, 2u);                      // short.1, and its replacement
+  EXPECT_EQ(Tasks().at("short.1#1"), "complete@n1");  // its replacement waits 5 s
   // A new node goes to the engine alone; a removed one concerns every task.
   Settle();
   AddNode("n2", 4);
@@ -672,18 +695,20 @@ TEST_F(AgentReconcilerTest, ANewSpecVersionLeavesOneBindingPerRunningTask) {
   EXPECT_EQ(Bindings(), 6u);
   // The agents name the new version's nodes after the pass that stopped the
   // old tasks, so the replacement is a new task beside the old one's record.
-  EXPECT_EQ(Tasks()["mon.a0"], "shutdown@a0");
-  EXPECT_EQ(Tasks()["mon.a0.2"], "running@a0");
+  EXPECT_EQ(Tasks()["mon.a0#1"], "shutdown@a0");
+  EXPECT_EQ(Tasks()["mon.a0#2"], "running@a0");
 }
 
 // Agents restart and forget their bindings: b with the same nodes (its tasks
 // are bound again), a with other nodes (its tasks cannot be, so they fail
 // and are replaced where there is room).
 TEST_F(AgentReconcilerTest, BindingsAnAgentLostAreBoundAgainOrTheirTasksReplaced) {
-  ASSERT_TRUE(
-      services_
-          .Create(Json{{"id", "web"}, {"replicas", 4}, {"task", {{"resources", {{"cpu", 3}}}}}})
-          .ok());
+  ASSERT_TRUE(services_
+                  .Create(Json{{"id", "web"},
+                               {"replicas", 4},
+                               {"task", {{"resources", {{"cpu", 3}}}}},
+                               {"restart_policy", {{"delay", "0s"}}}})
+                  .ok());
   SettleWithAgents();
   ASSERT_EQ(a_.bindings(), 2u);  // 3 of 4 CPUs: one task per node
   ASSERT_EQ(b_.Release(b_.BoundTasks()), 2u);

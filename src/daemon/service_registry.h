@@ -22,19 +22,26 @@ namespace berth::daemon {
 
 class ServiceRegistry {
  public:
-  explicit ServiceRegistry(store::Store& store) : services_(store, "service") {}
+  explicit ServiceRegistry(store::Store& store) : store_(store), services_(store, "service") {}
 
   // Body: id, mode (replicated | global), replicas (replicated only), task,
-  // and run: {"duration": seconds, "outcome": "complete" | "fail"}, how the
-  // simulated executor runs each task (absent: until stopped).
+  // restart_policy (api/lifecycle_codec.h; absent: Docker's defaults), and
+  // run: {"duration": seconds, "outcome": "complete" | "fail"}, how the
+  // simulated executor runs each task (absent: until stopped). berthd adds
+  // spec_version and incarnation (the store's revision at creation, which
+  // tells its tasks from those of an earlier service of the same name).
   Result<api::Json> Create(const api::Json& service);
   Result<api::Json> Get(std::string_view id) const;
   Result<api::Json> List() const;  // {"services": [...]} by id
-  // Body: replicas and/or task.
+  // Body: replicas, task, restart_policy (a new policy applies to tasks
+  // that end from then on; it makes no new spec version) and/or force:
+  // true (a new spec version though the template is unchanged, as
+  // `docker service update --force`: every task is replaced).
   Result<api::Json> Update(std::string_view id, const api::Json& patch);
   Status Remove(std::string_view id);
 
  private:
+  store::Store& store_;
   StoredKind services_;
 };
 

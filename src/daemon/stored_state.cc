@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "api/cluster_codec.h"
+#include "api/lifecycle_codec.h"
 
 namespace berth::daemon {
 namespace {
@@ -37,8 +38,24 @@ StoredService ToService(const Json& json) {
   if (auto run = json.find("run"); run != json.end() && run->is_object())
     s.run = SimulatedRun{run->value("duration_ms", int64_t{0}),
                          run->value("outcome", "complete") == "fail"};
+  s.incarnation = json.value("incarnation", int64_t{0});
+  if (auto it = json.find("restart_policy"); it != json.end())
+    (void)api::DecodeRestartPolicy(*it, "restart_policy", &s.restart);  // the API checked it
   s.spec = TemplateOf(json);
+  if (s.spec) {
+    Result<std::vector<constraint::Constraint>> parsed = constraint::ParseAll(s.spec->constraints);
+    if (parsed.ok()) s.constraints = std::move(*parsed);
+  }
   return s;
+}
+
+// Whether an update of a node may concern the tasks on it: what the pass
+// enforces (availability, state, what constraints read), not its resources.
+bool ConcernsTasks(const Node& was, const Node& now) {
+  return was.availability != now.availability || was.state != now.state ||
+         was.labels != now.labels || was.engine_labels != now.engine_labels ||
+         was.hostname != now.hostname || was.role != now.role || was.platform != now.platform ||
+         was.address != now.address;
 }
 
 StoredJob ToJob(const Json& json, int64_t revision) {
@@ -68,10 +85,19 @@ Recorded ToRecorded(const Json& body, int64_t revision) {
 }  // namespace
 
 Status StoredState::Refresh(store::WatchedStore& store) {
-  if (!loaded_) return Load(store);
-  for (const store::Change& change : store.TakeChanges())
-    if (!Apply(change).ok()) return Load(store);
-  return Status::Ok();
+  Status status = Status::Ok();
+  if (loaded_) {
+    for (const store::Change& change : store.TakeChanges())
+      if (!Apply(change).ok()) {
+        loaded_ = false;
+        break;
+      }
+  }
+  if (!loaded_) status = Load(store);
+  // Read after the changes: a pass that sees a service starts from a
+  // revision above the one that created it.
+  revision = store.revision();
+  return status;
 }
 
 Status StoredState::Load(store::WatchedStore& store) {
@@ -103,7 +129,12 @@ Status StoredState::Apply(const store::Change& change) {
   if (change.kind == "node") {
     if (auto old = nodes.find(change.id); old != nodes.end()) workers_ -= WorkersOf(old->second);
     if (put) {
-      StoredNode& node = nodes[change.id] = ToNode(std::move(*json), change.id);
+      StoredNode updated = ToNode(std::move(*json), change.id);
+      if (auto old = nodes.find(change.id);
+          old != nodes.end() && ConcernsTasks(old->second.node, updated.node))
+        check_nodes_.insert(change.id);
+      if (updated.node.state == NodeState::kReady) not_ready_since_.erase(change.id);
+      StoredNode& node = nodes[change.id] = std::move(updated);
       workers_ += WorkersOf(node);
       node_ids_.insert(change.id);
       changed_nodes_.push_back(change.id);  // a new one may take a global service's task
@@ -112,6 +143,7 @@ Status StoredState::Apply(const store::Change& change) {
       visit_all_ = true;  // the tasks on it leave the engine's view
       nodes.erase(change.id);
       node_ids_.erase(change.id);
+      not_ready_since_.erase(change.id);
     }
   } else if (change.kind == "service") {
     ApplyService(change.id, std::move(json));
@@ -144,11 +176,15 @@ void StoredState::ApplyService(const std::string& id, std::optional<Json> json) 
     return;
   }
   StoredService service = ToService(*json);
-  // The API gives a new template a new spec version.
+  // The API gives a new template a new spec version. A service created
+  // again under the name concerns the earlier one's tasks.
   if (it != services.end() &&
       (it->second.replicas.has_value() != service.replicas.has_value() ||
-       it->second.spec_version != service.spec_version || it->second.run != service.run))
+       it->second.spec_version != service.spec_version || it->second.run != service.run ||
+       it->second.incarnation != service.incarnation))
     visit_all_ = true;
+  if (auto tally = tallies_.find(id); tally != tallies_.end())
+    tally->second.global = !service.replicas.has_value();
   services[id] = std::move(service);
 }
 
@@ -237,6 +273,13 @@ std::vector<uint32_t> StoredState::TakeVisit(Timestamp now, bool* all) {
     if (t.position < tasks.size() && tasks[t.position].task.id == t.id) Queue(t.position);
     timers_.pop();
   }
+  // One scan for every node that changed since the last pass (rare: a
+  // drain, a state change, new labels); an index by node would make a
+  // heartbeat's update cost something on every task placed.
+  if (!check_nodes_.empty() && !visit_all_)
+    for (uint32_t p = 0; p < tasks.size(); ++p)
+      if (!tasks[p].task.node.empty() && check_nodes_.contains(tasks[p].task.node)) Queue(p);
+  check_nodes_.clear();
   std::vector<uint32_t> visit = std::move(queued_);
   queued_.clear();
   for (uint32_t p : visit) tasks[p].queued = false;
@@ -282,7 +325,7 @@ void StoredState::Rebuild() {
   std::vector<std::tuple<int64_t, int64_t, uint32_t>> ended;
   for (uint32_t p = 0; p < tasks.size(); ++p)
     if (tasks[p].live() && tasks[p].terminal() && !tasks[p].task.service.empty())
-      ended.emplace_back(tasks[p].revision, orchestrator::ReplicaNumber(tasks[p].task.id), p);
+      ended.emplace_back(tasks[p].revision, SlotOf(tasks[p]), p);
   std::sort(ended.begin(), ended.end());
   for (const auto& [revision, number, p] : ended)
     history_.Add(HistoryGroupOf(tasks[p]), {p, revision});
@@ -291,8 +334,18 @@ void StoredState::Rebuild() {
 // A removed service's tasks are grouped as a replicated service's.
 std::string StoredState::HistoryGroupOf(const TaskEntry& e) const {
   const auto svc = services.find(e.task.service);
-  return TaskHistory::GroupKey(e.task.service, e.task.node,
-                               svc != services.end() && !svc->second.replicas);
+  if (svc != services.end() && !svc->second.replicas)
+    return TaskHistory::GroupKey(e.task.service, e.task.node);
+  return TaskHistory::GroupKey(e.task.service, std::to_string(std::max(SlotOf(e), 0)));
+}
+
+// A task's slot: its own, or for a task of an older version without one,
+// n of its id "<service>.<n>" (-1: none).
+int32_t StoredState::SlotOf(const TaskEntry& e) {
+  if (e.task.slot != 0 && e.task.slot < orchestrator::NumberSet::kLimit)
+    return static_cast<int32_t>(e.task.slot);
+  const std::optional<uint64_t> n = orchestrator::NumberIn(e.task.service, e.task.id);
+  return n ? static_cast<int32_t>(*n) : -1;
 }
 
 void StoredState::Uncount(TaskEntry& e) {
@@ -300,7 +353,7 @@ void StoredState::Uncount(TaskEntry& e) {
   if (was & kListed) pending_.erase(PositionOf(e));
   orchestrator::ServiceTally* tally = std::exchange(e.counted_in, nullptr);
   if (tally == nullptr) return;
-  tally->Remove({static_cast<uint8_t>(was & ~kListed), e.number}, e.task.node);
+  tally->Remove({static_cast<uint8_t>(was & ~kListed), e.number, PositionOf(e)}, e.task.node);
   MarkDirty(e.task.service, *tally);
 }
 
@@ -326,9 +379,8 @@ void StoredState::Recount(TaskEntry& e) {
   const auto counted = static_cast<uint8_t>(now & ~kListed);
   if (counted == 0) return;
   e.counted_in = tally;
-  const std::optional<uint64_t> n = orchestrator::NumberIn(e.task.service, e.task.id);
-  e.number = n ? static_cast<int32_t>(*n) : -1;
-  tally->Add({counted, e.number}, e.task.node);
+  e.number = SlotOf(e);
+  tally->Add({counted, e.number, PositionOf(e)}, e.task.node);
   MarkDirty(e.task.service, *tally);
 }
 
@@ -373,8 +425,7 @@ void StoredState::EndPass(const std::vector<uint32_t>& touched,
     e.revision = revision;
     Recount(e);  // a task this pass stopped is no longer excluded (planned)
     Queue(p);
-    if (e.terminal() && !e.task.service.empty())
-      ended.emplace_back(orchestrator::ReplicaNumber(e.task.id), p);
+    if (e.terminal() && !e.task.service.empty()) ended.emplace_back(SlotOf(e), p);
   }
   std::sort(ended.begin(), ended.end());
   for (const auto& [number, p] : ended) history_.Add(HistoryGroupOf(tasks[p]), {p, revision});

@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -40,6 +41,7 @@
 #include <vector>
 
 #include "api/json_fields.h"
+#include "constraint/constraint.h"
 #include "core/node.h"
 #include "core/prefault_allocator.h"
 #include "core/status.h"
@@ -48,6 +50,7 @@
 #include "daemon/stored_task.h"
 #include "daemon/task_history.h"
 #include "orchestrator/orchestrator.h"
+#include "orchestrator/restart_policy.h"
 #include "orchestrator/service_tally.h"
 #include "store/watched_store.h"
 
@@ -80,8 +83,12 @@ struct TaskEntry {
   // Fills one of its service's slots: not finished and still meant to run.
   bool runnable() const { return orchestrator::Runnable(task.state, task.desired); }
   // Seen by the placement engine: not if its service or node is gone
-  // (in_plan), nor if the running pass stopped it.
-  bool planned() const { return in_plan && !(changed && task.desired == TaskState::kShutdown); }
+  // (in_plan), nor if the running pass stopped it while it ran (one that
+  // ended, and whose restart set its desired state, still tells the engine
+  // its failure: the faulty-node rule).
+  bool planned() const {
+    return in_plan && !(changed && task.desired == TaskState::kShutdown && !terminal());
+  }
   // Holds a binding on its agent (the agent's capacity).
   bool bound_on_agent() const {
     return !task.agent.empty() && task.state >= TaskState::kAssigned && !terminal();
@@ -108,6 +115,13 @@ struct StoredNode {
 struct StoredService {
   std::optional<uint64_t> replicas;  // replicated services only
   uint64_t spec_version = 0;
+  // The store's revision when it was created: a task of its name whose id
+  // has a lower serial (orchestrator::SerialOf) belonged to an earlier
+  // service of that name, removed since.
+  int64_t incarnation = 0;
+  // Its template's constraints, parsed once: enforced on its running tasks.
+  std::vector<constraint::Constraint> constraints;
+  orchestrator::RestartPolicy restart;
   std::shared_ptr<const TaskSpec> spec;  // its task template; null if it does not decode
   std::optional<SimulatedRun> run;       // the simulated executor ends its tasks
 };
@@ -127,6 +141,9 @@ class StoredState {
   // Invalidate, the store's changes since the last call otherwise.
   Status Refresh(store::WatchedStore& store);
   void Invalidate() { loaded_ = false; }
+  // The store's revision when Refresh last returned: the serial of the ids
+  // of the tasks the next pass makes (orchestrator::TaskId).
+  int64_t revision = 0;
   // The pass that touched `touched` (positions) and recorded durations
   // under `recorded` (names) ends: if it committed at `revision` (0: it
   // wrote nothing), its changed entries and durations take the revision and
@@ -163,8 +180,10 @@ class StoredState {
   const std::set<uint32_t>& pending() const { return pending_; }
   bool track_pending = false;
   TaskHistory& history() { return history_; }
-  // The history group of an ended service task (TaskHistory::GroupKey).
+  // The history group of an ended service task (TaskHistory::GroupKey):
+  // its slot, or its node for a global service's.
   std::string HistoryGroupOf(const TaskEntry& e) const;
+  static int32_t SlotOf(const TaskEntry& e);
   // Grows when a node is removed or the task positions move (a compaction,
   // a load): a placement engine's state built from them is stale.
   uint64_t layout_generation = 0;
@@ -176,6 +195,17 @@ class StoredState {
   // Whether `id` is a stored node: a hash lookup, since a pass asks it for
   // every task.
   bool HasNode(const std::string& id) const { return node_ids_.contains(id); }
+  // When each slot (or global service's node), by history group, was
+  // restarted by the restart policy, oldest first. In memory only: a
+  // restarted berthd counts max_attempts afresh, as a new SwarmKit leader's
+  // restart supervisor does.
+  std::deque<Timestamp>& RestartsOf(const std::string& group) { return restarts_[group]; }
+  // Since when `node` has been seen not ready (down, unknown, disconnected)
+  // by a pass: `now` the first time it asks. In memory only: a restarted
+  // berthd gives every node a fresh grace period, as a new SwarmKit leader.
+  Timestamp NotReadySince(const std::string& node, Timestamp now) {
+    return not_ready_since_.try_emplace(node, now).first->second;
+  }
   // W of fair-share admission: the slots of the ready, active nodes (kept
   // as nodes change).
   int64_t Workers() const { return workers_; }
@@ -220,6 +250,11 @@ class StoredState {
   bool visit_all_ = true;
   std::vector<uint32_t> queued_;
   std::vector<std::string> changed_nodes_;
+  // Known nodes whose update may concern their tasks (drained, not ready,
+  // relabelled): TakeVisit queues the tasks on them.
+  std::unordered_set<std::string> check_nodes_;
+  std::unordered_map<std::string, Timestamp> not_ready_since_;
+  std::unordered_map<std::string, std::deque<Timestamp>> restarts_;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   std::unordered_map<std::string, orchestrator::ServiceTally> tallies_;
   std::set<std::string> dirty_services_;

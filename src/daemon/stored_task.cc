@@ -144,6 +144,9 @@ StoredTask DecodeStoredTask(const Json& body, std::string_view id) {
   t.desired = State(body, "desired_state", TaskState::kRunning);
   if (auto it = body.find("spec_version"); it != body.end() && it->is_number_unsigned())
     t.spec_version = it->get<uint64_t>();
+  if (auto it = body.find("slot"); it != body.end() && it->is_number_unsigned())
+    t.slot = it->get<uint64_t>();
+  t.restart_at = Time(body, "restart_at");
   t.updated_at = Time(body, "updated_at");
   t.admitted_at = Time(body, "admitted_at");
   t.assigned_at = Time(body, "assigned_at");
@@ -171,6 +174,7 @@ std::string EncodeStoredTask(const StoredTask& t) {
     w.Text("message", t.message);
     w.Text("name", t.name);
     w.Text("node", t.node);
+    w.Time("restart_at", t.restart_at);
     if (t.run) {
       w.Key("run");
       ObjectWriter run(out);
@@ -178,6 +182,7 @@ std::string EncodeStoredTask(const StoredTask& t) {
       run.Text("outcome", t.run->fail ? "fail" : "complete");
     }
     w.Text("service", t.service);
+    if (t.slot != 0) w.Number("slot", static_cast<int64_t>(t.slot));
     if (t.spec_version) w.Number("spec_version", static_cast<int64_t>(*t.spec_version));
     w.Time("started_at", t.started_at);
     w.Text("state", ToString(t.state));

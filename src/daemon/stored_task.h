@@ -34,6 +34,13 @@ struct StoredTask {
   TaskState state = TaskState::kNew;
   TaskState desired = TaskState::kRunning;
   std::optional<uint64_t> spec_version;  // a service's task: its version
+  // A replicated service's task: the slot it fills (1..replicas; `docker
+  // service ps`'s "web.1" is slot 1 of web). 0: none (a global service's
+  // task is known by its node, a job's by its id).
+  uint64_t slot = 0;
+  // A restarted task waits until then before the engine sees it (the
+  // restart policy's delay); absent: no wait.
+  std::optional<Timestamp> restart_at;
   std::optional<Timestamp> updated_at, admitted_at, assigned_at, started_at;
   std::optional<SimulatedRun> run;  // a job's task
   bool operator==(const StoredTask&) const = default;

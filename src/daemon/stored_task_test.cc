@@ -25,6 +25,7 @@ TEST(StoredTask, EveryFieldRoundTrips) {
   t.assigned_at = *ParseRfc3339("2026-01-01T00:00:00.001Z");
   t.started_at = *ParseRfc3339("2026-01-01T00:00:00.002Z");
   t.run = SimulatedRun{30'000, true};
+  t.restart_at = *ParseRfc3339("2026-01-01T00:00:06.5Z");
   const std::string text = EncodeStoredTask(t);
   const Json json = Json::parse(text);
   EXPECT_EQ(json["message"], t.message);
@@ -39,12 +40,14 @@ TEST(StoredTask, EveryFieldRoundTrips) {
 
 TEST(StoredTask, AServiceTaskWritesOnlyWhatItHas) {
   StoredTask t;
-  t.id = "web.1";
+  t.id = "web.1.17";
   t.service = "web";
+  t.slot = 1;
   t.spec_version = 3;
   t.state = TaskState::kPending;
-  EXPECT_EQ(EncodeStoredTask(t), R"({"service":"web","spec_version":3,"state":"pending"})");
-  EXPECT_EQ(DecodeStoredTask(Json::parse(EncodeStoredTask(t)), "web.1"), t);
+  EXPECT_EQ(EncodeStoredTask(t),
+            R"({"service":"web","slot":1,"spec_version":3,"state":"pending"})");
+  EXPECT_EQ(DecodeStoredTask(Json::parse(EncodeStoredTask(t)), "web.1.17"), t);
 }
 
 // Bodies are read leniently: unknown or unreadable fields take defaults,

@@ -3,8 +3,9 @@
 // by looking at the groups that grew or whose limit changed, not at every
 // task.
 //
-// A group is a replicated service (key: its id) or one node of a global
-// service (key: service id, '\n', node id). Within a group tasks are held in
+// A group is one slot of a replicated service (key: service id, '\n',
+// slot) or one node of a global service (key: service id, '\n', node id),
+// as `docker service ps` shows a slot's or node's history. Within a group tasks are held in
 // the order they ended: by the revision of the write that ended them, then
 // by replica number; the caller adds them in that order. An entry that no
 // longer describes its task (the record was reused or deleted) is stale and
@@ -32,8 +33,8 @@ class TaskHistory {
   // Whether `ended` still describes the task at its position.
   using Valid = std::function<bool(const Ended&)>;
 
-  static std::string GroupKey(const std::string& service, const std::string& node, bool global) {
-    return global ? service + '\n' + node : service;
+  static std::string GroupKey(const std::string& service, const std::string& member) {
+    return service + '\n' + member;
   }
 
   void Clear() { *this = TaskHistory(); }

@@ -1,6 +1,7 @@
 #include "daemon/task_views.h"
 
 #include "daemon/stored_kind.h"
+#include "orchestrator/orchestrator.h"
 
 namespace berth::daemon {
 namespace {
@@ -9,35 +10,76 @@ api::Json TaskView(const store::StoredObject& o) {
   api::Json view = StoredKind::View(o);
   view["id"] = o.id;
   if (!view.contains("desired_state")) view["desired_state"] = "running";
+  if (const std::string service = view.value("service", ""); !service.empty()) {
+    if (const uint64_t slot = view.value("slot", uint64_t{0}); slot != 0)
+      view["name"] = service + "." + std::to_string(slot);
+    else if (view.contains("node"))
+      view["name"] = service + "." + view["node"].get<std::string>();
+  }
   return view;
+}
+
+// Whether `id` is "<name>.<serial>": a task named `name`.
+bool Named(std::string_view id, std::string_view name) {
+  if (id.size() <= name.size() + 1 || !id.starts_with(name) || id[name.size()] != '.') return false;
+  return id.find_first_not_of("0123456789", name.size() + 1) == std::string_view::npos;
 }
 
 }  // namespace
 
-Result<api::Json> ListTasks(const store::Store& store, std::string_view service) {
-  Result<std::vector<store::StoredObject>> objects = store.List("task");
+Result<api::Json> ListTasks(const store::Store& store, const TaskFilter& filter) {
+  for (const auto& [name, value] :
+       {std::pair{"state", &filter.state}, {"desired_state", &filter.desired_state}})
+    if (!value->empty())
+      if (Result<TaskState> parsed = ParseTaskState(*value); !parsed.ok())
+        return Status::InvalidArgument(std::string(name) + ": " + parsed.status().message());
+  const std::string& service = filter.service;
+  int64_t incarnation = 0;
+  if (!service.empty()) {
+    Result<std::optional<store::StoredObject>> found = store.Get("service", service);
+    if (!found.ok()) return found.status();
+    if (found->has_value())
+      incarnation = api::Json::parse((*found)->body, nullptr, false).value("incarnation", 0);
+  }
+  Result<std::vector<store::StoredObject>> objects =
+      service.empty() ? store.List("task") : store.ListPrefix("task", std::string(service) + ".");
   if (!objects.ok()) return objects.status();
   api::Json tasks = api::Json::array();
   for (const store::StoredObject& o : *objects) {
+    if (!service.empty() && orchestrator::SerialOf(o.id) < incarnation) continue;
     api::Json task = TaskView(o);
-    if (service.empty() || task.value("service", "") == service) tasks.push_back(std::move(task));
+    if ((service.empty() || task.value("service", "") == service) &&
+        (filter.node.empty() || task.value("node", "") == filter.node) &&
+        (filter.state.empty() || task.value("state", "new") == filter.state) &&
+        (filter.desired_state.empty() || task["desired_state"] == filter.desired_state))
+      tasks.push_back(std::move(task));
   }
   return api::Json{{"tasks", std::move(tasks)}};
 }
 
-Result<api::Json> GetTask(const store::Store& store, std::string_view id) {
-  Result<std::optional<store::StoredObject>> found = store.Get("task", id);
+Result<api::Json> GetTask(const store::Store& store, std::string_view id_or_name) {
+  Result<std::optional<store::StoredObject>> found = store.Get("task", id_or_name);
   if (!found.ok()) return found.status();
-  if (!found->has_value()) return Status::NotFound("no task '" + std::string(id) + "'");
-  return TaskView(**found);
+  if (found->has_value()) return TaskView(**found);
+  Result<std::vector<store::StoredObject>> named =
+      store.ListPrefix("task", std::string(id_or_name) + ".");
+  if (!named.ok()) return named.status();
+  const store::StoredObject* newest = nullptr;
+  for (const store::StoredObject& o : *named)
+    if (Named(o.id, id_or_name) &&
+        (newest == nullptr || orchestrator::SerialOf(o.id) > orchestrator::SerialOf(newest->id)))
+      newest = &o;
+  if (newest == nullptr) return Status::NotFound("no task '" + std::string(id_or_name) + "'");
+  return TaskView(*newest);
 }
 
-Result<api::Json> WhyTask(const store::Store& store, std::string_view id) {
-  Result<api::Json> task = GetTask(store, id);
+Result<api::Json> WhyTask(const store::Store& store, std::string_view id_or_name) {
+  Result<api::Json> task = GetTask(store, id_or_name);
   if (!task.ok()) return task.status();
   api::Json why = {{"task", (*task)["id"]},
                    {"state", task->value("state", "pending")},
                    {"reason", task->value("message", "")}};
+  if (task->contains("name")) why["name"] = (*task)["name"];
   if (task->contains("node")) why["node"] = (*task)["node"];
   return why;
 }

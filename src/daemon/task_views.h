@@ -2,9 +2,17 @@
 // (optionally of one service), get, and `why`, the explanation of a task
 // that is not running. A view is the stored body with what the body leaves
 // to the store and the defaults (stored_task.h): its "id", "desired_state"
-// "running", and the "revision". Thread-safe (the store is).
+// "running", and the "revision"; a service's task also gets its "name", as
+// `docker service ps` shows it: "<service>.<slot>" or "<service>.<node>".
+//
+// A task is found by its id or by its name: a name means the newest task of
+// that slot or node (the highest serial, orchestrator::TaskId), so `task why
+// web.1` follows slot 1 of web across restarts and updates.
+//
+// Thread-safe (the store is).
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "api/json_fields.h"
@@ -13,11 +21,22 @@
 
 namespace berth::daemon {
 
-// {"tasks": [...]} ordered by id; only those of `service` when not empty.
-Result<api::Json> ListTasks(const store::Store& store, std::string_view service);
-Result<api::Json> GetTask(const store::Store& store, std::string_view id);
-// {"task", "state", "node"?, "reason"}: the task's last status message, which
-// for a pending task is the placement engine's explanation.
-Result<api::Json> WhyTask(const store::Store& store, std::string_view id);
+// Which tasks a list shows; an empty field does not filter.
+struct TaskFilter {
+  std::string service;  // not those of an earlier service of the same name
+  std::string node;
+  std::string state;          // a task state ("running"); checked
+  std::string desired_state;  // "running", "shutdown", "complete"; checked
+};
+// {"tasks": [...]} ordered by id. InvalidArgument: an unknown state.
+Result<api::Json> ListTasks(const store::Store& store, const TaskFilter& filter);
+inline Result<api::Json> ListTasks(const store::Store& store, std::string_view service) {
+  return ListTasks(store, TaskFilter{std::string(service), "", "", ""});
+}
+// By id or name.
+Result<api::Json> GetTask(const store::Store& store, std::string_view id_or_name);
+// {"task", "name"?, "state", "node"?, "reason"}: the task's last status
+// message, which for a pending task is the placement engine's explanation.
+Result<api::Json> WhyTask(const store::Store& store, std::string_view id_or_name);
 
 }  // namespace berth::daemon

@@ -11,6 +11,13 @@ std::string GlobalTaskId(std::string_view service, std::string_view node, const 
     if (std::string numbered = id + "." + std::to_string(k); !taken(numbered)) return numbered;
 }
 
+std::string TaskId(std::string_view service, std::string_view slot_or_node, int64_t serial) {
+  std::string id;
+  id.reserve(service.size() + slot_or_node.size() + 22);
+  id.append(service).append(".").append(slot_or_node).append(".").append(std::to_string(serial));
+  return id;
+}
+
 int64_t ReplicaNumber(std::string_view id) {
   const size_t dot = id.rfind('.');
   if (dot == std::string_view::npos || dot + 1 == id.size()) return -1;

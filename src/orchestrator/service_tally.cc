@@ -1,5 +1,6 @@
 #include "orchestrator/service_tally.h"
 
+#include <algorithm>
 #include <bit>
 
 namespace berth::orchestrator {
@@ -34,6 +35,8 @@ std::optional<uint64_t> NumberSet::PrevSet(uint64_t before, const NumberSet* wit
 }
 
 uint8_t ServiceTally::FlagsOf(TaskState state, TaskState desired, bool has_node) const {
+  if (KeptBySlot(state, desired))
+    return Mark::kTaken | Mark::kRunnable | (global && has_node ? Mark::kCovered : 0);
   if (!Runnable(state, desired)) return Mark::kTaken;
   uint8_t flags = Mark::kTaken | Mark::kRunnable;
   if (state == TaskState::kPending) flags |= Mark::kPending;
@@ -51,6 +54,15 @@ void Count(ServiceTally& tally, const ServiceTally::Mark& mark, const std::strin
     if (mark.flags & Mark::kTaken) tally.taken.Set(n, on);
     if (mark.flags & Mark::kRunnable) tally.runnable.Set(n, on);
     if (mark.flags & Mark::kPending) tally.pending.Set(n, on);
+    if ((mark.flags & Mark::kRunnable) && n < NumberSet::kLimit) {
+      if (on && tally.holder.size() <= n)
+        tally.holder.resize(std::max<size_t>(n + 1, tally.holder.size() * 2),
+                            ServiceTally::kNoHolder);
+      if (on)
+        tally.holder[n] = mark.handle;
+      else if (n < tally.holder.size() && tally.holder[n] == mark.handle)
+        tally.holder[n] = ServiceTally::kNoHolder;
+    }
   }
   if (mark.flags & Mark::kRunnable) {
     const uint64_t step = on ? 1 : static_cast<uint64_t>(-1);
@@ -100,6 +112,16 @@ std::optional<std::vector<uint64_t>> ChooseScaleDown(const ServiceTally& tally, 
   for (; n && stop.size() < count; n = tally.runnable.PrevSet(*n, &tally.pending))
     stop.push_back(*n);
   return stop;
+}
+
+std::vector<uint64_t> NewSlots(const ServiceTally& tally, uint64_t replicas) {
+  std::vector<uint64_t> slots;
+  if (tally.runnable_count >= replicas) return slots;
+  slots.reserve(replicas - tally.runnable_count);
+  for (uint64_t n = tally.runnable.NextClear(1); tally.runnable_count + slots.size() < replicas;
+       n = tally.runnable.NextClear(n + 1))
+    slots.push_back(n);
+  return slots;
 }
 
 std::vector<std::string> NewReplicaIds(std::string_view service, const ServiceTally& tally,

@@ -3,8 +3,9 @@
 // a service of a million tasks without visiting them (orchestrator.h has
 // the rules; these answer them from the tally).
 //
-// A task counts in its service's tally by its replica number n (its id is
-// "<service>.<n>"): `taken` while the caller still sees the task (any state),
+// A task counts in its service's tally by its replica number n (berthd: its
+// slot; `berth plan`: n of its id "<service>.<n>"): `taken` while the caller
+// still sees the task (any state),
 // `runnable` while it fills a slot, `pending` while it also waits for a node
 // (ServiceTally::FlagsOf, Add and Remove: berthd's StoredState keeps tallies
 // task by task, `berth plan`'s decoder counts a document's tasks once).
@@ -51,6 +52,11 @@ struct ServiceTally {
   uint64_t runnable_count = 0;  // tasks that fill a slot, numbered or not
   uint64_t unnumbered = 0;      // of those, without a replica number
   NumberSet taken, runnable, pending;
+  // By number: the owner's handle of the runnable task with that number
+  // (berthd: its position; kNoHolder when none), so the owner finds the
+  // task to stop without an index by id.
+  static constexpr uint32_t kNoHolder = UINT32_MAX;
+  std::vector<uint32_t> holder;
   // Global services: runnable tasks per node.
   bool global = false;
   std::unordered_map<std::string, uint32_t> covered;
@@ -61,12 +67,13 @@ struct ServiceTally {
 
   // What one task counts as (a union of the flags below) and its replica
   // number (-1: none). Every task the caller sees is taken; one that fills
-  // a slot is also runnable, and pending while it waits for a node; a
+  // a slot is also runnable (so is one KeptBySlot), and pending while it waits for a node; a
   // runnable task of a global service that has a node covers that node.
   struct Mark {
     static constexpr uint8_t kTaken = 1, kRunnable = 2, kPending = 4, kCovered = 8;
     uint8_t flags = 0;
     int32_t number = -1;
+    uint32_t handle = kNoHolder;  // the owner's handle of the task (`holder`)
   };
   // The flags of a task the caller sees, in state `state` with desired
   // state `desired`, with a node or not.
@@ -85,7 +92,12 @@ std::optional<uint64_t> NumberIn(std::string_view service, std::string_view task
 // the tally has unnumbered runnable tasks: the caller decides over its list.
 std::optional<std::vector<uint64_t>> ChooseScaleDown(const ServiceTally& tally, uint64_t keep);
 
-// NewReplicaIds (orchestrator.h) answered from the tally: candidates are the
+// The slots new tasks fill so that `replicas` are runnable: the lowest
+// numbers >= 1 no runnable task holds (berthd: its ids never collide, so an
+// ended task's slot is free for its successor).
+std::vector<uint64_t> NewSlots(const ServiceTally& tally, uint64_t replicas);
+
+// New tasks' ids for `berth plan` (orchestrator.h) answered from the tally: candidates are the
 // numbers not in `taken`, lowest first, each confirmed by `taken_id` (an id
 // the tally does not know may still be in use).
 std::vector<std::string> NewReplicaIds(std::string_view service, const ServiceTally& tally,

@@ -53,6 +53,17 @@ Result<std::vector<StoredObject>> MemoryStore::List(std::string_view kind) const
   return out;
 }
 
+Result<std::vector<StoredObject>> MemoryStore::ListPrefix(std::string_view kind,
+                                                          std::string_view prefix) const {
+  std::lock_guard lock(mu_);
+  std::vector<StoredObject> out;
+  for (auto it = objects_.lower_bound(Key{kind, prefix});
+       it != objects_.end() && it->first.first == kind && it->first.second.starts_with(prefix);
+       ++it)
+    out.push_back(it->second);
+  return out;
+}
+
 int64_t MemoryStore::revision() const {
   std::lock_guard lock(mu_);
   return revision_;

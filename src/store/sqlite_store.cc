@@ -98,19 +98,24 @@ struct SqliteStore::Statements {
         remove_at(db, "DELETE FROM objects WHERE kind = ?1 AND id = ?2 AND revision = ?3"),
         bump(db, "UPDATE meta SET value = ?1 WHERE key = 'revision'"),
         get(db, "SELECT revision, body FROM objects WHERE kind = ?1 AND id = ?2"),
-        list(db, "SELECT id, revision, body FROM objects WHERE kind = ?1 ORDER BY id") {}
+        list(db, "SELECT id, revision, body FROM objects WHERE kind = ?1 ORDER BY id"),
+        // Ids are blobs, compared bytewise: every id with the prefix sorts
+        // below prefix + 0xFF, a byte UTF-8 never holds.
+        list_prefix(db,
+                    "SELECT id, revision, body FROM objects WHERE kind = ?1 AND id >= ?2 AND "
+                    "id < ?3 ORDER BY id") {}
 
   bool prepared() const {
     for (const Statement* s :
          {&begin, &commit, &rollback, &savepoint, &rollback_to, &release, &revision_of, &insert,
-          &upsert, &update, &remove, &remove_at, &bump, &get, &list})
+          &upsert, &update, &remove, &remove_at, &bump, &get, &list, &list_prefix})
       if (!s->prepared()) return false;
     return true;
   }
 
   Statement begin, commit, rollback, savepoint, rollback_to, release;
   Statement revision_of, insert, insert_rows, upsert, update, remove, remove_at, bump;
-  Statement get, list;
+  Statement get, list, list_prefix;
 };
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
@@ -382,6 +387,21 @@ Result<std::vector<StoredObject>> SqliteStore::List(std::string_view kind) const
   std::lock_guard lock(mu_);
   Statement& select = statements_->list;
   select.Bind(1, kind);
+  std::vector<StoredObject> out;
+  int rc;
+  while ((rc = select.Step()) == SQLITE_ROW)
+    out.push_back({std::string(kind), select.Text(0), select.Text(2), select.Int(1)});
+  select.Reset();
+  if (rc != SQLITE_DONE) return Error("listing");
+  return out;
+}
+
+Result<std::vector<StoredObject>> SqliteStore::ListPrefix(std::string_view kind,
+                                                          std::string_view prefix) const {
+  std::lock_guard lock(mu_);
+  Statement& select = statements_->list_prefix;
+  const std::string end = std::string(prefix) + '\xff';
+  select.Bind(1, kind).Bind(2, prefix).Bind(3, end);
   std::vector<StoredObject> out;
   int rc;
   while ((rc = select.Step()) == SQLITE_ROW)

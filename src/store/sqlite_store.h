@@ -51,6 +51,8 @@ class SqliteStore final : public Store {
   Result<std::optional<StoredObject>> Get(std::string_view kind,
                                           std::string_view id) const override;
   Result<std::vector<StoredObject>> List(std::string_view kind) const override;
+  Result<std::vector<StoredObject>> ListPrefix(std::string_view kind,
+                                               std::string_view prefix) const override;
   int64_t revision() const override;
 
   // SQLite's own default for its automatic checkpoint.

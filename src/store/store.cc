@@ -2,6 +2,14 @@
 
 namespace berth::store {
 
+Result<std::vector<StoredObject>> Store::ListPrefix(std::string_view kind,
+                                                    std::string_view prefix) const {
+  Result<std::vector<StoredObject>> all = List(kind);
+  if (all.ok())
+    std::erase_if(*all, [&](const StoredObject& o) { return !o.id.starts_with(prefix); });
+  return all;
+}
+
 Status ValidateWrites(const std::vector<Write>& writes) {
   for (size_t i = 0; i < writes.size(); ++i) {
     if (writes[i].kind.empty() || writes[i].id.empty())

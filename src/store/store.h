@@ -77,6 +77,11 @@ class Store {
 
   // Every object of `kind`, ordered by id (bytewise).
   virtual Result<std::vector<StoredObject>> List(std::string_view kind) const = 0;
+  // The objects of `kind` whose id starts with `prefix`, ordered by id: a
+  // range read (one service's tasks, one slot's). This default filters
+  // List; the back ends read only the range.
+  virtual Result<std::vector<StoredObject>> ListPrefix(std::string_view kind,
+                                                       std::string_view prefix) const;
 
   // The revision of the last successful Commit (0 for a new store).
   virtual int64_t revision() const = 0;

@@ -134,6 +134,21 @@ TEST_P(StoreContract, DeleteRemovesAndEmptyBatchChangesNothing) {
   EXPECT_EQ(store_->revision(), 2);
 }
 
+// A prefix reads one range of ids, of one kind, in order: a service's
+// tasks "web.<slot>.<serial>" without "web2"'s or another kind's.
+TEST_P(StoreContract, APrefixListsOneRangeOfIds) {
+  std::vector<Write> writes;
+  for (const char* id : {"web.2.7", "web.1.9", "web.10.3", "web2.1.4", "wea.1.1", "web."})
+    writes.push_back(Write::Put("task", id, "{}"));
+  writes.push_back(Write::Put("service", "web.1.1", "{}"));
+  ASSERT_TRUE(store_->Commit(writes).ok());
+  EXPECT_EQ(Ids(*store_->ListPrefix("task", "web.")),
+            (std::vector<std::string>{"web.", "web.1.9", "web.10.3", "web.2.7"}));
+  EXPECT_EQ(Ids(*store_->ListPrefix("task", "web.1.")), (std::vector<std::string>{"web.1.9"}));
+  EXPECT_TRUE(store_->ListPrefix("task", "api.")->empty());
+  EXPECT_EQ(store_->ListPrefix("task", "")->size(), 6u);
+}
+
 TEST_P(StoreContract, BodiesAreKeptByteForByte) {
   const std::string body("{\"a\":\"\xc3\xa9\"}\0tail", 15);
   ASSERT_TRUE(store_->Commit({Write::Put("k", "id with spaces/and:colons", body)}).ok());

@@ -47,6 +47,10 @@ class WatchedStore final : public Store {
   Result<std::vector<StoredObject>> List(std::string_view kind) const override {
     return inner_->List(kind);
   }
+  Result<std::vector<StoredObject>> ListPrefix(std::string_view kind,
+                                               std::string_view prefix) const override {
+    return inner_->ListPrefix(kind, prefix);
+  }
   int64_t revision() const override { return inner_->revision(); }
 
   // Every object of `kinds` (one List per kind, in the order given), and

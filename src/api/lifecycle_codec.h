@@ -1,0 +1,28 @@
+// The service fields of the task lifecycle (docs/api.md, "service"):
+// restart_policy, as `docker service create --restart-*` sets it.
+//
+//   "restart_policy": {"condition": "none" | "on-failure" | "any",
+//                      "delay": "5s", "max_attempts": 0, "window": "0s"}
+//
+// Every field may be left out (orchestrator::RestartPolicy's defaults).
+// Durations are Docker's flag values (ParseDuration of core/time.h).
+// Pure functions; safe from any thread.
+#pragma once
+
+#include <string>
+
+#include "api/json_fields.h"
+#include "core/status.h"
+#include "orchestrator/restart_policy.h"
+
+namespace berth::api {
+
+Status DecodeRestartPolicy(const Json& value, const std::string& path,
+                           orchestrator::RestartPolicy* out);
+// Every field, durations in their shortest form.
+Json EncodeRestartPolicy(const orchestrator::RestartPolicy& policy);
+
+// A duration field as Docker's flags write it ("5s", "1m30s").
+Status ReadDuration(const Json& value, const std::string& path, Duration* out);
+
+}  // namespace berth::api
