@@ -29,7 +29,8 @@ class Admission::Pass {
  private:
   bool AnyWaiting() const;
   void EntitlementPhase();
-  void LoanPhase(const std::vector<int64_t>& loaned);
+  // Up to `rounds` rounds of step 5 (each allocates what the last left idle).
+  void LoanPhase(const std::vector<int64_t>& loaned, size_t rounds);
   int64_t Allocate(int64_t n, const std::vector<int64_t>& percent);
 
   const Config& config_;
@@ -118,10 +119,10 @@ void Admission::Pass::EntitlementPhase() {
   }
 }
 
-// Step 5, given what each class already has on loan, at most once per class.
-void Admission::Pass::LoanPhase(const std::vector<int64_t>& loaned) {
+// Step 5, given what each class already has on loan.
+void Admission::Pass::LoanPhase(const std::vector<int64_t>& loaned, size_t rounds) {
   std::vector<int64_t> entitled(classes_), percent(classes_);
-  for (size_t round = 0; round < classes_ && idle_ > 0 && AnyWaiting(); ++round) {
+  for (size_t round = 0; round < rounds && idle_ > 0 && AnyWaiting(); ++round) {
     // L = sum of loaned(c) + idle.
     int64_t loanable = idle_;
     for (int64_t l : loaned) loanable += l;
@@ -151,7 +152,7 @@ std::vector<int64_t> Admission::Pass::EntitlementAndLoans() {
     // loaned(c) = max(0, running - target), running as at the start of the iteration.
     std::vector<int64_t> loaned(classes_);
     for (size_t c = 0; c < classes_; ++c) loaned[c] = std::max<int64_t>(0, running_[c] - target_[c]);
-    LoanPhase(loaned);
+    LoanPhase(loaned, classes_);  // at most once per class
   }
   return to_start_;
 }
@@ -178,7 +179,9 @@ std::vector<int64_t> Admission::Pass::Rebalance() {
     for (size_t c = 0; c < classes_; ++c)
       loaned[c] = std::max<int64_t>(0, running_[c] - target_[c] + std::min<int64_t>(0, to_start_[c]));
     idle_ = workers_ - used;
-    LoanPhase(loaned);
+    // One pass, as the spec and Scoot: what it leaves idle waits for the
+    // next iteration's entitlement and loan phases.
+    LoanPhase(loaned, 1);
   }
   return to_start_;
 }
