@@ -352,6 +352,7 @@ void Pass::Admit(fairshare::Admission& admission) {
     waiting.push_back(std::move(w));
   }
   const fairshare::IterationResult result = admission.Iterate(Workers(), jobs, now_);
+  if (!jobs.empty()) ExplainAdmission(admission.config(), result);
   for (const fairshare::TaskRef& ref : result.start_tasks) {
     TaskEntry& e = *waiting[ref.job][ref.task];
     SetInPlan(e, true);
@@ -363,6 +364,25 @@ void Pass::Admit(fairshare::Admission& admission) {
     Requeue(*running[ref.job][ref.task], "stopped by rebalancing; waiting again");
     ++summary.stopped;
   }
+}
+
+// What `task why` tells of a job's waiting task (task_views.h): per class,
+// its entitlement, running and waiting tasks, and the idle workers; stored
+// as one object (kind "admission", id "status") when it changes.
+void Pass::ExplainAdmission(const fairshare::Config& config,
+                            const fairshare::IterationResult& result) {
+  Json classes = Json::object();
+  for (size_t c = 0; c < result.target.size(); ++c) {
+    const auto index = static_cast<fairshare::ClassIndex>(c);
+    classes[config.ClassName(index)] = {{"percent", config.Percent(index)},
+                                        {"entitlement", result.target[c]},
+                                        {"running", result.running[c]},
+                                        {"waiting", result.waiting[c]},
+                                        {"starting", result.start[c] - result.stop[c]}};
+  }
+  std::string status =
+      Json{{"workers", Workers()}, {"idle", result.idle}, {"classes", classes}}.dump();
+  if (status != state_.admission_status) admission_status_ = std::move(status);
 }
 
 // Replicated services with more runnable tasks than replicas stop the extra
@@ -575,6 +595,7 @@ void Pass::Committed(int64_t revision) {
   for (uint32_t position : touched_)
     summary.visited += !std::binary_search(visit_.begin(), visit_.end(), position);
   state_.EndPass(touched_, recorded_, revision);
+  if (admission_status_ && revision != 0) state_.admission_status = std::move(*admission_status_);
   if (agents_ == nullptr) return;
   agents_->Delivered({delivered_.begin(), delivered_.end()});
   agents_->Release(releases_);
@@ -582,8 +603,8 @@ void Pass::Committed(int64_t revision) {
 
 // Writes go in (kind, id) order: the store's B-tree then takes a large
 // batch of new tasks almost as appends (SQLite's commit of 100,000 new
-// tasks measured about 10% shorter). Durations ("duration" < "task") come
-// first, in their map's order, then the tasks by id. Records are encoded
+// tasks measured about 10% shorter). The admission status and durations
+// come first, then the tasks by id. Records are encoded
 // in position order (the entries' memory order), before the sort.
 std::vector<store::Write> Pass::Writes() {
   std::vector<uint32_t> positions;
@@ -610,6 +631,8 @@ std::vector<store::Write> Pass::Writes() {
   if (helper.joinable()) helper.join();
   std::vector<store::Write> writes;
   writes.reserve(positions.size());
+  if (admission_status_)  // "admission" < "duration" < "task"
+    writes.push_back(store::Write::Put("admission", "status", *admission_status_));
   std::sort(recorded_.begin(), recorded_.end());
   for (const std::string& name : recorded_) {
     const Recorded& recorded = durations_.at(name);

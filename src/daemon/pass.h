@@ -162,6 +162,7 @@ class Pass {
   std::shared_ptr<const TaskSpec> SpecOf(const TaskEntry& e) const;
   std::shared_ptr<const TaskSpec> SpecOf(const std::string& service) const;
   void RunJobTask(TaskEntry& e, bool killed, bool node_gone);
+  void ExplainAdmission(const fairshare::Config& config, const fairshare::IterationResult& result);
   void Start(TaskEntry& e, const std::optional<SimulatedRun>& run);
   const std::optional<SimulatedRun>& RunOf(
       const TaskEntry& e, std::unordered_map<std::string, StoredService>::const_iterator svc) const;
@@ -193,6 +194,7 @@ class Pass {
   std::vector<uint32_t> touched_;           // positions it edited or synced (TaskEntry::touched)
   std::vector<std::string> recorded_;  // names of the durations it recorded (Recorded::changed)
   std::set<std::string> dirty_services_;
+  std::optional<std::string> admission_status_;  // to store: it changed
 };
 
 }  // namespace berth::daemon

@@ -376,7 +376,9 @@ TEST_F(ReconcilerTest, JobsAreAdmittedByClassThenPlacedRunAndCompleted) {
   Json tasks = (*ListTasks(store_, ""))["tasks"];
   EXPECT_EQ(StatesOf(tasks, "a"), (std::map<std::string, int>{{"new", 2}, {"running", 2}}));
   EXPECT_EQ(StatesOf(tasks, "b"), (std::map<std::string, int>{{"new", 2}, {"running", 2}}));
-  EXPECT_EQ((*WhyTask(store_, "a.3"))["reason"], "waiting for admission");
+  EXPECT_EQ((*WhyTask(store_, "a.3"))["reason"],
+            "waiting for admission: class 'land' (requestor 'land-ci') runs 2 of its entitlement "
+            "of 2 (50% of 4 workers), 2 of its tasks wait; 0 workers idle");
   clock_.Advance(std::chrono::seconds(10));  // the first four complete, the rest start
   Settle();
   tasks = (*ListTasks(store_, ""))["tasks"];
@@ -384,6 +386,39 @@ TEST_F(ReconcilerTest, JobsAreAdmittedByClassThenPlacedRunAndCompleted) {
   EXPECT_EQ(StatesOf(tasks, "b"), (std::map<std::string, int>{{"complete", 2}, {"running", 2}}));
   const Json recorded = Json::parse((*store_.Get("duration", "a.1"))->body);
   EXPECT_EQ(recorded, (Json{{"count", 1}, {"total_ms", 10'000}}));
+}
+
+// A class below its entitlement gets the next free worker, ahead of a job of
+// a class at its entitlement that arrived earlier; `task why` tells a
+// waiting task's class, its running count against its entitlement, and the
+// idle workers.
+TEST_F(ReconcilerTest, AClassBelowItsEntitlementGetsTheNextFreeWorker) {
+  AddNode("n1", 1);
+  AddNode("n2", 1);  // W = 2: one worker for each class
+  ASSERT_TRUE(classes_
+                  .Update(Json{{"classes", {{"land", 50}, {"diff", 50}}},
+                               {"requestors", Json::array({Json::array({"^land", "land"}),
+                                                           Json::array({"^diff", "diff"})})}})
+                  .ok());
+  Json a = Job("a", "land-ci", 2, 100);
+  a["tasks"][0]["duration"] = 10;
+  ASSERT_TRUE(jobs_.Submit(a).ok());  // land borrows diff's idle worker
+  Settle();
+  ASSERT_TRUE(jobs_.Submit(Job("c", "land-ci", 1, 10)).ok());
+  ASSERT_TRUE(jobs_.Submit(Job("b", "diff-ci", 1, 10)).ok());
+  Settle();
+  EXPECT_EQ(Tasks().at("a.1"), "running@n1");
+  EXPECT_EQ(Tasks().at("a.2"), "running@n2");
+  EXPECT_EQ((*WhyTask(store_, "b.1"))["reason"],
+            "waiting for admission: class 'diff' (requestor 'diff-ci') runs 0 of its entitlement "
+            "of 1 (50% of 2 workers), 1 of its tasks wait; 0 workers idle");
+  clock_.Advance(std::chrono::seconds(10));  // a.1 ends: one worker frees
+  Settle();
+  EXPECT_EQ(Tasks().at("b.1"), "running@n1");  // diff was below its entitlement
+  EXPECT_EQ(Tasks().at("c.1"), "new@");
+  EXPECT_EQ((*WhyTask(store_, "c.1"))["reason"],
+            "waiting for admission: class 'land' (requestor 'land-ci') runs 1 of its entitlement "
+            "of 1 (50% of 2 workers), 1 of its tasks wait; 0 workers idle");
 }
 
 TEST_F(ReconcilerTest, KilledJobsStopAndTheirWorkersGoToOthers) {

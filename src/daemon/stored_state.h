@@ -215,6 +215,8 @@ class StoredState {
   std::unordered_map<std::string, size_t> task_index;  // id -> tasks[i]
   std::map<std::string, StoredJob, std::less<>> jobs;
   std::map<std::string, Recorded, std::less<>> durations;  // by task name
+  // The admission status a pass last stored (Pass::ExplainAdmission).
+  std::string admission_status;
 
  private:
   Status Load(store::WatchedStore& store);

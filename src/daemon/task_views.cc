@@ -1,5 +1,6 @@
 #include "daemon/task_views.h"
 
+#include "daemon/class_registry.h"
 #include "daemon/stored_kind.h"
 #include "orchestrator/orchestrator.h"
 
@@ -23,6 +24,38 @@ api::Json TaskView(const store::StoredObject& o) {
 bool Named(std::string_view id, std::string_view name) {
   if (id.size() <= name.size() + 1 || !id.starts_with(name) || id[name.size()] != '.') return false;
   return id.find_first_not_of("0123456789", name.size() + 1) == std::string_view::npos;
+}
+
+// A job's task waiting for admission: its class, the class's running tasks
+// against its entitlement, and the idle workers, as the last pass found them
+// (Pass::ExplainAdmission). "" when that is not known.
+std::string AdmissionWait(const store::Store& store, const std::string& job) {
+  Result<std::optional<store::StoredObject>> status = store.Get("admission", "status");
+  Result<std::optional<store::StoredObject>> stored_job = store.Get("job", job);
+  Result<std::optional<store::StoredObject>> classes = ClassRegistry::Stored(store);
+  if (!status.ok() || !status->has_value() || !stored_job.ok() || !stored_job->has_value() ||
+      !classes.ok())
+    return "";
+  fairshare::Config config;
+  if (classes->has_value()) {
+    Result<fairshare::Config> decoded =
+        ClassRegistry::ToConfig(api::Json::parse((*classes)->body, nullptr, false));
+    if (!decoded.ok()) return "";
+    config = std::move(*decoded);
+  }
+  const std::string requestor =
+      api::Json::parse((*stored_job)->body, nullptr, false).value("requestor", "");
+  const std::string& name = config.ClassName(config.ClassOf(requestor));
+  const api::Json numbers = api::Json::parse((**status).body, nullptr, false);
+  const api::Json of_class = numbers.value("classes", api::Json::object()).value(name, api::Json());
+  if (!of_class.is_object()) return "";
+  auto n = [](const api::Json& j, const char* key) {
+    return std::to_string(j.value(key, int64_t{0}));
+  };
+  return "waiting for admission: class '" + name + "' (requestor '" + requestor + "') runs " +
+         n(of_class, "running") + " of its entitlement of " + n(of_class, "entitlement") + " (" +
+         n(of_class, "percent") + "% of " + n(numbers, "workers") + " workers), " +
+         n(of_class, "waiting") + " of its tasks wait; " + n(numbers, "idle") + " workers idle";
 }
 
 }  // namespace
@@ -79,6 +112,9 @@ Result<api::Json> WhyTask(const store::Store& store, std::string_view id_or_name
   api::Json why = {{"task", (*task)["id"]},
                    {"state", task->value("state", "pending")},
                    {"reason", task->value("message", "")}};
+  if (why["state"] == "new" && task->contains("job"))
+    if (std::string wait = AdmissionWait(store, (*task)["job"]); !wait.empty())
+      why["reason"] = wait;
   if (task->contains("name")) why["name"] = (*task)["name"];
   if (task->contains("node")) why["node"] = (*task)["node"];
   return why;

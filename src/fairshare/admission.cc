@@ -25,6 +25,13 @@ class Admission::Pass {
   std::vector<int64_t> EntitlementAndLoans();
   // The rebalance counts: negative entries are stops.
   std::vector<int64_t> Rebalance();
+  // The start-of-iteration counts, and the workers left idle (so far).
+  void Explain(IterationResult& result) const {
+    result.target = target_;
+    result.running = running_;
+    result.waiting = waiting_at_start_;
+    result.idle = std::max<int64_t>(0, idle_);
+  }
 
  private:
   bool AnyWaiting() const;
@@ -37,7 +44,7 @@ class Admission::Pass {
   const size_t classes_;
   int64_t workers_;
   int64_t idle_ = 0;
-  std::vector<int64_t> target_, running_, waiting_left_, to_start_;
+  std::vector<int64_t> target_, running_, waiting_left_, to_start_, waiting_at_start_;
 };
 
 Admission::Pass::Pass(const Config& config, int64_t workers, std::span<const Job> jobs,
@@ -65,6 +72,7 @@ Admission::Pass::Pass(const Config& config, int64_t workers, std::span<const Job
     waiting_left_[c] += static_cast<int64_t>(jobs[j].waiting.size());
   }
   idle_ = std::max<int64_t>(0, workers - all_running);
+  waiting_at_start_ = waiting_left_;
 }
 
 bool Admission::Pass::AnyWaiting() const {
@@ -151,7 +159,8 @@ std::vector<int64_t> Admission::Pass::EntitlementAndLoans() {
   if (idle_ > 0 && AnyWaiting()) {
     // loaned(c) = max(0, running - target), running as at the start of the iteration.
     std::vector<int64_t> loaned(classes_);
-    for (size_t c = 0; c < classes_; ++c) loaned[c] = std::max<int64_t>(0, running_[c] - target_[c]);
+    for (size_t c = 0; c < classes_; ++c)
+      loaned[c] = std::max<int64_t>(0, running_[c] - target_[c]);
     LoanPhase(loaned, classes_);  // at most once per class
   }
   return to_start_;
@@ -172,13 +181,14 @@ std::vector<int64_t> Admission::Pass::Rebalance() {
     waiting_left_[c] -= std::max<int64_t>(0, to_start_[c]);
     used += running_[c] + to_start_[c];
   }
-  if (used < workers_) {
+  idle_ = std::max<int64_t>(0, workers_ - used);
+  if (idle_ > 0) {
     // One loan pass over the remainder; a stop counts against the loan, so a
     // loan shrinks a class's stop count: loaned(c) = max(0, excess + toStart).
     std::vector<int64_t> loaned(classes_);
     for (size_t c = 0; c < classes_; ++c)
-      loaned[c] = std::max<int64_t>(0, running_[c] - target_[c] + std::min<int64_t>(0, to_start_[c]));
-    idle_ = workers_ - used;
+      loaned[c] =
+          std::max<int64_t>(0, running_[c] - target_[c] + std::min<int64_t>(0, to_start_[c]));
     // One pass, as the spec and Scoot: what it leaves idle waits for the
     // next iteration's entitlement and loan phases.
     LoanPhase(loaned, 1);
@@ -218,8 +228,12 @@ IterationResult Admission::Iterate(int64_t workers, std::span<const Job> jobs, T
     counts = rebalance.Rebalance();
     // A rebalance that starts nothing stops nothing either.
     result.rebalanced = std::any_of(counts.begin(), counts.end(), [](int64_t n) { return n > 0; });
+    if (result.rebalanced) rebalance.Explain(result);
   }
-  if (!result.rebalanced) counts = pass.EntitlementAndLoans();
+  if (!result.rebalanced) {
+    counts = pass.EntitlementAndLoans();
+    pass.Explain(result);
+  }
   result.start.resize(counts.size());
   result.stop.resize(counts.size());
   for (size_t c = 0; c < counts.size(); ++c) {

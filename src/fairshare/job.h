@@ -51,6 +51,11 @@ struct IterationResult {
   // class. Each goes back to the front of its job's waiting tasks.
   std::vector<TaskRef> stop_tasks;
   bool rebalanced = false;
+  // What explains a wait (berthd's `task why`), per class in class order as
+  // at the start of the iteration: its entitlement (step 1's target), its
+  // running and waiting tasks; and the workers left idle after it.
+  std::vector<int64_t> target, running, waiting;
+  int64_t idle = 0;
 };
 
 }  // namespace berth::fairshare
