@@ -159,6 +159,15 @@ class AgentPlacement {
   const std::vector<std::vector<std::string>>& EligibleNodes(const std::string& service,
                                                              uint64_t spec_version,
                                                              const TaskSpec& spec);
+  // Whether agent `slot` has answered EligibleNodes for `service` (its list
+  // there is its answer, not a wait).
+  bool EligibleKnown(const std::string& service, size_t slot) const {
+    auto it = eligible_.find(service);
+    return it != eligible_.end() && slot < it->second.answered.size() && it->second.answered[slot];
+  }
+  // Asks every agent again (one restarted, and its nodes may differ).
+  void ForgetEligible() { eligible_.clear(); }
+  size_t agent_count() const { return agents_.size(); }
   // Forgets the eligible nodes of services other than `services`.
   void KeepEligible(const std::set<std::string, std::less<>>& services);
   const std::string& agent_id(size_t slot) const { return agents_[slot]->agent_id(); }

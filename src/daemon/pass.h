@@ -150,6 +150,8 @@ class Pass {
   void GenerateReplicas();
   void GenerateGlobalTasks();
   void GenerateGlobalTasksOnNodes();
+  void RetireUnofferedGlobalTasks(
+      const std::map<std::string, std::map<std::string, std::set<std::string>>>& offered);
   // A pending task of global service `service` preassigned to `node`,
   // unless a runnable task of it is there already (its tally's `covered`):
   // then null.

@@ -64,7 +64,11 @@ void Pass::CheckAgentBindings() {
     }
     agents_->CheckBindings(stored);
   }
-  for (const LostBinding& lost : agents_->TakeLost()) {
+  std::vector<LostBinding> lost_bindings = agents_->TakeLost();
+  // An agent that lost bindings restarted: the nodes it offers global
+  // services may have changed.
+  if (!lost_bindings.empty()) agents_->ForgetEligible();
+  for (const LostBinding& lost : lost_bindings) {
     const auto it = task_index_.find(lost.task_id);
     if (it == task_index_.end()) continue;
     TaskEntry& e = tasks_[it->second];
@@ -118,17 +122,42 @@ void Pass::GenerateGlobalTasks() {
   std::set<std::string, std::less<>> global = GlobalServices();
   agents_->KeepEligible(global);
   if (global.empty()) return;
+  // Each service's nodes, by agent id, as far as the agents answered.
+  std::map<std::string, std::map<std::string, std::set<std::string>>> offered;
   for (const std::string& id : global) {
     const StoredService& service = service_by_id_.at(id);
     std::shared_ptr<const TaskSpec> spec = SpecOf(id);
     if (spec == nullptr) continue;
     const auto& eligible = agents_->EligibleNodes(id, service.spec_version, *spec);
     for (size_t slot = 0; slot < eligible.size(); ++slot) {
+      if (agents_->EligibleKnown(id, slot))
+        offered[id][agents_->agent_id(slot)].insert(eligible[slot].begin(), eligible[slot].end());
       for (const std::string& node : eligible[slot]) {
         if (TaskEntry* e = CoverNode(id, service.spec_version, node))
           e->task.agent = agents_->agent_id(slot);
       }
     }
+  }
+  RetireUnofferedGlobalTasks(offered);
+}
+
+// A pending global task whose agent answered and no longer offers its node
+// (the agent restarted without it, or the node no longer qualifies) is
+// retired: it could never be placed there.
+void Pass::RetireUnofferedGlobalTasks(
+    const std::map<std::string, std::map<std::string, std::set<std::string>>>& offered) {
+  const std::vector<uint32_t> pending(state_.pending().begin(), state_.pending().end());
+  for (uint32_t position : pending) {
+    TaskEntry& e = tasks_[position];
+    const auto service = offered.find(e.task.service);
+    if (e.task.agent.empty() || service == offered.end()) continue;
+    const auto agent = service->second.find(e.task.agent);
+    if (agent == service->second.end() || agent->second.contains(e.task.node)) continue;
+    SetState(e, TaskState::kShutdown,
+             "agent " + e.task.agent + " no longer offers node '" + e.task.node +
+                 "' to the service (gone, or no longer eligible)",
+             true);
+    ++summary.stopped;
   }
 }
 

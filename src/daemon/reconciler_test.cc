@@ -778,6 +778,37 @@ TEST_F(AgentReconcilerTest, BindingsAnAgentLostAreBoundAgainOrTheirTasksReplaced
   EXPECT_EQ(pending, 1);
 }
 
+// An agent restarted with fewer nodes: the global task of the node it no
+// longer has fails (its binding is lost) and its restart is retired with the
+// reason, instead of waiting forever for a node that is gone; the agent's
+// other node keeps its task.
+TEST_F(AgentReconcilerTest, AGlobalTaskOfANodeItsAgentNoLongerHasIsRetired) {
+  ASSERT_TRUE(
+      services_
+          .Create(Json{{"id", "glob"}, {"mode", "global"}, {"restart_policy", {{"delay", "0s"}}}})
+          .ok());
+  SettleWithAgents();
+  ASSERT_EQ(Bindings(), 4u);
+  ASSERT_EQ(b_.Release(b_.BoundTasks()), 2u);
+  agent::Agent b_restarted{{.id = "b"}, {Nodes("b")[0]}};  // without b1
+  threephase::InProcessTransport tb_restarted{b_restarted};
+  AgentPlacement placement{{&ta_, &tb_restarted}, clock_, Options()};
+  placement.Start(nullptr);
+  Reconciler reconciler{store_, &placement};
+  SettleWith(reconciler, placement);
+  const std::map<std::string, std::string> tasks = Tasks();
+  EXPECT_EQ(tasks.at("glob.b0"), "running@b0");  // bound again
+  EXPECT_EQ(tasks.at("glob.b1#1"), "failed@b1");
+  EXPECT_EQ(tasks.at("glob.b1#2"), "shutdown@b1");
+  EXPECT_EQ(tasks.size(), 5u) << "no task waits on b1";
+  const Json retired = (*ListTasks(store_, "glob"))["tasks"];
+  std::string reason;
+  for (const Json& t : retired)
+    if (t["state"] == "shutdown") reason = t["message"];
+  EXPECT_EQ(reason,
+            "agent b no longer offers node 'b1' to the service (gone, or no longer eligible)");
+}
+
 TEST_F(AgentReconcilerTest, AJobTaskItsAgentLostWaitsAgainAndRunsElsewhere) {
   ASSERT_TRUE(jobs_
                   .Submit(Json{{"id", "build"},
