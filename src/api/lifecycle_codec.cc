@@ -39,4 +39,52 @@ Json EncodeRestartPolicy(const orchestrator::RestartPolicy& policy) {
               {"window", FormatDuration(policy.window)}};
 }
 
+Status DecodeUpdateConfig(const Json& value, const std::string& path,
+                          orchestrator::UpdateConfig* out) {
+  BERTH_RETURN_IF_ERROR(CheckObject(
+      value, path,
+      {"parallelism", "delay", "failure_action", "monitor", "max_failure_ratio", "order"}));
+  orchestrator::UpdateConfig config = *out;
+  if (auto it = value.find("parallelism"); it != value.end())
+    BERTH_RETURN_IF_ERROR(ReadUnsigned(*it, FieldPath(path, "parallelism"), &config.parallelism));
+  if (auto it = value.find("delay"); it != value.end())
+    BERTH_RETURN_IF_ERROR(ReadDuration(*it, FieldPath(path, "delay"), &config.delay));
+  if (auto it = value.find("monitor"); it != value.end())
+    BERTH_RETURN_IF_ERROR(ReadDuration(*it, FieldPath(path, "monitor"), &config.monitor));
+  if (auto it = value.find("max_failure_ratio"); it != value.end()) {
+    if (!it->is_number() || it->get<double>() < 0 || it->get<double>() > 1)
+      return FieldError(FieldPath(path, "max_failure_ratio"),
+                        "expected a number from 0 to 1, got " + Brief(*it));
+    config.max_failure_ratio = it->get<double>();
+  }
+  for (const char* key : {"failure_action", "order"}) {
+    auto it = value.find(key);
+    if (it == value.end()) continue;
+    std::string text;
+    BERTH_RETURN_IF_ERROR(ReadString(*it, FieldPath(path, key), &text));
+    Status parsed = Status::Ok();
+    if (std::string_view(key) == "order") {
+      Result<orchestrator::UpdateOrder> order = orchestrator::ParseUpdateOrder(text);
+      if (order.ok()) config.order = *order;
+      parsed = order.status();
+    } else {
+      Result<orchestrator::FailureAction> action = orchestrator::ParseFailureAction(text);
+      if (action.ok()) config.failure_action = *action;
+      parsed = action.status();
+    }
+    if (!parsed.ok()) return FieldError(FieldPath(path, key), parsed.message());
+  }
+  *out = config;
+  return Status::Ok();
+}
+
+Json EncodeUpdateConfig(const orchestrator::UpdateConfig& config) {
+  return Json{{"parallelism", config.parallelism},
+              {"delay", FormatDuration(config.delay)},
+              {"failure_action", std::string(orchestrator::ToString(config.failure_action))},
+              {"monitor", FormatDuration(config.monitor)},
+              {"max_failure_ratio", config.max_failure_ratio},
+              {"order", std::string(orchestrator::ToString(config.order))}};
+}
+
 }  // namespace berth::api

@@ -1,8 +1,13 @@
 // The service fields of the task lifecycle (docs/api.md, "service"):
-// restart_policy, as `docker service create --restart-*` sets it.
+// restart_policy, as `docker service create --restart-*` sets it, and
+// update_config / rollback_config, as `--update-*` / `--rollback-*`.
 //
 //   "restart_policy": {"condition": "none" | "on-failure" | "any",
 //                      "delay": "5s", "max_attempts": 0, "window": "0s"}
+//   "update_config":  {"parallelism": 1, "delay": "0s",
+//                      "failure_action": "pause" | "continue" | "rollback",
+//                      "monitor": "5s", "max_failure_ratio": 0,
+//                      "order": "stop-first" | "start-first"}
 //
 // Every field may be left out (orchestrator::RestartPolicy's defaults).
 // Durations are Docker's flag values (ParseDuration of core/time.h).
@@ -14,6 +19,7 @@
 #include "api/json_fields.h"
 #include "core/status.h"
 #include "orchestrator/restart_policy.h"
+#include "orchestrator/update_config.h"
 
 namespace berth::api {
 
@@ -21,6 +27,10 @@ Status DecodeRestartPolicy(const Json& value, const std::string& path,
                            orchestrator::RestartPolicy* out);
 // Every field, durations in their shortest form.
 Json EncodeRestartPolicy(const orchestrator::RestartPolicy& policy);
+
+Status DecodeUpdateConfig(const Json& value, const std::string& path,
+                          orchestrator::UpdateConfig* out);
+Json EncodeUpdateConfig(const orchestrator::UpdateConfig& config);
 
 // A duration field as Docker's flags write it ("5s", "1m30s").
 Status ReadDuration(const Json& value, const std::string& path, Duration* out);

@@ -53,7 +53,10 @@ class FullViewTest : public testing::Test {
       doc["nodes"].push_back(n);
     }
     for (Json s : List("service")) {
-      for (const char* berthd_only : {"run", "restart_policy", "incarnation"}) s.erase(berthd_only);
+      for (const char* berthd_only :
+           {"run", "restart_policy", "incarnation", "update_config", "rollback_config",
+            "previous_task", "previous_run", "update_kind"})
+        s.erase(berthd_only);
       doc["services"].push_back(s);
     }
     std::map<std::string, Json> nodes;
@@ -145,6 +148,7 @@ TEST_F(FullViewTest, EachPassPlacesAsThePlanOfItsStoredState) {
           .Create(
               Json{{"id", "db"},
                    {"replicas", 3},
+                   {"update_config", {{"parallelism", 0}}},  // all at once
                    {"task", {{"resources", {{"cpu", 2}}}, {"constraints", {"node.labels.az==b"}}}}})
           .ok());
   ASSERT_TRUE(services_.Create(Json{{"id", "mon"}, {"mode", "global"}}).ok());

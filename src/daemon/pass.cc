@@ -99,6 +99,7 @@ void Pass::StartAndStop() {
       svc = service_by_id_.end();
     const bool service_gone = !service.empty() && svc == service_by_id_.end();
     SetInPlan(e, !service_gone && !node_gone);
+    if (summary.visited_all && svc != service_by_id_.end()) Young(e, svc->first, svc->second);
     if (e.terminal()) {
       // A removed service's tasks go with it, as Docker's do.
       if (service_gone && !e.pruned) Prune(e);
@@ -113,9 +114,7 @@ void Pass::StartAndStop() {
       ++summary.stopped;
     } else if (svc != service_by_id_.end() &&
                e.task.spec_version.value_or(0) < svc->second.spec_version) {
-      SetState(e, TaskState::kShutdown,
-               "replaced by spec version " + std::to_string(svc->second.spec_version), true);
-      ++summary.stopped;
+      Outdated(e, svc->first, svc->second);
     } else if (std::string why = on_agent || node.empty() ? "" : WhyLeaveNode(e, svc->second);
                !why.empty()) {
       ++summary.stopped;
@@ -294,7 +293,11 @@ const std::optional<SimulatedRun>& Pass::RunOf(
     const TaskEntry& e, std::unordered_map<std::string, StoredService>::const_iterator svc) const {
   static const std::optional<SimulatedRun> kNone, kEndsAtOnce = SimulatedRun{};
   if (!e.task.job.empty()) return e.task.run ? e.task.run : kEndsAtOnce;
-  return svc == service_by_id_.end() ? kNone : svc->second.run;
+  if (svc == service_by_id_.end()) return kNone;
+  // A task of an older version runs as that version did (previous_spec).
+  if (e.task.spec_version.value_or(0) < svc->second.spec_version && svc->second.previous_spec)
+    return svc->second.previous_run;
+  return svc->second.run;
 }
 
 // A job's task records its durations under its name, by default its id.
@@ -394,18 +397,18 @@ void Pass::ScaleDown() {
     if (svc == service_by_id_.end() || !svc->second.replicas) continue;
     const uint64_t replicas = *svc->second.replicas;
     const orchestrator::ServiceTally& tally = *state_.TallyOf(id);
-    if (tally.runnable_count <= replicas) continue;
+    // Tasks a start-first update replaces share their slot with the new one.
+    const uint64_t keep = replicas + Outgoing(id);
+    if (tally.runnable_count <= keep) continue;
     std::vector<TaskEntry*> stop;
-    if (std::optional<std::vector<uint64_t>> numbers =
-            orchestrator::ChooseScaleDown(tally, replicas)) {
+    if (std::optional<std::vector<uint64_t>> numbers = orchestrator::ChooseScaleDown(tally, keep)) {
       for (uint64_t n : *numbers) stop.push_back(&tasks_[tally.holder[n]]);
     } else {
       std::vector<TaskEntry*> entries = RunnableTasksOf(id);
       std::vector<orchestrator::ScaleDownCandidate> candidates;
       for (const TaskEntry* e : entries)
         candidates.push_back({e->task.id, e->task.state == TaskState::kPending});
-      for (size_t i : orchestrator::ChooseScaleDown(candidates, replicas))
-        stop.push_back(entries[i]);
+      for (size_t i : orchestrator::ChooseScaleDown(candidates, keep)) stop.push_back(entries[i]);
     }
     for (TaskEntry* e : stop) {
       SetState(*e, TaskState::kShutdown, "scaled down to " + std::to_string(replicas) + " replicas",
@@ -595,6 +598,8 @@ void Pass::Committed(int64_t revision) {
   for (uint32_t position : touched_)
     summary.visited += !std::binary_search(visit_.begin(), visit_.end(), position);
   state_.EndPass(touched_, recorded_, revision);
+  if (revision != 0)
+    for (const store::Write& w : service_writes_) state_.PutOwnService(w.id, w.body, revision);
   if (admission_status_ && revision != 0) state_.admission_status = std::move(*admission_status_);
   if (agents_ == nullptr) return;
   agents_->Delivered({delivered_.begin(), delivered_.end()});
@@ -631,7 +636,7 @@ std::vector<store::Write> Pass::Writes() {
   if (helper.joinable()) helper.join();
   std::vector<store::Write> writes;
   writes.reserve(positions.size());
-  if (admission_status_)  // "admission" < "duration" < "task"
+  if (admission_status_)  // "admission" < "duration" < "service" < "task" < "update"
     writes.push_back(store::Write::Put("admission", "status", *admission_status_));
   std::sort(recorded_.begin(), recorded_.end());
   for (const std::string& name : recorded_) {
@@ -641,6 +646,7 @@ std::vector<store::Write> Pass::Writes() {
     w.IfRevision(recorded.revision);
     writes.push_back(std::move(w));
   }
+  for (const store::Write& w : service_writes_) writes.push_back(w);
   for (uint32_t i : order) {
     const TaskEntry& e = tasks_[positions[i]];
     store::Write w = e.pruned ? store::Write::Delete("task", e.task.id)
@@ -648,6 +654,9 @@ std::vector<store::Write> Pass::Writes() {
     w.IfRevision(e.revision);
     writes.push_back(std::move(w));
   }
+  for (store::Write& w : status_writes_) writes.push_back(std::move(w));
+  for (const std::string& id : removed_updates_)
+    writes.push_back(store::Write::Delete("update", id));
   return writes;
 }
 

@@ -96,6 +96,8 @@ class Pass {
   // Over the visit list: the executor's part, and stops.
   void StartAndStop();
   // Over the services whose tally moved.
+  // Rolling updates and rollbacks (pass_updates.cc), after StartAndStop.
+  void Update();
   void ScaleDown();
   void Admit(fairshare::Admission& admission);
   // Without agents: the full-view engine, kept across passes in `engine`.
@@ -164,6 +166,21 @@ class Pass {
   std::shared_ptr<const TaskSpec> SpecOf(const TaskEntry& e) const;
   std::shared_ptr<const TaskSpec> SpecOf(const std::string& service) const;
   void RunJobTask(TaskEntry& e, bool killed, bool node_gone);
+  void Outdated(TaskEntry& e, const std::string& service_id, const StoredService& service);
+  void Young(TaskEntry& e, const std::string& service_id, const StoredService& service);
+  ServiceUpdate& RolloutOf(const std::string& service_id, const StoredService& service);
+  void RollOut(const std::string& service_id, const StoredService& service, ServiceUpdate& u);
+  bool Landed(const std::pair<uint32_t, uint32_t>& flight, const orchestrator::UpdateConfig& config,
+              ServiceUpdate& u, std::string* failed_task);
+  void FailureAction(const std::string& service_id, const StoredService& service,
+                     const orchestrator::UpdateConfig& config, ServiceUpdate& u,
+                     const std::string& failed_task);
+  void StartBatch(const std::string& service_id, const StoredService& service,
+                  const orchestrator::UpdateConfig& config, ServiceUpdate& u);
+  void QueueStatus(const std::string& service_id, ServiceUpdate& u);
+  // Old tasks of `service_id` a start-first update keeps running beside
+  // their replacements.
+  uint64_t Outgoing(const std::string& service_id) const;
   void ExplainAdmission(const fairshare::Config& config, const fairshare::IterationResult& result);
   void Start(TaskEntry& e, const std::optional<SimulatedRun>& run);
   const std::optional<SimulatedRun>& RunOf(
@@ -197,6 +214,10 @@ class Pass {
   std::vector<std::string> recorded_;  // names of the durations it recorded (Recorded::changed)
   std::set<std::string> dirty_services_;
   std::optional<std::string> admission_status_;  // to store: it changed
+  // Rollout statuses that changed, removed services' statuses, and the
+  // services an automatic rollback rewrites (with revision preconditions).
+  std::vector<store::Write> status_writes_, service_writes_;
+  std::vector<std::string> removed_updates_;
 };
 
 }  // namespace berth::daemon

@@ -163,8 +163,17 @@ void Pass::RetireUnofferedGlobalTasks(
 
 // A service's task runs its service's template, a job's task its job's
 // (both decoded once, when the store's change was read).
+// A task of an older version still running (a rolling update has not
+// reached it) holds what its own template reserves: the previous one, which
+// is the template of every older version in a rollout of one step.
 std::shared_ptr<const TaskSpec> Pass::SpecOf(const TaskEntry& e) const {
-  if (!e.task.service.empty()) return SpecOf(e.task.service);
+  if (!e.task.service.empty()) {
+    const auto it = service_by_id_.find(e.task.service);
+    if (it == service_by_id_.end()) return nullptr;
+    const StoredService& s = it->second;
+    if (e.task.spec_version.value_or(0) < s.spec_version && s.previous_spec) return s.previous_spec;
+    return s.spec;
+  }
   const auto job = job_by_id_.find(e.task.job);
   return job == job_by_id_.end() ? nullptr : job->second.spec;
 }

@@ -35,6 +35,7 @@ Result<PassSummary> Reconciler::RunPass(Timestamp now) {
   Pass pass(now, state_, executor_, agents_, options_.lifecycle);
   if (agents_ != nullptr) pass.CheckAgentBindings();
   pass.StartAndStop();
+  pass.Update();
   pass.ScaleDown();
   pass.Admit(admission_);
   if (agents_ != nullptr) {

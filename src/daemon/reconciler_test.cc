@@ -169,6 +169,8 @@ TEST_F(ReconcilerTest, ANewSpecVersionReplacesTheTasks) {
           .ok());
   Settle();
   ASSERT_TRUE(services_.Update("web", Json{{"task", {{"resources", {{"cpu", 2}}}}}}).ok());
+  Settle();  // one task at a time (parallelism 1), each monitored for 5 s
+  clock_.Advance(std::chrono::seconds(5));
   Settle();
   const Json tasks = (*ListTasks(store_, "web"))["tasks"];
   int running_v2 = 0;
@@ -706,11 +708,16 @@ TEST_F(AgentReconcilerTest, PassesDoNotWaitForAgentCalls) {
 // each running task keeps exactly one binding, and none of the new tasks
 // loses its binding to the release of the task it replaces.
 TEST_F(AgentReconcilerTest, ANewSpecVersionLeavesOneBindingPerRunningTask) {
+  const Json all_at_once = {{"parallelism", 0}};
+  ASSERT_TRUE(services_
+                  .Create(Json{{"id", "web"},
+                               {"replicas", 2},
+                               {"update_config", all_at_once},
+                               {"task", {{"resources", {{"cpu", 1}}}}}})
+                  .ok());
   ASSERT_TRUE(
-      services_
-          .Create(Json{{"id", "web"}, {"replicas", 2}, {"task", {{"resources", {{"cpu", 1}}}}}})
+      services_.Create(Json{{"id", "mon"}, {"mode", "global"}, {"update_config", all_at_once}})
           .ok());
-  ASSERT_TRUE(services_.Create(Json{{"id", "mon"}, {"mode", "global"}}).ok());
   SettleWithAgents();
   ASSERT_EQ(Bindings(), 6u);
   // New templates that fit beside the old tasks, whose bindings are released

@@ -13,7 +13,9 @@ namespace {
 // every replica (60 ms for 100,000), and a count says nothing more.
 Status Validate(const api::Json& stored) {
   api::Json service = stored;
-  for (const char* lifecycle : {"run", "restart_policy", "incarnation"}) service.erase(lifecycle);
+  for (const char* lifecycle : {"run", "restart_policy", "incarnation", "update_config",
+                                "rollback_config", "previous_task", "previous_run", "update_kind"})
+    service.erase(lifecycle);
   if (auto replicas = service.find("replicas"); replicas != service.end() &&
                                                 replicas->is_number_unsigned() &&
                                                 replicas->get<uint64_t>() <= api::kMaxReplicas)
@@ -29,11 +31,22 @@ Status Validate(const api::Json& stored) {
 
 // The lifecycle fields of a create or update, checked and written in full
 // into the stored service.
+// A field given only in part keeps the stored values of the others.
 Status PutLifecycle(const api::Json& body, api::Json* stored) {
   if (auto it = body.find("restart_policy"); it != body.end()) {
     orchestrator::RestartPolicy policy;
+    if (auto now = stored->find("restart_policy"); now != stored->end())
+      (void)api::DecodeRestartPolicy(*now, "", &policy);
     BERTH_RETURN_IF_ERROR(api::DecodeRestartPolicy(*it, "restart_policy", &policy));
     (*stored)["restart_policy"] = api::EncodeRestartPolicy(policy);
+  }
+  for (const char* key : {"update_config", "rollback_config"}) {
+    orchestrator::UpdateConfig config;
+    if (auto now = stored->find(key); now != stored->end())
+      (void)api::DecodeUpdateConfig(*now, "", &config);
+    if (auto it = body.find(key); it != body.end())
+      BERTH_RETURN_IF_ERROR(api::DecodeUpdateConfig(*it, key, &config));
+    (*stored)[key] = api::EncodeUpdateConfig(config);
   }
   return Status::Ok();
 }
@@ -41,8 +54,9 @@ Status PutLifecycle(const api::Json& body, api::Json* stored) {
 }  // namespace
 
 Result<api::Json> ServiceRegistry::Create(const api::Json& service) {
-  BERTH_RETURN_IF_ERROR(
-      api::CheckObject(service, "", {"id", "mode", "replicas", "task", "run", "restart_policy"}));
+  BERTH_RETURN_IF_ERROR(api::CheckObject(service, "",
+                                         {"id", "mode", "replicas", "task", "run", "restart_policy",
+                                          "update_config", "rollback_config"}));
   api::Json stored = service;
   stored["spec_version"] = 1;
   // Read before the commit that creates it: every task of an earlier
@@ -50,6 +64,7 @@ Result<api::Json> ServiceRegistry::Create(const api::Json& service) {
   stored["incarnation"] = store_.revision();
   if (!stored.contains("restart_policy"))
     stored["restart_policy"] = api::EncodeRestartPolicy(orchestrator::RestartPolicy());
+  for (const char* key : {"update_config", "rollback_config"}) stored.erase(key);
   BERTH_RETURN_IF_ERROR(PutLifecycle(service, &stored));
   if (service.contains("run")) {
     BERTH_RETURN_IF_ERROR(api::CheckObject(service["run"], "run", {"duration", "outcome"}));
@@ -68,8 +83,9 @@ Result<api::Json> ServiceRegistry::Get(std::string_view id) const { return servi
 Result<api::Json> ServiceRegistry::List() const { return services_.List("services"); }
 
 Result<api::Json> ServiceRegistry::Update(std::string_view id, const api::Json& patch) {
-  BERTH_RETURN_IF_ERROR(
-      api::CheckObject(patch, "", {"replicas", "task", "restart_policy", "force"}));
+  BERTH_RETURN_IF_ERROR(api::CheckObject(
+      patch, "",
+      {"replicas", "task", "run", "restart_policy", "update_config", "rollback_config", "force"}));
   if (auto force = patch.find("force"); force != patch.end() && !force->is_boolean())
     return api::TypeError(*force, "force", "true or false");
   Result<store::StoredObject> object = services_.Load(id);
@@ -77,12 +93,53 @@ Result<api::Json> ServiceRegistry::Update(std::string_view id, const api::Json& 
   api::Json service = api::Json::parse(object->body);
   if (patch.contains("replicas")) service["replicas"] = patch["replicas"];
   BERTH_RETURN_IF_ERROR(PutLifecycle(patch, &service));
-  if ((patch.contains("task") && patch["task"] != service["task"]) || patch.value("force", false)) {
+  api::Json run = service.value("run", api::Json());
+  if (patch.contains("run")) {
+    BERTH_RETURN_IF_ERROR(api::CheckObject(patch["run"], "run", {"duration", "outcome"}));
+    Result<api::Json> read = ReadSimulatedRun(patch["run"], "run");
+    if (!read.ok()) return read.status();
+    run = *read;
+  }
+  const bool new_run = run != service.value("run", api::Json());
+  if ((patch.contains("task") && patch["task"] != service["task"]) || new_run ||
+      patch.value("force", false)) {
+    // The template (and simulated run) it had is what a rollback returns to.
+    service["previous_task"] = service["task"];
+    service["previous_run"] = service.value("run", api::Json());
     if (patch.contains("task")) service["task"] = patch["task"];
+    if (run.is_null())
+      service.erase("run");
+    else
+      service["run"] = run;
     service["spec_version"] = service["spec_version"].get<uint64_t>() + 1;
+    service["update_kind"] = "update";
   }
   BERTH_RETURN_IF_ERROR(Validate(service));
   return services_.Replace(*object, service);
+}
+
+Result<api::Json> ServiceRegistry::Rollback(std::string_view id) {
+  Result<store::StoredObject> object = services_.Load(id);
+  if (!object.ok()) return object.status();
+  Result<api::Json> service = RolledBack(api::Json::parse(object->body));
+  if (!service.ok()) return service.status();
+  return services_.Replace(*object, *service);
+}
+
+Result<api::Json> ServiceRegistry::RolledBack(api::Json service) {
+  if (!service.contains("previous_task"))
+    return Status::Conflict("service '" + service.value("id", "") +
+                            "' has no previous spec to roll back to");
+  std::swap(service["task"], service["previous_task"]);
+  api::Json run = service.value("previous_run", api::Json());
+  service["previous_run"] = service.value("run", api::Json());
+  if (run.is_null())
+    service.erase("run");
+  else
+    service["run"] = run;
+  service["spec_version"] = service["spec_version"].get<uint64_t>() + 1;
+  service["update_kind"] = "rollback";
+  return service;
 }
 
 Status ServiceRegistry::Remove(std::string_view id) {

@@ -25,7 +25,8 @@ class ServiceRegistry {
   explicit ServiceRegistry(store::Store& store) : store_(store), services_(store, "service") {}
 
   // Body: id, mode (replicated | global), replicas (replicated only), task,
-  // restart_policy (api/lifecycle_codec.h; absent: Docker's defaults), and
+  // restart_policy, update_config and rollback_config
+  // (api/lifecycle_codec.h; absent: Docker's defaults), and
   // run: {"duration": seconds, "outcome": "complete" | "fail"}, how the
   // simulated executor runs each task (absent: until stopped). berthd adds
   // spec_version and incarnation (the store's revision at creation, which
@@ -33,11 +34,20 @@ class ServiceRegistry {
   Result<api::Json> Create(const api::Json& service);
   Result<api::Json> Get(std::string_view id) const;
   Result<api::Json> List() const;  // {"services": [...]} by id
-  // Body: replicas, task, restart_policy (a new policy applies to tasks
-  // that end from then on; it makes no new spec version) and/or force:
-  // true (a new spec version though the template is unchanged, as
-  // `docker service update --force`: every task is replaced).
+  // Body: replicas, task, restart_policy, update_config, rollback_config
+  // (new policies apply from then on; they make no new spec version) and/or
+  // force: true (a new spec version though the template is unchanged, as
+  // `docker service update --force`). A new spec version keeps the template
+  // it replaces as previous_task; the control loop rolls it out as
+  // update_config says.
   Result<api::Json> Update(std::string_view id, const api::Json& patch);
+  // `docker service rollback`: the previous template becomes the task
+  // template again (a new spec version, rolled out with rollback_config).
+  // Conflict when the service never had another template.
+  Result<api::Json> Rollback(std::string_view id);
+  // `service` with its previous template swapped in (the control loop's
+  // automatic rollback uses it too).
+  static Result<api::Json> RolledBack(api::Json service);
   Status Remove(std::string_view id);
 
  private:

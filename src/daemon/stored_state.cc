@@ -11,7 +11,7 @@ namespace {
 
 using api::Json;
 
-constexpr const char* kKinds[] = {"node", "service", "task", "job", "duration"};
+constexpr const char* kKinds[] = {"node", "service", "task", "job", "duration", "update"};
 
 Result<Json> Parse(const std::string& kind, const std::string& id, const std::string& body) {
   Json json = Json::parse(body, nullptr, false);
@@ -35,13 +35,21 @@ StoredService ToService(const Json& json) {
   if (json.value("mode", "replicated") == "replicated" && json.contains("replicas"))
     s.replicas = json["replicas"].get<uint64_t>();
   s.spec_version = json.value("spec_version", uint64_t{0});
-  if (auto run = json.find("run"); run != json.end() && run->is_object())
-    s.run = SimulatedRun{run->value("duration_ms", int64_t{0}),
-                         run->value("outcome", "complete") == "fail"};
+  for (auto [key, out] : {std::pair{"run", &s.run}, {"previous_run", &s.previous_run}})
+    if (auto run = json.find(key); run != json.end() && run->is_object())
+      *out = SimulatedRun{run->value("duration_ms", int64_t{0}),
+                          run->value("outcome", "complete") == "fail"};
   s.incarnation = json.value("incarnation", int64_t{0});
+  s.rolling_back = json.value("update_kind", "") == "rollback";
+  if (auto it = json.find("update_config"); it != json.end())
+    (void)api::DecodeUpdateConfig(*it, "", &s.update);
+  if (auto it = json.find("rollback_config"); it != json.end())
+    (void)api::DecodeUpdateConfig(*it, "", &s.rollback);
   if (auto it = json.find("restart_policy"); it != json.end())
     (void)api::DecodeRestartPolicy(*it, "restart_policy", &s.restart);  // the API checked it
   s.spec = TemplateOf(json);
+  if (auto previous = json.find("previous_task"); previous != json.end())
+    s.previous_spec = TemplateOf(Json{{"task", *previous}});
   if (s.spec) {
     Result<std::vector<constraint::Constraint>> parsed = constraint::ParseAll(s.spec->constraints);
     if (parsed.ok()) s.constraints = std::move(*parsed);
@@ -147,8 +155,12 @@ Status StoredState::Apply(const store::Change& change) {
     }
   } else if (change.kind == "service") {
     ApplyService(change.id, std::move(json));
+    if (auto it = services.find(change.id); it != services.end())
+      it->second.revision = change.revision;
   } else if (change.kind == "job") {
     ApplyJob(change.id, std::move(json), change.revision);
+  } else if (change.kind == "update") {
+    ApplyUpdateStatus(change.id, json);
   } else if (change.kind == "duration") {
     if (put)
       durations[change.id] = ToRecorded(*json, change.revision);
@@ -176,6 +188,7 @@ void StoredState::ApplyService(const std::string& id, std::optional<Json> json) 
     return;
   }
   StoredService service = ToService(*json);
+  service.body = json->dump();
   // The API gives a new template a new spec version. A service created
   // again under the name concerns the earlier one's tasks.
   if (it != services.end() &&
@@ -186,6 +199,28 @@ void StoredState::ApplyService(const std::string& id, std::optional<Json> json) 
   if (auto tally = tallies_.find(id); tally != tallies_.end())
     tally->second.global = !service.replicas.has_value();
   services[id] = std::move(service);
+}
+
+// A rollout's stored status: a restarted berthd goes on from it (a paused
+// update stays paused). Its own writes come back here too (the same text).
+void StoredState::ApplyUpdateStatus(const std::string& id, const std::optional<Json>& json) {
+  if (!json) {
+    updates.erase(id);
+    return;
+  }
+  ServiceUpdate& u = updates[id];
+  const std::string text = json->dump();
+  if (u.stored == text) return;
+  u.stored = text;
+  u.spec_version = json->value("spec_version", uint64_t{0});
+  u.state = json->value("state", "");
+  u.message = json->value("message", "");
+  u.replaced = json->value("replaced", uint64_t{0});
+  u.failures = json->value("failures", uint64_t{0});
+  if (Result<Timestamp> at = ParseRfc3339(json->value("started_at", "")); at.ok())
+    u.started_at = *at;
+  if (Result<Timestamp> at = ParseRfc3339(json->value("completed_at", "")); at.ok())
+    u.completed_at = *at;
 }
 
 // A job's tasks are visited when it changes (killed, or removed).

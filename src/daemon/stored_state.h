@@ -52,6 +52,7 @@
 #include "orchestrator/orchestrator.h"
 #include "orchestrator/restart_policy.h"
 #include "orchestrator/service_tally.h"
+#include "orchestrator/update_config.h"
 #include "store/watched_store.h"
 
 namespace berth::daemon {
@@ -122,8 +123,39 @@ struct StoredService {
   // Its template's constraints, parsed once: enforced on its running tasks.
   std::vector<constraint::Constraint> constraints;
   orchestrator::RestartPolicy restart;
+  orchestrator::UpdateConfig update, rollback;
+  bool rolling_back = false;  // its last spec version came from a rollback
+  // Its stored body and revision: the loop's automatic rollback rewrites it.
+  std::string body;
+  int64_t revision = 0;
   std::shared_ptr<const TaskSpec> spec;  // its task template; null if it does not decode
-  std::optional<SimulatedRun> run;       // the simulated executor ends its tasks
+  // The template before the last new version (previous_task), if any: what
+  // its tasks of older versions run until a rolling update replaces them.
+  std::shared_ptr<const TaskSpec> previous_spec;
+  std::optional<SimulatedRun> run;           // the simulated executor ends its tasks
+  std::optional<SimulatedRun> previous_run;  // its tasks of older versions (previous_spec)
+};
+
+// A service's rollout of a spec version (a rolling update or a rollback),
+// as Pass::Update drives it; its status is stored as kind "update" (id: the
+// service) and shown with the service (docs/api.md, "update_status").
+struct ServiceUpdate {
+  uint64_t spec_version = 0;  // the version it rolls out
+  // updating | paused | completed | rollback_started | rollback_paused |
+  // rollback_completed (Docker's UpdateStatus states).
+  std::string state;
+  std::string message;
+  std::optional<Timestamp> started_at, completed_at;
+  // Placed tasks of older versions not replaced yet (positions; checked
+  // before use), and the replacements in flight with the task each
+  // replaces (kNone: already stopped, stop-first).
+  static constexpr uint32_t kNone = UINT32_MAX;
+  std::set<uint32_t> outdated;
+  std::vector<std::pair<uint32_t, uint32_t>> in_flight;
+  uint64_t replaced = 0, failures = 0;
+  Timestamp next_batch_at;
+  std::string stored;  // the status as last read or written
+  bool active() const { return state == "updating" || state == "rollback_started"; }
 };
 
 struct StoredJob {
@@ -141,6 +173,11 @@ class StoredState {
   // Invalidate, the store's changes since the last call otherwise.
   Status Refresh(store::WatchedStore& store);
   void Invalidate() { loaded_ = false; }
+  // A service the loop itself stored at `revision` (an automatic rollback):
+  // its own commits do not come back as changes.
+  void PutOwnService(const std::string& id, const std::string& body, int64_t revision) {
+    if (!Apply({store::Write::Op::kPut, "service", id, body, revision}).ok()) loaded_ = false;
+  }
   // The store's revision when Refresh last returned: the serial of the ids
   // of the tasks the next pass makes (orchestrator::TaskId).
   int64_t revision = 0;
@@ -217,12 +254,15 @@ class StoredState {
   std::map<std::string, Recorded, std::less<>> durations;  // by task name
   // The admission status a pass last stored (Pass::ExplainAdmission).
   std::string admission_status;
+  // Rollouts by service id; kept while the service exists.
+  std::map<std::string, ServiceUpdate> updates;
 
  private:
   Status Load(store::WatchedStore& store);
   Status Apply(const store::Change& change);
   void ApplyService(const std::string& id, std::optional<api::Json> json);
   void ApplyJob(const std::string& id, std::optional<api::Json> json, int64_t revision);
+  void ApplyUpdateStatus(const std::string& id, const std::optional<api::Json>& json);
   void PutTask(const std::string& id, const api::Json& body, int64_t revision);
   // Deletes tasks[i], leaving a free entry; `in_history`: its history
   // group may still hold it.

@@ -52,7 +52,12 @@ void Count(ServiceTally& tally, const ServiceTally::Mark& mark, const std::strin
   if (mark.number >= 0) {
     const auto n = static_cast<uint64_t>(mark.number);
     if (mark.flags & Mark::kTaken) tally.taken.Set(n, on);
-    if (mark.flags & Mark::kRunnable) tally.runnable.Set(n, on);
+    // Two runnable tasks share a slot while a start-first update replaces
+    // one: the slot stays held while its holder (the newer) counts.
+    const bool shared = !on && n < tally.holder.size() &&
+                        tally.holder[n] != ServiceTally::kNoHolder &&
+                        tally.holder[n] != mark.handle;
+    if ((mark.flags & Mark::kRunnable) && !shared) tally.runnable.Set(n, on);
     if (mark.flags & Mark::kPending) tally.pending.Set(n, on);
     if ((mark.flags & Mark::kRunnable) && n < NumberSet::kLimit) {
       if (on && tally.holder.size() <= n)

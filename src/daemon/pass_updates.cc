@@ -1,0 +1,235 @@
+// Rolling updates and rollbacks of a Pass (pass.h, Update): a service whose
+// spec version moved replaces its placed tasks of older versions batch by
+// batch, as its update_config (or, for a rollback, rollback_config) says
+// (orchestrator/update_config.h), SwarmKit's updater in a pass's terms.
+//
+// A placed task of an older version is `outdated` (StartAndStop); a batch
+// takes up to `parallelism` of them, lowest slot first, each replaced in its
+// own slot (or on its node, for a global service): stop-first stops it and
+// makes the new task; start-first makes the new task and stops the old one
+// once the new one runs. A replacement is in flight until it has run for
+// `monitor`; one that ends first is a failure. The next batch starts
+// `delay` after the last replacement finished. Too many failures take the
+// failure action: pause, continue, or roll back (the loop writes the
+// service's previous template back as a new spec version, as `service
+// rollback` does).
+#include "daemon/pass.h"
+#include "daemon/service_registry.h"
+
+namespace berth::daemon {
+
+using api::Json;
+
+namespace {
+
+bool EndedBadly(TaskState state) {
+  return state == TaskState::kFailed || state == TaskState::kRejected;
+}
+
+}  // namespace
+
+// A visited task of an older version: one not placed yet is simply replaced;
+// a placed one waits for its service's rollout (Update).
+void Pass::Outdated(TaskEntry& e, const std::string& service_id, const StoredService& service) {
+  if (e.task.state < TaskState::kAssigned) {
+    SetState(e, TaskState::kShutdown,
+             "replaced by spec version " + std::to_string(service.spec_version), true);
+    ++summary.stopped;
+    return;
+  }
+  RolloutOf(service_id, service).outdated.insert(state_.PositionOf(e));
+}
+
+// A task of the version a rollout brings, seen by a pass that visits every
+// task (berthd started, or the layout moved): one that has not run for the
+// monitor period yet counts as in flight, so a restarted berthd does not
+// replace more than `parallelism` at once.
+void Pass::Young(TaskEntry& e, const std::string& service_id, const StoredService& service) {
+  const auto it = state_.updates.find(service_id);
+  if (it == state_.updates.end() || !it->second.active() ||
+      it->second.spec_version != service.spec_version)
+    return;
+  ServiceUpdate& u = it->second;
+  if (e.terminal() || e.task.spec_version.value_or(0) != service.spec_version) return;
+  const uint32_t p = state_.PositionOf(e);
+  const orchestrator::UpdateConfig& config =
+      service.rolling_back ? service.rollback : service.update;
+  if (e.task.state == TaskState::kRunning && e.task.started_at &&
+      *e.task.started_at + config.monitor <= now_)
+    return;
+  for (const auto& [next, old] : u.in_flight)
+    if (next == p) return;
+  u.in_flight.emplace_back(p, ServiceUpdate::kNone);
+}
+
+ServiceUpdate& Pass::RolloutOf(const std::string& service_id, const StoredService& service) {
+  ServiceUpdate& u = state_.updates[service_id];
+  if (u.spec_version == service.spec_version && !u.state.empty()) return u;
+  const std::string stored = u.stored;
+  const bool same_version = u.spec_version == service.spec_version;
+  const std::string kept_state = u.state;
+  u = ServiceUpdate();
+  u.stored = stored;
+  u.spec_version = service.spec_version;
+  // A status stored for this version (berthd restarted) goes on as it was.
+  u.state = same_version && !kept_state.empty() ? kept_state
+            : service.rolling_back              ? "rollback_started"
+                                                : "updating";
+  u.message = service.rolling_back ? "rollback in progress" : "update in progress";
+  u.started_at = now_;
+  u.next_batch_at = now_;
+  return u;
+}
+
+// Over every rollout: its replacements in flight, its failures, its next
+// batch, and its status.
+void Pass::Update() {
+  for (auto it = state_.updates.begin(); it != state_.updates.end();) {
+    const auto svc = service_by_id_.find(it->first);
+    if (svc == service_by_id_.end()) {
+      removed_updates_.push_back(it->first);
+      it = state_.updates.erase(it);
+      continue;
+    }
+    ServiceUpdate& u = it->second;
+    if (u.spec_version == svc->second.spec_version) RollOut(it->first, svc->second, u);
+    QueueStatus(it->first, u);
+    ++it;
+  }
+}
+
+void Pass::RollOut(const std::string& service_id, const StoredService& service, ServiceUpdate& u) {
+  const orchestrator::UpdateConfig& config =
+      service.rolling_back ? service.rollback : service.update;
+  std::erase_if(u.outdated, [&](uint32_t p) {
+    const TaskEntry& e = tasks_[p];
+    return !e.live() || e.task.service != service_id || e.terminal() ||
+           e.task.desired > TaskState::kRunning ||
+           e.task.spec_version.value_or(0) >= service.spec_version;
+  });
+  std::string failed_task;
+  std::erase_if(u.in_flight, [&](const std::pair<uint32_t, uint32_t>& flight) {
+    return Landed(flight, config, u, &failed_task);
+  });
+  if (!failed_task.empty() && u.active() &&
+      orchestrator::TooManyFailures(config, u.failures, u.replaced))
+    FailureAction(service_id, service, config, u, failed_task);
+  if (u.active() && now_ >= u.next_batch_at) StartBatch(service_id, service, config, u);
+  if (u.active() && u.outdated.empty() && u.in_flight.empty()) {
+    u.state = service.rolling_back ? "rollback_completed" : "completed";
+    u.message = service.rolling_back ? "rollback completed" : "update completed";
+    u.completed_at = now_;
+  }
+  if (u.active() && !u.outdated.empty() && u.next_batch_at > now_)
+    state_.CheckAt(*u.outdated.begin(), u.next_batch_at);
+}
+
+// Whether a replacement in flight is done with: it ran for `monitor` (the
+// next batch may start `delay` later), or ended first (a failure). A
+// start-first replacement that runs stops the task it replaces.
+bool Pass::Landed(const std::pair<uint32_t, uint32_t>& flight,
+                  const orchestrator::UpdateConfig& config, ServiceUpdate& u,
+                  std::string* failed_task) {
+  TaskEntry& next = tasks_[flight.first];
+  if (!next.live()) return true;
+  if (next.terminal()) {
+    if (EndedBadly(next.task.state) || next.task.state == TaskState::kComplete) {
+      ++u.failures;
+      *failed_task = next.task.id;
+    }
+    return true;
+  }
+  if (next.task.state != TaskState::kRunning) return false;
+  if (flight.second != ServiceUpdate::kNone) {
+    TaskEntry& old = tasks_[flight.second];
+    if (old.live() && !old.terminal() && old.task.desired <= TaskState::kRunning) {
+      SetState(old, TaskState::kShutdown, "replaced by " + next.task.id + " (start-first)", true);
+      ++summary.stopped;
+    }
+  }
+  const Timestamp settled = next.task.started_at.value_or(now_) + config.monitor;
+  if (now_ < settled) {
+    state_.CheckAt(flight.first, settled);
+    return false;
+  }
+  u.next_batch_at = std::max(u.next_batch_at, now_ + config.delay);
+  return true;
+}
+
+void Pass::FailureAction(const std::string& service_id, const StoredService& service,
+                         const orchestrator::UpdateConfig& config, ServiceUpdate& u,
+                         const std::string& failed_task) {
+  const std::string cause = "due to failure or early termination of task " + failed_task;
+  if (config.failure_action == orchestrator::FailureAction::kContinue) return;
+  if (config.failure_action == orchestrator::FailureAction::kRollback && !service.rolling_back) {
+    Result<Json> rolled = ServiceRegistry::RolledBack(Json::parse(service.body));
+    if (rolled.ok()) {
+      store::Write w = store::Write::Put("service", service_id, rolled->dump());
+      w.IfRevision(service.revision);
+      service_writes_.push_back(std::move(w));
+      u.state = "rollback_started";
+      u.message = "update rolled back " + cause;
+      return;
+    }
+  }
+  u.state = service.rolling_back ? "rollback_paused" : "paused";
+  u.message = std::string(service.rolling_back ? "rollback" : "update") + " paused " + cause;
+}
+
+// Up to `parallelism` (0: all) outdated tasks, lowest slot (or node) first,
+// less those still in flight.
+void Pass::StartBatch(const std::string& service_id, const StoredService& service,
+                      const orchestrator::UpdateConfig& config, ServiceUpdate& u) {
+  std::vector<uint32_t> batch(u.outdated.begin(), u.outdated.end());
+  std::sort(batch.begin(), batch.end(), [&](uint32_t a, uint32_t b) {
+    const StoredTask &x = tasks_[a].task, &y = tasks_[b].task;
+    return std::tie(x.slot, x.node) < std::tie(y.slot, y.node);
+  });
+  const uint64_t room = config.parallelism == 0 ? batch.size()
+                        : config.parallelism > u.in_flight.size()
+                            ? config.parallelism - u.in_flight.size()
+                            : 0;
+  if (batch.size() > room) batch.resize(room);
+  for (uint32_t p : batch) {
+    u.outdated.erase(p);
+    // Copies: NewTask may grow the entries.
+    const uint64_t slot = tasks_[p].task.slot;
+    const std::string node = tasks_[p].task.node, agent = tasks_[p].task.agent;
+    const bool start_first = config.order == orchestrator::UpdateOrder::kStartFirst;
+    if (!start_first) {
+      SetState(tasks_[p], TaskState::kShutdown,
+               "replaced by spec version " + std::to_string(service.spec_version), true);
+      ++summary.stopped;
+    }
+    TaskEntry& next = NewTask(service_id, service.spec_version, slot, slot != 0 ? "" : node);
+    if (slot == 0 && agents_ != nullptr) next.task.agent = agent;
+    u.in_flight.emplace_back(state_.PositionOf(next), start_first ? p : ServiceUpdate::kNone);
+    ++u.replaced;
+  }
+}
+
+uint64_t Pass::Outgoing(const std::string& service_id) const {
+  const auto u = state_.updates.find(service_id);
+  if (u == state_.updates.end()) return 0;
+  uint64_t outgoing = 0;
+  for (const auto& [next, old] : u->second.in_flight)
+    outgoing += old != ServiceUpdate::kNone && tasks_[old].live() && tasks_[old].runnable();
+  return outgoing;
+}
+
+// The status to store when it changed (docs/api.md, "update_status").
+void Pass::QueueStatus(const std::string& service_id, ServiceUpdate& u) {
+  Json status = {{"spec_version", u.spec_version},
+                 {"state", u.state},
+                 {"message", u.message},
+                 {"replaced", u.replaced},
+                 {"failures", u.failures}};
+  if (u.started_at) status["started_at"] = FormatRfc3339(*u.started_at);
+  if (u.completed_at) status["completed_at"] = FormatRfc3339(*u.completed_at);
+  std::string text = status.dump();
+  if (text == u.stored) return;
+  u.stored = text;
+  status_writes_.push_back(store::Write::Put("update", service_id, std::move(text)));
+}
+
+}  // namespace berth::daemon
