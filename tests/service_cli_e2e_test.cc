@@ -94,6 +94,26 @@ TEST_F(ServiceCli, CreateWaitsShowsProgressAndTheReadmeSequenceWorks) {
   ASSERT_EQ(Berth({"service", "create", "api", "--detach"}).status, 0);
   Process::Exit scale = Berth({"service", "scale", "web=1", "api=2"});
   EXPECT_EQ(scale.output, "web scaled to 1\napi scaled to 2\n");
+  // A rolling update of api's two tasks, one at a time, then back.
+  Process::Exit updated = Berth({"service", "update", "api", "--reserve-cpu", "0.25",
+                                 "--update-parallelism", "1", "--update-monitor", "0s"});
+  ASSERT_EQ(updated.status, 0) << updated.output;
+  EXPECT_NE(updated.output.find("verify: service converged"), std::string::npos) << updated.output;
+  Process::Exit inspect = Berth({"service", "inspect", "api", "-o", "json"});
+  EXPECT_NE(inspect.output.find("\"state\": \"completed\""), std::string::npos) << inspect.output;
+  Process::Exit back = Berth({"service", "rollback", "api", "--rollback-monitor", "0s"});
+  EXPECT_EQ(back.status, 2) << "rollback takes no --rollback-* flags: " << back.output;
+  back = Berth({"service", "rollback", "api"});
+  ASSERT_EQ(back.status, 0) << back.output;
+  inspect = Berth({"service", "inspect", "api", "-o", "json"});
+  EXPECT_NE(inspect.output.find("\"state\": \"rollback_completed\""), std::string::npos)
+      << inspect.output;
+  EXPECT_NE(inspect.output.find("\"spec_version\": 3"), std::string::npos);
+  Process::Exit bad_order = Berth({"service", "update", "api", "--update-order", "sideways"});
+  EXPECT_EQ(bad_order.status, 1);
+  EXPECT_EQ(bad_order.output,
+            "berth: update_config.order: update order 'sideways' is not one of stop-first, "
+            "start-first\n");
   ASSERT_EQ(Berth({"node", "update", "n1", "--label-add", "disk=ssd"}).status, 0);
   Process::Exit labels =
       Berth({"node", "update", "n1", "--label-add", "az=a", "--label-rm", "disk"});

@@ -408,6 +408,26 @@ void ClientCommands::AddServiceCommands(CLI::App& app) {
     command.add_option("--restart-window", restart_window_,
                        "window the attempts are counted in (default 0s: the slot's life)");
   };
+  auto add_rollout_flags = [this](CLI::App& command) {
+    for (auto [prefix, flags] :
+         {std::pair{"update", &update_flags_}, {"rollback", &rollback_flags_}}) {
+      const std::string p = std::string("--") + prefix + "-";
+      const std::string what = std::string(prefix) == "update" ? "an update" : "a rollback";
+      command.add_option(p + "parallelism", (*flags)["parallelism"],
+                         "tasks " + what + " replaces at once (0: all; default 1)");
+      command.add_option(p + "delay", (*flags)["delay"], "delay between batches (default 0s)");
+      command.add_option(p + "failure-action", (*flags)["failure_action"],
+                         std::string(prefix) == "update"
+                             ? "on failure: pause | continue | rollback (default pause)"
+                             : "on failure: pause | continue (default pause)");
+      command.add_option(p + "monitor", (*flags)["monitor"],
+                         "how long a new task must run to count as updated (default 5s)");
+      command.add_option(p + "max-failure-ratio", (*flags)["max_failure_ratio"],
+                         "failures tolerated, as a fraction of the tasks updated (default 0)");
+      command.add_option(p + "order", (*flags)["order"],
+                         "stop-first | start-first (default stop-first)");
+    }
+  };
   auto add_wait_flags = [this](CLI::App& command) {
     command.add_flag("-d,--detach", detach_, "return at once instead of waiting to converge");
     command.add_option("--timeout", wait_timeout_, "seconds to wait to converge (default 60)")
@@ -448,6 +468,15 @@ void ClientCommands::AddServiceCommands(CLI::App& app) {
           return 2;
         }
         if (!restart->is_null()) body["restart_policy"] = *restart;
+        for (auto [key, flags] :
+             {std::pair{"update_config", &update_flags_}, {"rollback_config", &rollback_flags_}}) {
+          Result<Json> config = RolloutConfig(*flags, key);
+          if (!config.ok()) {
+            err << "berth: " << config.status().message() << "\n";
+            return 2;
+          }
+          if (!config->is_null()) body[key] = *config;
+        }
         if (replicas_ >= 0)
           body["replicas"] = replicas_;
         else if (mode_ == "replicated")
@@ -475,6 +504,7 @@ void ClientCommands::AddServiceCommands(CLI::App& app) {
       ->add_option("--run-outcome", outcome_, "simulated executor: how tasks end, complete | fail")
       ->check(CLI::IsMember({"complete", "fail"}));
   add_restart_flags(*create);
+  add_rollout_flags(*create);
   add_wait_flags(*create);
 
   CLI::App* update = AddAction(
@@ -500,7 +530,18 @@ void ClientCommands::AddServiceCommands(CLI::App& app) {
                      "remove a placement constraint (repeatable)");
   update->add_flag("--force", force_, "replace every task even if nothing else changed");
   add_restart_flags(*update);
+  add_rollout_flags(*update);
   add_wait_flags(*update);
+  CLI::App* rollback =
+      AddAction(*service, "rollback", "Return a service to its previous template and wait for it",
+                [this](api::ApiClient& client, std::ostream& out, std::ostream& err) {
+                  if (!CallOrSay(client, "POST", "/v1/services/" + id_ + "/rollback", nullptr, err))
+                    return 1;
+                  out << id_ << "\n";
+                  return WaitForService(client, id_, out, err);
+                });
+  rollback->add_option("ID", id_, "service id")->check(kIdRule)->required();
+  add_wait_flags(*rollback);
 
   AddAction(
       *service, "ls", "List services with their running and desired tasks",
@@ -591,6 +632,31 @@ Result<Json> ClientCommands::RestartPolicy() const {
   return policy.empty() ? Json() : policy;
 }
 
+Result<Json> ClientCommands::RolloutConfig(const std::map<std::string, std::string>& flags,
+                                           const std::string& prefix) {
+  Json config = Json::object();
+  for (const auto& [key, value] : flags) {
+    if (value.empty()) continue;
+    if (key == "parallelism" || key == "max_failure_ratio") {
+      char* rest = nullptr;
+      const double n = std::strtod(value.c_str(), &rest);
+      if (*rest != '\0' || !(n >= 0) ||
+          (key == "parallelism" && n != static_cast<double>(static_cast<uint64_t>(n))))
+        return Status::InvalidArgument(
+            "--" + prefix.substr(0, prefix.find('_')) + "-" +
+            (key == "parallelism" ? "parallelism" : "max-failure-ratio") + " '" + value +
+            "': expected a number");
+      if (key == "parallelism")
+        config[key] = static_cast<uint64_t>(n);
+      else
+        config[key] = n;
+    } else {
+      config[key] = value;  // berthd checks durations and names, with the field's path
+    }
+  }
+  return config.empty() ? Json() : config;
+}
+
 Result<Json> ClientCommands::UpdateBody(const Json& current) const {
   Json body = Json::object();
   if (replicas_ >= 0) body["replicas"] = replicas_;
@@ -618,6 +684,12 @@ Result<Json> ClientCommands::UpdateBody(const Json& current) const {
     Json policy = current.value("restart_policy", Json::object());
     policy.update(*restart);
     body["restart_policy"] = policy;
+  }
+  for (auto [key, flags] :
+       {std::pair{"update_config", &update_flags_}, {"rollback_config", &rollback_flags_}}) {
+    Result<Json> config = RolloutConfig(*flags, key);
+    if (!config.ok()) return config.status();
+    if (!config->is_null()) body[key] = *config;
   }
   if (force_) body["force"] = true;
   if (body.empty())
@@ -649,13 +721,23 @@ int ClientCommands::WaitForService(api::ApiClient& client, const std::string& se
              : std::nullopt;
     if (!tasks) return 1;
     const ServiceProgress progress = ProgressOf(*spec, *tasks);
+    const Json status = spec->value("update_status", Json::object());
+    const std::string rollout = status.is_object() ? status.value("state", "") : "";
+    const std::string why = status.is_object() ? status.value("message", "") : "";
     if (progress.lines != shown) {
       for (const std::string& line : progress.lines) out << line << "\n";
       out << "overall progress: " << progress.running << " out of " << progress.desired
           << " tasks running\n";
       shown = progress.lines;
     }
-    if (progress.converged()) {
+    if (rollout == "paused" || rollout == "rollback_paused" ||
+        (rollout == "rollback_completed" && why.starts_with("update rolled back"))) {
+      out << "overall progress: " << progress.running << " out of " << progress.desired
+          << " tasks running\n";
+      err << "berth: " << service << ": " << why << "\n";
+      return 1;
+    }
+    if (progress.converged() && rollout != "updating" && rollout != "rollback_started") {
       out << "verify: service converged\n";
       return 0;
     }

@@ -15,6 +15,7 @@
 
 #include <functional>
 #include <iosfwd>
+#include <map>
 #include <string>
 
 #include "api/api_client.h"
@@ -85,6 +86,12 @@ class ClientCommands {
   std::string node_filter_, state_filter_, desired_filter_, restart_condition_, restart_delay_,
       restart_window_;
   int64_t restart_max_attempts_ = -1;
+  // --update-* and --rollback-* (parallelism, delay, failure-action,
+  // monitor, max-failure-ratio, order), by field name; only those given.
+  std::map<std::string, std::string> update_flags_, rollback_flags_;
+  // update_config / rollback_config of the flags given, or null.
+  static Result<api::Json> RolloutConfig(const std::map<std::string, std::string>& flags,
+                                         const std::string& prefix);
   bool detach_ = false, force_ = false, no_trunc_ = false;
   double wait_timeout_ = 60;
   int64_t replicas_ = -1, count_ = 1;

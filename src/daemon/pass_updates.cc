@@ -67,7 +67,7 @@ ServiceUpdate& Pass::RolloutOf(const std::string& service_id, const StoredServic
   if (u.spec_version == service.spec_version && !u.state.empty()) return u;
   const std::string stored = u.stored;
   const bool same_version = u.spec_version == service.spec_version;
-  const std::string kept_state = u.state;
+  const std::string kept_state = u.state, kept_message = u.message;
   u = ServiceUpdate();
   u.stored = stored;
   u.spec_version = service.spec_version;
@@ -76,6 +76,8 @@ ServiceUpdate& Pass::RolloutOf(const std::string& service_id, const StoredServic
             : service.rolling_back              ? "rollback_started"
                                                 : "updating";
   u.message = service.rolling_back ? "rollback in progress" : "update in progress";
+  // An automatic rollback keeps saying why it started.
+  if (service.rolling_back && kept_state == "rollback_started") u.message = kept_message;
   u.started_at = now_;
   u.next_batch_at = now_;
   return u;
@@ -117,7 +119,8 @@ void Pass::RollOut(const std::string& service_id, const StoredService& service, 
   if (u.active() && now_ >= u.next_batch_at) StartBatch(service_id, service, config, u);
   if (u.active() && u.outdated.empty() && u.in_flight.empty()) {
     u.state = service.rolling_back ? "rollback_completed" : "completed";
-    u.message = service.rolling_back ? "rollback completed" : "update completed";
+    if (!u.message.starts_with("update rolled back"))
+      u.message = service.rolling_back ? "rollback completed" : "update completed";
     u.completed_at = now_;
   }
   if (u.active() && !u.outdated.empty() && u.next_batch_at > now_)

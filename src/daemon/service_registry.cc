@@ -1,5 +1,7 @@
 #include "daemon/service_registry.h"
 
+#include <map>
+
 #include "api/lifecycle_codec.h"
 #include "api/plan_codec.h"
 #include "daemon/simulated_run.h"
@@ -78,9 +80,28 @@ Result<api::Json> ServiceRegistry::Create(const api::Json& service) {
   return services_.Create(id, stored, {ClaimWorkloadName(id, "service")});
 }
 
-Result<api::Json> ServiceRegistry::Get(std::string_view id) const { return services_.Get(id); }
+// A view shows the rollout's status the control loop stores (kind
+// "update"), as `docker service inspect` shows UpdateStatus.
+Result<api::Json> ServiceRegistry::Get(std::string_view id) const {
+  Result<api::Json> view = services_.Get(id);
+  if (!view.ok()) return view;
+  Result<std::optional<store::StoredObject>> status = store_.Get("update", id);
+  if (status.ok() && status->has_value())
+    (*view)["update_status"] = api::Json::parse((*status)->body, nullptr, false);
+  return view;
+}
 
-Result<api::Json> ServiceRegistry::List() const { return services_.List("services"); }
+Result<api::Json> ServiceRegistry::List() const {
+  Result<api::Json> list = services_.List("services");
+  Result<std::vector<store::StoredObject>> statuses = store_.List("update");
+  if (!list.ok() || !statuses.ok()) return list;
+  std::map<std::string, const store::StoredObject*> by_service;
+  for (const store::StoredObject& o : *statuses) by_service[o.id] = &o;
+  for (api::Json& service : (*list)["services"])
+    if (auto it = by_service.find(service.value("id", "")); it != by_service.end())
+      service["update_status"] = api::Json::parse(it->second->body, nullptr, false);
+  return list;
+}
 
 Result<api::Json> ServiceRegistry::Update(std::string_view id, const api::Json& patch) {
   BERTH_RETURN_IF_ERROR(api::CheckObject(
