@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <tuple>
 
 #include "daemon/daemon.h"
 #include "daemon/token.h"
@@ -46,6 +47,15 @@ int Run(int argc, char** argv) {
                  "older ones are deleted. Negative: keep every ended task")
       ->check(CLI::Range(int64_t{-1}, int64_t{1'000'000}))
       ->capture_default_str();
+  std::string down_grace = "0s", unknown_grace = "15s";
+  app.add_option("--node-down-grace", down_grace,
+                 "How long a node is down before its tasks are replaced elsewhere (SwarmKit "
+                 "replaces them at once)")
+      ->capture_default_str();
+  app.add_option("--node-unknown-grace", unknown_grace,
+                 "The same for a node whose state is unknown or disconnected (SwarmKit's "
+                 "heartbeat grace: 5 s x 3)")
+      ->capture_default_str();
   std::string agent_token_file;
   app.add_option("--agent", options.agents,
                  "host:port of a berth-agent; repeat for each (places through the agents, "
@@ -68,6 +78,16 @@ int Run(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
+  }
+  for (const auto& [flag, text, out] :
+       {std::tuple{"--node-down-grace", &down_grace, &options.reconciler.lifecycle.down_grace},
+        {"--node-unknown-grace", &unknown_grace, &options.reconciler.lifecycle.unknown_grace}}) {
+    berth::Result<berth::Duration> grace = berth::ParseDuration(*text);
+    if (!grace.ok()) {
+      std::fprintf(stderr, "berthd: %s: %s\n", flag, grace.status().message().c_str());
+      return 2;
+    }
+    *out = *grace;
   }
   if (!options.agents.empty()) {
     if (agent_token_file.empty()) {

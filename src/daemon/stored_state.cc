@@ -308,9 +308,9 @@ std::vector<uint32_t> StoredState::TakeVisit(Timestamp now, bool* all) {
     if (t.position < tasks.size() && tasks[t.position].task.id == t.id) Queue(t.position);
     timers_.pop();
   }
-  // One scan for every node that changed since the last pass (rare: a
-  // drain, a state change, new labels); an index by node would make a
-  // heartbeat's update cost something on every task placed.
+  // One scan of the tasks for the nodes that changed in a way that concerns
+  // them since the last pass (rare: a drain, a state change, new labels); an
+  // index by node would cost something on every task placed.
   if (!check_nodes_.empty() && !visit_all_)
     for (uint32_t p = 0; p < tasks.size(); ++p)
       if (!tasks[p].task.node.empty() && check_nodes_.contains(tasks[p].task.node)) Queue(p);
