@@ -8,7 +8,6 @@
 #include <string>
 
 #include "daemon/daemon_test_support.h"
-#include "orchestrator/orchestrator.h"
 #include "store/memory_store.h"
 
 namespace berth::daemon {
@@ -49,17 +48,7 @@ class LoopTest : public DaemonTest {
   std::map<std::string, std::string> Tasks() {
     const auto [status, body] = Call("GET", "/v1/tasks");
     EXPECT_EQ(status, 200) << body.dump();
-    std::map<std::string, std::vector<std::pair<int64_t, std::string>>> by_name;
-    for (const Json& t : body["tasks"])
-      by_name[t.value("name", t["id"])].emplace_back(
-          orchestrator::SerialOf(t["id"].get<std::string>()), t["state"].get<std::string>());
-    std::map<std::string, std::string> out;
-    for (auto& [name, tasks] : by_name) {
-      std::sort(tasks.begin(), tasks.end());
-      for (size_t k = 0; k < tasks.size(); ++k)
-        out[tasks.size() == 1 ? name : name + "#" + std::to_string(k + 1)] = tasks[k].second;
-    }
-    return out;
+    return ByTaskName(body["tasks"], [](const Json& t) { return t["state"].get<std::string>(); });
   }
   void AddNodes(int n) {
     for (int i = 1; i <= n; ++i)

@@ -6,11 +6,16 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <algorithm>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "daemon/daemon.h"
+#include "orchestrator/orchestrator.h"
 #include "store/test_dir.h"
 
 namespace berth::daemon {
@@ -27,6 +32,24 @@ inline std::string TaskName(const std::string& id) {
       id.find_first_not_of("0123456789", last + 1) != std::string::npos)
     return id;
   return id.substr(0, last);
+}
+
+// Task views ({"tasks": [...]}) by the name users see ("web.1", a job's
+// "j.1"), each described by `describe`; when a slot or node has had several
+// tasks, "web.1#k" is its k-th, oldest first (by serial).
+inline std::map<std::string, std::string> ByTaskName(
+    const Json& tasks, const std::function<std::string(const Json&)>& describe) {
+  std::map<std::string, std::vector<std::pair<int64_t, std::string>>> by_name;
+  for (const Json& t : tasks)
+    by_name[t.value("name", t["id"])].emplace_back(
+        orchestrator::SerialOf(t["id"].get<std::string>()), describe(t));
+  std::map<std::string, std::string> out;
+  for (auto& [name, described] : by_name) {
+    std::sort(described.begin(), described.end());
+    for (size_t k = 0; k < described.size(); ++k)
+      out[described.size() == 1 ? name : name + "#" + std::to_string(k + 1)] = described[k].second;
+  }
+  return out;
 }
 
 class DaemonTest : public testing::Test {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/daemon_test_support.h"
 #include "daemon/node_registry.h"
 #include "daemon/reconciler.h"
 #include "daemon/service_registry.h"
@@ -56,18 +57,9 @@ class LifecycleTest : public testing::Test {
   // first, when it has had several.
   std::map<std::string, std::string> Tasks(const std::string& service = "") {
     const Json listed = (*ListTasks(store_, service))["tasks"];
-    std::map<std::string, std::vector<std::pair<int64_t, std::string>>> by_name;
-    for (const Json& t : listed)
-      by_name[t.value("name", t["id"])].emplace_back(
-          orchestrator::SerialOf(t["id"].get<std::string>()),
-          t["state"].get<std::string>() + "@" + t.value("node", ""));
-    std::map<std::string, std::string> out;
-    for (auto& [name, tasks] : by_name) {
-      std::sort(tasks.begin(), tasks.end());
-      for (size_t k = 0; k < tasks.size(); ++k)
-        out[tasks.size() == 1 ? name : name + "#" + std::to_string(k + 1)] = tasks[k].second;
-    }
-    return out;
+    return ByTaskName(listed, [](const Json& t) {
+      return t["state"].get<std::string>() + "@" + t.value("node", "");
+    });
   }
   Json Task(const std::string& id_or_name) { return *GetTask(store_, id_or_name); }
   // "v<version> <state>" -> count, over the service's tasks meant to run.

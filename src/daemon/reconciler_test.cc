@@ -10,6 +10,7 @@
 
 #include "agent/agent.h"
 #include "daemon/class_registry.h"
+#include "daemon/daemon_test_support.h"
 #include "daemon/job_registry.h"
 #include "daemon/node_registry.h"
 #include "daemon/service_registry.h"
@@ -44,19 +45,10 @@ class ReconcilerTest : public testing::Test {
   // "j.1"); when a slot or node has had several tasks, "web.1#k" is its
   // k-th, oldest first.
   std::map<std::string, std::string> Tasks() {
-    std::map<std::string, std::vector<std::pair<int64_t, std::string>>> by_name;
     const Json listed = (*ListTasks(store_, ""))["tasks"];
-    for (const Json& t : listed)
-      by_name[t.value("name", t["id"])].emplace_back(
-          orchestrator::SerialOf(t["id"].get<std::string>()),
-          t["state"].get<std::string>() + "@" + t.value("node", ""));
-    std::map<std::string, std::string> out;
-    for (auto& [name, tasks] : by_name) {
-      std::sort(tasks.begin(), tasks.end());
-      for (size_t k = 0; k < tasks.size(); ++k)
-        out[tasks.size() == 1 ? name : name + "#" + std::to_string(k + 1)] = tasks[k].second;
-    }
-    return out;
+    return ByTaskName(listed, [](const Json& t) {
+      return t["state"].get<std::string>() + "@" + t.value("node", "");
+    });
   }
 
   ManualClock clock_{*ParseRfc3339("2026-01-01T00:00:00Z")};

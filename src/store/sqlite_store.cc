@@ -50,6 +50,16 @@ class Statement {
   int rc_ = SQLITE_ERROR;
 };
 
+// Appends the (id, revision, body) rows of a bound listing statement to
+// `out` and resets it; the last step's result (SQLITE_DONE: all read).
+int ReadRows(Statement& select, std::string_view kind, std::vector<StoredObject>* out) {
+  int rc;
+  while ((rc = select.Step()) == SQLITE_ROW)
+    out->push_back({std::string(kind), select.Text(0), select.Text(2), select.Int(1)});
+  select.Reset();
+  return rc;
+}
+
 bool Exec(sqlite3* db, const char* sql) {
   return sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK;
 }
@@ -388,11 +398,7 @@ Result<std::vector<StoredObject>> SqliteStore::List(std::string_view kind) const
   Statement& select = statements_->list;
   select.Bind(1, kind);
   std::vector<StoredObject> out;
-  int rc;
-  while ((rc = select.Step()) == SQLITE_ROW)
-    out.push_back({std::string(kind), select.Text(0), select.Text(2), select.Int(1)});
-  select.Reset();
-  if (rc != SQLITE_DONE) return Error("listing");
+  if (ReadRows(select, kind, &out) != SQLITE_DONE) return Error("listing");
   return out;
 }
 
@@ -403,11 +409,7 @@ Result<std::vector<StoredObject>> SqliteStore::ListPrefix(std::string_view kind,
   const std::string end = std::string(prefix) + '\xff';
   select.Bind(1, kind).Bind(2, prefix).Bind(3, end);
   std::vector<StoredObject> out;
-  int rc;
-  while ((rc = select.Step()) == SQLITE_ROW)
-    out.push_back({std::string(kind), select.Text(0), select.Text(2), select.Int(1)});
-  select.Reset();
-  if (rc != SQLITE_DONE) return Error("listing");
+  if (ReadRows(select, kind, &out) != SQLITE_DONE) return Error("listing");
   return out;
 }
 
