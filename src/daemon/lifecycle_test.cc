@@ -273,14 +273,16 @@ TEST_F(LifecycleTest, ARecreatedServiceStartsCleanWithNewIds) {
   CreateService({{"id", "api"}, {"replicas", 2}});
   Settle();
   std::set<std::string> old_ids;
-  for (const Json& t : (*ListTasks(store_, "api"))["tasks"]) old_ids.insert(t["id"]);
+  const Json before = (*ListTasks(store_, "api"))["tasks"];
+  for (const Json& t : before) old_ids.insert(t["id"]);
   ASSERT_TRUE(services_.Remove("api").ok());
   CreateService({{"id", "api"}, {"replicas", 2}});  // before any pass sees the removal
   EXPECT_TRUE((*ListTasks(store_, "api"))["tasks"].empty());
   Settle();
   EXPECT_EQ(Tasks(),
             (std::map<std::string, std::string>{{"api.1", "running@n1"}, {"api.2", "running@n1"}}));
-  for (const Json& t : (*ListTasks(store_, ""))["tasks"])
+  const Json after = (*ListTasks(store_, ""))["tasks"];
+  for (const Json& t : after)
     EXPECT_FALSE(old_ids.contains(t["id"])) << t["id"];
 }
 
