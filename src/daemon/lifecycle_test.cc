@@ -282,8 +282,7 @@ TEST_F(LifecycleTest, ARecreatedServiceStartsCleanWithNewIds) {
   EXPECT_EQ(Tasks(),
             (std::map<std::string, std::string>{{"api.1", "running@n1"}, {"api.2", "running@n1"}}));
   const Json after = (*ListTasks(store_, ""))["tasks"];
-  for (const Json& t : after)
-    EXPECT_FALSE(old_ids.contains(t["id"])) << t["id"];
+  for (const Json& t : after) EXPECT_FALSE(old_ids.contains(t["id"])) << t["id"];
 }
 
 // 10 replicas, parallelism 2, monitor 1 s, delay 2 s (stop-first): each
@@ -386,6 +385,15 @@ TEST_F(LifecycleTest, StartFirstKeepsTheOldTaskUntilTheNewRunsWithinTheNodeLimit
   EXPECT_EQ(Versions("web"), (std::map<std::string, int>{{"v2 running", 3}, {"v3 pending", 1}}));
   EXPECT_EQ(Task(IdOf("web.1", 3))["message"],
             "no suitable node (insufficient resources on 1 node)");
+  // A restarted berthd takes the waiting replacement as in flight: it makes
+  // no second one (parallelism 1).
+  {
+    Reconciler restarted{store_, nullptr, &clock_, options_};
+    Result<PassSummary> pass = restarted.RunPass(clock_.Now());
+    ASSERT_TRUE(pass.ok()) << pass.status().message();
+    EXPECT_EQ(pass->created, 0);
+    EXPECT_EQ(pass->stopped, 0);
+  }
   // stop-first instead: the old task stops, its replacement takes its room.
   ASSERT_TRUE(services_
                   .Update("web", {{"update_config", {{"order", "stop-first"}}},

@@ -87,6 +87,12 @@ class Pass {
     for (const std::string& id : executor.TakeChanged()) state.QueueTask(id);
     visit_ = state.TakeVisit(now, &summary.visited_all);
     changed_nodes_ = state.TakeChangedNodes();
+    // Positions may have moved: the rollouts' lists are rebuilt by the visit.
+    if (summary.visited_all)
+      for (auto& [id, update] : state.updates) {
+        update.outdated.clear();
+        update.in_flight.clear();
+      }
   }
   // With agents: has their bindings compared with the stored tasks when due
   // (AgentPlacement::CheckBindings); a task its agent lost and could not
@@ -170,6 +176,7 @@ class Pass {
   void Young(TaskEntry& e, const std::string& service_id, const StoredService& service);
   ServiceUpdate& RolloutOf(const std::string& service_id, const StoredService& service);
   void RollOut(const std::string& service_id, const StoredService& service, ServiceUpdate& u);
+  void PairWithOutdated(ServiceUpdate& u);
   bool Landed(const std::pair<uint32_t, uint32_t>& flight, const orchestrator::UpdateConfig& config,
               ServiceUpdate& u, std::string* failed_task);
   void FailureAction(const std::string& service_id, const StoredService& service,
@@ -181,6 +188,9 @@ class Pass {
   // Old tasks of `service_id` a start-first update keeps running beside
   // their replacements.
   uint64_t Outgoing(const std::string& service_id) const;
+  // The runnable task of the current version that holds `slot`, if any.
+  std::optional<uint32_t> CurrentHolder(const std::string& service_id, const StoredService& service,
+                                        uint64_t slot) const;
   void ExplainAdmission(const fairshare::Config& config, const fairshare::IterationResult& result);
   void Start(TaskEntry& e, const std::optional<SimulatedRun>& run);
   const std::optional<SimulatedRun>& RunOf(

@@ -13,6 +13,8 @@
 // failure action: pause, continue, or roll back (the loop writes the
 // service's previous template back as a new spec version, as `service
 // rollback` does).
+#include <map>
+
 #include "daemon/pass.h"
 #include "daemon/service_registry.h"
 
@@ -65,16 +67,13 @@ void Pass::Young(TaskEntry& e, const std::string& service_id, const StoredServic
 ServiceUpdate& Pass::RolloutOf(const std::string& service_id, const StoredService& service) {
   ServiceUpdate& u = state_.updates[service_id];
   if (u.spec_version == service.spec_version && !u.state.empty()) return u;
-  const std::string stored = u.stored;
-  const bool same_version = u.spec_version == service.spec_version;
-  const std::string kept_state = u.state, kept_message = u.message;
+  // (A status stored for this version, read back at start, goes on as it
+  // was: returned above.)
+  const std::string stored = u.stored, kept_state = u.state, kept_message = u.message;
   u = ServiceUpdate();
   u.stored = stored;
   u.spec_version = service.spec_version;
-  // A status stored for this version (berthd restarted) goes on as it was.
-  u.state = same_version && !kept_state.empty() ? kept_state
-            : service.rolling_back              ? "rollback_started"
-                                                : "updating";
+  u.state = service.rolling_back ? "rollback_started" : "updating";
   u.message = service.rolling_back ? "rollback in progress" : "update in progress";
   // An automatic rollback keeps saying why it started.
   if (service.rolling_back && kept_state == "rollback_started") u.message = kept_message;
@@ -109,6 +108,7 @@ void Pass::RollOut(const std::string& service_id, const StoredService& service, 
            e.task.desired > TaskState::kRunning ||
            e.task.spec_version.value_or(0) >= service.spec_version;
   });
+  PairWithOutdated(u);
   std::string failed_task;
   std::erase_if(u.in_flight, [&](const std::pair<uint32_t, uint32_t>& flight) {
     return Landed(flight, config, u, &failed_task);
@@ -125,6 +125,23 @@ void Pass::RollOut(const std::string& service_id, const StoredService& service, 
   }
   if (u.active() && !u.outdated.empty() && u.next_batch_at > now_)
     state_.CheckAt(*u.outdated.begin(), u.next_batch_at);
+}
+
+// A replacement found in flight by a full visit (Young) whose slot still
+// holds an outdated task (berthd restarted during a start-first update):
+// that task is the one it replaces, so it is not replaced twice.
+void Pass::PairWithOutdated(ServiceUpdate& u) {
+  std::map<uint64_t, uint32_t> outdated_by_slot;
+  for (auto& [next, old] : u.in_flight) {
+    if (old != ServiceUpdate::kNone || tasks_[next].task.slot == 0) continue;
+    if (outdated_by_slot.empty())
+      for (uint32_t p : u.outdated) outdated_by_slot.emplace(tasks_[p].task.slot, p);
+    const auto it = outdated_by_slot.find(tasks_[next].task.slot);
+    if (it == outdated_by_slot.end()) continue;
+    old = it->second;
+    u.outdated.erase(it->second);
+    outdated_by_slot.erase(it);
+  }
 }
 
 // Whether a replacement in flight is done with: it ran for `monitor` (the
@@ -199,6 +216,12 @@ void Pass::StartBatch(const std::string& service_id, const StoredService& servic
     const uint64_t slot = tasks_[p].task.slot;
     const std::string node = tasks_[p].task.node, agent = tasks_[p].task.agent;
     const bool start_first = config.order == orchestrator::UpdateOrder::kStartFirst;
+    // Its slot may hold a task of this version already (berthd restarted
+    // during a start-first update): that one is its replacement.
+    if (const std::optional<uint32_t> holder = CurrentHolder(service_id, service, slot)) {
+      u.in_flight.emplace_back(*holder, p);
+      continue;
+    }
     if (!start_first) {
       SetState(tasks_[p], TaskState::kShutdown,
                "replaced by spec version " + std::to_string(service.spec_version), true);
@@ -209,6 +232,18 @@ void Pass::StartBatch(const std::string& service_id, const StoredService& servic
     u.in_flight.emplace_back(state_.PositionOf(next), start_first ? p : ServiceUpdate::kNone);
     ++u.replaced;
   }
+}
+
+std::optional<uint32_t> Pass::CurrentHolder(const std::string& service_id,
+                                            const StoredService& service, uint64_t slot) const {
+  const orchestrator::ServiceTally* tally = state_.TallyOf(service_id);
+  if (slot == 0 || slot >= tally->holder.size() ||
+      tally->holder[slot] == orchestrator::ServiceTally::kNoHolder)
+    return std::nullopt;
+  const TaskEntry& e = tasks_[tally->holder[slot]];
+  if (!e.live() || !e.runnable() || e.task.spec_version.value_or(0) != service.spec_version)
+    return std::nullopt;
+  return tally->holder[slot];
 }
 
 uint64_t Pass::Outgoing(const std::string& service_id) const {
