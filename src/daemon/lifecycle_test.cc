@@ -299,6 +299,9 @@ TEST_F(LifecycleTest, ARollingUpdateReplacesTwoAtATime) {
   Settle();
   EXPECT_EQ(Versions("web"), (std::map<std::string, int>{{"v1 running", 8}, {"v2 running", 2}}));
   EXPECT_EQ(UpdateStatus("web")["state"], "updating");
+  EXPECT_EQ((*WhyTask(store_, "web.10"))["reason"],
+            "runs spec version 1; the rollout of version 2 has not replaced it yet (updating: "
+            "update in progress)");
   Advance(seconds(1));  // the batch has run its monitor period; the delay starts
   EXPECT_EQ(Versions("web").at("v2 running"), 2);
   for (int batch = 2; batch <= 5; ++batch) {
@@ -339,6 +342,9 @@ TEST_P(FailureActionTest, TheFailureActionIsTaken) {
         << status;
     Advance(seconds(60));
     EXPECT_EQ(Versions("web"), (std::map<std::string, int>{{"v1 running", 8}, {"v2 failed", 2}}));
+    EXPECT_TRUE((*WhyTask(store_, "web.10"))["reason"].get<std::string>().starts_with(
+        "runs spec version 1; the rollout of version 2 has not replaced it yet (paused: update "
+        "paused due to failure or early termination of task web."));
   } else if (action == "continue") {
     for (int i = 0; i < 4; ++i) Advance(Duration{500});
     EXPECT_EQ(UpdateStatus("web")["state"], "completed");

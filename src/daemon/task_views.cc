@@ -58,6 +58,27 @@ std::string AdmissionWait(const store::Store& store, const std::string& job) {
          n(of_class, "waiting") + " of its tasks wait; " + n(numbers, "idle") + " workers idle";
 }
 
+// A service's task of an older version still meant to run: why the update
+// has not replaced it yet, from the rollout's status. "" otherwise.
+std::string UpdateWait(const store::Store& store, const api::Json& task) {
+  if (!task.contains("service") || task.value("desired_state", "running") != "running") return "";
+  const std::string id = task["service"];
+  Result<std::optional<store::StoredObject>> service = store.Get("service", id);
+  if (!service.ok() || !service->has_value()) return "";
+  const uint64_t current =
+      api::Json::parse((*service)->body, nullptr, false).value("spec_version", uint64_t{0});
+  const uint64_t own = task.value("spec_version", uint64_t{0});
+  if (own >= current) return "";
+  std::string why = "runs spec version " + std::to_string(own) + "; the rollout of version " +
+                    std::to_string(current) + " has not replaced it yet";
+  Result<std::optional<store::StoredObject>> status = store.Get("update", id);
+  if (status.ok() && status->has_value()) {
+    const api::Json s = api::Json::parse((*status)->body, nullptr, false);
+    why += " (" + s.value("state", "") + ": " + s.value("message", "") + ")";
+  }
+  return why;
+}
+
 }  // namespace
 
 Result<api::Json> ListTasks(const store::Store& store, const TaskFilter& filter) {
@@ -115,6 +136,7 @@ Result<api::Json> WhyTask(const store::Store& store, std::string_view id_or_name
   if (why["state"] == "new" && task->contains("job"))
     if (std::string wait = AdmissionWait(store, (*task)["job"]); !wait.empty())
       why["reason"] = wait;
+  if (std::string wait = UpdateWait(store, *task); !wait.empty()) why["reason"] = wait;
   if (task->contains("name")) why["name"] = (*task)["name"];
   if (task->contains("node")) why["node"] = (*task)["node"];
   return why;
