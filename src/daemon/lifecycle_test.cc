@@ -164,6 +164,25 @@ TEST_F(LifecycleTest, DownAndUnknownNodesHaveTheirTasksReplacedAfterTheirGrace) 
   EXPECT_EQ(Task(IdOf("web.1", 1))["desired_state"], "shutdown");
 }
 
+// A global task stored as failed on a node that is gone by the time a pass
+// reads it (written by an older berthd, or reported late) is decided by its
+// restart policy like any other; no replacement goes to the missing node.
+TEST_F(LifecycleTest, AFailedGlobalTaskOfARemovedNodeIsNotRestartedThere) {
+  AddNode("n1");
+  CreateService({{"id", "mon"}, {"mode", "global"}});
+  Settle();
+  const std::string id = IdOf("mon.n1", 1);
+  ASSERT_TRUE(nodes_.Remove("n1").ok());
+  ASSERT_TRUE(
+      store_
+          .Commit({store::Write::Put(
+              "task", id, R"({"service":"mon","node":"n1","spec_version":1,"state":"failed"})")})
+          .ok());
+  Settle();
+  EXPECT_EQ(Tasks(), (std::map<std::string, std::string>{{"mon.n1", "failed@n1"}}));
+  EXPECT_EQ(Task(id)["desired_state"], "shutdown");
+}
+
 // A ready again before its grace ends keeps its tasks.
 TEST_F(LifecycleTest, ANodeBackWithinItsGraceKeepsItsTasks) {
   AddNode("n1");

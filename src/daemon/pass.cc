@@ -541,7 +541,9 @@ TaskEntry* Pass::CoverNode(const std::string& service, uint64_t spec_version,
   // berthd's own nodes: none on a drained or not-ready one, as SwarmKit's
   // global orchestrator (a node an agent lists is the agent's to judge).
   if (agents_ == nullptr) {
-    const Node& n = nodes_.find(node)->second.node;
+    const auto stored = nodes_.find(node);
+    if (stored == nodes_.end()) return nullptr;  // removed since its task ended
+    const Node& n = stored->second.node;
     if (n.availability == NodeAvailability::kDrain || n.state != NodeState::kReady) return nullptr;
   }
   return &NewTask(service, spec_version, 0, node);
