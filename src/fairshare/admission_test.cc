@@ -188,15 +188,15 @@ TEST(Rebalance, StartsAreCappedByWaitingTasks) {
 // one task and c1's floor share (0) to c1, so one worker stays idle until
 // the next iteration (further rounds would have lent it to c1 at once).
 TEST(Rebalance, OneLoanPassCanLeaveAWorkerIdleUntilTheNextIteration) {
-  const std::vector<ClassSpec> classes = {{"c0", 60, 0, 7, 1}, {"c1", 20, 0, 10, 1},
-                                          {"c2", 20, 0, 0, 1}};
+  const std::vector<ClassSpec> classes = {
+      {"c0", 60, 0, 7, 1}, {"c1", 20, 0, 10, 1}, {"c2", 20, 0, 0, 1}};
   Admission admission = MakeRebalancing(classes, 10, Duration{1}, std::chrono::minutes(1));
   IterationResult r = admission.Iterate(10, MakeJobs(classes), kNow);
   ASSERT_TRUE(r.rebalanced);
   EXPECT_EQ(r.start, (std::vector<int64_t>{7, 2, 0}));  // 9 of 10 workers
   // The next iteration (no rebalance: the timer stopped) lends it to c1.
-  const std::vector<ClassSpec> after = {{"c0", 60, 7, 0, 1}, {"c1", 20, 2, 8, 1},
-                                        {"c2", 20, 0, 0, 1}};
+  const std::vector<ClassSpec> after = {
+      {"c0", 60, 7, 0, 1}, {"c1", 20, 2, 8, 1}, {"c2", 20, 0, 0, 1}};
   IterationResult next = admission.Iterate(10, MakeJobs(after), kNow + std::chrono::seconds(1));
   EXPECT_FALSE(next.rebalanced);
   EXPECT_EQ(next.start, (std::vector<int64_t>{0, 1, 0}));
