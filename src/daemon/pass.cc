@@ -115,8 +115,7 @@ void Pass::StartAndStop() {
     } else if (svc != service_by_id_.end() &&
                e.task.spec_version.value_or(0) < svc->second.spec_version) {
       Outdated(e, svc->first, svc->second);
-    } else if (std::string why = on_agent || node.empty() ? "" : WhyLeaveNode(e, svc->second);
-               !why.empty()) {
+    } else if (!on_agent && !node.empty() && LeaveNode(e, svc->second)) {
       ++summary.stopped;
     } else if (e.task.state == TaskState::kNew && e.task.restart_at) {
       if (now_ < *e.task.restart_at) {
@@ -179,19 +178,19 @@ void Pass::RestartOrKeep(TaskEntry& e, const StoredService& service) {
 // running task whose node no longer satisfies its service's constraints is
 // stopped and replaced. A task abandoned earlier is stopped once its node
 // is ready again, so the node does not run it next to its replacement.
-std::string Pass::WhyLeaveNode(TaskEntry& e, const StoredService& service) {
+bool Pass::LeaveNode(TaskEntry& e, const StoredService& service) {
   const StoredNode& stored = nodes_.find(e.task.node)->second;
   const Node& node = stored.node;
   const std::string& id = e.task.node;
   if (e.task.desired > TaskState::kRunning) {  // abandoned while its node was down
-    if (node.state != NodeState::kReady) return "";
+    if (node.state != NodeState::kReady) return false;
     SetState(e, TaskState::kShutdown,
              "stopped: node '" + id + "' is back and the task was replaced meanwhile", true);
-    return e.task.message;
+    return true;
   }
   if (node.availability == NodeAvailability::kDrain) {
     SetState(e, TaskState::kShutdown, "node '" + id + "' was drained", true);
-    return e.task.message;
+    return true;
   }
   if (node.state != NodeState::kReady) {
     const Duration grace =
@@ -199,22 +198,22 @@ std::string Pass::WhyLeaveNode(TaskEntry& e, const StoredService& service) {
     const Timestamp since = state_.NotReadySince(id, now_);
     if (now_ < since + grace) {
       state_.CheckAt(state_.PositionOf(e), since + grace);
-      return "";
+      return false;
     }
     Abandon(e, "node '" + id + "' is " + std::string(ToString(node.state)) + " since " +
                    FormatRfc3339(since) + "; replaced elsewhere");
-    return e.task.message;
+    return true;
   }
-  if (e.task.state < TaskState::kAssigned) return "";  // the engine explains a pending one
+  if (e.task.state < TaskState::kAssigned) return false;  // the engine explains a pending one
   for (size_t i = 0; i < service.constraints.size(); ++i)
     if (!constraint::Matches(service.constraints[i], node)) {
       SetState(
           e, TaskState::kShutdown,
           "node '" + id + "' no longer satisfies constraint '" + service.spec->constraints[i] + "'",
           true);
-      return e.task.message;
+      return true;
     }
-  return "";
+  return false;
 }
 
 void Pass::Abandon(TaskEntry& e, std::string message) {

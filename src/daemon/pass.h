@@ -142,10 +142,11 @@ class Pass {
   // (global).
   TaskEntry& NewTask(const std::string& service, uint64_t spec_version, uint64_t slot,
                      const std::string& node);
-  // Why a placed task of a service may not stay on its node (drained, down
-  // past its grace, no longer satisfying a constraint), or "" while it may;
-  // a node within its grace has the task visited again when it ends.
-  std::string WhyLeaveNode(TaskEntry& e, const StoredService& service);
+  // Takes a placed task of a service off its node when it may not stay
+  // (drained, down past its grace, no longer satisfying a constraint), with
+  // the reason as its message; whether it did. A node within its grace has
+  // the task visited again when the grace ends.
+  bool LeaveNode(TaskEntry& e, const StoredService& service);
   // A task whose node went down: it is replaced, and stopped once the node
   // is back (it may still run there; the node is not reachable to say).
   void Abandon(TaskEntry& e, std::string message);

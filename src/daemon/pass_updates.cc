@@ -82,8 +82,9 @@ ServiceUpdate& Pass::RolloutOf(const std::string& service_id, const StoredServic
   return u;
 }
 
-// Over every rollout: its replacements in flight, its failures, its next
-// batch, and its status.
+// Over every rollout that has something to do (one under way, or with
+// replacements in flight): those in flight, its failures, its next batch,
+// and its status. A completed or paused one costs a pass nothing.
 void Pass::Update() {
   for (auto it = state_.updates.begin(); it != state_.updates.end();) {
     const auto svc = service_by_id_.find(it->first);
@@ -93,8 +94,10 @@ void Pass::Update() {
       continue;
     }
     ServiceUpdate& u = it->second;
-    if (u.spec_version == svc->second.spec_version) RollOut(it->first, svc->second, u);
-    QueueStatus(it->first, u);
+    if ((u.active() || !u.in_flight.empty()) && u.spec_version == svc->second.spec_version) {
+      RollOut(it->first, svc->second, u);
+      QueueStatus(it->first, u);
+    }
     ++it;
   }
 }

@@ -155,12 +155,14 @@ Status StoredState::Apply(const store::Change& change) {
     }
   } else if (change.kind == "service") {
     ApplyService(change.id, std::move(json));
-    if (auto it = services.find(change.id); it != services.end())
+    if (auto it = services.find(change.id); it != services.end()) {
+      it->second.body = change.body;
       it->second.revision = change.revision;
+    }
   } else if (change.kind == "job") {
     ApplyJob(change.id, std::move(json), change.revision);
   } else if (change.kind == "update") {
-    ApplyUpdateStatus(change.id, json);
+    ApplyUpdateStatus(change.id, json, change.body);
   } else if (change.kind == "duration") {
     if (put)
       durations[change.id] = ToRecorded(*json, change.revision);
@@ -188,7 +190,6 @@ void StoredState::ApplyService(const std::string& id, std::optional<Json> json) 
     return;
   }
   StoredService service = ToService(*json);
-  service.body = json->dump();
   // The API gives a new template a new spec version. A service created
   // again under the name concerns the earlier one's tasks.
   if (it != services.end() &&
@@ -203,13 +204,13 @@ void StoredState::ApplyService(const std::string& id, std::optional<Json> json) 
 
 // A rollout's stored status: a restarted berthd goes on from it (a paused
 // update stays paused). Its own writes come back here too (the same text).
-void StoredState::ApplyUpdateStatus(const std::string& id, const std::optional<Json>& json) {
+void StoredState::ApplyUpdateStatus(const std::string& id, const std::optional<Json>& json,
+                                    const std::string& text) {
   if (!json) {
     updates.erase(id);
     return;
   }
   ServiceUpdate& u = updates[id];
-  const std::string text = json->dump();
   if (u.stored == text) return;
   u.stored = text;
   u.spec_version = json->value("spec_version", uint64_t{0});

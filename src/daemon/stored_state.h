@@ -262,7 +262,8 @@ class StoredState {
   Status Apply(const store::Change& change);
   void ApplyService(const std::string& id, std::optional<api::Json> json);
   void ApplyJob(const std::string& id, std::optional<api::Json> json, int64_t revision);
-  void ApplyUpdateStatus(const std::string& id, const std::optional<api::Json>& json);
+  void ApplyUpdateStatus(const std::string& id, const std::optional<api::Json>& json,
+                         const std::string& text);
   void PutTask(const std::string& id, const api::Json& body, int64_t revision);
   // Deletes tasks[i], leaving a free entry; `in_history`: its history
   // group may still hold it.
