@@ -10,18 +10,29 @@ Status ReadDuration(const Json& value, const std::string& path, Duration* out) {
   return Status::Ok();
 }
 
+namespace {
+
+// A field naming one value of an enum, read with `parse`.
+template <typename Enum>
+Status ReadNamed(const Json& value, const std::string& path,
+                 Result<Enum> (*parse)(std::string_view), Enum* out) {
+  std::string text;
+  BERTH_RETURN_IF_ERROR(ReadString(value, path, &text));
+  Result<Enum> parsed = parse(text);
+  if (!parsed.ok()) return FieldError(path, parsed.status().message());
+  *out = *parsed;
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status DecodeRestartPolicy(const Json& value, const std::string& path,
                            orchestrator::RestartPolicy* out) {
   BERTH_RETURN_IF_ERROR(CheckObject(value, path, {"condition", "delay", "max_attempts", "window"}));
-  orchestrator::RestartPolicy policy;
-  if (auto it = value.find("condition"); it != value.end()) {
-    std::string text;
-    BERTH_RETURN_IF_ERROR(ReadString(*it, FieldPath(path, "condition"), &text));
-    Result<orchestrator::RestartCondition> condition = orchestrator::ParseRestartCondition(text);
-    if (!condition.ok())
-      return FieldError(FieldPath(path, "condition"), condition.status().message());
-    policy.condition = *condition;
-  }
+  orchestrator::RestartPolicy policy = *out;
+  if (auto it = value.find("condition"); it != value.end())
+    BERTH_RETURN_IF_ERROR(ReadNamed(*it, FieldPath(path, "condition"),
+                                    &orchestrator::ParseRestartCondition, &policy.condition));
   if (auto it = value.find("delay"); it != value.end())
     BERTH_RETURN_IF_ERROR(ReadDuration(*it, FieldPath(path, "delay"), &policy.delay));
   if (auto it = value.find("max_attempts"); it != value.end())
@@ -57,23 +68,12 @@ Status DecodeUpdateConfig(const Json& value, const std::string& path,
                         "expected a number from 0 to 1, got " + Brief(*it));
     config.max_failure_ratio = it->get<double>();
   }
-  for (const char* key : {"failure_action", "order"}) {
-    auto it = value.find(key);
-    if (it == value.end()) continue;
-    std::string text;
-    BERTH_RETURN_IF_ERROR(ReadString(*it, FieldPath(path, key), &text));
-    Status parsed = Status::Ok();
-    if (std::string_view(key) == "order") {
-      Result<orchestrator::UpdateOrder> order = orchestrator::ParseUpdateOrder(text);
-      if (order.ok()) config.order = *order;
-      parsed = order.status();
-    } else {
-      Result<orchestrator::FailureAction> action = orchestrator::ParseFailureAction(text);
-      if (action.ok()) config.failure_action = *action;
-      parsed = action.status();
-    }
-    if (!parsed.ok()) return FieldError(FieldPath(path, key), parsed.message());
-  }
+  if (auto it = value.find("failure_action"); it != value.end())
+    BERTH_RETURN_IF_ERROR(ReadNamed(*it, FieldPath(path, "failure_action"),
+                                    &orchestrator::ParseFailureAction, &config.failure_action));
+  if (auto it = value.find("order"); it != value.end())
+    BERTH_RETURN_IF_ERROR(
+        ReadNamed(*it, FieldPath(path, "order"), &orchestrator::ParseUpdateOrder, &config.order));
   *out = config;
   return Status::Ok();
 }

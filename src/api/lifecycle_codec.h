@@ -9,7 +9,10 @@
 //                      "monitor": "5s", "max_failure_ratio": 0,
 //                      "order": "stop-first" | "start-first"}
 //
-// Every field may be left out (orchestrator::RestartPolicy's defaults).
+// Every field may be left out: the Decode functions change only the fields
+// given in *out (start from a default-made value for the defaults of
+// orchestrator/restart_policy.h and update_config.h, or from a stored one to
+// apply a partial change), and nothing when they refuse.
 // Durations are Docker's flag values (ParseDuration of core/time.h).
 // Pure functions; safe from any thread.
 #pragma once

@@ -19,6 +19,27 @@ TEST(LifecycleCodec, ARestartPolicyReadsDockersValuesAndWritesEveryField) {
                             "window": "0s"})"));
 }
 
+// A partial change (PATCH) keeps the fields it does not name; a refused one
+// changes nothing.
+TEST(LifecycleCodec, APartialPolicyChangesOnlyTheFieldsItNames) {
+  orchestrator::RestartPolicy policy{orchestrator::RestartCondition::kNone, Duration{1'000}, 3,
+                                     Duration{60'000}};
+  ASSERT_TRUE(
+      DecodeRestartPolicy(Json::parse(R"({"delay": "2s"})"), "restart_policy", &policy).ok());
+  EXPECT_EQ(policy, (orchestrator::RestartPolicy{orchestrator::RestartCondition::kNone,
+                                                 Duration{2'000}, 3, Duration{60'000}}));
+  EXPECT_FALSE(DecodeRestartPolicy(Json::parse(R"({"max_attempts": 9, "condition": "x"})"),
+                                   "restart_policy", &policy)
+                   .ok());
+  EXPECT_EQ(policy.max_attempts, 3u);
+  orchestrator::UpdateConfig config;
+  config.order = orchestrator::UpdateOrder::kStartFirst;
+  ASSERT_TRUE(
+      DecodeUpdateConfig(Json::parse(R"({"parallelism": 4})"), "update_config", &config).ok());
+  EXPECT_EQ(config.parallelism, 4u);
+  EXPECT_EQ(config.order, orchestrator::UpdateOrder::kStartFirst);
+}
+
 TEST(LifecycleCodec, ABadRestartPolicyIsRefusedWithItsPath) {
   orchestrator::RestartPolicy policy;
   const std::pair<const char*, const char*> bad[] = {

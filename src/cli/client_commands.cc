@@ -462,20 +462,9 @@ void ClientCommands::AddServiceCommands(CLI::App& app) {
           }
           body["run"] = {{"duration", seconds}, {"outcome", outcome_}};
         }
-        Result<Json> restart = RestartPolicy();
-        if (!restart.ok()) {
-          err << "berth: " << restart.status().message() << "\n";
+        if (Status lifecycle = AddLifecycleFlags(&body); !lifecycle.ok()) {
+          err << "berth: " << lifecycle.message() << "\n";
           return 2;
-        }
-        if (!restart->is_null()) body["restart_policy"] = *restart;
-        for (auto [key, flags] :
-             {std::pair{"update_config", &update_flags_}, {"rollback_config", &rollback_flags_}}) {
-          Result<Json> config = RolloutConfig(*flags, key);
-          if (!config.ok()) {
-            err << "berth: " << config.status().message() << "\n";
-            return 2;
-          }
-          if (!config->is_null()) body[key] = *config;
         }
         if (replicas_ >= 0)
           body["replicas"] = replicas_;
@@ -618,7 +607,10 @@ void ClientCommands::AddServiceCommands(CLI::App& app) {
       ->required();
 }
 
-Result<Json> ClientCommands::RestartPolicy() const {
+// restart_policy, update_config and rollback_config of the --restart-*,
+// --update-* and --rollback-* flags given (berthd keeps a stored policy's
+// other fields on an update).
+Status ClientCommands::AddLifecycleFlags(Json* body) const {
   Json policy = Json::object();
   if (!restart_condition_.empty()) policy["condition"] = restart_condition_;
   for (const auto& [flag, key, value] : {std::tuple{"--restart-delay", "delay", &restart_delay_},
@@ -629,7 +621,14 @@ Result<Json> ClientCommands::RestartPolicy() const {
     policy[key] = *value;
   }
   if (restart_max_attempts_ >= 0) policy["max_attempts"] = restart_max_attempts_;
-  return policy.empty() ? Json() : policy;
+  if (!policy.empty()) (*body)["restart_policy"] = policy;
+  for (auto [key, flags] :
+       {std::pair{"update_config", &update_flags_}, {"rollback_config", &rollback_flags_}}) {
+    Result<Json> config = RolloutConfig(*flags, key);
+    if (!config.ok()) return config.status();
+    if (!config->is_null()) (*body)[key] = *config;
+  }
+  return Status::Ok();
 }
 
 Result<Json> ClientCommands::RolloutConfig(const std::map<std::string, std::string>& flags,
@@ -678,24 +677,12 @@ Result<Json> ClientCommands::UpdateBody(const Json& current) const {
   else
     task["constraints"] = constraints;
   if (task != before) body["task"] = task;
-  Result<Json> restart = RestartPolicy();
-  if (!restart.ok()) return restart.status();
-  if (!restart->is_null()) {
-    Json policy = current.value("restart_policy", Json::object());
-    policy.update(*restart);
-    body["restart_policy"] = policy;
-  }
-  for (auto [key, flags] :
-       {std::pair{"update_config", &update_flags_}, {"rollback_config", &rollback_flags_}}) {
-    Result<Json> config = RolloutConfig(*flags, key);
-    if (!config.ok()) return config.status();
-    if (!config->is_null()) body[key] = *config;
-  }
+  BERTH_RETURN_IF_ERROR(AddLifecycleFlags(&body));
   if (force_) body["force"] = true;
   if (body.empty())
     return Status::InvalidArgument(
-        "nothing to update: give --replicas, a template flag, "
-        "--restart-* or --force");
+        "nothing to update: give --replicas, a template flag, --restart-*, --update-*, "
+        "--rollback-* or --force");
   return body;
 }
 

@@ -64,8 +64,9 @@ class ClientCommands {
                      std::ostream& err) const;
   // service update's PATCH body from its flags and the service as it is.
   Result<api::Json> UpdateBody(const api::Json& current) const;
-  // The restart policy of --restart-* (only the flags given), or null.
-  Result<api::Json> RestartPolicy() const;
+  // Adds restart_policy, update_config and rollback_config of the flags
+  // given (--restart-*, --update-*, --rollback-*) to a create or update body.
+  Status AddLifecycleFlags(api::Json* body) const;
   // GET `path` and print its tasks (service ps, node ps).
   int PrintTasksOf(api::ApiClient& client, const std::string& path, std::ostream& out,
                    std::ostream& err) const;

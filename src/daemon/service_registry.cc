@@ -53,6 +53,14 @@ Status PutLifecycle(const api::Json& body, api::Json* stored) {
   return Status::Ok();
 }
 
+// A service's simulated run: `run`, or none (runs until stopped) for null.
+void SetRun(api::Json& service, const api::Json& run) {
+  if (run.is_null())
+    service.erase("run");
+  else
+    service["run"] = run;
+}
+
 }  // namespace
 
 Result<api::Json> ServiceRegistry::Create(const api::Json& service) {
@@ -128,10 +136,7 @@ Result<api::Json> ServiceRegistry::Update(std::string_view id, const api::Json& 
     service["previous_task"] = service["task"];
     service["previous_run"] = service.value("run", api::Json());
     if (patch.contains("task")) service["task"] = patch["task"];
-    if (run.is_null())
-      service.erase("run");
-    else
-      service["run"] = run;
+    SetRun(service, run);
     service["spec_version"] = service["spec_version"].get<uint64_t>() + 1;
     service["update_kind"] = "update";
   }
@@ -152,12 +157,9 @@ Result<api::Json> ServiceRegistry::RolledBack(api::Json service) {
     return Status::Conflict("service '" + service.value("id", "") +
                             "' has no previous spec to roll back to");
   std::swap(service["task"], service["previous_task"]);
-  api::Json run = service.value("previous_run", api::Json());
+  const api::Json run = service.value("previous_run", api::Json());
   service["previous_run"] = service.value("run", api::Json());
-  if (run.is_null())
-    service.erase("run");
-  else
-    service["run"] = run;
+  SetRun(service, run);
   service["spec_version"] = service["spec_version"].get<uint64_t>() + 1;
   service["update_kind"] = "rollback";
   return service;
