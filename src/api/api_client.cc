@@ -21,12 +21,12 @@ std::string DescribeHttpError(httplib::Error error) {
   }
 }
 
-ApiClient::ApiClient(const std::string& server, std::string token)
+ApiClient::ApiClient(const std::string& server, std::string token, int read_timeout_seconds)
     : server_(server.find("://") == std::string::npos ? "http://" + server : server),
       http_(std::make_unique<httplib::Client>(server_)) {
   http_->set_bearer_token_auth(token.c_str());
   http_->set_connection_timeout(5);
-  http_->set_read_timeout(30);
+  http_->set_read_timeout(read_timeout_seconds);
   // One connection for all of this client's calls: a new TCP connection per
   // call costs more than the call itself on loopback.
   http_->set_keep_alive(true);
@@ -34,6 +34,8 @@ ApiClient::ApiClient(const std::string& server, std::string token)
 }
 
 ApiClient::~ApiClient() = default;
+
+void ApiClient::Cancel() { http_->stop(); }
 
 Result<Json> ApiClient::Call(const std::string& method, const std::string& path, const Json& body) {
   // Invalid UTF-8 is the caller's to refuse first; here it becomes U+FFFD
@@ -57,6 +59,7 @@ Result<Json> ApiClient::Call(const std::string& method, const std::string& path,
       answer["error"].contains("message") && answer["error"]["message"].is_string())
     message = answer["error"]["message"];
   if (r->status == 401) return Status::InvalidArgument("unauthorized: " + message);
+  if (r->status == 403) return Status::PermissionDenied("forbidden: " + message);
   if (r->status == 404) return Status::NotFound(message);
   if (r->status == 409) return Status::Conflict(message);
   if (r->status < 500) return Status::InvalidArgument(message);

@@ -1,6 +1,6 @@
 // ApiClient: calls berthd's REST API (docs/api.md) for the `berth` CLI and
 // tests. Answers are JSON; an HTTP error becomes the Status its JSON error
-// body describes (400 InvalidArgument, 401/403 InvalidArgument, 404
+// body describes (400 and 401 InvalidArgument, 403 PermissionDenied, 404
 // NotFound, 409 Conflict, 5xx and connection failures Unavailable).
 // One client per thread.
 #pragma once
@@ -20,12 +20,16 @@ namespace berth::api {
 
 class ApiClient {
  public:
-  // server: "http://host:port" (or "host:port").
-  ApiClient(const std::string& server, std::string token);
+  // server: "http://host:port" (or "host:port"). A call fails when no
+  // answer came within `read_timeout_seconds` (a long poll needs more than
+  // its wait).
+  ApiClient(const std::string& server, std::string token, int read_timeout_seconds = 30);
   ~ApiClient();
 
   // method: GET, POST, PATCH or DELETE; body: JSON text for POST and PATCH.
   Result<Json> Call(const std::string& method, const std::string& path, const Json& body = nullptr);
+  // Ends a Call in flight on another thread (it fails as Unavailable).
+  void Cancel();
 
  private:
   std::string server_;

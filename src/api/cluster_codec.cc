@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/process_codec.h"
 #include "constraint/constraint.h"
 #include "core/ascii.h"
 #include "core/names.h"
@@ -287,7 +288,11 @@ Status DecodeTaskSpec(const Json& value, const std::string& path, TaskSpec* spec
   BERTH_RETURN_IF_ERROR(
       CheckObject(value, path,
                   {"resources", "constraints", "preferences", "platforms", "ports",
-                   "max_replicas_per_node", "networks", "volume_drivers", "log_driver"}));
+                   "max_replicas_per_node", "networks", "volume_drivers", "log_driver",
+                   // how a berth-node runs it (process_codec.h), not for placement
+                   "command", "args", "env", "workdir", "stop_grace_period", "limits"}));
+  std::optional<executor::ProcessSpec> process;
+  BERTH_RETURN_IF_ERROR(DecodeProcessSpec(value, path, &process));
   TaskSpec s;
   BERTH_RETURN_IF_ERROR(ReadField(value, "resources", path, ReadReservations, &s.reservations));
   BERTH_RETURN_IF_ERROR(ReadField(value, "constraints", path, ReadConstraints, &s.constraints));

@@ -65,6 +65,8 @@ std::string_view CodeName(StatusCode code) {
       return "unavailable";
     case StatusCode::kInternal:
       return "internal";
+    case StatusCode::kPermissionDenied:
+      return "forbidden";
   }
   return "internal";
 }
@@ -203,6 +205,8 @@ int HttpStatusOf(StatusCode code) {
       return 503;
     case StatusCode::kInternal:
       return 500;
+    case StatusCode::kPermissionDenied:
+      return 403;
   }
   return 500;
 }
@@ -238,7 +242,7 @@ ApiServer::ApiServer(ApiServerOptions options)
   http_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     NoBodyUnlessAnnounced(req);
     const std::string header = req.get_header_value("Authorization");
-    if (!SameSecret(BearerToken(header), options_.token)) {
+    if (!Authenticate(BearerToken(header))) {
       counters_.unauthorized.fetch_add(1, std::memory_order_relaxed);
       res.set_header("WWW-Authenticate", "Bearer");
       SendJson(res, 401,
@@ -289,10 +293,44 @@ ApiServer::ApiServer(ApiServerOptions options)
 
 ApiServer::~ApiServer() { Stop(); }
 
-void ApiServer::Route(const std::string& method, const std::string& pattern, ApiHandler handler) {
-  auto adapter = [handler = std::move(handler)](const httplib::Request& req,
-                                                httplib::Response& res) {
-    ApiRequest request{req.method, req.path, req.body, {}, {}};
+std::optional<Principal> ApiServer::Authenticate(std::string_view token) const {
+  if (SameSecret(token, options_.token)) return Principal{};
+  if (options_.authenticate && !token.empty()) return options_.authenticate(token);
+  return std::nullopt;
+}
+
+namespace {
+
+bool Allows(Access access, const Principal& who) {
+  switch (who.kind) {
+    case Principal::Kind::kAdmin:
+      return true;
+    case Principal::Kind::kNode:
+      return access != Access::kAdmin;
+    case Principal::Kind::kNodeJoin:
+      return access == Access::kNodeJoin;
+  }
+  return false;
+}
+
+}  // namespace
+
+void ApiServer::Route(const std::string& method, const std::string& pattern, ApiHandler handler,
+                      Access access) {
+  auto adapter = [this, access, handler = std::move(handler)](const httplib::Request& req,
+                                                              httplib::Response& res) {
+    // The pre-routing handler let only known tokens through; one revoked
+    // since (a rotated node token) is refused here.
+    std::optional<Principal> who = Authenticate(BearerToken(req.get_header_value("Authorization")));
+    if (!who) return SendJson(res, 401, ErrorJson("unauthorized", "wrong bearer token"));
+    if (!Allows(access, *who))
+      return SendJson(res, 403,
+                      ErrorJson("forbidden", who->kind == Principal::Kind::kNodeJoin
+                                                 ? "the node join token may only register a node"
+                                                 : "a node's token may only register and "
+                                                   "heartbeat its node, read its assignments and "
+                                                   "report its tasks"));
+    ApiRequest request{req.method, req.path, req.body, {}, {}, std::move(*who)};
     for (const auto& [name, value] : req.params) request.query[name] = value;
     for (size_t i = 1; i < req.matches.size(); ++i) request.params.push_back(req.matches[i].str());
     Result<ApiResponse> response = handler(request);

@@ -2,7 +2,8 @@
 // on cpp-httplib. It owns what every endpoint shares:
 //   - bearer-token authentication on every route: a missing or wrong
 //     `Authorization: Bearer <token>` (scheme in any case) is 401, counted
-//     in counters();
+//     in counters(); a known token whose principal the route's Access does
+//     not take is 403;
 //   - request bodies: JSON (a Content-Type other than application/json is
 //     415 before the body is read), at most max_body_bytes (413), parsed
 //     within api::DocumentLimits (ParseJsonBody); a request without
@@ -23,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -36,18 +38,38 @@ class Server;
 
 namespace berth::api {
 
+// Who sent a request: the admin (the API token), or a node (docs/agent.md,
+// "Credentials"): the cluster's node join token, or one node's own
+// credential.
+struct Principal {
+  enum class Kind { kAdmin, kNodeJoin, kNode };
+  Kind kind = Kind::kAdmin;
+  std::string node;  // kNode: the node it is
+};
+
+// Who may call a route; anyone else gets 403.
+enum class Access {
+  kAdmin,     // the API token only (the default)
+  kNode,      // a node's credential (the handler checks it is that node's), or the admin
+  kNodeJoin,  // the node join token too (registration)
+};
+
 struct ApiServerOptions {
   std::string host = "127.0.0.1";
   int port = 7480;                  // 0: any free port (see ApiServer::port)
   std::string token;                // the bearer token every request must carry; not empty
   size_t max_body_bytes = 1 << 20;  // larger request bodies get 413
   int threads = 8;                  // worker threads
+  // Other bearer tokens: the principal a token stands for, or nullopt (401).
+  // Called on the server's threads. Unset: only `token` is accepted.
+  std::function<std::optional<Principal>(std::string_view token)> authenticate;
 };
 
 struct ApiRequest {
   std::string method, path, body;
   std::vector<std::string> params;           // the route pattern's captures, in order
   std::map<std::string, std::string> query;  // query parameters (the last of repeated ones)
+  Principal principal;                       // who sent it
   // The query parameter `name`, or "".
   std::string Query(const std::string& name) const {
     auto it = query.find(name);
@@ -77,7 +99,8 @@ class ApiServer {
 
   // method: GET, POST, PATCH, PUT or DELETE; pattern: a regular expression
   // over the path whose groups become ApiRequest::params.
-  void Route(const std::string& method, const std::string& pattern, ApiHandler handler);
+  void Route(const std::string& method, const std::string& pattern, ApiHandler handler,
+             Access access = Access::kAdmin);
 
   // Binds and starts serving on a background thread. Unavailable when the
   // address cannot be bound; InvalidArgument for an empty token.
@@ -89,6 +112,8 @@ class ApiServer {
   const ApiCounters& counters() const { return counters_; }
 
  private:
+  std::optional<Principal> Authenticate(std::string_view token) const;
+
   ApiServerOptions options_;
   std::unique_ptr<httplib::Server> http_;
   std::thread thread_;

@@ -81,6 +81,9 @@ int Run(const std::vector<std::string>& args, std::istream& in, std::ostream& ou
       ->capture_default_str();
   up_command->add_flag("--demo", up.demo, "create a demo service and show where its tasks went");
   up_command->add_flag("--once", up.once, "stop after printing the placements");
+  up_command->add_flag("--local-node", up.local_node,
+                       "also run a real node, 'local', whose tasks are processes of this machine "
+                       "(with --demo: a task that echoes, and its output)");
   up_command->add_flag("--new-token", up.daemon.new_token,
                        "issue a new API token if the token file is missing although the data "
                        "directory holds data");

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <optional>
 #include <ostream>
+#include <sstream>
 #include <thread>
 #include <tuple>
 
@@ -76,6 +77,40 @@ void PrintNodes(const Json& answer, std::ostream& out) {
   PrintTable(out, {"ID", "STATE", "AVAILABILITY", "CPU", "MEMORY", "LABELS"}, rows);
 }
 
+// `node inspect`: one node, field by field, with what its tasks reserve
+// and, for a berth-node machine, its executor and whether limits hold.
+void PrintNodeDetail(const Json& n, std::ostream& out) {
+  auto resources = [](const Json& r) {
+    return "cpu " + Text(r.value("cpu", Json("0"))) + ", memory " +
+           Text(r.value("memory", Json(0)));
+  };
+  std::vector<std::vector<std::string>> rows = {
+      {"ID:", Text(n["id"])},
+      {"Hostname:", n.value("hostname", "")},
+      {"State:", n.value("state", "ready")},
+      {"Availability:", n.value("availability", "active")},
+      {"Resources:", resources(n.value("resources", Json::object()))},
+      {"Allocated:", resources(n.value("allocated", Json::object())) + " (" +
+                         Text(n.value("tasks", Json(0))) + " tasks)"},
+      {"Free:", resources(n.value("free", Json::object()))},
+      {"Labels:", n.value("labels", Json::object()).dump()},
+      {"Engine labels:", n.value("engine_labels", Json::object()).dump()}};
+  if (const Json p = n.value("platform", Json::object()); !p.empty())
+    rows.insert(rows.begin() + 4, {"Platform:", p.value("os", "") + "/" + p.value("arch", "")});
+  if (n.contains("berth_node")) {
+    const Json& b = n["berth_node"];
+    rows.push_back({"Executor:", "berth-node " + b.value("version", "") + ", logs at " +
+                                     b.value("endpoint", "")});
+    rows.push_back({"Limits:", b.value("limits_enforced", false)
+                                   ? "enforced (cgroup v2)"
+                                   : "NOT enforced: " + b.value("limits", "")});
+  } else {
+    rows.push_back({"Executor:", "simulated"});
+  }
+  for (const auto& row : rows)
+    out << row[0] << std::string(16 - row[0].size(), ' ') << row[1] << "\n";
+}
+
 void PrintServices(const Json& answer, std::ostream& out) {
   std::vector<std::vector<std::string>> rows;
   const Json& services = answer.contains("services") ? answer["services"] : Json::array({answer});
@@ -102,6 +137,14 @@ std::optional<Json> CallOrSay(api::ApiClient& client, const std::string& method,
   if (answer.ok()) return std::move(*answer);
   err << "berth: " << answer.status().message() << "\n";
   return std::nullopt;
+}
+
+// "a b  c" -> {"a", "b", "c"}.
+std::vector<std::string> SplitSpaces(const std::string& text) {
+  std::vector<std::string> words;
+  std::istringstream in(text);
+  for (std::string word; in >> word;) words.push_back(word);
+  return words;
 }
 
 // "SERVICE=N" -> (service, n).
@@ -244,6 +287,67 @@ ClientCommands::ClientCommands(CLI::App& app) {
   AddTaskCommands(app);
   AddJobCommands(app);
   AddClassCommands(app);
+  AddTokenCommands(app);
+}
+
+// The node join token, as `docker swarm join-token worker` shows it.
+void ClientCommands::AddTokenCommands(CLI::App& app) {
+  CLI::App* token =
+      app.add_subcommand("token", "Show or rotate the token berth-node machines join with")
+          ->require_subcommand(1);
+  auto print = [](const Json& answer, std::ostream& out) { out << Text(answer["token"]) << "\n"; };
+  AddLeaf(
+      *token, "show", "Print the node join token (berth-node --token-file)",
+      [this]() -> Result<Request> {
+        return Request{"GET", "/v1/tokens/" + kind_, nullptr};
+      },
+      print)
+      ->add_option("KIND", kind_, "node")
+      ->check(CLI::IsMember({"node"}))
+      ->required();
+  AddLeaf(
+      *token, "rotate",
+      "Replace the node join token (nodes that joined keep working; new ones need the new "
+      "token)",
+      [this]() -> Result<Request> {
+        return Request{"POST", "/v1/tokens/" + kind_ + "/rotate", nullptr};
+      },
+      print)
+      ->add_option("KIND", kind_, "node")
+      ->check(CLI::IsMember({"node"}))
+      ->required();
+}
+
+// --env, --workdir, --stop-grace-period and --limit-*: how a berth-node runs
+// the tasks; COMMAND sets them all, the flags without it are refused by berthd.
+Status ClientCommands::AddProcessFlags(Json* task) const {
+  if (!command_.empty()) {
+    (*task)["command"] = command_[0];
+    if (command_.size() > 1)
+      (*task)["args"] = std::vector<std::string>(command_.begin() + 1, command_.end());
+    else
+      task->erase("args");
+  }
+  std::vector<std::string> env = task->value("env", std::vector<std::string>());
+  for (const std::string& name : env_rm_)
+    if (std::erase_if(env,
+                      [&](const std::string& e) { return e.substr(0, e.find('=')) == name; }) == 0)
+      return Status::InvalidArgument("--env-rm '" + name + "': the service sets no such variable");
+  for (const std::string& e : env_add_.empty() ? env_ : env_add_) {
+    std::erase_if(env, [&](const std::string& old) {
+      return old.substr(0, old.find('=')) == e.substr(0, e.find('='));
+    });
+    env.push_back(e);
+  }
+  if (env.empty())
+    task->erase("env");
+  else
+    (*task)["env"] = env;
+  if (!workdir_.empty()) (*task)["workdir"] = workdir_;
+  if (!stop_grace_period_.empty()) (*task)["stop_grace_period"] = stop_grace_period_;
+  if (!limit_cpu_.empty()) (*task)["limits"]["cpu"] = limit_cpu_;
+  if (!limit_memory_.empty()) (*task)["limits"]["memory"] = limit_memory_;
+  return Status::Ok();
 }
 
 // The task template of --reserve-cpu, --reserve-memory and --constraint.
@@ -362,10 +466,12 @@ void ClientCommands::AddNodeCommands(CLI::App& app) {
   ps->add_option("NODE", id_, "node id")->check(kIdRule)->required();
   ps->add_flag("--no-trunc", no_trunc_, "do not cut messages");
   ps->add_option("-f,--filter", filters_, "desired-state=running|shutdown|complete");
-  leaf("inspect", "Show one node",
-       [this] {
-         return Result<Request>(Request{"GET", "/v1/nodes/" + id_, nullptr});
-       })
+  AddLeaf(
+      *node, "inspect", "Show one node: resources, what its tasks reserve, its executor",
+      [this] {
+        return Result<Request>(Request{"GET", "/v1/nodes/" + id_, nullptr});
+      },
+      PrintNodeDetail)
       ->add_option("ID", id_, "node id")
       ->check(kIdRule)
       ->required();
@@ -428,6 +534,23 @@ void ClientCommands::AddServiceCommands(CLI::App& app) {
                          "stop-first | start-first (default stop-first)");
     }
   };
+  auto add_process_flags = [this](CLI::App& command, bool update) {
+    if (update) {
+      command.add_option("--env-add", env_add_, "add or change a variable NAME=value (repeatable)");
+      command.add_option("--env-rm", env_rm_, "remove a variable NAME (repeatable)");
+    } else {
+      command.add_option("-e,--env", env_, "an environment variable NAME=value (repeatable)");
+    }
+    command.add_option("-w,--workdir", workdir_, "the tasks' working directory (absolute)");
+    command.add_option("--stop-grace-period", stop_grace_period_,
+                       "time between SIGTERM and SIGKILL when a task is stopped (default 10s)");
+    command.add_option(
+        "--limit-cpu", limit_cpu_,
+        "CPU limit per task (0.5, 500m), enforced on nodes with a delegated cgroup v2");
+    command.add_option(
+        "--limit-memory", limit_memory_,
+        "memory limit per task (512Mi), enforced on nodes with a delegated cgroup v2");
+  };
   auto add_wait_flags = [this](CLI::App& command) {
     command.add_flag("-d,--detach", detach_, "return at once instead of waiting to converge");
     command.add_option("--timeout", wait_timeout_, "seconds to wait to converge (default 60)")
@@ -451,6 +574,10 @@ void ClientCommands::AddServiceCommands(CLI::App& app) {
             return 2;
           }
           task["ports"].push_back(*port);
+        }
+        if (Status process = AddProcessFlags(&task); !process.ok()) {
+          err << "berth: " << process.message() << "\n";
+          return 2;
         }
         Json body = {{"id", id_}, {"mode", mode_}, {"task", task}};
         if (!run_duration_.empty()) {
@@ -492,6 +619,10 @@ void ClientCommands::AddServiceCommands(CLI::App& app) {
   create
       ->add_option("--run-outcome", outcome_, "simulated executor: how tasks end, complete | fail")
       ->check(CLI::IsMember({"complete", "fail"}));
+  add_process_flags(*create, false);
+  create->add_option("COMMAND", command_,
+                     "the program and its arguments, after --, run by a berth-node machine "
+                     "(default: none, the simulated executor runs the tasks)");
   add_restart_flags(*create);
   add_rollout_flags(*create);
   add_wait_flags(*create);
@@ -518,6 +649,9 @@ void ClientCommands::AddServiceCommands(CLI::App& app) {
   update->add_option("--constraint-rm", constraint_rm_,
                      "remove a placement constraint (repeatable)");
   update->add_flag("--force", force_, "replace every task even if nothing else changed");
+  add_process_flags(*update, true);
+  update->add_option("--args", command_args_,
+                     "replace the command's arguments (one string, split at spaces)");
   add_restart_flags(*update);
   add_rollout_flags(*update);
   add_wait_flags(*update);
@@ -531,6 +665,13 @@ void ClientCommands::AddServiceCommands(CLI::App& app) {
                 });
   rollback->add_option("ID", id_, "service id")->check(kIdRule)->required();
   add_wait_flags(*rollback);
+  CLI::App* logs =
+      AddAction(*service, "logs", "Show the output of every task of a service, merged in time",
+                [this](api::ApiClient& client, std::ostream& out, std::ostream& err) {
+                  return PrintServiceLogs(client, id_, logs_, out, err);
+                });
+  logs->add_option("SERVICE", id_, "service id")->check(kIdRule)->required();
+  AddLogsFlags(*logs);
 
   AddAction(
       *service, "ls", "List services with their running and desired tasks",
@@ -676,6 +817,12 @@ Result<Json> ClientCommands::UpdateBody(const Json& current) const {
     task.erase("constraints");
   else
     task["constraints"] = constraints;
+  BERTH_RETURN_IF_ERROR(AddProcessFlags(&task));
+  if (!command_args_.empty()) {
+    if (!task.contains("command"))
+      return Status::InvalidArgument("--args: the service has no command to give arguments to");
+    task["args"] = SplitSpaces(command_args_);
+  }
   if (task != before) body["task"] = task;
   BERTH_RETURN_IF_ERROR(AddLifecycleFlags(&body));
   if (force_) body["force"] = true;
@@ -796,6 +943,14 @@ void ClientCommands::AddTaskCommands(CLI::App& app) {
       ->add_option("TASK", id_, "task id or name (web.1: the newest task of slot 1)")
       ->check(kTaskIdRule)
       ->required();
+  CLI::App* logs = AddAction(*task, "logs", "Show a task's output (a task run by a berth-node)",
+                             [this](api::ApiClient& client, std::ostream& out, std::ostream& err) {
+                               return PrintTaskLogs(client, id_, logs_, out, err);
+                             });
+  logs->add_option("TASK", id_, "task id or name (web.1: the newest task of slot 1)")
+      ->check(kTaskIdRule)
+      ->required();
+  AddLogsFlags(*logs);
   leaf(
       "why", "Explain why a task is where it is, or why it is not running",
       [this] {
@@ -805,6 +960,13 @@ void ClientCommands::AddTaskCommands(CLI::App& app) {
       ->add_option("TASK", id_, "task id or name (web.1: the newest task of slot 1)")
       ->check(kTaskIdRule)
       ->required();
+}
+
+void ClientCommands::AddLogsFlags(CLI::App& command) {
+  command.add_flag("-f,--follow", logs_.follow, "keep printing new lines until the task ends");
+  command.add_option("-n,--tail", logs_.tail, "only the last N lines (of each task)")
+      ->check(CLI::NonNegativeNumber);
+  command.add_flag("-t,--timestamps", logs_.timestamps, "print when each line was written");
 }
 
 void ClientCommands::AddJobCommands(CLI::App& app) {

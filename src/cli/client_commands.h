@@ -20,6 +20,7 @@
 
 #include "api/api_client.h"
 #include "api/json_fields.h"
+#include "cli/logs.h"
 #include "core/status.h"
 
 namespace CLI {
@@ -94,6 +95,15 @@ class ClientCommands {
   static Result<api::Json> RolloutConfig(const std::map<std::string, std::string>& flags,
                                          const std::string& prefix);
   bool detach_ = false, force_ = false, no_trunc_ = false;
+  // How a berth-node runs the tasks (service create -- COMMAND ARGS).
+  std::vector<std::string> command_, env_, env_add_, env_rm_;
+  std::string workdir_, stop_grace_period_, limit_cpu_, limit_memory_;
+  // Adds the process fields of the flags above to a task template.
+  Status AddProcessFlags(api::Json* task) const;
+  std::string command_args_, kind_;
+  LogsOptions logs_;
+  void AddLogsFlags(CLI::App& command);
+  void AddTokenCommands(CLI::App& app);
   double wait_timeout_ = 60;
   int64_t replicas_ = -1, count_ = 1;
   std::string requestor_, duration_ = "1", outcome_ = "complete", threshold_, min_duration_,

@@ -1,17 +1,23 @@
 #include "cli/up_command.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <ostream>
+#include <thread>
 
 #include "api/api_client.h"
 #include "cli/client_commands.h"
+#include "cli/logs.h"
 #include "cli/task_table.h"
+#include "node/node_agent.h"
 
 namespace berth::cli {
 namespace {
 
 using api::Json;
+
+constexpr const char* kLocalNode = "local";
 
 // Creates an object unless it exists (a Conflict means it does).
 Status CreateIfAbsent(api::ApiClient& client, const std::string& path, const Json& body) {
@@ -32,8 +38,65 @@ Status SetUp(api::ApiClient& client, const UpOptions& options) {
                      {"replicas", 2 * options.nodes},
                      {"task",
                       {{"resources", {{"cpu", 1}, {"memory", "1Gi"}}},
+                       {"constraints", {"node.id!=" + std::string(kLocalNode)}},
                        {"preferences", {{{"spread", "node.labels.az"}}}}}}};
-  return CreateIfAbsent(client, "/v1/services", demo);
+  BERTH_RETURN_IF_ERROR(CreateIfAbsent(client, "/v1/services", demo));
+  if (!options.local_node) return Status::Ok();
+  const Json hello = {
+      {"id", "hello"},
+      {"replicas", 1},
+      {"restart_policy", {{"condition", "none"}}},
+      {"task",
+       {{"command", "sh"},
+        {"args",
+         {"-c", "echo \"hello from task $BERTH_TASK_ID on node $BERTH_NODE_ID\"; uname -sm"}},
+        {"constraints", {"node.id==" + std::string(kLocalNode)}}}}};
+  return CreateIfAbsent(client, "/v1/services", hello);
+}
+
+// berth-exec, next to this program.
+std::string ExecPath(const UpOptions& options) {
+  if (!options.exec_path.empty()) return options.exec_path;
+  char self[4096] = {};
+  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+  const std::string path(self, n > 0 ? static_cast<size_t>(n) : 0);
+  return path.substr(0, path.rfind('/') + 1) + "berth-exec";
+}
+
+Result<std::unique_ptr<node::NodeAgent>> StartLocalNode(api::ApiClient& client,
+                                                        const std::string& server,
+                                                        const UpOptions& options,
+                                                        const Clock& clock) {
+  Result<Json> token = client.Call("GET", "/v1/tokens/node");
+  if (!token.ok()) return token.status();
+  node::NodeAgentOptions local;
+  local.join = "http://" + server;
+  local.join_token = (*token)["token"];
+  local.data_dir = options.daemon.data_dir + "/local-node";
+  local.hostname = kLocalNode;
+  local.listen_host = "127.0.0.1";
+  local.listen_port = 0;
+  local.advertise = "127.0.0.1";
+  local.exec_path = ExecPath(options);
+  return node::NodeAgent::Start(local, clock);
+}
+
+// Waits (up to 30 s) for the hello task to end, then prints its output.
+void ShowHello(api::ApiClient& client, std::ostream& out, std::ostream& err) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (;;) {
+    Result<Json> task = client.Call("GET", "/v1/tasks/hello.1");
+    const std::string state = task.ok() ? task->value("state", "") : "";
+    if (state == "complete" || state == "failed" || state == "rejected") break;
+    if (std::chrono::steady_clock::now() > deadline) {
+      err << "berth up: the hello task did not end within 30 s (" << state << ")\n";
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // polling a client's view
+  }
+  out << "\nOutput of hello.1, a real process on node '" << kLocalNode
+      << "' (berth service logs hello):\n";
+  PrintServiceLogs(client, "hello", {}, out, err);
 }
 
 }  // namespace
@@ -52,6 +115,17 @@ int RunUp(const UpOptions& options, std::ostream& out, std::ostream& err) {
   }
   const std::string server = options.daemon.host + ":" + std::to_string((*daemon)->port());
   api::ApiClient client(server, (*daemon)->token());
+  SystemClock clock;
+  std::unique_ptr<node::NodeAgent> local;
+  if (options.local_node) {
+    Result<std::unique_ptr<node::NodeAgent>> started =
+        StartLocalNode(client, server, options, clock);
+    if (!started.ok()) {
+      err << "berth up: the local node: " << started.status().message() << "\n";
+      return 1;
+    }
+    local = std::move(*started);
+  }
   if (Status set_up = SetUp(client, options); !set_up.ok()) {
     err << "berth up: " << set_up.message() << "\n";
     return 1;
@@ -66,14 +140,16 @@ int RunUp(const UpOptions& options, std::ostream& out, std::ostream& err) {
                       t.value("node", "-"), t.value("message", "")});
     PrintTable(out, {"TASK", "STATE", "NODE", "MESSAGE"}, rows);
   }
+  if (options.demo && local) ShowHello(client, out, err);
+  const std::string nodes = std::to_string(options.nodes) + " simulated nodes" +
+                            (local ? " and the real node '" + std::string(kLocalNode) + "'" : "");
   if (options.once) {
-    out << "berthd ran at http://" << server << " with " << options.nodes
-        << " simulated nodes and has stopped (--once); data and API token in "
-        << options.daemon.data_dir << "\n";
+    out << "berthd ran at http://" << server << " with " << nodes
+        << " and has stopped (--once); data and API token in " << options.daemon.data_dir << "\n";
     return 0;
   }
-  out << "berthd is running at http://" << server << " with " << options.nodes
-      << " simulated nodes; data and API token in " << options.daemon.data_dir << "\n";
+  out << "berthd is running at http://" << server << " with " << nodes << "; data and API token in "
+      << options.daemon.data_dir << "\n";
   out << "Try: berth task ls --server " << server << " --data-dir " << options.daemon.data_dir
       << "   (Ctrl-C stops)\n"
       << std::flush;

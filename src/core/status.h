@@ -14,7 +14,15 @@
 
 namespace berth {
 
-enum class StatusCode { kOk, kInvalidArgument, kNotFound, kConflict, kUnavailable, kInternal };
+enum class StatusCode {
+  kOk,
+  kInvalidArgument,
+  kNotFound,
+  kConflict,
+  kUnavailable,
+  kInternal,
+  kPermissionDenied,  // the caller may not do this (a node's token on an admin route)
+};
 
 class [[nodiscard]] Status {
  public:
@@ -29,6 +37,9 @@ class [[nodiscard]] Status {
   static Status Conflict(std::string m) { return {StatusCode::kConflict, std::move(m)}; }
   static Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+  static Status PermissionDenied(std::string m) {
+    return {StatusCode::kPermissionDenied, std::move(m)};
+  }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

@@ -56,6 +56,14 @@ int Run(int argc, char** argv) {
                  "The same for a node whose state is unknown or disconnected (SwarmKit's "
                  "heartbeat grace: 5 s x 3)")
       ->capture_default_str();
+  std::string heartbeat_period = "5s";
+  app.add_option("--heartbeat-period", heartbeat_period,
+                 "How often berth-node machines heartbeat (SwarmKit's dispatcher: 5s)")
+      ->capture_default_str();
+  app.add_option("--heartbeat-multiplier", options.node_dispatcher.grace_multiplier,
+                 "A berth-node is marked down after this many heartbeat periods without one")
+      ->check(CLI::Range(int64_t{2}, int64_t{100}))
+      ->capture_default_str();
   std::string agent_token_file;
   app.add_option("--agent", options.agents,
                  "host:port of a berth-agent; repeat for each (places through the agents, "
@@ -81,8 +89,12 @@ int Run(int argc, char** argv) {
   }
   for (const auto& [flag, text, out] :
        {std::tuple{"--node-down-grace", &down_grace, &options.reconciler.lifecycle.down_grace},
-        {"--node-unknown-grace", &unknown_grace, &options.reconciler.lifecycle.unknown_grace}}) {
+        {"--node-unknown-grace", &unknown_grace, &options.reconciler.lifecycle.unknown_grace},
+        {"--heartbeat-period", &heartbeat_period, &options.node_dispatcher.heartbeat_period}}) {
     berth::Result<berth::Duration> grace = berth::ParseDuration(*text);
+    if (grace.ok() && out == &options.node_dispatcher.heartbeat_period &&
+        *grace < berth::Duration{10})
+      grace = berth::Status::InvalidArgument("must be at least 10ms");
     if (!grace.ok()) {
       std::fprintf(stderr, "berthd: %s: %s\n", flag, grace.status().message().c_str());
       return 2;

@@ -95,7 +95,12 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
   }
   std::unique_ptr<Daemon> daemon(
       new Daemon(std::move(store), std::move(*token), std::move(connected), options));
+  BERTH_RETURN_IF_ERROR(daemon->dispatcher_->Load());
   BERTH_RETURN_IF_ERROR(daemon->server_->Start());
+  daemon->dispatcher_->Start();
+  if (daemon->agent_placement_)
+    daemon->agent_placement_->Start([d = daemon.get()] { d->loop_->Notify(); });
+  daemon->loop_->Start();
   return daemon;
 }
 
@@ -115,13 +120,17 @@ Daemon::Daemon(std::shared_ptr<store::Store> store, std::string token,
                            ? nullptr
                            : std::make_unique<AgentPlacement>(agent_transports_, clock_,
                                                               options.agent_placement)),
-      reconciler_(*store_, agent_placement_.get(), &clock_, options.reconciler, options.executor),
+      node_executor_(std::make_unique<NodeExecutor>([this] { loop_->Notify(); })),
+      dispatcher_(std::make_unique<NodeDispatcher>(
+          *store_, nodes_, *node_executor_, clock_, [this] { loop_->Notify(); },
+          options.node_dispatcher)),
+      reconciler_(*store_, agent_placement_.get(), &clock_, options.reconciler,
+                  options.executor != nullptr ? options.executor : node_executor_.get()),
       loop_(std::make_unique<ControlLoop>(reconciler_, clock_, options.loop)),
       server_(std::make_unique<api::ApiServer>(api::ApiServerOptions{
-          options.host, options.port, token_, options.max_body_bytes, options.threads})) {
+          options.host, options.port, token_, options.max_body_bytes, options.threads,
+          [this](std::string_view token) { return dispatcher_->Authenticate(token); }})) {
   AddRoutes();
-  if (agent_placement_) agent_placement_->Start([this] { loop_->Notify(); });
-  loop_->Start();
 }
 
 Daemon::~Daemon() { Stop(); }
@@ -131,10 +140,16 @@ Daemon::~Daemon() { Stop(); }
 void Daemon::Stop() {
   loop_->Stop();
   if (agent_placement_) agent_placement_->Stop();
+  dispatcher_->Stop();
+  node_executor_->Close();  // answers the nodes' waiting requests, so the server can stop
   server_->Stop();
 }
 
 void Daemon::AddRoutes() {
+  // First: cpp-httplib tries a method's routes in the order they were added
+  // (a regular expression each), and heartbeats are the most frequent
+  // requests (docs/benchmarks.md, "Heartbeats").
+  AddBerthNodeRoutes();
   // ?wait=settled[&timeout=SECONDS] answers once the control loop has acted
   // on every change made before the request (503 if it has not in time).
   server_->Route("GET", "/v1/health", [this](const ApiRequest& r) -> Result<ApiResponse> {
@@ -174,8 +189,13 @@ void Daemon::AddNodeRoutes() {
         r, [&](const Json& body) { return Changing(201, [&] { return nodes_.Register(body); }); });
   });
   server_->Route("GET", "/v1/nodes", [this](const ApiRequest&) { return Answer(nodes_.List()); });
-  server_->Route("GET", kNode,
-                 [this](const ApiRequest& r) { return Answer(nodes_.Get(r.params[0])); });
+  server_->Route("GET", kNode, [this](const ApiRequest& r) -> Result<ApiResponse> {
+    Result<Json> node = nodes_.Get(r.params[0]);
+    if (!node.ok()) return node.status();
+    Result<Json> usage = NodeUsage(*store_, *node);
+    if (usage.ok()) node->update(*usage);
+    return Answer(std::move(node));
+  });
   server_->Route("PATCH", kNode, [this](const ApiRequest& r) {
     return WithBody(r, [&](const Json& body) {
       return Changing(200, [&] { return nodes_.Update(r.params[0], body); });
@@ -185,7 +205,11 @@ void Daemon::AddNodeRoutes() {
     return Changing(200, [&] { return nodes_.Drain(r.params[0]); });
   });
   server_->Route("DELETE", kNode, [this](const ApiRequest& r) {
-    return Changing(200, [&] { return Removed(nodes_.Remove(r.params[0]), r.params[0]); });
+    return Changing(200, [&] {
+      Status removed = nodes_.Remove(r.params[0]);
+      if (removed.ok()) removed = dispatcher_->Forget(r.params[0]);
+      return Removed(removed, r.params[0]);
+    });
   });
 }
 

@@ -24,6 +24,8 @@
 #include "daemon/class_registry.h"
 #include "daemon/control_loop.h"
 #include "daemon/job_registry.h"
+#include "daemon/node_dispatcher.h"
+#include "daemon/node_executor.h"
 #include "daemon/node_registry.h"
 #include "daemon/reconciler.h"
 #include "daemon/service_registry.h"
@@ -50,6 +52,8 @@ struct DaemonOptions {
   std::vector<std::string> agents;
   std::string agent_token;  // the agents' bearer token
   AgentPlacementOptions agent_placement;
+  // berth-node machines' heartbeats (docs/agent.md).
+  NodeDispatcherOptions node_dispatcher;
 
   // The seams (ARCHITECTURE.md), set by tests; berthd leaves them unset.
   // The store; null: SQLite in data_dir (berth.db). berthd must be its only
@@ -60,7 +64,8 @@ struct DaemonOptions {
   const Clock* clock = nullptr;
   // Place through these (not owned) instead of connecting to `agents`.
   std::vector<threephase::AgentTransport*> agent_transports;
-  // Runs placed tasks (not owned); null: the simulated executor.
+  // Runs placed tasks (not owned); null: berth-node machines run theirs
+  // (NodeExecutor), the simulated executor the others.
   executor::Executor* executor = nullptr;
 };
 
@@ -80,6 +85,9 @@ class Daemon {
   void Stop();
   // Waits until the control loop has acted on every change made so far.
   bool WaitSettled(Duration timeout) { return loop_->WaitSettled(timeout); }
+  // berth-node machines' registrations and heartbeats (heartbeat_bench
+  // calls it in process).
+  NodeDispatcher& dispatcher() { return *dispatcher_; }
   // The control loop, for tests that drive it on a ManualClock.
   const ControlLoop& loop() const { return *loop_; }
   ControlLoop& loop() { return *loop_; }
@@ -93,6 +101,8 @@ class Daemon {
   void AddServiceRoutes();
   void AddTaskRoutes();
   void AddJobRoutes();
+  void AddBerthNodeRoutes();  // node_routes.cc
+  Result<api::Json> TaskLogs(const api::ApiRequest& r);
   api::ApiResponse Metrics() const;
   template <typename Write>
   Result<api::ApiResponse> Changing(int status, Write write);
@@ -108,6 +118,8 @@ class Daemon {
   std::vector<std::unique_ptr<api::HttpAgentTransport>> connected_agents_;
   std::vector<threephase::AgentTransport*> agent_transports_;  // connected or given
   std::unique_ptr<AgentPlacement> agent_placement_;            // null without agents
+  std::unique_ptr<NodeExecutor> node_executor_;
+  std::unique_ptr<NodeDispatcher> dispatcher_;
   Reconciler reconciler_;
   std::unique_ptr<ControlLoop> loop_;
   std::unique_ptr<api::ApiServer> server_;

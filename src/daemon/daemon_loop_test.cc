@@ -181,7 +181,7 @@ TEST_F(LoopTest, AJobTaskCompletesAfterItsDurationOnTheInjectedClock) {
 // the test says so.
 class RecordingExecutor final : public executor::Executor {
  public:
-  std::string Start(const executor::TaskToRun& task, Timestamp) override {
+  std::optional<std::string> Start(const executor::TaskToRun& task, Timestamp) override {
     started.push_back(task.id + "@" + task.node);
     return "started by the recording executor";
   }

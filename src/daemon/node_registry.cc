@@ -3,11 +3,10 @@
 #include "api/cluster_codec.h"
 
 namespace berth::daemon {
-namespace {
 
 // A node of a placement document, plus "slots": the workers it offers to
 // fair-share admission (a positive integer, default 1).
-Status Validate(const api::Json& node) {
+Status NodeRegistry::Validate(const api::Json& node) {
   if (!node.is_object()) return api::TypeError(node, "", "a node object");
   api::Json placement = node;
   if (auto slots = placement.find("slots"); slots != placement.end()) {
@@ -16,13 +15,17 @@ Status Validate(const api::Json& node) {
     if (value < 1 || value > 1'000'000) return api::FieldError("slots", "expected 1 to 1000000");
     placement.erase("slots");
   }
+  if (auto berth_node = placement.find("berth_node"); berth_node != placement.end()) {
+    if (!berth_node->is_object()) return api::TypeError(*berth_node, "berth_node", "an object");
+    placement.erase("berth_node");
+  }
   Node decoded;
   return api::DecodeNode(placement, "", &decoded);
 }
 
-}  // namespace
-
 Result<api::Json> NodeRegistry::Register(const api::Json& node) {
+  if (node.is_object() && node.contains("berth_node"))
+    return api::FieldError("berth_node", "is set by berth-node when it joins, not through the API");
   BERTH_RETURN_IF_ERROR(Validate(node));
   return nodes_.Create(node["id"].get<std::string>(), node);
 }

@@ -25,7 +25,11 @@ class NodeRegistry {
   explicit NodeRegistry(store::Store& store) : nodes_(store, "node") {}
 
   // Registers a new node; Conflict if its id exists. Returns the node view.
+  // "berth_node" is refused: only a joining berth-node sets it.
   Result<api::Json> Register(const api::Json& node);
+  // Checks a node body: api::DecodeNode's fields, plus "slots" and
+  // "berth_node" (NodeDispatcher's record of a berth-node machine).
+  static Status Validate(const api::Json& node);
   Result<api::Json> Get(std::string_view id) const;
   // {"nodes": [...]}, ordered by id.
   Result<api::Json> List() const;

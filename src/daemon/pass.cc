@@ -40,11 +40,11 @@ void Pass::SetState(TaskEntry& e, TaskState state, std::string message, bool sto
   if (e.task.state == TaskState::kNew) e.task.agent.clear();
   // A task the loop takes off its node (not one that ended by itself) is
   // stopped by its executor.
-  if (was_started && !exiting_ && (e.terminal() || e.task.state == TaskState::kNew))
-    executor_.Stop({e.task.id, stopped_on,
-                    RunOf(e, e.task.service.empty() ? service_by_id_.end()
-                                                    : service_by_id_.find(e.task.service)),
-                    e.task.started_at});
+  if (was_started && !exiting_ && (e.terminal() || e.task.state == TaskState::kNew)) {
+    const ServiceIt svc =
+        e.task.service.empty() ? service_by_id_.end() : service_by_id_.find(e.task.service);
+    executor_.Stop({e.task.id, stopped_on, RunOf(e, svc), e.task.started_at, ProcessOf(e, svc)});
+  }
 }
 
 void Pass::MarkChanged(TaskEntry& e) {
@@ -125,9 +125,9 @@ void Pass::StartAndStop() {
       e.task.restart_at.reset();
       SetState(e, TaskState::kPending, "");
     } else if (e.task.state == TaskState::kAssigned) {
-      Start(e, RunOf(e, svc));
+      Start(e, svc);
     } else if (e.task.state == TaskState::kRunning && svc != service_by_id_.end()) {
-      if (Finish(e, RunOf(e, svc)) >= 0) RestartOrKeep(e, svc->second);
+      if (Finish(e, svc) >= 0) RestartOrKeep(e, svc->second);
     }
   }
 }
@@ -223,9 +223,14 @@ void Pass::Abandon(TaskEntry& e, std::string message) {
   MarkChanged(e);
 }
 
-void Pass::Start(TaskEntry& e, const std::optional<SimulatedRun>& run) {
-  std::string message = executor_.Start({e.task.id, e.task.node, run, std::nullopt}, now_);
-  SetState(e, TaskState::kRunning, std::move(message));
+// An executor that starts the task elsewhere (a berth-node) leaves it
+// assigned until the node says it runs.
+void Pass::Start(TaskEntry& e, ServiceIt svc) {
+  executor::TaskToRun task = ToRun(e, svc);
+  task.started_at.reset();
+  std::optional<std::string> message = executor_.Start(task, now_);
+  if (!message) return;
+  SetState(e, TaskState::kRunning, std::move(*message));
   e.task.started_at = now_;
   ++summary.started;
 }
@@ -235,16 +240,18 @@ void Pass::Start(TaskEntry& e, const std::optional<SimulatedRun>& run) {
 // while it runs on (the executor's timer then becomes the pass's). A failed
 // service task is a failure on its node for the placement engine's
 // faulty-node rule (through its state and updated_at).
-int64_t Pass::Finish(TaskEntry& e, const std::optional<SimulatedRun>& run) {
+int64_t Pass::Finish(TaskEntry& e, ServiceIt svc) {
   std::optional<Timestamp> due;
-  std::optional<executor::Ended> ended =
-      executor_.Check({e.task.id, e.task.node, run, e.task.started_at}, now_, &due);
+  std::optional<executor::Ended> ended = executor_.Check(ToRun(e, svc), now_, &due);
   if (!ended) {
     if (due) state_.CheckAt(state_.PositionOf(e), *due);
     return -1;
   }
   exiting_ = true;
-  SetState(e, ended->failed ? TaskState::kFailed : TaskState::kComplete, std::move(ended->message));
+  const TaskState state = ended->rejected ? TaskState::kRejected
+                          : ended->failed ? TaskState::kFailed
+                                          : TaskState::kComplete;
+  SetState(e, state, std::move(ended->message));
   exiting_ = false;
   return ended->ran_ms;
 }
@@ -264,9 +271,9 @@ void Pass::RunJobTask(TaskEntry& e, bool killed, bool node_gone) {
   } else if (node_gone) {
     Requeue(e, "node '" + e.task.node + "' was removed; waiting again");
   } else if (state == TaskState::kAssigned) {
-    Start(e, RunOf(e, service_by_id_.end()));
+    Start(e, service_by_id_.end());
   } else if (state == TaskState::kRunning) {
-    const int64_t ms = Finish(e, RunOf(e, service_by_id_.end()));
+    const int64_t ms = Finish(e, service_by_id_.end());
     if (ms < 0) return;
     Recorded& recorded = durations_[NameOf(e)];
     ++recorded.count;
@@ -288,8 +295,11 @@ void Pass::Requeue(TaskEntry& e, std::string message) {
 // How the simulated executor runs `e`: a job's task by its own run (one
 // stored without ends at once: a job's task always has one), a service's
 // task by its service's (`svc`, looked up by the caller; none if it is gone).
-const std::optional<SimulatedRun>& Pass::RunOf(
-    const TaskEntry& e, std::unordered_map<std::string, StoredService>::const_iterator svc) const {
+executor::TaskToRun Pass::ToRun(const TaskEntry& e, ServiceIt svc) const {
+  return {e.task.id, e.task.node, RunOf(e, svc), e.task.started_at, ProcessOf(e, svc)};
+}
+
+const std::optional<SimulatedRun>& Pass::RunOf(const TaskEntry& e, ServiceIt svc) const {
   static const std::optional<SimulatedRun> kNone, kEndsAtOnce = SimulatedRun{};
   if (!e.task.job.empty()) return e.task.run ? e.task.run : kEndsAtOnce;
   if (svc == service_by_id_.end()) return kNone;
@@ -297,6 +307,15 @@ const std::optional<SimulatedRun>& Pass::RunOf(
   if (e.task.spec_version.value_or(0) < svc->second.spec_version && svc->second.previous_spec)
     return svc->second.previous_run;
   return svc->second.run;
+}
+
+// How a berth-node runs `e`: its version's template's process (a job's
+// tasks have none).
+const executor::ProcessSpec* Pass::ProcessOf(const TaskEntry& e, ServiceIt svc) const {
+  if (svc == service_by_id_.end()) return nullptr;
+  if (e.task.spec_version.value_or(0) < svc->second.spec_version && svc->second.previous_spec)
+    return svc->second.previous_process.get();
+  return svc->second.process.get();
 }
 
 // A job's task records its durations under its name, by default its id.

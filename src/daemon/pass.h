@@ -193,10 +193,14 @@ class Pass {
   std::optional<uint32_t> CurrentHolder(const std::string& service_id, const StoredService& service,
                                         uint64_t slot) const;
   void ExplainAdmission(const fairshare::Config& config, const fairshare::IterationResult& result);
-  void Start(TaskEntry& e, const std::optional<SimulatedRun>& run);
-  const std::optional<SimulatedRun>& RunOf(
-      const TaskEntry& e, std::unordered_map<std::string, StoredService>::const_iterator svc) const;
-  int64_t Finish(TaskEntry& e, const std::optional<SimulatedRun>& run);
+  using ServiceIt = std::unordered_map<std::string, StoredService>::const_iterator;
+  void Start(TaskEntry& e, ServiceIt svc);
+  // What the executor is told of `e` (`svc`: its service, looked up by the
+  // caller; end() for a job's task or a service that is gone).
+  executor::TaskToRun ToRun(const TaskEntry& e, ServiceIt svc) const;
+  const std::optional<SimulatedRun>& RunOf(const TaskEntry& e, ServiceIt svc) const;
+  const executor::ProcessSpec* ProcessOf(const TaskEntry& e, ServiceIt svc) const;
+  int64_t Finish(TaskEntry& e, ServiceIt svc);
   void Requeue(TaskEntry& e, std::string message);
   static const std::string& NameOf(const TaskEntry& e);
   int64_t Workers();

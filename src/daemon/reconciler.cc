@@ -42,6 +42,7 @@ Result<PassSummary> Reconciler::RunPass(Timestamp now) {
     pass.PlaceThroughAgents();
   } else if (Status placed = pass.Place(full_view_); !placed.ok()) {
     state_.Invalidate();
+    executor_.Discarded();
     return placed;
   }
   pass.PruneHistory(options_.task_history_limit);
@@ -52,12 +53,14 @@ Result<PassSummary> Reconciler::RunPass(Timestamp now) {
     Result<int64_t> committed = store_.CommitOwn(writes);
     if (!committed.ok()) {
       state_.Invalidate();
+      executor_.Discarded();
       return committed.status();
     }
     revision = *committed;
     pass.summary.wrote = true;
   }
   pass.Committed(revision);
+  executor_.Committed(revision != 0 ? revision : store_.revision());
   if (std::optional<Timestamp> due = state_.NextTimer()) pass.summary.DueAt(*due);
   pass.summary.waiting = agents_ != nullptr && agents_->Busy();
   // Iterate fires a rebalance once the spread has been over its threshold

@@ -5,6 +5,7 @@
 
 #include "api/cluster_codec.h"
 #include "api/lifecycle_codec.h"
+#include "api/process_codec.h"
 
 namespace berth::daemon {
 namespace {
@@ -30,6 +31,14 @@ std::shared_ptr<const TaskSpec> TemplateOf(const Json& json) {
   return spec;
 }
 
+// A template's process (api/process_codec.h), or null.
+std::shared_ptr<const executor::ProcessSpec> ProcessOf(const Json& task) {
+  std::optional<executor::ProcessSpec> process;
+  if (!task.is_object() || !api::DecodeProcessSpec(task, "task", &process).ok() || !process)
+    return nullptr;
+  return std::make_shared<const executor::ProcessSpec>(std::move(*process));
+}
+
 StoredService ToService(const Json& json) {
   StoredService s;
   if (json.value("mode", "replicated") == "replicated" && json.contains("replicas"))
@@ -48,8 +57,11 @@ StoredService ToService(const Json& json) {
   if (auto it = json.find("restart_policy"); it != json.end())
     (void)api::DecodeRestartPolicy(*it, "restart_policy", &s.restart);  // the API checked it
   s.spec = TemplateOf(json);
-  if (auto previous = json.find("previous_task"); previous != json.end())
+  s.process = ProcessOf(json.value("task", Json::object()));
+  if (auto previous = json.find("previous_task"); previous != json.end()) {
     s.previous_spec = TemplateOf(Json{{"task", *previous}});
+    s.previous_process = ProcessOf(*previous);
+  }
   if (s.spec) {
     Result<std::vector<constraint::Constraint>> parsed = constraint::ParseAll(s.spec->constraints);
     if (parsed.ok()) s.constraints = std::move(*parsed);
@@ -81,6 +93,7 @@ StoredNode ToNode(Json json, const std::string& id) {
   StoredNode n;
   n.slots = json.value("slots", int64_t{1});
   json.erase("slots");  // berthd's own (admission's workers), not the engine's
+  json.erase("berth_node");
   if (Status decoded = api::DecodeNode(json, "node '" + id + "'", &n.node); !decoded.ok())
     n.error = decoded.message();
   return n;

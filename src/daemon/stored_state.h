@@ -134,6 +134,9 @@ struct StoredService {
   std::shared_ptr<const TaskSpec> previous_spec;
   std::optional<SimulatedRun> run;           // the simulated executor ends its tasks
   std::optional<SimulatedRun> previous_run;  // its tasks of older versions (previous_spec)
+  // How a berth-node runs its tasks (the template's command), and its tasks
+  // of older versions; null: no command.
+  std::shared_ptr<const executor::ProcessSpec> process, previous_process;
 };
 
 // A service's rollout of a spec version (a rolling update or a rollback),

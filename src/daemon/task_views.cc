@@ -1,5 +1,8 @@
 #include "daemon/task_views.h"
 
+#include <map>
+
+#include "api/cluster_codec.h"
 #include "daemon/class_registry.h"
 #include "daemon/stored_kind.h"
 #include "orchestrator/orchestrator.h"
@@ -140,6 +143,62 @@ Result<api::Json> WhyTask(const store::Store& store, std::string_view id_or_name
   if (task->contains("name")) why["name"] = (*task)["name"];
   if (task->contains("node")) why["node"] = (*task)["node"];
   return why;
+}
+
+namespace {
+
+// The reservations of a task of `owner` (a service or job body) at
+// `version`: its template's, or the previous one's for an older version.
+Reservations ReservedBy(const api::Json& owner, uint64_t version) {
+  const bool older =
+      version < owner.value("spec_version", uint64_t{0}) && owner.contains("previous_task");
+  TaskSpec spec;
+  (void)api::DecodeTaskSpec(owner.value(older ? "previous_task" : "task", api::Json::object()), "",
+                            &spec);
+  return spec.reservations;
+}
+
+api::Json Resources(int64_t milli_cpu, int64_t memory) {
+  return {{"cpu", std::to_string(milli_cpu) + "m"}, {"memory", memory}};
+}
+
+}  // namespace
+
+Result<api::Json> NodeUsage(const store::Store& store, const api::Json& node) {
+  Node decoded;
+  api::Json placement = node;
+  for (const char* berthd_field : {"slots", "berth_node", "revision"})
+    placement.erase(berthd_field);
+  BERTH_RETURN_IF_ERROR(api::DecodeNode(placement, "", &decoded));
+  Result<std::vector<store::StoredObject>> tasks = store.List("task");
+  if (!tasks.ok()) return tasks.status();
+  std::map<std::string, api::Json> owners;  // services and jobs, read once each
+  int64_t cpu = 0, memory = 0, count = 0;
+  for (const store::StoredObject& o : *tasks) {
+    const api::Json task = TaskView(o);
+    const Result<TaskState> parsed = ParseTaskState(task.value("state", "new"));
+    const TaskState state = parsed.ok() ? *parsed : TaskState::kNew;
+    if (task.value("node", "") != decoded.id || state < TaskState::kAssigned ||
+        state > TaskState::kRunning)
+      continue;
+    const bool of_job = task.contains("job");
+    const std::string owner_id = task.value(of_job ? "job" : "service", "");
+    auto [owner, added] = owners.try_emplace((of_job ? "job/" : "service/") + owner_id);
+    if (added) {
+      Result<std::optional<store::StoredObject>> found =
+          store.Get(of_job ? "job" : "service", owner_id);
+      if (found.ok() && found->has_value()) owner->second = api::Json::parse((*found)->body);
+    }
+    if (!owner->second.is_object()) continue;
+    const Reservations r = ReservedBy(owner->second, task.value("spec_version", uint64_t{0}));
+    cpu += r.milli_cpu;
+    memory += r.memory_bytes;
+    ++count;
+  }
+  return api::Json{{"tasks", count},
+                   {"allocated", Resources(cpu, memory)},
+                   {"free", Resources(decoded.resources.milli_cpu - cpu,
+                                      decoded.resources.memory_bytes - memory)}};
 }
 
 }  // namespace berth::daemon

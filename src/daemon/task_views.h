@@ -38,5 +38,11 @@ Result<api::Json> GetTask(const store::Store& store, std::string_view id_or_name
 // {"task", "name"?, "state", "node"?, "reason"}: the task's last status
 // message, which for a pending task is the placement engine's explanation.
 Result<api::Json> WhyTask(const store::Store& store, std::string_view id_or_name);
+// {"tasks": N, "allocated": {"cpu", "memory"}, "free": {"cpu", "memory"}}:
+// what the node's placed tasks that hold their reservations (assigned to
+// running, not ended) reserve, by their version's template, and what is
+// left of `node`'s resources (a node view). CPUs as "<milli>m", memory in
+// bytes. Reads every task: for `node inspect`, not for a loop.
+Result<api::Json> NodeUsage(const store::Store& store, const api::Json& node);
 
 }  // namespace berth::daemon

@@ -11,9 +11,9 @@
 #include <string_view>
 
 namespace berth::daemon {
-namespace {
+namespace {}  // namespace
 
-std::string RandomHex(size_t bytes) {
+std::string NewSecret(size_t bytes) {
   std::random_device device;  // /dev/urandom on Linux
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
@@ -25,10 +25,12 @@ std::string RandomHex(size_t bytes) {
   return out;
 }
 
+namespace {
+
 Result<std::string> Create(const std::string& path) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) return Status::Unavailable("cannot create " + path + ": " + std::strerror(errno));
-  const std::string token = RandomHex(32);
+  const std::string token = NewSecret();
   const std::string line = token + "\n";
   const bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) &&
                        ::fsync(fd) == 0;

@@ -30,6 +30,9 @@ enum class MissingToken {
 Result<std::string> LoadOrCreateToken(const std::string& data_dir,
                                       MissingToken missing = MissingToken::kCreate);
 
+// A new secret: `bytes` random bytes (from /dev/urandom) as hex.
+std::string NewSecret(size_t bytes = 32);
+
 // Reads an existing token file (berthd's copy of its agents' token), with
 // the same checks.
 Result<std::string> ReadToken(const std::string& path);

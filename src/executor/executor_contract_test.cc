@@ -22,7 +22,10 @@ class ExecutorContract : public testing::TestWithParam<Factory> {
 };
 
 TEST_P(ExecutorContract, AStartedTaskSaysHowItStarted) {
-  EXPECT_FALSE(executor_->Start({id_, node_, no_run_, std::nullopt}, t0_).empty());
+  const std::optional<std::string> started =
+      executor_->Start({id_, node_, no_run_, std::nullopt}, t0_);
+  ASSERT_TRUE(started.has_value());
+  EXPECT_FALSE(started->empty());
 }
 
 // A task with nothing to end it runs on, and no timer is asked for it.

@@ -2,7 +2,7 @@
 
 namespace berth::executor {
 
-std::string SimulatedExecutor::Start(const TaskToRun&, Timestamp) {
+std::optional<std::string> SimulatedExecutor::Start(const TaskToRun&, Timestamp) {
   return "started by the simulated executor";
 }
 
@@ -16,9 +16,10 @@ std::optional<Ended> SimulatedExecutor::Check(const TaskToRun& task, Timestamp n
     return std::nullopt;
   }
   const bool failed = task.run->fail;
-  return Ended{failed, ran_ms,
-               std::string(failed ? "failed" : "completed") + " after " + std::to_string(ran_ms) +
-                   " ms (simulated)"};
+  return Ended{.failed = failed,
+               .ran_ms = ran_ms,
+               .message = std::string(failed ? "failed" : "completed") + " after " +
+                          std::to_string(ran_ms) + " ms (simulated)"};
 }
 
 }  // namespace berth::executor

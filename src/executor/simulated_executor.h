@@ -11,7 +11,7 @@ namespace berth::executor {
 
 class SimulatedExecutor final : public Executor {
  public:
-  std::string Start(const TaskToRun& task, Timestamp now) override;
+  std::optional<std::string> Start(const TaskToRun& task, Timestamp now) override;
   std::optional<Ended> Check(const TaskToRun& task, Timestamp now,
                              std::optional<Timestamp>* due) override;
   void Stop(const TaskToRun&) override {}

@@ -1,0 +1,116 @@
+#include "api/process_codec.h"
+
+#include <algorithm>
+
+#include "api/lifecycle_codec.h"
+
+namespace berth::api {
+namespace {
+
+constexpr size_t kMaxArgs = 1024;
+constexpr size_t kMaxArgBytes = 64 * 1024;
+constexpr Duration kMaxGrace = std::chrono::hours(8760);  // berth-exec's bound
+
+// An argument or environment entry: any text but NUL, within a bound (the
+// kernel's argv limits are far above what a template should carry).
+Status ReadArg(const Json& value, const std::string& path, std::string* out) {
+  BERTH_RETURN_IF_ERROR(ReadString(value, path, out));
+  if (out->size() > kMaxArgBytes)
+    return FieldError(path, "longer than " + std::to_string(kMaxArgBytes) + " bytes");
+  if (out->find('\0') != std::string::npos) return FieldError(path, "contains a NUL character");
+  return Status::Ok();
+}
+
+Status ReadArgs(const Json& value, const std::string& path, std::vector<std::string>* out) {
+  BERTH_RETURN_IF_ERROR(ReadList(value, path, ReadArg, out));
+  if (out->size() > kMaxArgs)
+    return FieldError(path, "more than " + std::to_string(kMaxArgs) + " entries");
+  return Status::Ok();
+}
+
+bool IsEnvName(std::string_view name) {
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+Status ReadEnv(const Json& value, const std::string& path, std::vector<std::string>* out) {
+  BERTH_RETURN_IF_ERROR(ReadArgs(value, path, out));
+  for (size_t i = 0; i < out->size(); ++i) {
+    const std::string& entry = (*out)[i];
+    const size_t eq = entry.find('=');
+    if (eq == std::string::npos || !IsEnvName(std::string_view(entry).substr(0, eq)))
+      return FieldError(IndexPath(path, i),
+                        "expected NAME=value with NAME of letters, digits and '_', got '" +
+                            entry.substr(0, 64) + "'");
+  }
+  return Status::Ok();
+}
+
+Status ReadCommand(const Json& value, const std::string& path, std::string* out) {
+  BERTH_RETURN_IF_ERROR(ReadArg(value, path, out));
+  return out->empty() ? FieldError(path, "must not be empty") : Status::Ok();
+}
+
+Status ReadWorkdir(const Json& value, const std::string& path, std::string* out) {
+  BERTH_RETURN_IF_ERROR(ReadArg(value, path, out));
+  if (!out->empty() && out->front() != '/')
+    return FieldError(path, "must be an absolute path, got '" + out->substr(0, 64) + "'");
+  return Status::Ok();
+}
+
+Status ReadLimits(const Json& value, const std::string& path, executor::ProcessSpec* spec) {
+  BERTH_RETURN_IF_ERROR(CheckObject(value, path, {"cpu", "memory"}));
+  int64_t milli_cpu = 0, memory = 0;
+  BERTH_RETURN_IF_ERROR(ReadField(value, "cpu", path, ReadMilliCpu, &milli_cpu));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "memory", path, ReadBytes, &memory));
+  if (value.contains("cpu") && milli_cpu <= 0)
+    return FieldError(FieldPath(path, "cpu"), "must be above 0");
+  if (value.contains("memory") && memory <= 0)
+    return FieldError(FieldPath(path, "memory"), "must be above 0");
+  if (value.contains("cpu")) spec->limit_cpu = static_cast<double>(milli_cpu) / 1000.0;
+  if (value.contains("memory")) spec->limit_memory = memory;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status DecodeProcessSpec(const Json& task, const std::string& path,
+                         std::optional<executor::ProcessSpec>* out) {
+  if (!task.is_object()) return TypeError(task, path, "an object");
+  if (!task.contains("command")) {
+    for (const char* field : kProcessFields)
+      if (task.contains(field))
+        return FieldError(FieldPath(path, field), "needs \"command\" (the program to run)");
+    out->reset();
+    return Status::Ok();
+  }
+  executor::ProcessSpec spec;
+  BERTH_RETURN_IF_ERROR(ReadField(task, "command", path, ReadCommand, &spec.command));
+  BERTH_RETURN_IF_ERROR(ReadField(task, "args", path, ReadArgs, &spec.args));
+  BERTH_RETURN_IF_ERROR(ReadField(task, "env", path, ReadEnv, &spec.env));
+  BERTH_RETURN_IF_ERROR(ReadField(task, "workdir", path, ReadWorkdir, &spec.workdir));
+  BERTH_RETURN_IF_ERROR(
+      ReadField(task, "stop_grace_period", path, ReadDuration, &spec.stop_grace_period));
+  if (spec.stop_grace_period > kMaxGrace)
+    return FieldError(FieldPath(path, "stop_grace_period"), "must be at most 8760h (a year)");
+  if (auto limits = task.find("limits"); limits != task.end())
+    BERTH_RETURN_IF_ERROR(ReadLimits(*limits, FieldPath(path, "limits"), &spec));
+  *out = std::move(spec);
+  return Status::Ok();
+}
+
+Json EncodeProcessSpec(const executor::ProcessSpec& spec) {
+  Json j = {{"command", spec.command}};
+  if (!spec.args.empty()) j["args"] = spec.args;
+  if (!spec.env.empty()) j["env"] = spec.env;
+  if (!spec.workdir.empty()) j["workdir"] = spec.workdir;
+  if (spec.stop_grace_period != executor::ProcessSpec{}.stop_grace_period)
+    j["stop_grace_period"] = FormatDuration(spec.stop_grace_period);
+  if (spec.limit_cpu) j["limits"]["cpu"] = *spec.limit_cpu;
+  if (spec.limit_memory) j["limits"]["memory"] = *spec.limit_memory;
+  return j;
+}
+
+}  // namespace berth::api

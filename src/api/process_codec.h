@@ -1,0 +1,35 @@
+// The process fields of a task template (docs/api.md, "task template"): how
+// a berth-node machine runs the task.
+//
+//   "command": "python3", "args": ["-m", "http.server"],
+//   "env": ["PORT=8080"], "workdir": "/srv",
+//   "stop_grace_period": "10s",
+//   "limits": {"cpu": 0.5, "memory": "256Mi"}
+//
+// All optional; without "command" the template has no process (the
+// simulated executor runs its tasks), and the other fields need it. The
+// placement engine ignores them. Pure functions; safe from any thread.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "api/json_fields.h"
+#include "core/status.h"
+#include "executor/process_spec.h"
+
+namespace berth::api {
+
+// The names DecodeTaskSpec lets through for DecodeProcessSpec.
+inline constexpr const char* kProcessFields[] = {"command",           "args",  "env", "workdir",
+                                                 "stop_grace_period", "limits"};
+
+// Reads the process fields of `task` (a task template object; other fields
+// are left to DecodeTaskSpec). *out is nullopt when there is no "command".
+Status DecodeProcessSpec(const Json& task, const std::string& path,
+                         std::optional<executor::ProcessSpec>* out);
+// The fields of `spec` (defaults left out but "command"), for merging into
+// a template or sending to a node.
+Json EncodeProcessSpec(const executor::ProcessSpec& spec);
+
+}  // namespace berth::api

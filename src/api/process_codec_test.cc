@@ -1,0 +1,69 @@
+#include "api/process_codec.h"
+
+#include <gtest/gtest.h>
+
+#include "api/cluster_codec.h"
+
+namespace berth::api {
+namespace {
+
+std::optional<executor::ProcessSpec> Decoded(const Json& task) {
+  std::optional<executor::ProcessSpec> spec;
+  const Status status = DecodeProcessSpec(task, "task", &spec);
+  EXPECT_TRUE(status.ok()) << status.message();
+  return spec;
+}
+
+std::string Refusal(const Json& task) {
+  std::optional<executor::ProcessSpec> spec;
+  return DecodeProcessSpec(task, "task", &spec).message();
+}
+
+TEST(ProcessCodec, ATemplateWithoutACommandHasNoProcess) {
+  EXPECT_FALSE(Decoded(Json{{"resources", {{"cpu", 1}}}}).has_value());
+}
+
+TEST(ProcessCodec, EveryFieldIsReadAndEncodedBack) {
+  const Json task = Json::parse(R"({"command": "sh", "args": ["-c", "echo hi"],
+    "env": ["A=1", "B_2=x=y"], "workdir": "/tmp", "stop_grace_period": "1m30s",
+    "limits": {"cpu": 0.5, "memory": "64Mi"}})");
+  const std::optional<executor::ProcessSpec> spec = Decoded(task);
+  ASSERT_TRUE(spec.has_value());
+  EXPECT_EQ(spec->command, "sh");
+  EXPECT_EQ(spec->args, (std::vector<std::string>{"-c", "echo hi"}));
+  EXPECT_EQ(spec->env, (std::vector<std::string>{"A=1", "B_2=x=y"}));
+  EXPECT_EQ(spec->workdir, "/tmp");
+  EXPECT_EQ(spec->stop_grace_period, Duration{90'000});
+  EXPECT_EQ(spec->limit_cpu, 0.5);
+  EXPECT_EQ(spec->limit_memory, 64 << 20);
+  EXPECT_EQ(Decoded(EncodeProcessSpec(*spec)), spec);
+}
+
+TEST(ProcessCodec, TheDefaultGracePeriodIsTenSeconds) {
+  EXPECT_EQ(Decoded(Json{{"command", "true"}})->stop_grace_period, Duration{10'000});
+}
+
+TEST(ProcessCodec, BadFieldsAreRefusedWithTheirPath) {
+  EXPECT_EQ(Refusal(Json{{"args", {"x"}}}), "task.args: needs \"command\" (the program to run)");
+  EXPECT_EQ(Refusal(Json{{"command", ""}}), "task.command: must not be empty");
+  EXPECT_EQ(Refusal(Json{{"command", "x"}, {"env", {"1A=b"}}}),
+            "task.env[0]: expected NAME=value with NAME of letters, digits and '_', got '1A=b'");
+  EXPECT_EQ(Refusal(Json{{"command", "x"}, {"workdir", "rel"}}),
+            "task.workdir: must be an absolute path, got 'rel'");
+  EXPECT_EQ(Refusal(Json{{"command", "x"}, {"limits", {{"memory", 0}}}}),
+            "task.limits.memory: must be above 0");
+  EXPECT_NE(Refusal(Json{{"command", "x"}, {"stop_grace_period", "soon"}}), "");
+  EXPECT_EQ(Refusal(Json{{"command", "x"}, {"stop_grace_period", "8761h"}}),
+            "task.stop_grace_period: must be at most 8760h (a year)");
+  EXPECT_NE(Refusal(Json{{"command", std::string("a\0b", 3)}}), "");
+}
+
+// The placement template takes the process fields, so a service carries them.
+TEST(ProcessCodec, ThePlacementTemplateAcceptsAndChecksThem) {
+  TaskSpec spec;
+  EXPECT_TRUE(DecodeTaskSpec(Json{{"command", "sleep"}, {"args", {"5"}}}, "task", &spec).ok());
+  EXPECT_FALSE(DecodeTaskSpec(Json{{"args", {"5"}}}, "task", &spec).ok());
+}
+
+}  // namespace
+}  // namespace berth::api

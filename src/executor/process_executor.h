@@ -1,0 +1,167 @@
+// ProcessExecutor: the Executor of berth-node, which runs each task as a
+// process of the machine. Every task gets a directory, <tasks_dir>/<task
+// id>/ (task_dir.h), and a shim of its own, berth-exec (task_shim.h), that
+// runs the task's command, keeps its output log and writes how it ended.
+// The shims are not tied to berth-node: a berth-node that restarts finds
+// its tasks still running and takes them back (Adopt), or finds how they
+// ended in their directories.
+//
+// Start spawns the shim (posix_spawn, so berth-node may have threads) and
+// answers at once; the shim then reports a command that cannot run as a
+// rejection. TakeChanged names the tasks whose shim exited, found by
+// waitpid on the shims this process spawned (which also reaps them) and by
+// pid and start time (proc_stat.h) for the ones it adopted. A task ends
+// with what its shim wrote: "completed (exit status 0)", "exit status 3",
+// "killed by signal 9 (SIGKILL)", the rejection; prefixed by "stopped: "
+// when Stop came first. Ended::failed is whether that is not an exit
+// status of 0, stopped or not. A shim that dies without saying (killed,
+// the machine restarted) ends its task as failed, and a task process that
+// outlived it is killed.
+//
+// The task runs with the environment berth-node has, then the spec's env,
+// then BERTH_TASK_ID and BERTH_NODE_ID, which a spec cannot override: a
+// task can trust them to name it. Its workdir is the spec's (relative to
+// the task's directory) or the task's directory.
+//
+// Resource limits (a spec's limit_cpu and limit_memory) are applied with
+// cgroup v2 where the node can: PrepareLimits below, called once as
+// berth-node starts, checks that /sys/fs/cgroup is cgroup v2 and that
+// berth-node's own cgroup is delegated to it with the cpu and memory
+// controllers, and sets that cgroup up to hold one child cgroup per task.
+// Its `root` goes to ProcessExecutorOptions::cgroup_root. A task with a
+// limit then runs in <cgroup_root>/task-<id>, with cpu.max ("<limit_cpu *
+// 100000, at least 1000> 100000") and memory.max (limit_memory bytes)
+// set before the task's command runs: its shim (task_shim.h) makes that
+// cgroup, rejects the task when it cannot apply a limit, kills whatever
+// is left in it when the task ends, and removes it. A task without limits
+// runs in berth-node's cgroup, as before.
+//
+// Without cgroup_root (cgroup v1, no delegation, no controllers: the node
+// reports PrepareLimits's reason with its registration), a task with
+// limits runs all the same, unconstrained: the limits are not enforced.
+//
+// Not thread-safe: one thread (berth-node's supervision thread) makes every
+// call. Nothing else in berth-node may wait for children with waitpid(-1)
+// (it would reap shims from under the executor). ReadLog (log_files.h) on
+// LogDir may run on any thread meanwhile.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "executor/executor.h"
+
+namespace berth::executor {
+
+struct ProcessExecutorOptions {
+  std::string tasks_dir;  // one directory per task under it; created when missing. Required.
+  std::string shim_path;  // the berth-exec program. Required.
+  int64_t log_max_bytes = 10 << 20;  // per output log file
+  int log_max_files = 3;             // output log files kept per task, output.log included
+  // Where tasks with limits get their cgroup (<cgroup_root>/task-<id>):
+  // PrepareLimits's root. "": limits are not applied.
+  std::string cgroup_root;
+};
+
+// What Adopt found in a task directory.
+struct AdoptedTask {
+  std::string id;
+  bool running = false;  // false: it ended (Check says how)
+  bool operator==(const AdoptedTask&) const = default;
+};
+
+class ProcessExecutor final : public Executor {
+ public:
+  explicit ProcessExecutor(ProcessExecutorOptions options);
+
+  // Starts the task's shim, or answers for the task as it stands when its
+  // directory shows it started before (running, or ended: Check says how),
+  // so a task is never started twice. A task without a command or with an
+  // id that cannot name a directory is rejected: Start says so, and Check
+  // reports it as rejected.
+  std::optional<std::string> Start(const TaskToRun& task, Timestamp now) override;
+  // Never sets *due: a task's end comes through TakeChanged.
+  std::optional<Ended> Check(const TaskToRun& task, Timestamp now,
+                             std::optional<Timestamp>* due) override;
+  // Asks the shim to stop the task (SIGTERM, then SIGKILL after the spec's
+  // stop_grace_period); with no shim left, kills the task's processes.
+  void Stop(const TaskToRun& task) override;
+  std::vector<std::string> TakeChanged() override;
+
+  // After a restart of berth-node: every task directory under tasks_dir,
+  // by id, and whether its task is still running, in which case the
+  // executor watches it as one it started.
+  Result<std::vector<AdoptedTask>> Adopt();
+  // Deletes the task's directory, once berth-node needs neither its exit
+  // nor its log; Conflict while the task runs, OK when there is none.
+  Status Remove(const std::string& id);
+  // Where the task's output log is (ReadLog, log_files.h).
+  std::string LogDir(const std::string& id) const;
+
+ private:
+  // A shim this executor watches; `running` until it is seen gone.
+  struct Shim {
+    pid_t pid = 0;
+    uint64_t start_time = 0;
+    bool own_child = false;  // spawned by this process: waitpid tells, and reaps
+    bool running = true;
+    std::optional<int> wait_status;  // when this process reaped it
+  };
+
+  std::string Spawn(const TaskToRun& task, const std::string& dir);
+  std::string Reject(const std::string& id, const std::string& why);
+  bool Poll(Shim& shim);
+  Shim* Watch(const std::string& id);
+  std::optional<Ended> Outcome(const TaskToRun& task, Timestamp now, const Shim* shim);
+
+  ProcessExecutorOptions options_;
+  std::map<std::string, Shim> shims_;
+  std::map<std::string, std::string> rejected_;  // id -> why it did not start
+  std::vector<std::string> changed_;
+};
+
+// Whether this node can enforce a task's cpu and memory limits, and if not
+// why (for the node's status).
+struct LimitsSupport {
+  bool enforced = false;
+  std::string reason;  // why not ("...: limits are not enforced"); "" when enforced
+  std::string root;    // the directory under which task cgroups are made; "" when not enforced
+};
+
+// Checks that limits can be enforced, and if so prepares this process's
+// cgroup v2 group for them. They are when all of these hold:
+//   - `cgroup_fs` is a cgroup2 filesystem;
+//   - this process's group (the "0::" line of `self_cgroup_file`, under
+//     `cgroup_fs`) is delegated to it: the directory, its cgroup.procs and
+//     its cgroup.subtree_control are writable;
+//   - its cgroup.controllers lists cpu and memory.
+// Then, since a cgroup v2 group with processes of its own cannot pass
+// controllers to its children, every process of that group (berth-node
+// and any other) moves to a new child group, <own>/berth-node, and
+// "+cpu +memory" goes to <own>/cgroup.subtree_control; `root` is <own>.
+// The first check or step that fails gives `reason` and enforced=false.
+//
+// Call it once, as berth-node starts, on its single thread before any
+// other starts: it moves the whole process, all threads, to another group.
+// The arguments are for tests.
+LimitsSupport PrepareLimits(std::string_view cgroup_fs = "/sys/fs/cgroup",
+                            std::string_view self_cgroup_file = "/proc/self/cgroup");
+
+// The path of this process's cgroup v2 group, from the text of
+// /proc/self/cgroup: the "0::<path>" line's path ("/a/b"; "/" for the
+// root). nullopt when there is no such line (only cgroup v1 hierarchies)
+// or its path is not absolute.
+std::optional<std::string> OwnCgroupPath(std::string_view proc_self_cgroup_text);
+
+// Whether `id` can name a task's directory: not empty, no '/', no leading
+// '.' (so neither "." nor ".." nor a hidden file), at most 255 bytes.
+bool IsValidTaskDirName(const std::string& id);
+
+}  // namespace berth::executor

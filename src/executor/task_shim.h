@@ -1,0 +1,61 @@
+// berth-exec, the task shim: the process that supervises one task's
+// process on a berth-node machine (as containerd-shim or Nomad's executor
+// do), so that the task outlives a restart of berth-node and how it ended
+// is still known afterwards. ProcessExecutor (process_executor.h) starts
+// one per task; nobody else should.
+//
+//   berth-exec --dir DIR [--grace-ms N] [--workdir W] [--env NAME=VALUE]...
+//              [--log-max-bytes N] [--log-max-files N]
+//              [--cgroup CG [--cpu-max "QUOTA PERIOD"] [--memory-max BYTES]]
+//              -- COMMAND [ARG]...
+//
+//   --dir            the task's directory (task_dir.h): must exist
+//   --grace-ms       between SIGTERM and SIGKILL when stopping; default 10000
+//   --workdir        where the task runs; default: the shim's own directory
+//   --env            added to the environment the shim inherited; a later
+//                    entry of a name wins
+//   --log-max-bytes  per output log file (log_files.h); default 10 MiB
+//   --log-max-files  output log files kept, output.log included; default 3
+//   --cgroup         a cgroup v2 directory (absolute) for the task alone,
+//                    made when missing; the parent's subtree_control must
+//                    enable the controllers the limits need (PrepareLimits,
+//                    process_executor.h). Default: none, the task stays in
+//                    the shim's cgroup
+//   --cpu-max        written to CG/cpu.max: QUOTA microseconds (1000 or
+//                    more, or "max") per PERIOD (1000 to 1000000); needs
+//                    --cgroup
+//   --memory-max     written to CG/memory.max, in bytes (1 or more); needs
+//                    --cgroup
+//
+// The shim leaves berth-node's session (a berth-node or terminal that goes
+// away takes no signal to it) and becomes the subreaper of the task's
+// descendants. It runs COMMAND in a process group of its own with stdin
+// from /dev/null, writes DIR/pid, and copies the task's stdout and stderr
+// to DIR/output.log line by line. On SIGTERM (or SIGINT) it sends SIGTERM
+// to the task's group, and SIGKILL if the task's process has not exited
+// --grace-ms later. When the task's process exits, the shim kills
+// whatever is left of its group and of its other descendants, so nothing
+// of a task outlives it, writes DIR/exit and exits 0. When COMMAND cannot
+// run (no such program, a bad workdir) DIR/exit says "rejected" and why.
+//
+// With --cgroup, before the task's command runs (the child waits for it,
+// as for DIR/pid), the shim makes CG, writes cpu.max and memory.max when
+// given, and moves the child into CG (the shim itself stays out of it).
+// When one of these fails, the child is killed before it runs anything and
+// the task is rejected: "cannot apply limits: <file>: <why>". When the
+// task's process exits, everything still in CG is killed too (CG/
+// cgroup.kill, Linux 5.14, or each pid of CG/cgroup.procs), which catches
+// processes that left the task's group and session, and then CG is
+// removed (when that fails, shim.log says so).
+//
+// Exit status: 0 once DIR/exit is written; 2 for bad arguments (a message
+// on stderr); 1 when DIR/exit cannot be written.
+#pragma once
+
+namespace berth::executor {
+
+// The whole program, as main runs it; single-threaded, and it forks, so
+// call it only from a process of its own (berth_exec_main.cc).
+int RunTaskShim(int argc, char** argv);
+
+}  // namespace berth::executor

@@ -1,0 +1,423 @@
+#include "node/node_agent.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <set>
+
+#include "api/api_client.h"
+#include "api/process_codec.h"
+#include "daemon/token.h"
+#include "executor/log_files.h"
+#include "executor/task_dir.h"
+#include "node/host_facts.h"
+
+namespace berth::node {
+namespace {
+
+using api::Json;
+
+constexpr const char* kIdentityFile = "node.json";
+constexpr const char* kReportedFile =
+    "reported";  // in a task's directory: its end was acknowledged
+// How long Start keeps trying to reach berthd before it gives up.
+constexpr Duration kJoinPatience = std::chrono::seconds(60);
+const std::optional<executor::SimulatedRun> kNoRun;
+// Ended tasks whose directories (and logs) a node keeps.
+constexpr size_t kEndedKept = 100;
+
+void Log(const std::string& line) {
+  std::printf("berth-node: %s\n", line.c_str());
+  std::fflush(stdout);
+}
+
+bool IsUnauthorized(const Status& s) {
+  return s.code() == StatusCode::kInvalidArgument && s.message().rfind("unauthorized", 0) == 0;
+}
+
+// The host and port of "http://host:port".
+std::pair<std::string, int> HostPort(const std::string& url) {
+  std::string rest = url.substr(url.find("://") == std::string::npos ? 0 : url.find("://") + 3);
+  rest = rest.substr(0, rest.find('/'));
+  const size_t colon = rest.rfind(':');
+  if (colon == std::string::npos) return {rest, 80};
+  return {rest.substr(0, colon), std::atoi(rest.c_str() + colon + 1)};
+}
+
+}  // namespace
+
+NodeAgent::NodeAgent(NodeAgentOptions options, const Clock& clock)
+    : options_(std::move(options)),
+      clock_(clock),
+      limits_(executor::PrepareLimits()),
+      executor_([this] {
+        executor::ProcessExecutorOptions o;
+        o.tasks_dir = options_.data_dir + "/tasks";
+        o.shim_path = options_.exec_path;
+        o.cgroup_root = limits_.root;
+        return o;
+      }()) {}
+
+NodeAgent::~NodeAgent() { Stop(); }
+
+Result<std::unique_ptr<NodeAgent>> NodeAgent::Start(NodeAgentOptions options, const Clock& clock) {
+  if (::mkdir(options.data_dir.c_str(), 0700) != 0 && errno != EEXIST)
+    return Status::Unavailable("cannot create data directory " + options.data_dir + ": " +
+                               std::strerror(errno));
+  std::unique_ptr<NodeAgent> agent(new NodeAgent(std::move(options), clock));
+  BERTH_RETURN_IF_ERROR(agent->LoadIdentity());
+  BERTH_RETURN_IF_ERROR(agent->StartLogServer());
+  BERTH_RETURN_IF_ERROR(agent->Register());
+  Result<std::vector<executor::AdoptedTask>> adopted = agent->executor_.Adopt();
+  if (!adopted.ok()) return adopted.status();
+  for (const executor::AdoptedTask& t : *adopted) {
+    agent->tasks_[t.id].running = true;
+    if (!t.running) {
+      agent->Collect(t.id);  // it ended while no berth-node watched
+      continue;
+    }
+    Log("adopted task " + t.id + ", still running");
+    agent->Report(t.id, TaskState::kRunning, "adopted by berth-node after its restart");
+  }
+  agent->threads_.emplace_back([a = agent.get()] { a->HeartbeatLoop(); });
+  agent->threads_.emplace_back([a = agent.get()] { a->SyncLoop(); });
+  agent->threads_.emplace_back([a = agent.get()] { a->SuperviseLoop(); });
+  return agent;
+}
+
+void NodeAgent::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+    if (poll_ != nullptr) poll_->Cancel();
+  }
+  wake_.notify_all();
+  for (std::thread& t : threads_) t.join();
+  threads_.clear();
+  if (server_) server_->Stop();
+}
+
+std::string NodeAgent::Credential() const {
+  std::lock_guard lock(credential_mu_);
+  return credential_;
+}
+
+// The node's identity is kept in node.json; a data directory is one node.
+Status NodeAgent::LoadIdentity() {
+  Json identity = Json::object();
+  if (std::optional<std::string> text = executor::ReadSmallFile(IdentityPath())) {
+    identity = Json::parse(*text, nullptr, false);
+    if (!identity.is_object())
+      return Status::InvalidArgument(IdentityPath() + " is not valid JSON");
+  }
+  node_ = identity.value("node", "");
+  const std::string wanted = options_.hostname.empty()
+                                 ? (node_.empty() ? DetectHost().hostname : node_)
+                                 : options_.hostname;
+  if (!node_.empty() && wanted != node_)
+    return Status::InvalidArgument("the data directory " + options_.data_dir +
+                                   " belongs to node '" + node_ + "', not '" + wanted +
+                                   "': give each node its own --data-dir");
+  node_ = wanted;
+  machine_ = identity.value("machine", daemon::NewSecret(16));
+  credential_ = identity.value("credential", "");
+  return Status::Ok();
+}
+
+std::string NodeAgent::IdentityPath() const { return options_.data_dir + "/" + kIdentityFile; }
+
+// What the machine tells berthd of itself.
+Result<Json> NodeAgent::Description() const {
+  const HostFacts host = DetectHost();
+  const auto [berthd_host, berthd_port] = HostPort(options_.join);
+  std::string address = options_.advertise;
+  if (address.empty()) {
+    Result<std::string> local = LocalAddressTowards(berthd_host, berthd_port);
+    if (!local.ok()) return local.status();
+    address = *local;
+  }
+  Json body = {
+      {"hostname", node_},
+      {"machine", machine_},
+      {"resources", {{"cpu", std::to_string(host.milli_cpu) + "m"}, {"memory", host.memory_bytes}}},
+      {"platform", {{"os", host.os}, {"arch", host.arch}}},
+      {"address", address},
+      {"endpoint", address + ":" + std::to_string(server_->port())},
+      {"limits", {{"enforced", limits_.enforced}, {"reason", limits_.reason}}},
+      {"version", "0.1.0"}};
+  if (!options_.engine_labels.empty()) body["engine_labels"] = options_.engine_labels;
+  return body;
+}
+
+// Registers with the node's credential, or the join token when it has
+// none or berthd no longer knows it (the node was removed). Retries while
+// berthd cannot be reached, for kJoinPatience.
+Status NodeAgent::Register() {
+  Result<Json> body = Description();
+  if (!body.ok()) return body.status();
+  const Timestamp give_up = clock_.Now() + kJoinPatience;
+  std::string credential = Credential();
+  while (true) {
+    const bool with_credential = !credential.empty();
+    api::ApiClient client(options_.join, with_credential ? credential : options_.join_token);
+    Result<Json> joined = client.Call("POST", "/v1/node/register", *body);
+    if (joined.ok()) {
+      credential = joined->value("credential", "");
+      {
+        std::lock_guard lock(credential_mu_);
+        credential_ = credential;
+      }
+      if (Result<Duration> period = ParseDuration(joined->value("heartbeat_period", "5s"));
+          period.ok())
+        heartbeat_period_ = *period;
+      const Json identity = {{"node", node_}, {"machine", machine_}, {"credential", credential}};
+      BERTH_RETURN_IF_ERROR(executor::WriteFileAtomically(IdentityPath(), identity.dump() + "\n"));
+      ::chmod(IdentityPath().c_str(), 0600);  // it holds the node's credential
+      Log("joined " + options_.join + " as node '" + node_ + "' (logs served on " +
+          (*body)["endpoint"].get<std::string>() + ")");
+      return Status::Ok();
+    }
+    if (with_credential && IsUnauthorized(joined.status()) && !options_.join_token.empty()) {
+      credential.clear();
+      continue;
+    }
+    if (IsUnauthorized(joined.status()))
+      return Status::InvalidArgument(
+          "berthd refused the " +
+          std::string(with_credential ? "node's credential" : "join token") + " (" +
+          joined.status().message() + "): give the node token with --token-file");
+    if (joined.status().code() != StatusCode::kUnavailable || clock_.Now() >= give_up)
+      return joined.status();
+    std::unique_lock lock(mu_);
+    if (!Waiting(lock, std::chrono::seconds(1))) return Status::Unavailable("stopped");
+  }
+}
+
+Status NodeAgent::StartLogServer() {
+  api::ApiServerOptions server;
+  server.host = options_.listen_host;
+  server.port = options_.listen_port;
+  server.token = daemon::NewSecret();  // nobody has it: berthd comes with the node's credential
+  server.threads = 4;
+  server.authenticate = [this](std::string_view token) -> std::optional<api::Principal> {
+    const std::string credential = Credential();
+    if (credential.empty() || token != credential) return std::nullopt;
+    return api::Principal{};
+  };
+  server_ = std::make_unique<api::ApiServer>(server);
+  server_->Route(
+      "GET", R"(/v1/tasks/([^/]+)/logs)",
+      [this](const api::ApiRequest& r) -> Result<api::ApiResponse> { return LogsOf(r); });
+  return server_->Start();
+}
+
+// The log lines of a task, as berthd's GET /v1/tasks/{id}/logs passes them on.
+Result<api::ApiResponse> NodeAgent::LogsOf(const api::ApiRequest& r) const {
+  const std::string& id = r.params[0];
+  if (!executor::IsValidTaskDirName(id)) return Status::InvalidArgument("invalid task id");
+  const uint64_t after = std::strtoull(r.Query("after").c_str(), nullptr, 10);
+  const size_t tail = std::strtoull(r.Query("tail").c_str(), nullptr, 10);
+  const std::string dir = executor_.LogDir(id);
+  Result<std::vector<executor::LogLine>> lines = executor::ReadLog(dir, after, tail);
+  if (!lines.ok()) {
+    if (lines.status().code() == StatusCode::kNotFound)
+      return Status::NotFound("node '" + node_ + "' has no logs of task '" + id + "'");
+    return lines.status();
+  }
+  Json out = Json::array();
+  for (const executor::LogLine& line : *lines)
+    out.push_back(
+        {{"seq", line.seq}, {"time", line.time_ns}, {"stream", line.stream}, {"text", line.text}});
+  struct stat info {};
+  const bool ended = ::stat((dir + "/" + executor::kExitFile).c_str(), &info) == 0;
+  return api::ApiResponse{200, Json{{"lines", std::move(out)}, {"ended", ended}}, "", ""};
+}
+
+// Returns false once the agent stops; waits `d` otherwise (or less, woken).
+bool NodeAgent::Waiting(std::unique_lock<std::mutex>& lock, Duration d) {
+  clock_.WaitUntil(lock, wake_, clock_.Now() + d, [this] { return stopping_; });
+  return !stopping_;
+}
+
+void NodeAgent::HeartbeatLoop() {
+  bool failing = false;
+  std::unique_lock lock(mu_);
+  while (Waiting(lock, heartbeat_period_)) {
+    lock.unlock();
+    api::ApiClient client(options_.join, Credential());
+    Result<Json> beat = client.Call("POST", "/v1/node/heartbeat");
+    if (beat.ok() && failing) Log("heartbeats reach berthd again");
+    if (beat.ok())  // berthd may have restarted with another period
+      if (Result<Duration> period = ParseDuration(beat->value("heartbeat_period", ""));
+          period.ok() && period->count() > 0)
+        heartbeat_period_ = *period;
+    if (!beat.ok() && !failing) Log("heartbeat failed: " + beat.status().message());
+    failing = !beat.ok();
+    if (!beat.ok() && IsUnauthorized(beat.status())) {
+      Log("berthd no longer knows this node's credential: joining again");
+      if (Status joined = Register(); !joined.ok()) Log("cannot join again: " + joined.message());
+    }
+    lock.lock();
+  }
+}
+
+void NodeAgent::SyncLoop() {
+  std::string instance;
+  int64_t since = 0;
+  const int read_timeout = static_cast<int>(
+      std::chrono::duration_cast<std::chrono::seconds>(options_.poll_wait).count() + 15);
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    auto client = std::make_shared<api::ApiClient>(options_.join, Credential(), read_timeout);
+    poll_ = client;
+    lock.unlock();
+    Result<Json> batch = client->Call(
+        "GET", "/v1/node/assignments?instance=" + instance + "&since=" + std::to_string(since) +
+                   "&wait_ms=" + std::to_string(options_.poll_wait.count()));
+    lock.lock();
+    poll_.reset();
+    if (stopping_) break;
+    if (!batch.ok()) {
+      Waiting(lock, std::chrono::seconds(1));  // berthd is away: try again shortly
+      continue;
+    }
+    instance = batch->value("instance", "");
+    since = batch->value("revision", int64_t{0});
+    if (batch->value("full", false) || !(*batch)["tasks"].empty()) {
+      batches_.push_back(std::move(*batch));
+      wake_.notify_all();
+    }
+  }
+}
+
+void NodeAgent::SuperviseLoop() {
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    std::deque<Json> batches = std::exchange(batches_, {});
+    lock.unlock();
+    for (const Json& batch : batches) Apply(batch);
+    CollectEnded();
+    SendReports();
+    lock.lock();
+    if (batches_.empty()) Waiting(lock, options_.check_every);
+  }
+}
+
+void NodeAgent::Apply(const Json& batch) {
+  std::set<std::string> listed;
+  for (const Json& t : batch["tasks"]) {
+    const std::string id = t.value("task", "");
+    if (t.value("desired_state", "") != "running") {
+      StopTask(id);
+      continue;
+    }
+    listed.insert(id);
+    std::optional<executor::ProcessSpec> process;
+    if (!api::DecodeProcessSpec(t.value("process", Json::object()), "process", &process).ok())
+      process.reset();
+    StartTask(
+        id, process ? std::make_shared<const executor::ProcessSpec>(std::move(*process)) : nullptr);
+  }
+  if (!batch.value("full", false)) return;
+  // berthd (restarted) sent everything this node should run: stop the rest,
+  // and tell it again how the listed tasks stand.
+  Log("took berthd's full list (" + std::to_string(listed.size()) + " tasks to run)");
+  for (auto& [id, task] : tasks_) {
+    if (!listed.contains(id)) {
+      if (task.running) StopTask(id);
+    } else if (!task.last_report.is_null()) {
+      unsent_[id] = task.last_report;
+    }
+  }
+}
+
+void NodeAgent::StartTask(const std::string& id,
+                          std::shared_ptr<const executor::ProcessSpec> process) {
+  if (tasks_.contains(id)) return;  // started (or ended) before; never twice
+  LocalTask& task = tasks_[id];
+  task.process = std::move(process);
+  task.running = true;
+  const executor::TaskToRun run{id, node_, kNoRun, std::nullopt, task.process.get()};
+  std::string started = executor_.Start(run, clock_.Now()).value_or("starting");
+  // Never claim a limit that does not hold.
+  if (task.process && (task.process->limit_cpu || task.process->limit_memory) && !limits_.enforced)
+    started += "; its limits are not enforced: " + limits_.reason;
+  Log("started task " + id + ": " + started);
+  Report(id, TaskState::kRunning, started);
+}
+
+void NodeAgent::StopTask(const std::string& id) {
+  auto it = tasks_.find(id);
+  if (it == tasks_.end() || !it->second.running || it->second.stopping) return;
+  it->second.stopping = true;
+  executor_.Stop({id, node_, kNoRun, std::nullopt, it->second.process.get()});
+  Log("stopping task " + id);
+}
+
+void NodeAgent::CollectEnded() {
+  for (const std::string& id : executor_.TakeChanged()) Collect(id);
+}
+
+void NodeAgent::Collect(const std::string& id) {
+  LocalTask& task = tasks_[id];
+  std::optional<Timestamp> due;
+  std::optional<executor::Ended> ended =
+      executor_.Check({id, node_, kNoRun, std::nullopt, task.process.get()}, clock_.Now(), &due);
+  if (!ended) return;
+  {
+    task.running = false;
+    const TaskState state = task.stopping     ? TaskState::kShutdown
+                            : ended->rejected ? TaskState::kRejected
+                            : ended->failed   ? TaskState::kFailed
+                                              : TaskState::kComplete;
+    Log("task " + id + " ended: " + ended->message);
+    Report(id, state, ended->message, ended->ran_ms);
+    struct stat info {};
+    if (::stat((executor_.LogDir(id) + "/" + kReportedFile).c_str(), &info) == 0) {
+      unsent_.erase(id);  // acknowledged before this berth-node restarted
+      Acknowledged(id);
+    }
+  }
+}
+
+void NodeAgent::Report(const std::string& id, TaskState state, const std::string& message,
+                       int64_t ran_ms) {
+  Json report = {{"task", id}, {"state", ToString(state)}, {"message", message}};
+  if (ran_ms > 0) report["ran_ms"] = ran_ms;
+  tasks_[id].last_report = report;
+  unsent_[id] = std::move(report);
+}
+
+// One batch per pass of the supervisor; kept for the next when berthd
+// cannot be reached.
+void NodeAgent::SendReports() {
+  if (unsent_.empty()) return;
+  Json list = Json::array();
+  for (const auto& [id, report] : unsent_) list.push_back(report);
+  api::ApiClient client(options_.join, Credential());
+  Result<Json> sent = client.Call("POST", "/v1/node/status", Json{{"tasks", list}});
+  if (!sent.ok() && sent.status().code() != StatusCode::kPermissionDenied) return;
+  if (!sent.ok()) Log("berthd refused a status report: " + sent.status().message());
+  for (const auto& [id, report] : unsent_)
+    if (report.value("state", "") != "running") {
+      (void)executor::WriteFileAtomically(executor_.LogDir(id) + "/" + kReportedFile, "");
+      Acknowledged(id);
+    }
+  unsent_.clear();
+}
+
+// A node keeps the directories (and logs) of its last kEndedKept ended
+// tasks whose end berthd acknowledged; older ones are deleted.
+void NodeAgent::Acknowledged(const std::string& id) {
+  acknowledged_.push_back(id);
+  while (acknowledged_.size() > kEndedKept) {
+    const std::string& oldest = acknowledged_.front();
+    if (executor_.Remove(oldest).ok()) tasks_.erase(oldest);
+    acknowledged_.pop_front();
+  }
+}
+
+}  // namespace berth::node

@@ -1,0 +1,137 @@
+// NodeAgent: berth-node, the program on each machine that runs tasks
+// (docs/agent.md, "berth-node"). It joins berthd, heartbeats, takes its
+// assignments and runs them as processes (executor::ProcessExecutor),
+// reports their states in batches, and serves their logs to berthd.
+//
+// Threads, each with its own HTTP client:
+//  - heartbeat: POST /v1/node/heartbeat every period berthd names; a
+//    refused credential (the node was removed) registers it again;
+//  - sync: GET /v1/node/assignments as a long poll keyed by the revision
+//    and berthd instance it last saw, so a node that was cut off gets what
+//    changed since, and one berthd does not know (restarted) gets its full
+//    list; each answer goes to the supervisor;
+//  - supervisor: the only caller of the ProcessExecutor. It applies
+//    assignments (start, stop; with a full list, stops what is not in it
+//    and reports every task it has again), collects ended tasks, and sends
+//    the reports that berthd has not acknowledged;
+//  - the log server (api::ApiServer), for berthd only: its requests carry
+//    this node's credential.
+// Its data directory holds node.json (its node id, credential and machine
+// id, so a restarted berth-node is the same node) and tasks/ (the task
+// directories, executor/task_dir.h; those of the last 100 ended tasks that
+// berthd acknowledged are kept, with their logs). Restarted, it adopts the
+// tasks still running and reports how the others ended.
+//
+// Stop (SIGTERM) stops the threads and leaves the tasks running: the next
+// berth-node adopts them. Start and Stop from one owning thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/api_client.h"
+#include "api/http_server.h"
+#include "api/json_fields.h"
+#include "core/node.h"
+#include "core/status.h"
+#include "core/task.h"
+#include "core/time.h"
+#include "executor/process_executor.h"
+
+namespace berth::node {
+
+struct NodeAgentOptions {
+  std::string join;        // berthd's URL ("http://host:port"). Required.
+  std::string join_token;  // the cluster's node join token; needed until the node has joined
+  std::string data_dir = "berth-node-data";  // created (mode 0700) when missing
+  std::string hostname;                      // the node's id; "": the machine's hostname
+  Labels engine_labels;                      // --label K=V
+  std::string listen_host = "0.0.0.0";       // the log server's address
+  int listen_port = 7482;                    // 0: any free port (7481 is berth-agent's)
+  // The address berthd reaches the log server on; "": the local address
+  // that routes to berthd.
+  std::string advertise;
+  std::string exec_path;  // the berth-exec program. Required.
+  // How long one assignments request waits for a change. Default 25 s.
+  Duration poll_wait = std::chrono::seconds(25);
+  // How often the supervisor looks for ended tasks. Default 200 ms.
+  Duration check_every = std::chrono::milliseconds(200);
+};
+
+class NodeAgent {
+ public:
+  // Joins (or rejoins) berthd, adopts the tasks of the data directory and
+  // starts the threads. InvalidArgument: a refused token, or a node id held
+  // by another machine; Unavailable: berthd or the data directory cannot
+  // be reached.
+  static Result<std::unique_ptr<NodeAgent>> Start(NodeAgentOptions options, const Clock& clock);
+  ~NodeAgent();
+  void Stop();
+
+  const std::string& node() const { return node_; }
+  int log_port() const { return server_->port(); }
+
+ private:
+  struct LocalTask {
+    std::shared_ptr<const executor::ProcessSpec> process;  // null: adopted (its shim has it)
+    bool running = false;
+    bool stopping = false;
+    api::Json last_report;  // what it last reported: sent again with a full list
+  };
+
+  NodeAgent(NodeAgentOptions options, const Clock& clock);
+  Status LoadIdentity();  // before the threads start
+  std::string IdentityPath() const;
+  Result<api::Json> Description() const;
+  Status Register();
+  Status StartLogServer();
+  Result<api::ApiResponse> LogsOf(const api::ApiRequest& r) const;
+  std::string Credential() const;
+  void HeartbeatLoop();
+  void SyncLoop();
+  void SuperviseLoop();
+  // Supervisor thread only:
+  void Apply(const api::Json& batch);
+  void StartTask(const std::string& id, std::shared_ptr<const executor::ProcessSpec> process);
+  void StopTask(const std::string& id);
+  void CollectEnded();
+  void Collect(const std::string& id);
+  void Report(const std::string& id, TaskState state, const std::string& message,
+              int64_t ran_ms = 0);
+  void SendReports();
+  void Acknowledged(const std::string& id);
+  bool Waiting(std::unique_lock<std::mutex>& lock, Duration d);  // false once stopping
+
+  NodeAgentOptions options_;
+  const Clock& clock_;
+  std::string node_, machine_;  // set before the threads start
+  mutable std::mutex credential_mu_;
+  std::string credential_;
+  std::atomic<Duration> heartbeat_period_{std::chrono::seconds(5)};
+
+  // Whether tasks' limits hold here (PrepareLimits, before any thread of
+  // this agent starts); before executor_, which takes its cgroup root.
+  const executor::LimitsSupport limits_;
+  executor::ProcessExecutor executor_;
+  std::map<std::string, LocalTask> tasks_;   // supervisor thread
+  std::map<std::string, api::Json> unsent_;  // the latest report of each task; supervisor thread
+  std::deque<std::string> acknowledged_;     // ended tasks berthd has heard of, oldest first
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<api::Json> batches_;         // from sync to the supervisor
+  std::shared_ptr<api::ApiClient> poll_;  // the sync thread's call in flight, cancelled by Stop
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+  std::unique_ptr<api::ApiServer> server_;
+};
+
+}  // namespace berth::node

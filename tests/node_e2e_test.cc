@@ -1,0 +1,301 @@
+// Real nodes end to end: a berthd process, two berth-node processes with
+// their own data directories on loopback, and tasks that are real
+// processes. Heartbeats are fast here (--heartbeat-period 100ms x 3), so
+// a killed node is down within a second.
+//
+// Everything is awaited on what it waits for (an API answer, a file, a
+// process gone), polled with a bound. Every process started is stopped by
+// its pid; a node's tasks (which outlive their berth-node by design) are
+// killed by the pids their data directory records.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <thread>
+
+#include "api/api_client.h"
+#include "process.h"
+#include "store/test_dir.h"
+
+namespace berth {
+namespace {
+
+using api::Json;
+using testing_support::FirstLine;
+using testing_support::PortInLine;
+using testing_support::Process;
+
+constexpr auto kBound = std::chrono::seconds(30);
+
+// Polls `done` until it holds or the bound passes; the polling interval is
+// the wait's granularity, not a guess at how long something takes.
+bool Eventually(const std::function<bool()>& done, std::chrono::milliseconds bound = kBound) {
+  const auto deadline = std::chrono::steady_clock::now() + bound;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+bool Alive(pid_t pid) { return pid > 0 && ::kill(pid, 0) == 0; }
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// The tasks a node's data directory holds, and which of them still run
+// (no exit file).
+std::set<std::string> TaskDirs(const std::string& data_dir, bool running_only) {
+  std::set<std::string> ids;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(data_dir + "/tasks", ec))
+    if (!running_only || !std::filesystem::exists(entry.path() / "exit"))
+      ids.insert(entry.path().filename());
+  return ids;
+}
+
+// Every file under a node's task directories, for a failure's message.
+std::string Listing(const std::string& data_dir) {
+  std::string out = data_dir + ":\n";
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(data_dir + "/tasks", ec))
+    out += "  " + entry.path().string().substr(data_dir.size()) + "\n";
+  return out;
+}
+
+// Kills every task process (its group) and shim a node's directory records.
+void KillTasksOf(const std::string& data_dir) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(data_dir + "/tasks", ec)) {
+    std::istringstream pids(ReadFile((entry.path() / "pid").string()));
+    pid_t task = 0, shim = 0;
+    uint64_t start = 0;
+    if (pids >> task >> start >> shim) {
+      ::kill(-task, SIGKILL);
+      ::kill(shim, SIGKILL);
+    }
+  }
+}
+
+class NodeE2eTest : public testing::Test {
+ protected:
+  void SetUp() override { StartBerthd(); }
+  void TearDown() override {
+    for (auto& [name, node] : nodes_) node.reset();
+    for (const char* name : {"n1", "n2"}) KillTasksOf(DataDir(name));
+    berthd_.reset();
+  }
+
+  // Starts berthd (again on the same port); the first time, writes the
+  // node join token where the nodes read it.
+  void StartBerthd() {
+    berthd_ = std::make_unique<Process>(
+        std::vector<std::string>{BERTHD_BINARY, "--data-dir", dir_.path() + "/berthd", "--port",
+                                 port_.empty() ? "0" : port_, "--heartbeat-period", "100ms"});
+    port_ = PortInLine(berthd_->WaitForLine("listening on", kBound));
+    ASSERT_FALSE(port_.empty()) << "berthd did not start";
+    token_ = FirstLine(dir_.path() + "/berthd/token");
+    if (std::filesystem::exists(dir_.path() + "/node-token")) return;
+    Result<Json> join = Call("GET", "/v1/tokens/node");
+    ASSERT_TRUE(join.ok()) << join.status().message();
+    std::ofstream(dir_.path() + "/node-token") << (*join)["token"].get<std::string>() << "\n";
+    std::filesystem::permissions(
+        dir_.path() + "/node-token",
+        std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  }
+  std::string DataDir(const std::string& name) const { return dir_.path() + "/" + name; }
+
+  // Starts berth-node `name`; returns once it joined.
+  void StartNode(const std::string& name) {
+    auto node = std::make_unique<Process>(std::vector<std::string>{
+        BERTH_NODE_BINARY, "--join", "http://127.0.0.1:" + port_, "--token-file",
+        dir_.path() + "/node-token", "--data-dir", DataDir(name), "--hostname", name, "--listen",
+        "127.0.0.1:0", "--exec", BERTH_EXEC_BINARY});
+    ASSERT_NE(node->WaitForLine("joined", kBound), "") << name << " did not join";
+    ASSERT_NE(node->WaitForLine("full list", kBound), "") << name << " got no assignments";
+    nodes_[name] = std::move(node);
+  }
+
+  Result<Json> Call(const std::string& method, const std::string& path, const Json& body = nullptr,
+                    const std::string& token = "") {
+    api::ApiClient client("127.0.0.1:" + port_, token.empty() ? token_ : token);
+    return client.Call(method, path, body);
+  }
+  Json Task(const std::string& name) {
+    Result<Json> task = Call("GET", "/v1/tasks/" + name);
+    return task.ok() ? *task : Json::object();
+  }
+  // Runs the berth CLI against berthd; its output, or "" when it failed.
+  std::string Berth(std::vector<std::string> args) {
+    args.insert(args.begin(), BERTH_BINARY);
+    // Before "--": what follows it is the task's command.
+    args.insert(std::find(args.begin(), args.end(), "--"),
+                {"--server", "http://127.0.0.1:" + port_, "--token", token_});
+    Process cli(args, Process::Stderr::kMerge);
+    Process::Exit exit = cli.WaitExit(kBound);
+    return exit.status == 0 ? exit.output : "";
+  }
+  void CreateService(const std::string& id, int replicas, const std::vector<std::string>& extra,
+                     const std::vector<std::string>& command) {
+    std::vector<std::string> args = {
+        "service", "create", id, "--replicas", std::to_string(replicas), "--detach"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.push_back("--");
+    args.insert(args.end(), command.begin(), command.end());
+    ASSERT_NE(Berth(args), "") << "service create " << id;
+  }
+
+  store::TestDir dir_;
+  std::unique_ptr<Process> berthd_;
+  std::string port_, token_;
+  std::map<std::string, std::unique_ptr<Process>> nodes_;
+};
+
+TEST_F(NodeE2eTest, TasksRunAsProcessesAndEndAsTheirExitStatusSays) {
+  StartNode("n1");
+  StartNode("n2");
+  CreateService("ok", 1, {"--restart-condition", "none"}, {"sh", "-c", "echo done; exit 0"});
+  CreateService(
+      "bad", 1,
+      {"--restart-condition", "on-failure", "--restart-delay", "0s", "--restart-max-attempts", "1"},
+      {"sh", "-c", "echo failing; exit 3"});
+  CreateService("missing", 1, {"--restart-condition", "none"}, {"/no/such/program"});
+  EXPECT_TRUE(Eventually([&] { return Task("ok.1").value("state", "") == "complete"; }))
+      << Task("ok.1").dump();
+  // exit 3 fails the task, and the policy restarts it once.
+  auto failed = [&] {
+    Result<Json> tasks = Call("GET", "/v1/tasks?service=bad");
+    int n = 0;
+    for (const Json& t : (*tasks)["tasks"])
+      n += t.value("state", "") == "failed" && t.value("message", "").starts_with("exit status 3");
+    return n;
+  };
+  EXPECT_TRUE(Eventually([&] { return failed() == 2; }))
+      << Call("GET", "/v1/tasks?service=bad")->dump();
+  EXPECT_TRUE(Eventually([&] { return Task("missing.1").value("state", "") == "rejected"; }))
+      << Task("missing.1").dump();
+  EXPECT_NE(Task("missing.1").value("message", "").find("No such file or directory"),
+            std::string::npos)
+      << Task("missing.1").dump();
+  // The output is kept and shown through berthd.
+  EXPECT_EQ(Berth({"task", "logs", "ok.1"}), "done\n");
+  const std::string logs = Berth({"service", "logs", "bad"});
+  EXPECT_EQ(std::count(logs.begin(), logs.end(), '\n'), 2) << logs;
+  EXPECT_NE(logs.find("bad.1."), std::string::npos) << logs;
+  EXPECT_NE(logs.find("| failing"), std::string::npos) << logs;
+}
+
+// The shell ignores SIGTERM and so does the child it started (an ignored
+// signal stays ignored across exec): both die by SIGKILL once the grace
+// period has passed.
+TEST_F(NodeE2eTest, AStoppedTaskThatIgnoresSigtermIsKilledWithItsChildrenAfterItsGrace) {
+  StartNode("n1");
+  CreateService("stubborn", 1, {"--stop-grace-period", "700ms"},
+                {"sh", "-c", "trap '' TERM; sleep 1000 & echo child $!; wait"});
+  std::string id;
+  pid_t child = 0;
+  ASSERT_TRUE(Eventually([&] {
+    const Json task = Task("stubborn.1");
+    id = task.value("id", "");
+    const std::string logs =
+        task.value("state", "") == "running" ? Berth({"task", "logs", id}) : "";
+    return std::sscanf(logs.c_str(), "child %d", &child) == 1;
+  }));
+  const std::string dir = DataDir("n1") + "/tasks/" + id;
+  std::istringstream pids(ReadFile(dir + "/pid"));
+  pid_t shell = 0;
+  pids >> shell;
+  ASSERT_TRUE(Alive(shell) && Alive(child));
+  const auto stopped_at = std::chrono::system_clock::now();
+  ASSERT_NE(Berth({"service", "rm", "stubborn"}), "");
+  ASSERT_TRUE(Eventually([&] { return std::filesystem::exists(dir + "/exit"); }));
+  const std::string exit = ReadFile(dir + "/exit");
+  EXPECT_NE(exit.find("signal 9"), std::string::npos) << exit;
+  EXPECT_NE(exit.find("stopped 1"), std::string::npos) << exit;
+  int64_t finished_ms = 0;
+  if (const size_t at = exit.find("finished_at_ms "); at != std::string::npos)
+    finished_ms = std::stoll(exit.substr(at + 15));
+  const int64_t stopped_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(stopped_at.time_since_epoch()).count();
+  EXPECT_GE(finished_ms - stopped_ms, 700) << "killed before its grace period";
+  EXPECT_FALSE(Alive(shell));
+  EXPECT_FALSE(Alive(child));
+}
+
+TEST_F(NodeE2eTest, AKilledNodeGoesDownItsTasksMoveAndItsRestartRunsNothingTwice) {
+  StartNode("n1");
+  StartNode("n2");
+  CreateService("web", 2, {}, {"sleep", "1000"});
+  auto running_on = [&](const std::string& node) {
+    Result<Json> tasks = Call("GET", "/v1/tasks?service=web&state=running&desired_state=running");
+    int n = 0;
+    for (const Json& t : (*tasks)["tasks"]) n += t.value("node", "") == node;
+    return n;
+  };
+  ASSERT_TRUE(Eventually([&] { return running_on("n1") == 1 && running_on("n2") == 1; }));
+  nodes_["n1"]->Kill(SIGKILL);
+  EXPECT_TRUE(
+      Eventually([&] { return Call("GET", "/v1/nodes/n1")->value("state", "") == "down"; }));
+  EXPECT_TRUE(Eventually([&] { return running_on("n2") == 2; }));
+  EXPECT_EQ(TaskDirs(DataDir("n1"), true).size(), 1u);  // its process outlived berth-node
+  // Back, n1 adopts its task, which was replaced meanwhile: berthd stops it.
+  StartNode("n1");
+  EXPECT_TRUE(Eventually([&] { return TaskDirs(DataDir("n1"), true).empty(); }));
+  EXPECT_EQ(Call("GET", "/v1/nodes/n1")->value("state", ""), "ready");
+  EXPECT_EQ((*Call("GET", "/v1/nodes"))["nodes"].size(), 2u);  // the same node, not a new one
+  EXPECT_EQ(TaskDirs(DataDir("n2"), true).size(), 2u);
+  EXPECT_EQ(running_on("n2"), 2);
+}
+
+TEST_F(NodeE2eTest, ARestartedBerthdChangesNothingOnTheNodes) {
+  StartNode("n1");
+  StartNode("n2");
+  CreateService("web", 4, {}, {"sleep", "1000"});
+  ASSERT_TRUE(Eventually([&] {
+    return TaskDirs(DataDir("n1"), true).size() + TaskDirs(DataDir("n2"), true).size() == 4;
+  }));
+  std::map<std::string, std::string> pids;  // every task's pid file, which a restart would change
+  for (const std::string node : {"n1", "n2"})
+    for (const std::string& id : TaskDirs(DataDir(node), false))
+      pids[id] = ReadFile(DataDir(node) + "/tasks/" + id + "/pid");
+  berthd_->Kill(SIGKILL);
+  StartBerthd();
+  // Each node sees a new berthd and takes its full list.
+  for (const std::string node : {"n1", "n2"})
+    ASSERT_NE(nodes_[node]->WaitForLine("full list", kBound), "") << node;
+  ASSERT_TRUE(Call("GET", "/v1/health?wait=settled").ok());
+  std::map<std::string, std::string> after;
+  for (const std::string node : {"n1", "n2"}) {
+    EXPECT_EQ(TaskDirs(DataDir(node), true).size(), 2u) << node;
+    for (const std::string& id : TaskDirs(DataDir(node), false))
+      after[id] = ReadFile(DataDir(node) + "/tasks/" + id + "/pid");
+  }
+  EXPECT_EQ(after, pids) << Listing(DataDir("n1")) << Listing(DataDir("n2"));
+  Result<Json> running = Call("GET", "/v1/tasks?service=web&state=running");
+  EXPECT_EQ((*running)["tasks"].size(), 4u);
+}
+
+TEST_F(NodeE2eTest, ANodesTokensCannotActAsTheAdmin) {
+  StartNode("n1");
+  const std::string join = FirstLine(dir_.path() + "/node-token");
+  const std::string credential = Json::parse(ReadFile(DataDir("n1") + "/node.json"))["credential"];
+  const Json service = {{"id", "web"}, {"replicas", 1}};
+  for (const std::string& token : {join, credential}) {
+    Result<Json> created = Call("POST", "/v1/services", service, token);
+    EXPECT_EQ(created.status().code(), StatusCode::kPermissionDenied) << created.status().message();
+    EXPECT_EQ(Call("GET", "/v1/nodes", nullptr, token).status().code(),
+              StatusCode::kPermissionDenied);
+  }
+  EXPECT_EQ(Call("POST", "/v1/node/heartbeat", nullptr, join).status().code(),
+            StatusCode::kPermissionDenied);
+  EXPECT_TRUE(Call("POST", "/v1/node/heartbeat", nullptr, credential).ok());
+  EXPECT_EQ(Call("GET", "/v1/services/web").status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace berth
