@@ -92,7 +92,9 @@ class NodeE2eTest : public testing::Test {
   }
 
   // Starts berthd (again on the same port); the first time, writes the
-  // node join token where the nodes read it.
+  // node join token where the nodes read it. Two HTTP threads hold one
+  // waiting assignments request: the other node is told to wait, and asks
+  // again when its heartbeat says its assignments changed.
   void StartBerthd() {
     berthd_ = std::make_unique<Process>(
         std::vector<std::string>{BERTHD_BINARY, "--data-dir", dir_.path() + "/berthd", "--port",

@@ -101,6 +101,22 @@ Status ReadTextUpTo(const Json& value, const std::string& path, size_t max_bytes
                      [max_bytes](std::string_view text) { return CheckText(text, max_bytes); });
 }
 
+std::string ShownText(std::string_view text, size_t max_bytes) {
+  size_t end = std::min(text.size(), max_bytes);
+  while (end < text.size() && end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80)
+    --end;  // not inside a multi-byte character
+  std::string out(text.substr(0, end));
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  return out;
+}
+
+Status ReadShownText(const Json& value, const std::string& path, std::string* out) {
+  if (!value.is_string()) return TypeError(value, path, "a string");
+  *out = ShownText(value.get_ref<const std::string&>());
+  return Status::Ok();
+}
+
 Status ReadUnsigned(const Json& value, const std::string& path, uint64_t* out) {
   // Parsed text gives non-negative integers the unsigned type; JSON built in
   // code (the daemon's stored objects) may hold them as signed.

@@ -53,6 +53,13 @@ Status ReadText(const Json& value, const std::string& path, std::string* out);
 // Text of at most `max_bytes` (ReadText's rule with another bound: the
 // longer constraints and requestor patterns).
 Status ReadTextUpTo(const Json& value, const std::string& path, size_t max_bytes, std::string* out);
+// Text that another program wrote and Berth only shows (a node's status
+// message, its reason limits do not hold): any string, made one line
+// (control characters become spaces) and cut to `max_bytes` at a UTF-8
+// character boundary. Only a non-string is an error.
+inline constexpr size_t kMaxShownTextBytes = 1024;
+std::string ShownText(std::string_view text, size_t max_bytes = kMaxShownTextBytes);
+Status ReadShownText(const Json& value, const std::string& path, std::string* out);
 // A non-negative integer (JSON floats such as 1.5 or 1e3 are rejected).
 Status ReadUnsigned(const Json& value, const std::string& path, uint64_t* out);
 // An integer, possibly negative (JSON floats such as 1.5 are rejected).

@@ -54,15 +54,6 @@ Status SetUp(api::ApiClient& client, const UpOptions& options) {
   return CreateIfAbsent(client, "/v1/services", hello);
 }
 
-// berth-exec, next to this program.
-std::string ExecPath(const UpOptions& options) {
-  if (!options.exec_path.empty()) return options.exec_path;
-  char self[4096] = {};
-  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
-  const std::string path(self, n > 0 ? static_cast<size_t>(n) : 0);
-  return path.substr(0, path.rfind('/') + 1) + "berth-exec";
-}
-
 Result<std::unique_ptr<node::NodeAgent>> StartLocalNode(api::ApiClient& client,
                                                         const std::string& server,
                                                         const UpOptions& options,
@@ -71,13 +62,13 @@ Result<std::unique_ptr<node::NodeAgent>> StartLocalNode(api::ApiClient& client,
   if (!token.ok()) return token.status();
   node::NodeAgentOptions local;
   local.join = "http://" + server;
-  local.join_token = (*token)["token"];
+  local.join_token = token->value("token", "");
   local.data_dir = options.daemon.data_dir + "/local-node";
   local.hostname = kLocalNode;
   local.listen_host = "127.0.0.1";
   local.listen_port = 0;
   local.advertise = "127.0.0.1";
-  local.exec_path = ExecPath(options);
+  local.exec_path = options.exec_path.empty() ? node::ExecNextToThisProgram() : options.exec_path;
   return node::NodeAgent::Start(local, clock);
 }
 

@@ -120,7 +120,10 @@ Daemon::Daemon(std::shared_ptr<store::Store> store, std::string token,
                            ? nullptr
                            : std::make_unique<AgentPlacement>(agent_transports_, clock_,
                                                               options.agent_placement)),
-      node_executor_(std::make_unique<NodeExecutor>([this] { loop_->Notify(); })),
+      node_executor_(std::make_unique<NodeExecutor>(
+          [this] { loop_->Notify(); },
+          NodeExecutorOptions{std::max(1, options.threads / 2),
+                              options.node_dispatcher.heartbeat_period})),
       dispatcher_(std::make_unique<NodeDispatcher>(
           *store_, nodes_, *node_executor_, clock_, [this] { loop_->Notify(); },
           options.node_dispatcher)),
@@ -205,11 +208,7 @@ void Daemon::AddNodeRoutes() {
     return Changing(200, [&] { return nodes_.Drain(r.params[0]); });
   });
   server_->Route("DELETE", kNode, [this](const ApiRequest& r) {
-    return Changing(200, [&] {
-      Status removed = nodes_.Remove(r.params[0]);
-      if (removed.ok()) removed = dispatcher_->Forget(r.params[0]);
-      return Removed(removed, r.params[0]);
-    });
+    return Changing(200, [&] { return Removed(dispatcher_->Remove(r.params[0]), r.params[0]); });
   });
 }
 

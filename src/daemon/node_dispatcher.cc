@@ -19,6 +19,20 @@ struct Registration {
   std::string machine;
 };
 
+// A text field of a stored body; "" when the body or field is damaged.
+std::string StoredField(const std::string& body, const char* field) {
+  const Json json = Json::parse(body, nullptr, false);
+  if (!json.is_object() || !json.value(field, Json()).is_string()) return "";
+  return json[field];
+}
+
+// Compares secrets in time that depends on their lengths only.
+bool SameSecret(std::string_view a, std::string_view b) {
+  unsigned char differ = a.size() != b.size();
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) differ |= a[i] ^ b[i];
+  return differ == 0;
+}
+
 Result<Registration> ReadRegistration(const Json& body) {
   BERTH_RETURN_IF_ERROR(api::CheckObject(body, "",
                                          {"hostname", "machine", "resources", "platform", "address",
@@ -33,7 +47,7 @@ Result<Registration> ReadRegistration(const Json& body) {
   if (!limits.value("enforced", Json(false)).is_boolean())
     return api::FieldError("limits.enforced", "expected true or false");
   std::string reason;
-  BERTH_RETURN_IF_ERROR(api::ReadField(limits, "reason", "limits", api::ReadText, &reason));
+  BERTH_RETURN_IF_ERROR(api::ReadField(limits, "reason", "limits", api::ReadShownText, &reason));
   Json node = {{"id", hostname}, {"hostname", hostname}, {"state", "ready"}};
   for (const char* field : {"resources", "platform", "address", "engine_labels"})
     if (body.contains(field)) node[field] = body[field];
@@ -61,12 +75,13 @@ NodeDispatcher::NodeDispatcher(store::Store& store, NodeRegistry& nodes, NodeExe
 Status NodeDispatcher::Load() {
   Result<std::optional<store::StoredObject>> join = store_.Get(kJoinTokenKind, "join");
   if (!join.ok()) return join.status();
-  if (join->has_value()) join_token_ = Json::parse((*join)->body).value("token", "");
+  if (join->has_value()) join_token_ = StoredField((*join)->body, "token");
   Result<std::vector<store::StoredObject>> credentials = store_.List(kCredentialKind);
   if (!credentials.ok()) return credentials.status();
   const Timestamp now = clock_.Now();
   for (const store::StoredObject& c : *credentials) {
-    const std::string credential = Json::parse(c.body).value("credential", "");
+    const std::string credential = StoredField(c.body, "credential");
+    if (credential.empty()) continue;  // damaged: that node joins again with the token
     node_by_credential_[credential] = c.id;
     credential_by_node_[c.id] = credential;
     last_heartbeat_[c.id] = now;  // a fresh grace period for every node
@@ -92,7 +107,7 @@ void NodeDispatcher::Stop() {
 
 std::optional<api::Principal> NodeDispatcher::Authenticate(std::string_view token) const {
   std::shared_lock lock(credentials_mu_);
-  if (!join_token_.empty() && token == join_token_)
+  if (!join_token_.empty() && SameSecret(token, join_token_))
     return api::Principal{api::Principal::Kind::kNodeJoin, ""};
   auto it = node_by_credential_.find(std::string(token));
   if (it == node_by_credential_.end()) return std::nullopt;
@@ -100,14 +115,21 @@ std::optional<api::Principal> NodeDispatcher::Authenticate(std::string_view toke
 }
 
 Result<std::string> NodeDispatcher::JoinToken() {
+  std::lock_guard rotating(rotate_mu_);  // two first calls make one token
   {
     std::shared_lock lock(credentials_mu_);
     if (!join_token_.empty()) return join_token_;
   }
-  return RotateJoinToken();
+  return Rotate();
 }
 
 Result<std::string> NodeDispatcher::RotateJoinToken() {
+  std::lock_guard rotating(rotate_mu_);
+  return Rotate();
+}
+
+// Under rotate_mu_, so the store and memory hold the same token.
+Result<std::string> NodeDispatcher::Rotate() {
   std::string token = NewSecret();
   Result<int64_t> committed =
       store_.Commit({store::Write::Put(kJoinTokenKind, "join", Json{{"token", token}}.dump())});
@@ -129,7 +151,8 @@ Result<Json> NodeDispatcher::Register(const Json& body, const api::Principal& wh
   std::vector<store::Write> writes;
   std::string credential;
   if (stored->has_value()) {
-    const Json old = Json::parse((*stored)->body);
+    const Json old = Json::parse((*stored)->body, nullptr, false);
+    if (!old.is_object()) return Status::Internal("the stored node '" + id + "' is not JSON");
     const std::string machine = old.value("berth_node", Json::object()).value("machine", "");
     if (machine.empty())
       return Status::Conflict("node '" + id +
@@ -162,19 +185,22 @@ Result<Json> NodeDispatcher::Register(const Json& body, const api::Principal& wh
     writes.push_back(
         store::Write::Put(kCredentialKind, id, Json{{"credential", credential}}.dump()));
   }
-  Result<int64_t> committed = store_.Commit(writes);
-  if (!committed.ok()) return committed.status();
+  {
+    // The node is ready in the store and in memory at once: the monitor
+    // does not decide between the two (state_mu_).
+    std::lock_guard state(state_mu_);
+    Result<int64_t> committed = store_.Commit(writes);
+    if (!committed.ok()) return committed.status();
+    std::lock_guard lock(mu_);
+    last_heartbeat_[id] = clock_.Now();
+    down_.erase(id);
+  }
   {
     std::unique_lock lock(credentials_mu_);
     node_by_credential_[credential] = id;
     credential_by_node_[id] = credential;
   }
   executor_.SetNode(id, true);
-  {
-    std::lock_guard lock(mu_);
-    last_heartbeat_[id] = clock_.Now();
-    down_.erase(id);
-  }
   notify_();
   return Json{{"node", id},
               {"credential", credential},
@@ -188,7 +214,9 @@ Result<Json> NodeDispatcher::Heartbeat(const std::string& node) {
   bool was_down = false;
   {
     std::lock_guard lock(mu_);
-    last_heartbeat_[node] = clock_.Now();
+    auto last = last_heartbeat_.find(node);
+    if (last == last_heartbeat_.end()) return Status::NotFound("no node '" + node + "'");
+    last->second = clock_.Now();
     was_down = down_.contains(node);
   }
   if (was_down) {
@@ -203,7 +231,9 @@ Result<Json> NodeDispatcher::Heartbeat(const std::string& node) {
       down_.erase(node);
     }
   }
-  return Json{{"heartbeat_period", FormatDuration(options_.heartbeat_period)}};
+  return Json{{"heartbeat_period", FormatDuration(options_.heartbeat_period)},
+              {"assignments_revision", executor_.ChangedFor(node)},
+              {"instance", executor_.instance()}};
 }
 
 std::optional<std::string> NodeDispatcher::CredentialOf(const std::string& node) const {
@@ -213,16 +243,18 @@ std::optional<std::string> NodeDispatcher::CredentialOf(const std::string& node)
   return it->second;
 }
 
-Status NodeDispatcher::Forget(const std::string& node) {
+Status NodeDispatcher::Remove(const std::string& node) {
+  std::vector<store::Write> also;
   std::string credential;
   {
-    std::unique_lock lock(credentials_mu_);
-    auto it = credential_by_node_.find(node);
-    if (it == credential_by_node_.end()) return Status::Ok();
-    credential = it->second;
+    std::shared_lock lock(credentials_mu_);
+    if (auto it = credential_by_node_.find(node); it != credential_by_node_.end()) {
+      credential = it->second;
+      also.push_back(store::Write::Delete(kCredentialKind, node));
+    }
   }
-  Result<int64_t> committed = store_.Commit({store::Write::Delete(kCredentialKind, node)});
-  if (!committed.ok()) return committed.status();
+  BERTH_RETURN_IF_ERROR(nodes_.Remove(node, std::move(also)));
+  if (credential.empty()) return Status::Ok();
   {
     std::unique_lock lock(credentials_mu_);
     node_by_credential_.erase(credential);

@@ -18,7 +18,7 @@
 //    principals. The join token is kept in the store (kind "node_token"),
 //    made when first asked for, and can be rotated; nodes that joined keep
 //    their credentials.
-// A node removed through the API loses its credential (Forget).
+// A node removed through the API loses its credential (Remove).
 //
 // Thread-safe: the API's threads call everything but Start and Stop, which
 // the owner calls; a monitor thread marks nodes down, waiting on the
@@ -78,17 +78,20 @@ class NodeDispatcher {
   // POST /v1/node/register (docs/api.md): {"node", "credential",
   // "heartbeat_period"}.
   Result<api::Json> Register(const api::Json& body, const api::Principal& who);
-  // POST /v1/node/heartbeat: {"heartbeat_period"}.
+  // POST /v1/node/heartbeat: {"heartbeat_period", "assignments_revision",
+  // "instance"} (NodeExecutor::ChangedFor). NotFound: the node was removed.
   Result<api::Json> Heartbeat(const std::string& node);
   // A berth-node's credential (berthd presents it to the node's own
   // server, for logs); nullopt for other nodes.
   std::optional<std::string> CredentialOf(const std::string& node) const;
-  // The node was removed through the API.
-  Status Forget(const std::string& node);
+  // Removes a node (DELETE /v1/nodes/{id}), and a berth-node's credential
+  // with it, in one commit: the machine joins again with the token.
+  Status Remove(const std::string& node);
   Duration grace() const { return options_.heartbeat_period * options_.grace_multiplier; }
 
  private:
   void Monitor();
+  Result<std::string> Rotate();
   // Marks down the nodes silent past their grace; returns when to look next.
   Timestamp MarkSilentDown(Timestamp now);
   Status SetState(const std::string& node, const char* state);
@@ -100,6 +103,7 @@ class NodeDispatcher {
   std::function<void()> notify_;
   NodeDispatcherOptions options_;
 
+  std::mutex rotate_mu_;  // held while the join token is made or replaced
   mutable std::shared_mutex credentials_mu_;
   std::string join_token_;
   std::unordered_map<std::string, std::string> node_by_credential_;

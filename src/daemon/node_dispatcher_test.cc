@@ -146,10 +146,13 @@ TEST_F(NodeDispatcherTest, ARotatedJoinTokenReplacesTheOldButNotTheNodesCredenti
   EXPECT_TRUE(dispatcher_->Authenticate(joined["credential"].get<std::string>()).has_value());
 }
 
-TEST_F(NodeDispatcherTest, AForgottenNodeLosesItsCredential) {
+TEST_F(NodeDispatcherTest, ARemovedNodeLosesItsCredentialInTheSameCommit) {
   const Json joined = *dispatcher_->Register(Registration("n1", "m1"), Join());
-  ASSERT_TRUE(nodes_.Remove("n1").ok());
-  ASSERT_TRUE(dispatcher_->Forget("n1").ok());
+  const int64_t revision = store_.revision();
+  ASSERT_TRUE(dispatcher_->Remove("n1").ok());
+  EXPECT_EQ(store_.revision(), revision + 1);
+  EXPECT_FALSE(store_.Get("node_credential", "n1")->has_value());
+  EXPECT_EQ(dispatcher_->Heartbeat("n1").status().code(), StatusCode::kNotFound);
   EXPECT_FALSE(dispatcher_->Authenticate(joined["credential"].get<std::string>()).has_value());
   EXPECT_FALSE(executor_.IsBerthNode("n1"));
   EXPECT_FALSE(dispatcher_->CredentialOf("n1").has_value());

@@ -10,6 +10,8 @@ namespace {
 // Stopped assignments a node's feed keeps before dropping the oldest (a
 // node asking from before them then gets its full list).
 constexpr size_t kStoppedKept = 1024;
+// Reports on tasks berthd has not published yet, kept until its first pass.
+constexpr size_t kUnreadReportsKept = 100'000;
 
 bool Ended(TaskState state) {
   return state == TaskState::kComplete || state == TaskState::kFailed ||
@@ -18,8 +20,8 @@ bool Ended(TaskState state) {
 
 }  // namespace
 
-NodeExecutor::NodeExecutor(std::function<void()> wake_loop)
-    : instance_(NewSecret(8)), wake_loop_(std::move(wake_loop)) {}
+NodeExecutor::NodeExecutor(std::function<void()> wake_loop, NodeExecutorOptions options)
+    : instance_(NewSecret(8)), wake_loop_(std::move(wake_loop)), options_(options) {}
 
 void NodeExecutor::SetNode(const std::string& node, bool berth_node) {
   std::lock_guard lock(mu_);
@@ -81,7 +83,7 @@ std::optional<executor::Ended> NodeExecutor::Check(const executor::TaskToRun& ta
   executor::Ended ended{r.state != TaskState::kComplete, r.ran_ms, r.message,
                         r.state == TaskState::kRejected};
   if (r.state == TaskState::kShutdown) ended.message = "stopped on its node: " + r.message;
-  reports_.erase(task.id);
+  consumed_.push_back(task.id);  // forgotten once the pass that took it commits
   // Ended: off the node's list of what to run, so a full list never
   // starts it again.
   staged_.push_back(
@@ -116,8 +118,11 @@ void NodeExecutor::Committed(int64_t revision) {
     // A pass that wrote nothing commits at the revision already published:
     // its assignments go one past it, so a node that saw that one sees them.
     published_ = std::max(revision, published_ + (staged_.empty() ? 0 : 1));
+    for (const std::string& id : consumed_) reports_.erase(id);
+    consumed_.clear();
     for (Staged& s : staged_) {
       Feed& feed = feeds_[s.node];
+      feed.changed = published_;
       s.assignment.revision = published_;
       node_of_[s.assignment.task] = s.node;
       feed.tasks[s.assignment.task] = std::move(s.assignment);
@@ -132,6 +137,7 @@ void NodeExecutor::Committed(int64_t revision) {
 void NodeExecutor::Discarded() {
   std::lock_guard lock(mu_);
   staged_.clear();
+  consumed_.clear();  // the next pass reads those reports again
 }
 
 // Keeps a node's feed bounded: the oldest stopped assignments go, and the
@@ -160,13 +166,22 @@ AssignmentBatch NodeExecutor::Assignments(const std::string& node, const std::st
     if (!ready_) return false;
     if (instance != instance_) return true;
     auto feed = feeds_.find(node);
-    return feed != feeds_.end() && (since < feed->second.floor || published_ > since);
+    return feed != feeds_.end() && (since < feed->second.floor || feed->second.changed > since);
   };
-  published_cv_.wait_for(lock, wait, has_news);
+  // A waiting request holds one of the server's threads: beyond
+  // max_waiting, a node is answered at once and told when to ask again.
+  Duration poll_after{0};
+  if (waiting_ < options_.max_waiting) {
+    ++waiting_;
+    published_cv_.wait_for(lock, wait, has_news);
+    --waiting_;
+  } else if (!has_news()) {
+    poll_after = options_.busy_poll_after;
+  }
   // Not ready: nothing to say yet, in the node's own terms, so that it
   // still asks as a node of its instance and gets its full list later.
-  if (!ready_ || closed_) return {instance, since, false, {}};
-  AssignmentBatch batch{instance_, since, false, {}};
+  if (!ready_ || closed_) return {instance, since, false, {}, poll_after};
+  AssignmentBatch batch{instance_, since, false, {}, poll_after};
   batch.revision = published_;
   auto feed = feeds_.find(node);
   batch.full = instance != instance_ || (feed != feeds_.end() && since < feed->second.floor);
@@ -178,26 +193,40 @@ AssignmentBatch NodeExecutor::Assignments(const std::string& node, const std::st
   return batch;
 }
 
-Status NodeExecutor::Report(const std::string& node, std::vector<TaskReport> reports) {
+// Kept: a report on a task the node was told to run. Before berthd's first
+// pass is published (its feed is empty) any report is kept, up to a bound,
+// for that pass to read. Refused: a task assigned to another node.
+std::vector<std::string> NodeExecutor::Report(const std::string& node,
+                                              std::vector<TaskReport> reports) {
+  std::vector<std::string> refused;
+  bool kept = false;
   {
     std::lock_guard lock(mu_);
-    for (const TaskReport& r : reports)
-      if (auto it = node_of_.find(r.task); it != node_of_.end() && it->second != node)
-        return Status::PermissionDenied("task '" + r.task + "' is not assigned to node '" + node +
-                                        "'");
     for (TaskReport& r : reports) {
-      // The end of a task berthd stopped or saw end already tells it nothing.
-      if (auto feed = feeds_.find(node); feed != feeds_.end())
-        if (auto it = feed->second.tasks.find(r.task);
-            it != feed->second.tasks.end() && !it->second.run)
-          continue;
+      auto owner = node_of_.find(r.task);
+      if (owner != node_of_.end() && owner->second != node) {
+        refused.push_back(r.task);
+        continue;
+      }
+      bool wanted = false;
+      if (owner != node_of_.end())
+        if (auto it = feeds_[node].tasks.find(r.task); it != feeds_[node].tasks.end())
+          wanted = it->second.run;
+      if (!wanted && (ready_ || reports_.size() >= kUnreadReportsKept)) continue;
       changed_.push_back(r.task);
       Reported& reported = reports_[r.task];
       reported = {node, std::move(r)};
+      kept = true;
     }
   }
-  if (!reports.empty()) wake_loop_();
-  return Status::Ok();
+  if (kept) wake_loop_();
+  return refused;
+}
+
+int64_t NodeExecutor::ChangedFor(const std::string& node) const {
+  std::lock_guard lock(mu_);
+  auto feed = feeds_.find(node);
+  return feed == feeds_.end() ? 0 : feed->second.changed;
 }
 
 void NodeExecutor::Close() {

@@ -64,12 +64,24 @@ struct AssignmentBatch {
   int64_t revision = 0;  // ask for changes after this one next
   bool full = false;     // `changes` is every task the node should run: stop any other
   std::vector<Assignment> changes;
+  // Ask again no sooner than this: berthd was too busy to hold the request
+  // open (NodeExecutorOptions::max_waiting). 0: at once.
+  Duration poll_after{0};
+};
+
+struct NodeExecutorOptions {
+  // Assignment requests held open at once. Each holds one of berthd's HTTP
+  // threads, so this stays below them (berthd: --threads / 2). Default 16.
+  int max_waiting = 16;
+  // When to ask again for a node answered at once because max_waiting
+  // requests wait already. Default 5 s (the heartbeat period).
+  Duration busy_poll_after = std::chrono::seconds(5);
 };
 
 class NodeExecutor final : public executor::Executor {
  public:
   // `wake_loop` is called (from a reporting thread) when a report arrives.
-  explicit NodeExecutor(std::function<void()> wake_loop);
+  explicit NodeExecutor(std::function<void()> wake_loop, NodeExecutorOptions options = {});
 
   // Whether `node` is a berth-node machine (registered by NodeDispatcher).
   void SetNode(const std::string& node, bool berth_node);
@@ -89,9 +101,14 @@ class NodeExecutor final : public executor::Executor {
   // none yet. Returns at once after Close.
   AssignmentBatch Assignments(const std::string& node, const std::string& instance, int64_t since,
                               Duration wait);
-  // Records `node`'s reports. PermissionDenied for a task assigned to
-  // another node (nothing is recorded then).
-  Status Report(const std::string& node, std::vector<TaskReport> reports);
+  // Records `node`'s reports on the tasks it runs for berthd; returns the
+  // ids of those assigned to another node, which are refused. Reports on
+  // tasks berthd stopped, saw end or never published are dropped.
+  std::vector<std::string> Report(const std::string& node, std::vector<TaskReport> reports);
+  // The last revision that changed `node`'s assignments (0: none yet), for
+  // its heartbeat's answer: a node told to wait (poll_after) asks again
+  // once this passes what it has.
+  int64_t ChangedFor(const std::string& node) const;
   // Wakes every waiting Assignments call (berthd is stopping).
   void Close();
 
@@ -101,7 +118,8 @@ class NodeExecutor final : public executor::Executor {
   // A node's published assignments, by task id.
   struct Feed {
     std::unordered_map<std::string, Assignment> tasks;
-    int64_t floor = 0;  // assignments at or below it were dropped: an older `since` gets all
+    int64_t floor = 0;    // assignments at or below it were dropped: an older `since` gets all
+    int64_t changed = 0;  // the last revision that changed it
   };
   struct Staged {
     std::string node;
@@ -129,6 +147,9 @@ class NodeExecutor final : public executor::Executor {
   int64_t published_ = 0;                                 // the last revision published
   bool ready_ = false, closed_ = false;
   std::unordered_map<std::string, Reported> reports_;  // by task
+  std::vector<std::string> consumed_;  // reports a pass took, forgotten when it commits
+  const NodeExecutorOptions options_;
+  int waiting_ = 0;  // Assignments calls waiting now
   std::vector<std::string> changed_;
 };
 

@@ -91,14 +91,14 @@ TEST_F(NodeExecutorTest, APassThatWroteNothingStillPublishesPastWhatANodeSaw) {
 TEST_F(NodeExecutorTest, ATaskRunsAndEndsAsItsNodeReports) {
   executor_.Start(Task("web.1.5"), t0_);
   executor_.Committed(6);
-  ASSERT_TRUE(executor_.Report("n1", {{"web.1.5", TaskState::kRunning, "pid 42", 0}}).ok());
+  ASSERT_TRUE(executor_.Report("n1", {{"web.1.5", TaskState::kRunning, "pid 42", 0}}).empty());
   EXPECT_EQ(wakes_, 1);
   EXPECT_EQ(executor_.TakeChanged(), std::vector<std::string>{"web.1.5"});
   EXPECT_EQ(executor_.Start(Task("web.1.5"), t0_), "running on node 'n1': pid 42");
   std::optional<Timestamp> due;
   EXPECT_FALSE(executor_.Check(Task("web.1.5"), t0_, &due).has_value());
   ASSERT_TRUE(
-      executor_.Report("n1", {{"web.1.5", TaskState::kFailed, "exit status 3", 1500}}).ok());
+      executor_.Report("n1", {{"web.1.5", TaskState::kFailed, "exit status 3", 1500}}).empty());
   std::optional<executor::Ended> ended = executor_.Check(Task("web.1.5"), t0_, &due);
   ASSERT_TRUE(ended.has_value());
   EXPECT_TRUE(ended->failed);
@@ -106,6 +106,9 @@ TEST_F(NodeExecutorTest, ATaskRunsAndEndsAsItsNodeReports) {
   EXPECT_EQ(ended->message, "exit status 3");
   EXPECT_EQ(ended->ran_ms, 1500);
   EXPECT_FALSE(due.has_value());
+  // A pass whose commit failed takes the report again in the next one.
+  executor_.Discarded();
+  EXPECT_TRUE(executor_.Check(Task("web.1.5"), t0_, &due).has_value());
   // Ended, it leaves the list of what n1 runs: a full list does not name it.
   executor_.Committed(7);
   EXPECT_TRUE(Poll("a-restarted-node", 0).changes.empty());
@@ -117,7 +120,7 @@ TEST_F(NodeExecutorTest, ATaskRejectedBeforeItRanEndsInTheNextPass) {
   executor_.Start(Task("web.1.5"), t0_);
   executor_.Committed(6);
   ASSERT_TRUE(
-      executor_.Report("n1", {{"web.1.5", TaskState::kRejected, "cannot run 'x'", 0}}).ok());
+      executor_.Report("n1", {{"web.1.5", TaskState::kRejected, "cannot run 'x'", 0}}).empty());
   executor_.TakeChanged();
   EXPECT_TRUE(executor_.Start(Task("web.1.5"), t0_).has_value());
   EXPECT_EQ(executor_.TakeChanged(), std::vector<std::string>{"web.1.5"});
@@ -141,7 +144,7 @@ TEST_F(NodeExecutorTest, ATaskOfARemovedServiceIsStoppedOnItsNode) {
   EXPECT_FALSE(batch.changes[0].run);
   EXPECT_EQ(batch.changes[0].process->command, "sleep");
   // Its node's word that it stopped is not kept: berthd is done with it.
-  ASSERT_TRUE(executor_.Report("n1", {{"web.1.5", TaskState::kShutdown, "stopped", 0}}).ok());
+  ASSERT_TRUE(executor_.Report("n1", {{"web.1.5", TaskState::kShutdown, "stopped", 0}}).empty());
   EXPECT_TRUE(executor_.TakeChanged().empty());
 }
 
@@ -149,10 +152,27 @@ TEST_F(NodeExecutorTest, ANodeCannotReportAnotherNodesTask) {
   executor_.SetNode("n2", true);
   executor_.Start(Task("web.1.5", "n2"), t0_);
   executor_.Committed(6);
-  const Status refused = executor_.Report("n1", {{"web.1.5", TaskState::kComplete, "", 0}});
-  EXPECT_EQ(refused.code(), StatusCode::kPermissionDenied);
-  EXPECT_EQ(refused.message(), "task 'web.1.5' is not assigned to node 'n1'");
-  EXPECT_TRUE(executor_.TakeChanged().empty());
+  executor_.Start(Task("own.1.5"), t0_);
+  executor_.Committed(7);
+  const std::vector<std::string> refused = executor_.Report(
+      "n1", {{"web.1.5", TaskState::kComplete, "", 0}, {"own.1.5", TaskState::kRunning, "", 0}});
+  EXPECT_EQ(refused, std::vector<std::string>{"web.1.5"});
+  EXPECT_EQ(executor_.TakeChanged(), std::vector<std::string>{"own.1.5"});  // its own is kept
+}
+
+// Beyond max_waiting requests held open, a node is answered at once and
+// told when to ask again; a change to one node wakes only that node.
+TEST_F(NodeExecutorTest, ABusyBerthdAnswersAtOnceAndSaysWhenToAskAgain) {
+  NodeExecutor busy([] {}, NodeExecutorOptions{0, Duration{5000}});
+  busy.SetNode("n1", true);
+  busy.Start(Task("web.1.5"), t0_);
+  busy.Committed(6);
+  AssignmentBatch batch = busy.Assignments("n1", busy.instance(), 6, std::chrono::hours(1));
+  EXPECT_TRUE(batch.changes.empty());
+  EXPECT_EQ(batch.poll_after, Duration{5000});
+  // With news, the answer carries it and asks for no pause.
+  EXPECT_EQ(busy.Assignments("n1", busy.instance(), 5, std::chrono::hours(1)).poll_after,
+            Duration{0});
 }
 
 // Simulated nodes, and tasks without a command, stay simulated.

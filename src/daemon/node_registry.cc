@@ -48,6 +48,8 @@ Result<api::Json> NodeRegistry::Drain(std::string_view id) {
   return Update(id, api::Json{{"availability", "drain"}});
 }
 
-Status NodeRegistry::Remove(std::string_view id) { return nodes_.Remove(id); }
+Status NodeRegistry::Remove(std::string_view id, std::vector<store::Write> also) {
+  return nodes_.Remove(id, std::move(also));
+}
 
 }  // namespace berth::daemon

@@ -38,7 +38,8 @@ class NodeRegistry {
   Result<api::Json> Update(std::string_view id, const api::Json& patch);
   // Availability "drain": no new tasks.
   Result<api::Json> Drain(std::string_view id);
-  Status Remove(std::string_view id);
+  // Removes the node, with `also` in the same commit.
+  Status Remove(std::string_view id, std::vector<store::Write> also = {});
 
  private:
   StoredKind nodes_;

@@ -55,7 +55,8 @@ Json EncodeBatch(const AssignmentBatch& batch) {
   return Json{{"instance", batch.instance},
               {"revision", batch.revision},
               {"full", batch.full},
-              {"tasks", std::move(changes)}};
+              {"tasks", std::move(changes)},
+              {"poll_after_ms", batch.poll_after.count()}};
 }
 
 Status ReadReport(const Json& value, const std::string& path, TaskReport* out) {
@@ -68,7 +69,7 @@ Status ReadReport(const Json& value, const std::string& path, TaskReport* out) {
       out->state != TaskState::kShutdown)
     return api::FieldError(api::FieldPath(path, "state"),
                            "expected running, complete, failed, rejected or shutdown");
-  BERTH_RETURN_IF_ERROR(api::ReadField(value, "message", path, api::ReadText, &out->message));
+  BERTH_RETURN_IF_ERROR(api::ReadField(value, "message", path, api::ReadShownText, &out->message));
   int64_t ran_ms = 0;
   BERTH_RETURN_IF_ERROR(api::ReadField(value, "ran_ms", path, api::ReadInteger, &ran_ms));
   out->ran_ms = std::max<int64_t>(0, ran_ms);
@@ -122,8 +123,12 @@ void Daemon::AddBerthNodeRoutes() {
               },
               &reports));
           const size_t count = reports.size();
-          BERTH_RETURN_IF_ERROR(node_executor_->Report(*node, std::move(reports)));
-          return Answer(Json{{"accepted", count}});
+          const std::vector<std::string> refused =
+              node_executor_->Report(*node, std::move(reports));
+          if (count > 0 && refused.size() == count)
+            return Status::PermissionDenied("task '" + refused[0] + "' is not assigned to node '" +
+                                            *node + "'");
+          return Answer(Json{{"accepted", count - refused.size()}, {"refused", refused}});
         });
       },
       Access::kNode);

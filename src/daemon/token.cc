@@ -11,8 +11,6 @@
 #include <string_view>
 
 namespace berth::daemon {
-namespace {}  // namespace
-
 std::string NewSecret(size_t bytes) {
   std::random_device device;  // /dev/urandom on Linux
   static constexpr char kHex[] = "0123456789abcdef";

@@ -96,9 +96,10 @@ std::optional<ExitRecord> ParseExitRecord(std::string_view text) {
   return r;
 }
 
-Status WriteFileAtomically(const std::string& path, std::string_view content) {
+Status WriteFileAtomically(const std::string& path, std::string_view content, mode_t mode) {
   const std::string temp = path + ".tmp";
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ::unlink(temp.c_str());  // a leftover keeps its mode: make it anew
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
   if (fd < 0) return Status::Internal("cannot create " + temp + ": " + std::strerror(errno));
   while (!content.empty()) {
     const ssize_t n = ::write(fd, content.data(), content.size());

@@ -65,7 +65,8 @@ std::string FormatExitRecord(const ExitRecord& record);
 std::optional<ExitRecord> ParseExitRecord(std::string_view text);
 
 // Writes `content` to path + ".tmp", syncs it and renames it to `path`.
-Status WriteFileAtomically(const std::string& path, std::string_view content);
+// `mode`: the file's permissions (0600 for a secret).
+Status WriteFileAtomically(const std::string& path, std::string_view content, mode_t mode = 0644);
 // The whole of a small file; nullopt when it is missing or unreadable.
 std::optional<std::string> ReadSmallFile(const std::string& path);
 

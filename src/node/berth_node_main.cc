@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <climits>
 #include <cstdio>
 
 #include "core/names.h"
@@ -14,15 +13,6 @@ namespace {
 
 using berth::Result;
 using berth::Status;
-
-// berth-exec next to this program (as installed and as built).
-std::string DefaultExecPath() {
-  char self[PATH_MAX] = {};
-  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (n <= 0) return "berth-exec";
-  std::string path(self, static_cast<size_t>(n));
-  return path.substr(0, path.rfind('/') + 1) + "berth-exec";
-}
 
 Status ParseLabels(const std::vector<std::string>& flags, berth::Labels* out) {
   for (const std::string& flag : flags) {
@@ -51,7 +41,7 @@ int Run(int argc, char** argv) {
   berth::node::NodeAgentOptions options;
   std::string token_file, listen = "0.0.0.0:7482";
   std::vector<std::string> labels;
-  options.exec_path = DefaultExecPath();
+  options.exec_path = berth::node::ExecNextToThisProgram();
   CLI::App app{"berth-node: joins berthd and runs the tasks it assigns to this machine"};
   app.add_option("--join", options.join, "berthd's URL, e.g. http://10.0.0.1:7480")->required();
   app.add_option("--token-file", token_file,

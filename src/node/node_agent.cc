@@ -1,6 +1,7 @@
 #include "node/node_agent.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -33,6 +34,21 @@ void Log(const std::string& line) {
   std::fflush(stdout);
 }
 
+// The shape berth-node reads of an assignments answer (docs/api.md), so
+// that reading it cannot throw.
+bool IsBatch(const Json& b) {
+  if (!b.is_object() || !b.value("instance", Json()).is_string() ||
+      !b.value("revision", Json()).is_number_integer() || !b.value("full", Json()).is_boolean() ||
+      !b.value("tasks", Json()).is_array() ||
+      !b.value("poll_after_ms", Json(0)).is_number_integer())
+    return false;
+  for (const Json& t : b["tasks"])
+    if (!t.is_object() || !t.value("task", Json()).is_string() ||
+        !t.value("desired_state", Json()).is_string())
+      return false;
+  return true;
+}
+
 bool IsUnauthorized(const Status& s) {
   return s.code() == StatusCode::kInvalidArgument && s.message().rfind("unauthorized", 0) == 0;
 }
@@ -47,6 +63,14 @@ std::pair<std::string, int> HostPort(const std::string& url) {
 }
 
 }  // namespace
+
+std::string ExecNextToThisProgram() {
+  char self[4096] = {};
+  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0) return "berth-exec";
+  const std::string path(self, static_cast<size_t>(n));
+  return path.substr(0, path.rfind('/') + 1) + "berth-exec";
+}
 
 NodeAgent::NodeAgent(NodeAgentOptions options, const Clock& clock)
     : options_(std::move(options)),
@@ -174,8 +198,9 @@ Status NodeAgent::Register() {
           period.ok())
         heartbeat_period_ = *period;
       const Json identity = {{"node", node_}, {"machine", machine_}, {"credential", credential}};
-      BERTH_RETURN_IF_ERROR(executor::WriteFileAtomically(IdentityPath(), identity.dump() + "\n"));
-      ::chmod(IdentityPath().c_str(), 0600);  // it holds the node's credential
+      // It holds the node's credential.
+      BERTH_RETURN_IF_ERROR(
+          executor::WriteFileAtomically(IdentityPath(), identity.dump() + "\n", 0600));
       Log("joined " + options_.join + " as node '" + node_ + "' (logs served on " +
           (*body)["endpoint"].get<std::string>() + ")");
       return Status::Ok();
@@ -250,10 +275,15 @@ void NodeAgent::HeartbeatLoop() {
     api::ApiClient client(options_.join, Credential());
     Result<Json> beat = client.Call("POST", "/v1/node/heartbeat");
     if (beat.ok() && failing) Log("heartbeats reach berthd again");
-    if (beat.ok())  // berthd may have restarted with another period
+    if (beat.ok()) {
+      // berthd may have restarted with another period.
       if (Result<Duration> period = ParseDuration(beat->value("heartbeat_period", ""));
           period.ok() && period->count() > 0)
         heartbeat_period_ = *period;
+      std::lock_guard told(mu_);
+      news_ = {beat->value("instance", ""), beat->value("assignments_revision", int64_t{0})};
+      wake_.notify_all();
+    }
     if (!beat.ok() && !failing) Log("heartbeat failed: " + beat.status().message());
     failing = !beat.ok();
     if (!beat.ok() && IsUnauthorized(beat.status())) {
@@ -284,12 +314,24 @@ void NodeAgent::SyncLoop() {
       Waiting(lock, std::chrono::seconds(1));  // berthd is away: try again shortly
       continue;
     }
-    instance = batch->value("instance", "");
-    since = batch->value("revision", int64_t{0});
-    if (batch->value("full", false) || !(*batch)["tasks"].empty()) {
+    if (!IsBatch(*batch)) {
+      Log("berthd sent assignments this berth-node cannot read: " + batch->dump().substr(0, 200));
+      Waiting(lock, std::chrono::seconds(1));
+      continue;
+    }
+    instance = (*batch)["instance"];
+    since = (*batch)["revision"];
+    const Duration poll_after{batch->value("poll_after_ms", int64_t{0})};
+    if ((*batch)["full"] || !(*batch)["tasks"].empty()) {
       batches_.push_back(std::move(*batch));
       wake_.notify_all();
     }
+    // berthd is busy: ask again when a heartbeat says something changed,
+    // or after poll_after at the latest.
+    if (poll_after.count() > 0)
+      clock_.WaitUntil(lock, wake_, clock_.Now() + poll_after, [&] {
+        return stopping_ || news_.first != instance || news_.second > since;
+      });
   }
 }
 
@@ -385,7 +427,7 @@ void NodeAgent::Collect(const std::string& id) {
 
 void NodeAgent::Report(const std::string& id, TaskState state, const std::string& message,
                        int64_t ran_ms) {
-  Json report = {{"task", id}, {"state", ToString(state)}, {"message", message}};
+  Json report = {{"task", id}, {"state", ToString(state)}, {"message", api::ShownText(message)}};
   if (ran_ms > 0) report["ran_ms"] = ran_ms;
   tasks_[id].last_report = report;
   unsent_[id] = std::move(report);
@@ -399,8 +441,11 @@ void NodeAgent::SendReports() {
   for (const auto& [id, report] : unsent_) list.push_back(report);
   api::ApiClient client(options_.join, Credential());
   Result<Json> sent = client.Call("POST", "/v1/node/status", Json{{"tasks", list}});
+  // Refused (tasks berthd gives another node): said once, not sent again.
   if (!sent.ok() && sent.status().code() != StatusCode::kPermissionDenied) return;
   if (!sent.ok()) Log("berthd refused a status report: " + sent.status().message());
+  if (sent.ok() && !sent->value("refused", Json::array()).empty())
+    Log("berthd refused reports on " + sent->value("refused", Json::array()).dump());
   for (const auto& [id, report] : unsent_)
     if (report.value("state", "") != "running") {
       (void)executor::WriteFileAtomically(executor_.LogDir(id) + "/" + kReportedFile, "");

@@ -5,7 +5,9 @@
 //
 // Threads, each with its own HTTP client:
 //  - heartbeat: POST /v1/node/heartbeat every period berthd names; a
-//    refused credential (the node was removed) registers it again;
+//    refused credential (the node was removed) registers it again; the
+//    answer says when this node's assignments last changed, which wakes a
+//    sync that berthd told to wait;
 //  - sync: GET /v1/node/assignments as a long poll keyed by the revision
 //    and berthd instance it last saw, so a node that was cut off gets what
 //    changed since, and one berthd does not know (restarted) gets its full
@@ -65,6 +67,9 @@ struct NodeAgentOptions {
   // How often the supervisor looks for ended tasks. Default 200 ms.
   Duration check_every = std::chrono::milliseconds(200);
 };
+
+// berth-exec beside the running program (as installed, and as built).
+std::string ExecNextToThisProgram();
 
 class NodeAgent {
  public:
@@ -129,6 +134,9 @@ class NodeAgent {
   std::condition_variable wake_;
   std::deque<api::Json> batches_;         // from sync to the supervisor
   std::shared_ptr<api::ApiClient> poll_;  // the sync thread's call in flight, cancelled by Stop
+  // berthd's instance and the revision of this node's last change, as its
+  // last heartbeat answer said: a node berthd told to wait asks again then.
+  std::pair<std::string, int64_t> news_;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
   std::unique_ptr<api::ApiServer> server_;
