@@ -137,6 +137,13 @@ class MetricsText {
 // and where.
 Result<Json> ParseJsonBody(const std::string& body);
 
+// The answer of a handler whose result is a JSON body: `status` with it,
+// or the error.
+inline Result<ApiResponse> Answer(Result<Json> result, int status = 200) {
+  if (!result.ok()) return result.status();
+  return ApiResponse{status, std::move(*result), "", ""};
+}
+
 // Parses the request body (as ParseJsonBody), then answers with `action` on
 // it: the shape of every route that takes a JSON body.
 template <typename Action>

@@ -14,15 +14,11 @@
 namespace berth::daemon {
 namespace {
 
+using api::Answer;
 using api::ApiRequest;
 using api::ApiResponse;
 using api::Json;
 using api::WithBody;
-
-Result<ApiResponse> Answer(Result<Json> result, int status = 200) {
-  if (!result.ok()) return result.status();
-  return ApiResponse{status, std::move(*result), "", ""};
-}
 
 // The answer to a removal: {"removed": id}, or why it failed.
 Result<Json> Removed(const Status& status, const std::string& id) {

@@ -86,8 +86,7 @@ std::optional<executor::Ended> NodeExecutor::Check(const executor::TaskToRun& ta
   consumed_.push_back(task.id);  // forgotten once the pass that took it commits
   // Ended: off the node's list of what to run, so a full list never
   // starts it again.
-  staged_.push_back(
-      {task.node, {task.id, false, std::make_shared<executor::ProcessSpec>(*task.process), 0}});
+  Stage(task, false);
   return ended;
 }
 

@@ -12,17 +12,13 @@ namespace berth::daemon {
 namespace {
 
 using api::Access;
+using api::Answer;
 using api::ApiRequest;
 using api::ApiResponse;
 using api::Json;
 
 // The longest an assignments request may wait for a change.
 constexpr Duration kMaxAssignmentWait = std::chrono::seconds(60);
-
-Result<ApiResponse> Answer(Result<Json> result) {
-  if (!result.ok()) return result.status();
-  return ApiResponse{200, std::move(*result), "", ""};
-}
 
 // A node's own routes take its credential (the admin may not act as a node).
 Result<std::string> CallingNode(const ApiRequest& r) {
