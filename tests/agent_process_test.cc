@@ -59,6 +59,38 @@ TEST(AgentProcess, AWrongTokenIsRefused) {
   EXPECT_EQ(agent.Connect("wrong"), nullptr);
 }
 
+// A berthd leader's calls carry its epoch; once a newer leader has called,
+// the deposed one's commits and releases are refused and change nothing.
+TEST(AgentProcess, CallsOfAnOlderLeaderEpochAreRefused) {
+  store::TestDir dir;
+  Agent agent("a", 10, dir.path() + "/a");
+  std::unique_ptr<api::HttpAgentTransport> old_leader = agent.Connect(agent.token());
+  std::unique_ptr<api::HttpAgentTransport> new_leader = agent.Connect(agent.token());
+  ASSERT_TRUE(old_leader && new_leader);
+  old_leader->set_epoch(5);
+  new_leader->set_epoch(9);
+  agent::CommitRequest commit;
+  commit.task = Task(1);
+  Result<std::vector<std::string>> nodes =
+      new_leader->Eligible(*commit.task.spec, std::chrono::seconds(5));
+  ASSERT_TRUE(nodes.ok() && !nodes->empty());
+  commit.node_id = nodes->front();
+  ASSERT_TRUE(old_leader->Bindings(std::chrono::seconds(5)).ok());
+  Result<agent::CommitResponse> bound_now = new_leader->Commit(commit, std::chrono::seconds(5));
+  ASSERT_TRUE(bound_now.ok()) << bound_now.status().message();
+  ASSERT_EQ(bound_now->outcome, agent::CommitOutcome::kBound);
+  commit.task = Task(2);
+  Result<agent::CommitResponse> stale = old_leader->Commit(commit, std::chrono::seconds(5));
+  ASSERT_FALSE(stale.ok());
+  EXPECT_NE(stale.status().message().find("epoch 9 has taken over; epoch 5 is stale"),
+            std::string::npos)
+      << stale.status().message();
+  EXPECT_FALSE(old_leader->Release({"t1"}, std::chrono::seconds(5)).ok());
+  Result<std::vector<std::string>> bound = new_leader->Bindings(std::chrono::seconds(5));
+  ASSERT_TRUE(bound.ok());
+  EXPECT_EQ(*bound, std::vector<std::string>{"t1"});
+}
+
 TEST(AgentProcess, ANodesFileWithARepeatedIdIsRefusedWithTheReason) {
   store::TestDir dir;
   const std::string nodes = dir.path() + "/nodes.yaml";

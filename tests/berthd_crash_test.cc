@@ -8,14 +8,20 @@
 //   - no node holds more CPU than it has.
 // The cluster has room for 8,000 of the 10,000 tasks, so the end state is
 // exact: 8,000 running, 2,000 pending with the engine's reason.
+//
+// Run on both stores: SQLite in the data directory, and a 3-member etcd
+// (each restarted berthd then waits for its killed predecessor's lease, a
+// 2 s ttl here, before it leads).
 #include <gtest/gtest.h>
 
 #include <map>
 #include <random>
 #include <set>
+#include <thread>
 
 #include "api/api_client.h"
 #include "process.h"
+#include "store/etcd_test_cluster.h"
 #include "store/test_dir.h"
 
 namespace berth {
@@ -31,19 +37,38 @@ constexpr int kServices = 100, kReplicas = 100, kTaskMilliCpu = 100;
 
 class Berthd {
  public:
-  explicit Berthd(const std::string& data_dir)
+  // `store`: berthd's --store ("" for SQLite).
+  Berthd(const std::string& data_dir, const std::string& store)
       // A quiet period, so that a kill right after a burst finds its
       // placement pass not run yet; a settle wait starts a pass at once.
-      : process_(
-            {BERTHD_BINARY, "--data-dir", data_dir, "--port", "0", "--batch-quiet-ms", "200"}) {
+      : process_(Argv(data_dir, store)) {
     port_ = PortInLine(process_.WaitForLine("listening on", std::chrono::seconds(30)));
     if (!port_.empty()) token_ = FirstLine(data_dir + "/token");
+    if (!store.empty() && ready()) port_ = WaitLeading() ? port_ : "";
   }
   bool ready() const { return !port_.empty() && !token_.empty(); }
   api::ApiClient Client() const { return api::ApiClient("127.0.0.1:" + port_, token_); }
   void Kill() { process_.Kill(SIGKILL); }
 
  private:
+  static std::vector<std::string> Argv(const std::string& data_dir, const std::string& store) {
+    std::vector<std::string> argv = {BERTHD_BINARY, "--data-dir",       data_dir, "--port",
+                                     "0",           "--batch-quiet-ms", "200"};
+    if (!store.empty()) argv.insert(argv.end(), {"--store", store, "--leader-ttl", "2s"});
+    return argv;
+  }
+  // With etcd: until this replica leads (its predecessor's lease expired).
+  bool WaitLeading() {
+    api::ApiClient client = Client();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < deadline) {
+      Result<Json> health = client.Call("GET", "/v1/health");
+      if (health.ok() && health->value("role", "") == "leader") return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a poll with a bound
+    }
+    return false;
+  }
+
   Process process_;
   std::string port_, token_;
 };
@@ -80,14 +105,23 @@ size_t CheckInvariants(api::ApiClient& client, const std::set<std::string>& ackn
   return task_ids.size();
 }
 
-TEST(BerthdCrash, AcknowledgedWorkSurvivesSigkillAtRandomPoints) {
+class BerthdCrash : public testing::TestWithParam<std::string> {};
+
+TEST_P(BerthdCrash, AcknowledgedWorkSurvivesSigkillAtRandomPoints) {
+  std::unique_ptr<store::EtcdTestCluster> etcd;
+  std::string store;
+  if (GetParam() == "etcd") {
+    etcd = std::make_unique<store::EtcdTestCluster>(3);
+    ASSERT_TRUE(etcd->ok()) << etcd->error();
+    store = "etcd://" + etcd->EndpointList();
+  }
   store::TestDir dir;
   const std::string data_dir = dir.path() + "/data";
   std::mt19937 rng(20261123);
   std::set<std::string> acknowledged;
   int submitted = 0, interrupted_placements = 0;
   for (int round = 0; submitted < kServices; ++round) {
-    Berthd berthd(data_dir);
+    Berthd berthd(data_dir, store);
     ASSERT_TRUE(berthd.ready()) << "berthd did not start (round " << round << ")";
     api::ApiClient client = berthd.Client();
     const size_t tasks = CheckInvariants(client, acknowledged, submitted);
@@ -119,7 +153,7 @@ TEST(BerthdCrash, AcknowledgedWorkSurvivesSigkillAtRandomPoints) {
                         "/v1/health?wait=settled&timeout=" + std::to_string(wait_ms / 1000.0));
     berthd.Kill();
   }
-  Berthd berthd(data_dir);
+  Berthd berthd(data_dir, store);
   ASSERT_TRUE(berthd.ready());
   api::ApiClient client = berthd.Client();
   ASSERT_TRUE(client.Call("GET", "/v1/health?wait=settled&timeout=300").ok());
@@ -142,6 +176,11 @@ TEST(BerthdCrash, AcknowledgedWorkSurvivesSigkillAtRandomPoints) {
   // The kills must have hit work in progress, or the test proved little.
   EXPECT_GE(interrupted_placements, 2);
 }
+
+INSTANTIATE_TEST_SUITE_P(Every, BerthdCrash, testing::Values("sqlite", "etcd"),
+                         [](const testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
 
 }  // namespace
 }  // namespace berth

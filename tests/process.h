@@ -95,6 +95,19 @@ class Process {
     return exit;
   }
 
+  // Sends `signal` (SIGSTOP, SIGCONT) without waiting.
+  void Signal(int signal) {
+    if (pid_ > 0) kill(pid_, signal);
+  }
+  // Whether it still runs (an ended process is reaped).
+  bool Running() {
+    if (pid_ <= 0) return false;
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) != pid_) return true;
+    pid_ = -1;
+    return false;
+  }
+
   // Sends `signal` and reaps the process; returns its wait status (-1 if it
   // was not running).
   int Kill(int signal) {

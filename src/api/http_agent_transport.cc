@@ -7,6 +7,7 @@
 
 #include "api/agent_codec.h"
 #include "api/api_client.h"
+#include "api/http_server.h"
 #include "core/names.h"
 
 namespace berth::api {
@@ -25,6 +26,11 @@ httplib::Client& ThreadClient(const std::string& server, const std::string& toke
     client->set_tcp_nodelay(true);
   }
   return *client;
+}
+
+httplib::Headers EpochHeaders(int64_t epoch) {
+  if (epoch == 0) return {};
+  return {{kEpochHeader, std::to_string(epoch)}};
 }
 
 void SetTimeout(httplib::Client& client, Duration timeout) {
@@ -95,13 +101,14 @@ Result<std::unique_ptr<HttpAgentTransport>> HttpAgentTransport::Connect(const st
 Result<Json> HttpAgentTransport::Post(const char* path, const Json& body, Duration timeout) {
   httplib::Client& client = ThreadClient(server_, token_);
   SetTimeout(client, timeout);
-  return ReadAnswer(id_, client.Post(path, body.dump(), "application/json"));
+  return ReadAnswer(
+      id_, client.Post(path, EpochHeaders(epoch_.load()), body.dump(), "application/json"));
 }
 
 Result<Json> HttpAgentTransport::Get(const char* path, Duration timeout) {
   httplib::Client& client = ThreadClient(server_, token_);
   SetTimeout(client, timeout);
-  return ReadAnswer(id_, client.Get(path));
+  return ReadAnswer(id_, client.Get(path, EpochHeaders(epoch_.load())));
 }
 
 Result<agent::SampleResponse> HttpAgentTransport::Sample(const agent::SampleRequest& request,

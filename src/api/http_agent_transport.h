@@ -9,6 +9,7 @@
 // calling thread gets its own connection.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -34,6 +35,10 @@ class HttpAgentTransport final : public threephase::AgentTransport {
   Result<std::vector<std::string>> Bindings(Duration timeout) override;
   Result<std::vector<std::string>> Eligible(const TaskSpec& spec, Duration timeout) override;
   uint32_t node_count() const override { return node_count_; }
+  // From now on every call carries `epoch` (X-Berth-Epoch), the leader's
+  // fencing token: the agent refuses calls of an older epoch than one it
+  // has seen (docs/ha.md). 0: none (a single berthd).
+  void set_epoch(int64_t epoch) { epoch_ = epoch; }
 
  private:
   HttpAgentTransport(std::string server, std::string token, std::string id, uint32_t node_count);
@@ -42,6 +47,7 @@ class HttpAgentTransport final : public threephase::AgentTransport {
 
   std::string server_, token_, id_;
   uint32_t node_count_;
+  std::atomic<int64_t> epoch_{0};
 };
 
 }  // namespace berth::api

@@ -306,6 +306,7 @@ bool Allows(Access access, const Principal& who) {
     case Principal::Kind::kAdmin:
       return true;
     case Principal::Kind::kNode:
+    case Principal::Kind::kUnverified:
       return access != Access::kAdmin;
     case Principal::Kind::kNodeJoin:
       return access == Access::kNodeJoin;
@@ -322,7 +323,8 @@ void ApiServer::Route(const std::string& method, const std::string& pattern, Api
     // The pre-routing handler let only known tokens through; one revoked
     // since (a rotated node token) is refused here.
     std::optional<Principal> who = Authenticate(BearerToken(req.get_header_value("Authorization")));
-    if (!who) return SendJson(res, 401, ErrorJson("unauthorized", "wrong bearer token"));
+    if (!who || (who->kind == Principal::Kind::kUnverified && access == Access::kAdmin))
+      return SendJson(res, 401, ErrorJson("unauthorized", "wrong bearer token"));
     if (!Allows(access, *who))
       return SendJson(res, 403,
                       ErrorJson("forbidden", who->kind == Principal::Kind::kNodeJoin
@@ -330,7 +332,13 @@ void ApiServer::Route(const std::string& method, const std::string& pattern, Api
                                                  : "a node's token may only register and "
                                                    "heartbeat its node, read its assignments and "
                                                    "report its tasks"));
-    ApiRequest request{req.method, req.path, req.body, {}, {}, std::move(*who)};
+    ApiRequest request{req.method,
+                       req.path,
+                       req.body,
+                       {},
+                       {},
+                       std::move(*who),
+                       req.get_header_value(kEpochHeader)};
     for (const auto& [name, value] : req.params) request.query[name] = value;
     for (size_t i = 1; i < req.matches.size(); ++i) request.params.push_back(req.matches[i].str());
     Result<ApiResponse> response = handler(request);

@@ -42,7 +42,10 @@ namespace berth::api {
 // "Credentials"): the cluster's node join token, or one node's own
 // credential.
 struct Principal {
-  enum class Kind { kAdmin, kNodeJoin, kNode };
+  // kUnverified: a token this server cannot check itself (a berthd follower
+  // does not hold the nodes' credentials); node routes only, whose handlers
+  // send it to the leader.
+  enum class Kind { kAdmin, kNodeJoin, kNode, kUnverified };
   Kind kind = Kind::kAdmin;
   std::string node;  // kNode: the node it is
 };
@@ -65,11 +68,16 @@ struct ApiServerOptions {
   std::function<std::optional<Principal>(std::string_view token)> authenticate;
 };
 
+// The header that carries a berthd leader's epoch on its calls to
+// berth-agent (docs/ha.md): the agent refuses older epochs.
+inline constexpr const char* kEpochHeader = "X-Berth-Epoch";
+
 struct ApiRequest {
   std::string method, path, body;
   std::vector<std::string> params;           // the route pattern's captures, in order
   std::map<std::string, std::string> query;  // query parameters (the last of repeated ones)
   Principal principal;                       // who sent it
+  std::string epoch;                         // its kEpochHeader, or ""
   // The query parameter `name`, or "".
   std::string Query(const std::string& name) const {
     auto it = query.find(name);

@@ -4,12 +4,34 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <tuple>
 
 #include "daemon/daemon.h"
 #include "daemon/token.h"
 
 namespace {
+
+// "etcd://h1:p1,h2:p2" -> {"h1:p1", "h2:p2"}.
+berth::Result<std::vector<std::string>> EtcdEndpoints(const std::string& url) {
+  const std::string scheme = "etcd://";
+  if (!url.starts_with(scheme))
+    return berth::Status::InvalidArgument("expected etcd://HOST:PORT[,HOST:PORT...], got '" + url +
+                                          "'");
+  std::vector<std::string> endpoints;
+  std::string rest = url.substr(scheme.size());
+  for (size_t start = 0; start <= rest.size();) {
+    const size_t comma = std::min(rest.find(',', start), rest.size());
+    const std::string endpoint = rest.substr(start, comma - start);
+    const size_t colon = endpoint.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == endpoint.size() ||
+        endpoint.find_first_not_of("0123456789", colon + 1) != std::string::npos)
+      return berth::Status::InvalidArgument("'" + endpoint + "' is not HOST:PORT");
+    endpoints.push_back(endpoint);
+    start = comma + 1;
+  }
+  return endpoints;
+}
 
 int Run(int argc, char** argv) {
   berth::daemon::DaemonOptions options;
@@ -80,6 +102,33 @@ int Run(int argc, char** argv) {
                  "Np: share of an agent's nodes each sample asks for, in basis points (1/10000)")
       ->check(CLI::Range(int64_t{1}, int64_t{10'000}))
       ->capture_default_str();
+  std::string store_url = std::getenv("BERTH_STORE") != nullptr ? std::getenv("BERTH_STORE") : "";
+  app.add_option("--store", store_url,
+                 "Where the state lives: empty for SQLite in the data directory, or "
+                 "etcd://HOST:PORT[,HOST:PORT...] for an etcd cluster shared by several berthd "
+                 "replicas (docs/ha.md; default: $BERTH_STORE)");
+  app.add_option("--etcd-prefix", options.etcd.prefix, "Key prefix of Berth's objects in etcd")
+      ->capture_default_str();
+  app.add_option("--etcd-max-txn-ops", options.etcd.max_txn_ops,
+                 "etcd's --max-txn-ops: the most writes berthd puts in one transaction")
+      ->check(CLI::Range(size_t{2}, size_t{1'000'000}))
+      ->capture_default_str();
+  app.add_option("--etcd-max-request-bytes", options.etcd.max_request_bytes,
+                 "etcd's --max-request-bytes: the largest request berthd sends it")
+      ->check(CLI::Range(size_t{1} << 17, size_t{1} << 30))
+      ->capture_default_str();
+  std::string leader_ttl = "10s", compact_interval = "5m";
+  app.add_option("--leader-ttl", leader_ttl,
+                 "With etcd: the leader's lease; another replica leads at most this long (plus "
+                 "a third of it) after the leader died")
+      ->capture_default_str();
+  app.add_option("--compact-interval", compact_interval,
+                 "With etcd: the leader compacts etcd's history this often, keeping one interval "
+                 "(0s: never)")
+      ->capture_default_str();
+  app.add_option("--advertise-addr", options.leadership.address,
+                 "With etcd: the URL other replicas name as the leader's (default "
+                 "http://HOST:PORT)");
   app.set_version_flag("--version", "berthd 0.1.0");
   try {
     app.parse(argc, argv);
@@ -90,11 +139,15 @@ int Run(int argc, char** argv) {
   for (const auto& [flag, text, out] :
        {std::tuple{"--node-down-grace", &down_grace, &options.reconciler.lifecycle.down_grace},
         {"--node-unknown-grace", &unknown_grace, &options.reconciler.lifecycle.unknown_grace},
-        {"--heartbeat-period", &heartbeat_period, &options.node_dispatcher.heartbeat_period}}) {
+        {"--heartbeat-period", &heartbeat_period, &options.node_dispatcher.heartbeat_period},
+        {"--leader-ttl", &leader_ttl, &options.leadership.ttl},
+        {"--compact-interval", &compact_interval, &options.leadership.compact_interval}}) {
     berth::Result<berth::Duration> grace = berth::ParseDuration(*text);
     if (grace.ok() && out == &options.node_dispatcher.heartbeat_period &&
         *grace < berth::Duration{10})
       grace = berth::Status::InvalidArgument("must be at least 10ms");
+    if (grace.ok() && out == &options.leadership.ttl && *grace < std::chrono::seconds(2))
+      grace = berth::Status::InvalidArgument("must be at least 2s (etcd's shortest lease)");
     if (!grace.ok()) {
       std::fprintf(stderr, "berthd: %s: %s\n", flag, grace.status().message().c_str());
       return 2;
@@ -113,6 +166,21 @@ int Run(int argc, char** argv) {
     }
     options.agent_token = *token;
   }
+  if (!store_url.empty()) {
+    berth::Result<std::vector<std::string>> endpoints = EtcdEndpoints(store_url);
+    if (!endpoints.ok()) {
+      std::fprintf(stderr, "berthd: --store: %s\n", endpoints.status().message().c_str());
+      return 2;
+    }
+    options.etcd_endpoints = std::move(*endpoints);
+  }
+  // As kube-scheduler: a replica that lost the leadership exits, and its
+  // supervisor starts it again with a clean state.
+  options.lost_leadership = [](const std::string& why) {
+    std::fprintf(stderr, "berthd: %s; exiting\n", why.c_str());
+    std::fflush(stderr);
+    std::_Exit(3);
+  };
   options.loop.window = {berth::Duration{quiet_ms}, berth::Duration{std::max(quiet_ms, max_ms)}};
   // Signals are taken by sigwait below, so block them before any thread starts.
   sigset_t signals;
@@ -127,9 +195,9 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "berthd: %s\n", daemon.status().message().c_str());
     return 1;
   }
-  std::printf("berthd: listening on http://%s:%d (data directory %s; token in %s/token)\n",
+  std::printf("berthd: listening on http://%s:%d (data directory %s; token in %s/token%s)\n",
               options.host.c_str(), (*daemon)->port(), options.data_dir.c_str(),
-              options.data_dir.c_str());
+              options.data_dir.c_str(), options.etcd_endpoints.empty() ? "" : "; store etcd");
   std::fflush(stdout);
   int signal = 0;
   sigwait(&signals, &signal);

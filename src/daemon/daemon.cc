@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -73,7 +74,15 @@ std::vector<threephase::AgentTransport*> TransportsOf(
 Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
   BERTH_RETURN_IF_ERROR(MakeDataDir(options.data_dir));
   std::shared_ptr<store::Store> store = options.store;
-  if (store == nullptr) {
+  store::EtcdStore* etcd = nullptr;
+  if (store == nullptr && !options.etcd_endpoints.empty()) {
+    store::EtcdStoreOptions etcd_options = options.etcd;
+    etcd_options.client.endpoints = options.etcd_endpoints;
+    Result<std::unique_ptr<store::EtcdStore>> opened = store::EtcdStore::Open(etcd_options);
+    if (!opened.ok()) return opened.status();
+    etcd = opened->get();
+    store = std::move(*opened);
+  } else if (store == nullptr) {
     Result<std::unique_ptr<store::SqliteStore>> sqlite =
         store::SqliteStore::Open(options.data_dir + "/berth.db");
     if (!sqlite.ok()) return sqlite.status();
@@ -81,7 +90,8 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
   }
   const MissingToken missing =
       store->revision() > 0 && !options.new_token ? MissingToken::kRefuse : MissingToken::kCreate;
-  Result<std::string> token = LoadOrCreateToken(options.data_dir, missing);
+  Result<std::string> token = etcd != nullptr ? ShareToken(*store, options.data_dir)
+                                              : LoadOrCreateToken(options.data_dir, missing);
   if (!token.ok()) return token.status();
   std::vector<std::unique_ptr<api::HttpAgentTransport>> connected;
   if (options.agent_transports.empty()) {
@@ -90,17 +100,45 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
     connected = std::move(*agents);
   }
   std::unique_ptr<Daemon> daemon(
-      new Daemon(std::move(store), std::move(*token), std::move(connected), options));
-  BERTH_RETURN_IF_ERROR(daemon->dispatcher_->Load());
+      new Daemon(std::move(store), etcd, std::move(*token), std::move(connected), options));
   BERTH_RETURN_IF_ERROR(daemon->server_->Start());
-  daemon->dispatcher_->Start();
-  if (daemon->agent_placement_)
-    daemon->agent_placement_->Start([d = daemon.get()] { d->loop_->Notify(); });
-  daemon->loop_->Start();
+  if (daemon->leadership_ != nullptr) {
+    const std::string self = options.host + ":" + std::to_string(daemon->port());
+    daemon->leadership_->Start(
+        options.leadership.id.empty() ? self : options.leadership.id,
+        options.leadership.address.empty() ? "http://" + self : options.leadership.address);
+  } else {
+    BERTH_RETURN_IF_ERROR(daemon->dispatcher_->Load());
+    daemon->StartLeading(0);
+  }
   return daemon;
 }
 
-Daemon::Daemon(std::shared_ptr<store::Store> store, std::string token,
+// A new leader reads everything at one revision (the loop's first pass) and
+// gives every node a fresh grace period (the dispatcher's Load) before
+// marking any down.
+void Daemon::StartLeading(int64_t epoch) {
+  if (epoch != 0) {
+    if (Status loaded = dispatcher_->Load(); !loaded.ok())
+      std::fprintf(stderr, "berthd: reading the nodes as the new leader: %s\n",
+                   loaded.message().c_str());
+    std::fprintf(stderr, "berthd: leading, epoch %lld\n", static_cast<long long>(epoch));
+  }
+  for (const auto& agent : connected_agents_) agent->set_epoch(epoch);
+  dispatcher_->Start();
+  if (agent_placement_) agent_placement_->Start([this] { loop_->Notify(); });
+  loop_->Start();
+}
+
+Status Daemon::NotLeading() const {
+  const Leadership::View view = leadership_->view();
+  if (view.leader_address.empty())
+    return Status::Unavailable("this berthd replica does not lead, and no leader is known yet");
+  return Status::Unavailable("this berthd replica does not lead: the leader is " + view.leader_id +
+                             " at " + view.leader_address);
+}
+
+Daemon::Daemon(std::shared_ptr<store::Store> store, store::EtcdStore* etcd, std::string token,
                std::vector<std::unique_ptr<api::HttpAgentTransport>> connected,
                const DaemonOptions& options)
     : store_(std::make_unique<store::WatchedStore>(std::move(store))),
@@ -126,9 +164,29 @@ Daemon::Daemon(std::shared_ptr<store::Store> store, std::string token,
       reconciler_(*store_, agent_placement_.get(), &clock_, options.reconciler,
                   options.executor != nullptr ? options.executor : node_executor_.get()),
       loop_(std::make_unique<ControlLoop>(reconciler_, clock_, options.loop)),
+      lost_leadership_(options.lost_leadership),
       server_(std::make_unique<api::ApiServer>(api::ApiServerOptions{
           options.host, options.port, token_, options.max_body_bytes, options.threads,
-          [this](std::string_view token) { return dispatcher_->Authenticate(token); }})) {
+          [this](std::string_view token) -> std::optional<api::Principal> {
+            std::optional<api::Principal> who = dispatcher_->Authenticate(token);
+            if (who || leading()) return who;
+            // Only the leader holds the nodes' credentials; a node that
+            // asks a follower is told where the leader is (node routes).
+            return api::Principal{api::Principal::Kind::kUnverified, ""};
+          }})) {
+  if (etcd != nullptr) {
+    store_->SetFence([this] { return leadership_->Fence(); });
+    store_->OnChange([this] { loop_->Notify(); });
+    // The id and address need the port the server got: the server starts
+    // first (Open), and nothing asks leadership_ before that.
+    leadership_ = std::make_unique<Leadership>(
+        *etcd, clock_, options.leadership, [this](int64_t epoch) { StartLeading(epoch); },
+        [this](const std::string& why) {
+          if (lost_leadership_) return lost_leadership_(why);
+          std::fprintf(stderr, "berthd: %s\n", why.c_str());
+          loop_->Stop();
+        });
+  }
   AddRoutes();
 }
 
@@ -137,6 +195,7 @@ Daemon::~Daemon() { Stop(); }
 // The loop stops first: a request waiting for it to settle then returns at
 // once instead of holding the server's shutdown for its whole timeout.
 void Daemon::Stop() {
+  if (leadership_) leadership_->Stop();  // nothing starts the loop after this
   loop_->Stop();
   if (agent_placement_) agent_placement_->Stop();
   dispatcher_->Stop();
@@ -151,26 +210,54 @@ void Daemon::AddRoutes() {
   AddBerthNodeRoutes();
   // ?wait=settled[&timeout=SECONDS] answers once the control loop has acted
   // on every change made before the request (503 if it has not in time).
-  server_->Route("GET", "/v1/health", [this](const ApiRequest& r) -> Result<ApiResponse> {
-    if (r.Query("wait") == "settled") {
-      char* rest = nullptr;
-      const std::string timeout = r.Query("timeout");
-      const double seconds = timeout.empty() ? 30 : std::strtod(timeout.c_str(), &rest);
-      if (!timeout.empty() && (*rest != '\0' || !(seconds >= 0 && seconds <= 600)))
-        return Status::InvalidArgument("timeout: expected seconds between 0 and 600, got '" +
-                                       timeout + "'");
-      if (!loop_->WaitSettled(std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000))))
-        return Status::Unavailable("the control loop has not settled within " +
-                                   (timeout.empty() ? std::string("30") : timeout) + " s");
-    }
-    return Answer(Json{{"status", "ok"}, {"revision", store_->revision()}});
-  });
+  server_->Route("GET", "/v1/health", [this](const ApiRequest& r) { return Health(r); });
   server_->Route("GET", "/metrics",
                  [this](const ApiRequest&) -> Result<ApiResponse> { return Metrics(); });
   AddNodeRoutes();
   AddServiceRoutes();
   AddTaskRoutes();
   AddJobRoutes();
+}
+
+// ?wait=settled[&timeout=SECONDS] answers once the control loop has acted
+// on every change made before the request (503 if it has not in time, or
+// when this replica does not run the loop). With etcd the answer names the
+// leader and its epoch.
+Result<ApiResponse> Daemon::Health(const ApiRequest& r) {
+  if (leadership_ != nullptr) {
+    // One read of etcd: the revision shown, and waited for, is then the
+    // latest of every replica's writes, not only this one's.
+    Result<std::optional<store::StoredObject>> leader =
+        store_->Get(Leadership::kKind, Leadership::kId);
+    if (!leader.ok()) return leader.status();
+  }
+  if (r.Query("wait") == "settled") {
+    char* rest = nullptr;
+    const std::string timeout = r.Query("timeout");
+    const double seconds = timeout.empty() ? 30 : std::strtod(timeout.c_str(), &rest);
+    if (!timeout.empty() && (*rest != '\0' || !(seconds >= 0 && seconds <= 600)))
+      return Status::InvalidArgument("timeout: expected seconds between 0 and 600, got '" +
+                                     timeout + "'");
+    if (!leading()) return NotLeading();
+    const Duration wait{static_cast<int64_t>(seconds * 1000)};
+    // A shared store's changes reach the loop through its feed: first wait
+    // for the feed to bring what this request may follow.
+    if (!store_->WaitDelivered(store_->revision(), wait) || !loop_->WaitSettled(wait))
+      return Status::Unavailable("the control loop has not settled within " +
+                                 (timeout.empty() ? std::string("30") : timeout) + " s");
+  }
+  Json health{{"status", "ok"}, {"revision", store_->revision()}};
+  if (leadership_ != nullptr) {
+    const Leadership::View view = leadership_->view();
+    health["role"] = view.leading ? "leader" : "follower";
+    health["leader"] =
+        view.leader_id.empty()
+            ? Json(nullptr)
+            : Json{{"id", view.leader_id}, {"address", view.leader_address}, {"epoch", view.epoch}};
+  } else {
+    health["role"] = "single";
+  }
+  return Answer(std::move(health));
 }
 
 // Runs a write, and tells the control loop when it changed something.
@@ -203,7 +290,9 @@ void Daemon::AddNodeRoutes() {
   server_->Route("POST", std::string(kNode) + "/drain", [this](const ApiRequest& r) {
     return Changing(200, [&] { return nodes_.Drain(r.params[0]); });
   });
-  server_->Route("DELETE", kNode, [this](const ApiRequest& r) {
+  // The leader's: it revokes the credential it holds.
+  server_->Route("DELETE", kNode, [this](const ApiRequest& r) -> Result<ApiResponse> {
+    if (!leading()) return NotLeading();
     return Changing(200, [&] { return Removed(dispatcher_->Remove(r.params[0]), r.params[0]); });
   });
 }
@@ -304,6 +393,12 @@ ApiResponse Daemon::Metrics() const {
                 "Times an agent was left out for a while after failing calls in a row.",
                 agent_placement_->agent_skips());
   }
+  metrics.Add("berth_node_heartbeats_total", "Heartbeats of berth-node machines taken.",
+              dispatcher_->heartbeats());
+  metrics.Add("berth_store_lists_total",
+              "Times the control loop read the whole state: when it starts leading, after a "
+              "failed pass, after its change feed was lost.",
+              store_->lists());
   metrics.Add("berth_store_revision", "Revision of the last committed store transaction.",
               static_cast<uint64_t>(store_->revision()), "gauge");
   return metrics.Response();

@@ -24,11 +24,13 @@
 #include "daemon/class_registry.h"
 #include "daemon/control_loop.h"
 #include "daemon/job_registry.h"
+#include "daemon/leadership.h"
 #include "daemon/node_dispatcher.h"
 #include "daemon/node_executor.h"
 #include "daemon/node_registry.h"
 #include "daemon/reconciler.h"
 #include "daemon/service_registry.h"
+#include "store/etcd_store.h"
 #include "store/sqlite_store.h"
 #include "store/watched_store.h"
 
@@ -54,6 +56,17 @@ struct DaemonOptions {
   AgentPlacementOptions agent_placement;
   // berth-node machines' heartbeats (docs/agent.md).
   NodeDispatcherOptions node_dispatcher;
+
+  // High availability (docs/ha.md): with etcd endpoints, the store is etcd
+  // (`etcd.prefix`, shared by every replica) instead of SQLite, and this
+  // replica runs the control loop only while it leads.
+  std::vector<std::string> etcd_endpoints;
+  store::EtcdStoreOptions etcd;  // client.endpoints: set from etcd_endpoints
+  LeadershipOptions leadership;  // id and address: default host:port
+  // Called (on the leadership thread) when this replica stops leading;
+  // null: the control loop stops and the replica serves as a follower.
+  // berthd exits, so that its supervisor starts it clean.
+  std::function<void(const std::string& why)> lost_leadership;
 
   // The seams (ARCHITECTURE.md), set by tests; berthd leaves them unset.
   // The store; null: SQLite in data_dir (berth.db). berthd must be its only
@@ -85,6 +98,8 @@ class Daemon {
   void Stop();
   // Waits until the control loop has acted on every change made so far.
   bool WaitSettled(Duration timeout) { return loop_->WaitSettled(timeout); }
+  // Whether this replica runs the control loop (always, without etcd).
+  bool leading() const { return leadership_ == nullptr || leadership_->view().leading; }
   // berth-node machines' registrations and heartbeats (heartbeat_bench
   // calls it in process).
   NodeDispatcher& dispatcher() { return *dispatcher_; }
@@ -93,7 +108,7 @@ class Daemon {
   ControlLoop& loop() { return *loop_; }
 
  private:
-  Daemon(std::shared_ptr<store::Store> store, std::string token,
+  Daemon(std::shared_ptr<store::Store> store, store::EtcdStore* etcd, std::string token,
          std::vector<std::unique_ptr<api::HttpAgentTransport>> connected,
          const DaemonOptions& options);
   void AddRoutes();
@@ -106,6 +121,13 @@ class Daemon {
   api::ApiResponse Metrics() const;
   template <typename Write>
   Result<api::ApiResponse> Changing(int status, Write write);
+  // The control loop and its helpers start (at once without etcd; once
+  // elected with it).
+  void StartLeading(int64_t epoch);
+  // Why a follower cannot serve a leader's request, naming the leader.
+  Status NotLeading() const;
+  Result<api::ApiResponse> Health(const api::ApiRequest& r);
+  Result<api::Json> WithEpoch(Result<api::Json> answer) const;
 
   std::unique_ptr<store::WatchedStore> store_;  // the loop watches it
   std::string token_;
@@ -122,6 +144,8 @@ class Daemon {
   std::unique_ptr<NodeDispatcher> dispatcher_;
   Reconciler reconciler_;
   std::unique_ptr<ControlLoop> loop_;
+  std::function<void(const std::string&)> lost_leadership_;
+  std::unique_ptr<Leadership> leadership_;  // null without etcd
   std::unique_ptr<api::ApiServer> server_;
 };
 

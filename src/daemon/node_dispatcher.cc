@@ -219,6 +219,7 @@ Result<Json> NodeDispatcher::Heartbeat(const std::string& node) {
     last->second = clock_.Now();
     was_down = down_.contains(node);
   }
+  ++heartbeats_;
   if (was_down) {
     std::lock_guard state(state_mu_);
     {

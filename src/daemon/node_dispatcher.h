@@ -25,6 +25,7 @@
 // injected clock.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -88,6 +89,8 @@ class NodeDispatcher {
   // with it, in one commit: the machine joins again with the token.
   Status Remove(const std::string& node);
   Duration grace() const { return options_.heartbeat_period * options_.grace_multiplier; }
+  // Heartbeats taken so far (berth_node_heartbeats_total).
+  uint64_t heartbeats() const { return heartbeats_.load(); }
 
  private:
   void Monitor();
@@ -98,6 +101,7 @@ class NodeDispatcher {
 
   store::Store& store_;
   NodeRegistry& nodes_;
+  std::atomic<uint64_t> heartbeats_{0};
   NodeExecutor& executor_;
   const Clock& clock_;
   std::function<void()> notify_;

@@ -74,10 +74,18 @@ Status ReadReport(const Json& value, const std::string& path, TaskReport* out) {
 
 }  // namespace
 
+// A leader's answers to nodes carry its epoch (0 without etcd): berth-node
+// refuses answers of an epoch older than one it has seen (docs/ha.md).
+Result<Json> Daemon::WithEpoch(Result<Json> answer) const {
+  if (answer.ok() && leadership_ != nullptr) (*answer)["epoch"] = leadership_->view().epoch;
+  return answer;
+}
+
 void Daemon::AddBerthNodeRoutes() {
   server_->Route(
       "POST", "/v1/node/register",
-      [this](const ApiRequest& r) {
+      [this](const ApiRequest& r) -> Result<ApiResponse> {
+        if (!leading()) return NotLeading();
         return api::WithBody(
             r, [&](const Json& body) { return Answer(dispatcher_->Register(body, r.principal)); });
       },
@@ -85,14 +93,16 @@ void Daemon::AddBerthNodeRoutes() {
   server_->Route(
       "POST", "/v1/node/heartbeat",
       [this](const ApiRequest& r) -> Result<ApiResponse> {
+        if (!leading()) return NotLeading();
         Result<std::string> node = CallingNode(r);
         if (!node.ok()) return node.status();
-        return Answer(dispatcher_->Heartbeat(*node));
+        return Answer(WithEpoch(dispatcher_->Heartbeat(*node)));
       },
       Access::kNode);
   server_->Route(
       "GET", "/v1/node/assignments",
       [this](const ApiRequest& r) -> Result<ApiResponse> {
+        if (!leading()) return NotLeading();
         Result<std::string> node = CallingNode(r);
         if (!node.ok()) return node.status();
         Result<int64_t> since = QueryCount(r, "since", 0);
@@ -100,13 +110,14 @@ void Daemon::AddBerthNodeRoutes() {
         Result<int64_t> wait_ms = QueryCount(r, "wait_ms", 0);
         if (!wait_ms.ok()) return wait_ms.status();
         const Duration wait = std::min(Duration{*wait_ms}, kMaxAssignmentWait);
-        return Answer(
-            EncodeBatch(node_executor_->Assignments(*node, r.Query("instance"), *since, wait)));
+        return Answer(WithEpoch(
+            EncodeBatch(node_executor_->Assignments(*node, r.Query("instance"), *since, wait))));
       },
       Access::kNode);
   server_->Route(
       "POST", "/v1/node/status",
       [this](const ApiRequest& r) -> Result<ApiResponse> {
+        if (!leading()) return NotLeading();
         Result<std::string> node = CallingNode(r);
         if (!node.ok()) return node.status();
         return api::WithBody(r, [&](const Json& body) -> Result<ApiResponse> {
@@ -128,13 +139,17 @@ void Daemon::AddBerthNodeRoutes() {
         });
       },
       Access::kNode);
+  // The join token and nodes' credentials are the leader's (only it has
+  // read them), and so are the node logs it fetches with them.
   server_->Route("GET", "/v1/tokens/node", [this](const ApiRequest&) -> Result<ApiResponse> {
+    if (!leading()) return NotLeading();
     Result<std::string> token = dispatcher_->JoinToken();
     if (!token.ok()) return token.status();
     return Answer(Json{{"token", *token}});
   });
   server_->Route("POST", "/v1/tokens/node/rotate",
                  [this](const ApiRequest&) -> Result<ApiResponse> {
+                   if (!leading()) return NotLeading();
                    Result<std::string> token = dispatcher_->RotateJoinToken();
                    if (!token.ok()) return token.status();
                    return Answer(Json{{"token", *token}});
@@ -146,6 +161,7 @@ void Daemon::AddBerthNodeRoutes() {
 // Asks the task's node for its log lines (the node's GET
 // /v1/tasks/{id}/logs, with the node's credential).
 Result<Json> Daemon::TaskLogs(const ApiRequest& r) {
+  if (!leading()) return NotLeading();
   Result<int64_t> tail = QueryCount(r, "tail", 0);
   if (!tail.ok()) return tail.status();
   Result<int64_t> after = QueryCount(r, "after", 0);

@@ -107,6 +107,7 @@ Recorded ToRecorded(const Json& body, int64_t revision) {
 
 Status StoredState::Refresh(store::WatchedStore& store) {
   Status status = Status::Ok();
+  if (loaded_ && store.lost()) loaded_ = false;  // a shared store's feed broke: list again
   if (loaded_) {
     for (const store::Change& change : store.TakeChanges())
       if (!Apply(change).ok()) {

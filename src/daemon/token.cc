@@ -25,10 +25,9 @@ std::string NewSecret(size_t bytes) {
 
 namespace {
 
-Result<std::string> Create(const std::string& path) {
+Result<std::string> Create(const std::string& path, const std::string& token = NewSecret()) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) return Status::Unavailable("cannot create " + path + ": " + std::strerror(errno));
-  const std::string token = NewSecret();
   const std::string line = token + "\n";
   const bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) &&
                        ::fsync(fd) == 0;
@@ -77,6 +76,32 @@ Result<std::string> LoadOrCreateToken(const std::string& data_dir, MissingToken 
         "every client the new token)");
   }
   return ReadToken(path);
+}
+
+Result<std::string> ShareToken(store::Store& store, const std::string& data_dir) {
+  Result<std::optional<store::StoredObject>> stored = store.Get(kSharedTokenKind, "admin");
+  if (!stored.ok()) return stored.status();
+  if (!stored->has_value()) {
+    Result<std::string> local = LoadOrCreateToken(data_dir, MissingToken::kCreate);
+    if (!local.ok()) return local;
+    Result<int64_t> put = store.Commit({store::Write::Create(kSharedTokenKind, "admin", *local)});
+    if (put.ok()) return local;
+    if (put.status().code() != StatusCode::kConflict) return put.status();
+    stored = store.Get(kSharedTokenKind, "admin");  // another replica was first
+    if (!stored.ok()) return stored.status();
+    if (!stored->has_value()) return Status::Unavailable("the cluster's API token vanished");
+  }
+  const std::string& token = (*stored)->body;
+  const std::string path = data_dir + "/token";
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0 && errno == ENOENT) return Create(path, token);
+  Result<std::string> local = ReadToken(path);
+  if (!local.ok()) return local;
+  if (*local != token)
+    return Status::InvalidArgument(path +
+                                   " holds another token than the cluster's (kept in etcd): "
+                                   "remove the file, and berthd writes the cluster's token there");
+  return token;
 }
 
 Result<std::string> ReadToken(const std::string& path) {

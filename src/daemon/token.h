@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/status.h"
+#include "store/store.h"
 
 namespace berth::daemon {
 
@@ -29,6 +30,13 @@ enum class MissingToken {
 // what to do); Unavailable when it cannot be read or created.
 Result<std::string> LoadOrCreateToken(const std::string& data_dir,
                                       MissingToken missing = MissingToken::kCreate);
+
+// On a shared store (etcd) every berthd replica serves one token, kept in
+// the store (kind "api_token"): the first replica stores its own (made if
+// absent); the others write the stored one into their data directory's
+// token file. InvalidArgument when that file holds another token.
+inline constexpr const char* kSharedTokenKind = "api_token";
+Result<std::string> ShareToken(store::Store& store, const std::string& data_dir);
 
 // A new secret: `bytes` random bytes (from /dev/urandom) as hex.
 std::string NewSecret(size_t bytes = 32);

@@ -43,7 +43,10 @@ int Run(int argc, char** argv) {
   std::vector<std::string> labels;
   options.exec_path = berth::node::ExecNextToThisProgram();
   CLI::App app{"berth-node: joins berthd and runs the tasks it assigns to this machine"};
-  app.add_option("--join", options.join, "berthd's URL, e.g. http://10.0.0.1:7480")->required();
+  app.add_option("--join", options.join,
+                 "berthd's URL, e.g. http://10.0.0.1:7480; with several replicas (docs/ha.md) "
+                 "their URLs separated by commas: the node finds the leader")
+      ->required();
   app.add_option("--token-file", token_file,
                  "file holding the node join token (berth token show node); needed for the "
                  "first join of a data directory");

@@ -54,6 +54,18 @@ bool IsUnauthorized(const Status& s) {
 }
 
 // The host and port of "http://host:port".
+// "http://a:1,http://b:2" -> both; never empty.
+std::vector<std::string> SplitServers(const std::string& join) {
+  std::vector<std::string> servers;
+  for (size_t start = 0; start <= join.size();) {
+    const size_t comma = std::min(join.find(',', start), join.size());
+    if (comma > start) servers.push_back(join.substr(start, comma - start));
+    start = comma + 1;
+  }
+  if (servers.empty()) servers.push_back(join);
+  return servers;
+}
+
 std::pair<std::string, int> HostPort(const std::string& url) {
   std::string rest = url.substr(url.find("://") == std::string::npos ? 0 : url.find("://") + 3);
   rest = rest.substr(0, rest.find('/'));
@@ -74,6 +86,7 @@ std::string ExecNextToThisProgram() {
 
 NodeAgent::NodeAgent(NodeAgentOptions options, const Clock& clock)
     : options_(std::move(options)),
+      servers_(SplitServers(options_.join)),
       clock_(clock),
       limits_(executor::PrepareLimits()),
       executor_([this] {
@@ -156,7 +169,7 @@ std::string NodeAgent::IdentityPath() const { return options_.data_dir + "/" + k
 // What the machine tells berthd of itself.
 Result<Json> NodeAgent::Description() const {
   const HostFacts host = DetectHost();
-  const auto [berthd_host, berthd_port] = HostPort(options_.join);
+  const auto [berthd_host, berthd_port] = HostPort(Server());
   std::string address = options_.advertise;
   if (address.empty()) {
     Result<std::string> local = LocalAddressTowards(berthd_host, berthd_port);
@@ -186,8 +199,8 @@ Status NodeAgent::Register() {
   std::string credential = Credential();
   while (true) {
     const bool with_credential = !credential.empty();
-    api::ApiClient client(options_.join, with_credential ? credential : options_.join_token);
-    Result<Json> joined = client.Call("POST", "/v1/node/register", *body);
+    Result<Json> joined =
+        Ask("POST", "/v1/node/register", *body, with_credential ? credential : options_.join_token);
     if (joined.ok()) {
       credential = joined->value("credential", "");
       {
@@ -201,7 +214,7 @@ Status NodeAgent::Register() {
       // It holds the node's credential.
       BERTH_RETURN_IF_ERROR(
           executor::WriteFileAtomically(IdentityPath(), identity.dump() + "\n", 0600));
-      Log("joined " + options_.join + " as node '" + node_ + "' (logs served on " +
+      Log("joined " + Server() + " as node '" + node_ + "' (logs served on " +
           (*body)["endpoint"].get<std::string>() + ")");
       return Status::Ok();
     }
@@ -272,8 +285,7 @@ void NodeAgent::HeartbeatLoop() {
   std::unique_lock lock(mu_);
   while (Waiting(lock, heartbeat_period_)) {
     lock.unlock();
-    api::ApiClient client(options_.join, Credential());
-    Result<Json> beat = client.Call("POST", "/v1/node/heartbeat");
+    Result<Json> beat = Ask("POST", "/v1/node/heartbeat", nullptr, Credential());
     if (beat.ok() && failing) Log("heartbeats reach berthd again");
     if (beat.ok()) {
       // berthd may have restarted with another period.
@@ -301,12 +313,16 @@ void NodeAgent::SyncLoop() {
       std::chrono::duration_cast<std::chrono::seconds>(options_.poll_wait).count() + 15);
   std::unique_lock lock(mu_);
   while (!stopping_) {
-    auto client = std::make_shared<api::ApiClient>(options_.join, Credential(), read_timeout);
+    auto client = std::make_shared<api::ApiClient>(Server(), Credential(), read_timeout);
     poll_ = client;
     lock.unlock();
     Result<Json> batch = client->Call(
         "GET", "/v1/node/assignments?instance=" + instance + "&since=" + std::to_string(since) +
                    "&wait_ms=" + std::to_string(options_.poll_wait.count()));
+    if (batch.ok()) {
+      if (Status current = CheckEpoch(*batch); !current.ok()) batch = current;
+    }
+    if (!batch.ok() && batch.status().code() == StatusCode::kUnavailable) ++asked_;
     lock.lock();
     poll_.reset();
     if (stopping_) break;
@@ -433,14 +449,39 @@ void NodeAgent::Report(const std::string& id, TaskState state, const std::string
   unsent_[id] = std::move(report);
 }
 
+Status NodeAgent::CheckEpoch(const Json& answer) {
+  const int64_t epoch = answer.is_object() ? answer.value("epoch", int64_t{0}) : 0;
+  int64_t seen = epoch_.load();
+  while (epoch > seen && !epoch_.compare_exchange_weak(seen, epoch)) {
+  }
+  if (epoch != 0 && epoch < seen)
+    return Status::Unavailable("berthd at " + Server() + " answered for epoch " +
+                               std::to_string(epoch) + ", older than epoch " +
+                               std::to_string(seen) + ": it no longer leads");
+  return Status::Ok();
+}
+
+Result<Json> NodeAgent::Ask(const std::string& method, const std::string& path, const Json& body,
+                            const std::string& token) {
+  Result<Json> answer = Status::Unavailable("no berthd to ask");
+  for (size_t tried = 0; tried < servers_.size(); ++tried) {
+    api::ApiClient client(Server(), token);
+    answer = client.Call(method, path, body);
+    if (answer.ok())
+      if (Status current = CheckEpoch(*answer); !current.ok()) answer = current;
+    if (answer.ok() || answer.status().code() != StatusCode::kUnavailable) return answer;
+    ++asked_;
+  }
+  return answer;
+}
+
 // One batch per pass of the supervisor; kept for the next when berthd
 // cannot be reached.
 void NodeAgent::SendReports() {
   if (unsent_.empty()) return;
   Json list = Json::array();
   for (const auto& [id, report] : unsent_) list.push_back(report);
-  api::ApiClient client(options_.join, Credential());
-  Result<Json> sent = client.Call("POST", "/v1/node/status", Json{{"tasks", list}});
+  Result<Json> sent = Ask("POST", "/v1/node/status", Json{{"tasks", list}}, Credential());
   // Refused (tasks berthd gives another node): said once, not sent again.
   if (!sent.ok() && sent.status().code() != StatusCode::kPermissionDenied) return;
   if (!sent.ok()) Log("berthd refused a status report: " + sent.status().message());

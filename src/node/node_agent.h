@@ -51,7 +51,10 @@
 namespace berth::node {
 
 struct NodeAgentOptions {
-  std::string join;        // berthd's URL ("http://host:port"). Required.
+  // berthd's URL ("http://host:port"), or several replicas' separated by
+  // commas (docs/ha.md): the node asks the next when one does not lead.
+  // Required.
+  std::string join;
   std::string join_token;  // the cluster's node join token; needed until the node has joined
   std::string data_dir = "berth-node-data";  // created (mode 0700) when missing
   std::string hostname;                      // the node's id; "": the machine's hostname
@@ -114,8 +117,20 @@ class NodeAgent {
   void SendReports();
   void Acknowledged(const std::string& id);
   bool Waiting(std::unique_lock<std::mutex>& lock, Duration d);  // false once stopping
+  // The berthd replica asked now.
+  std::string Server() const { return servers_[asked_.load() % servers_.size()]; }
+  // Calls berthd; moves on to the next replica when one does not answer,
+  // does not lead (503) or answers for an older leader's epoch than one
+  // this node has seen (a deposed leader), trying each once.
+  Result<api::Json> Ask(const std::string& method, const std::string& path, const api::Json& body,
+                        const std::string& token);
+  // Refuses an answer of an epoch older than the newest seen.
+  Status CheckEpoch(const api::Json& answer);
 
   NodeAgentOptions options_;
+  std::vector<std::string> servers_;  // options_.join, split
+  std::atomic<size_t> asked_{0};      // the one asked now (index into servers_)
+  std::atomic<int64_t> epoch_{0};     // the newest leader epoch seen
   const Clock& clock_;
   std::string node_, machine_;  // set before the threads start
   mutable std::mutex credential_mu_;

@@ -353,10 +353,13 @@ Status SqliteStore::WriteOne(const Write& w, int64_t next) {
     return revision;
   };
   const bool put = w.op == Write::Op::kPut;
-  if (!put && w.expect == Write::Expect::kAbsent) {  // deleting what must not exist
+  // A check, or deleting what must not exist: a read only.
+  if (w.op == Write::Op::kCheck || (!put && w.expect == Write::Expect::kAbsent)) {
     Result<int64_t> revision = current();
     if (!revision.ok()) return revision.status();
-    if (*revision != 0) return PreconditionFailed(w, *revision);
+    const bool holds =
+        w.expect == Write::Expect::kRevision ? *revision == w.expected_revision : *revision == 0;
+    if (!holds) return PreconditionFailed(w, *revision);
     return Status::Ok();
   }
   Statement& change = put ? (w.expect == Write::Expect::kAbsent     ? st.insert

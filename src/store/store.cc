@@ -22,6 +22,28 @@ Status ValidateWrites(const std::vector<Write>& writes) {
   return Status::Ok();
 }
 
+std::vector<std::vector<Write>> SplitBatch(const std::vector<Write>& writes,
+                                           const Store::BatchLimits& limits,
+                                           const std::vector<Write>& prefix) {
+  auto size = [](const Write& w) { return w.kind.size() + w.id.size() + w.body.size(); };
+  size_t prefix_bytes = 0;
+  for (const Write& w : prefix) prefix_bytes += size(w);
+  std::vector<std::vector<Write>> batches;
+  size_t bytes = 0;
+  for (const Write& w : writes) {
+    const bool full =
+        !batches.empty() && ((limits.writes != 0 && batches.back().size() >= limits.writes) ||
+                             (limits.bytes != 0 && bytes + size(w) > limits.bytes));
+    if (batches.empty() || full) {
+      batches.push_back(prefix);
+      bytes = prefix_bytes;
+    }
+    batches.back().push_back(w);
+    bytes += size(w);
+  }
+  return batches;
+}
+
 Status PreconditionFailed(const Write& write, int64_t actual_revision) {
   const std::string name = write.kind + " '" + write.id + "'";
   if (write.expect == Write::Expect::kAbsent) return Status::Conflict(name + " already exists");

@@ -5,10 +5,17 @@
 // The model is deliberately small so that other back ends (etcd) fit it: a
 // set of objects, each named by (kind, id), holding an opaque body (the API
 // codecs' JSON) and the store revision of its last write. Commit applies a
-// batch of writes atomically; the store revision grows by one per successful
-// Commit. A write may carry a precondition (the object must be absent, or be
-// at a given revision); if any precondition fails, Commit applies nothing and
-// returns a Conflict naming the object.
+// batch of writes atomically; the store revision grows with every successful
+// Commit that writes (by one, where this process is the only writer; a
+// shared store such as etcd also counts the others' commits). A write may
+// carry a precondition (the object must be absent, or be at a given
+// revision); if any precondition fails, Commit applies nothing and returns a
+// Conflict naming the object. A Check is a precondition alone: a leader
+// fences its writes with one on its leadership key (docs/ha.md).
+//
+// A back end may take only so many writes in one Commit (batch_limits:
+// etcd's --max-txn-ops and --max-request-bytes); a larger batch is refused
+// whole with InvalidArgument.
 //
 // Durability: when Commit returns OK, the batch survives a crash of the
 // process (and, for SqliteStore, of the machine). Callers acknowledge a
@@ -36,7 +43,7 @@ struct StoredObject {
 };
 
 struct Write {
-  enum class Op { kPut, kDelete };
+  enum class Op { kPut, kDelete, kCheck };  // kCheck: the precondition only
   enum class Expect { kAnything, kAbsent, kRevision };
   Op op = Op::kPut;
   std::string kind, id, body;  // body: kPut only
@@ -51,6 +58,13 @@ struct Write {
   }
   static Write Delete(std::string kind, std::string id) {
     return {Op::kDelete, std::move(kind), std::move(id), "", Expect::kAnything, 0};
+  }
+  // Writes nothing; the batch applies only if the object is at `revision`
+  // (0: absent).
+  static Write Check(std::string kind, std::string id, int64_t revision) {
+    Write check{Op::kCheck, std::move(kind), std::move(id), "", Expect::kAnything, 0};
+    check.IfRevision(revision);
+    return check;
   }
   // Sets the precondition "the object is at `revision`" (0: absent).
   Write& IfRevision(int64_t revision) {
@@ -83,9 +97,24 @@ class Store {
   virtual Result<std::vector<StoredObject>> ListPrefix(std::string_view kind,
                                                        std::string_view prefix) const;
 
-  // The revision of the last successful Commit (0 for a new store).
+  // The revision of the last successful Commit (0 for a new store; for a
+  // shared store, the latest revision this process has seen).
   virtual int64_t revision() const = 0;
+
+  // How many writes, and bytes of kinds, ids and bodies, one Commit takes
+  // (0: no limit).
+  struct BatchLimits {
+    size_t writes = 0;
+    size_t bytes = 0;
+  };
+  virtual BatchLimits batch_limits() const { return {}; }
 };
+
+// Splits `writes` into batches within `limits`, each starting with `prefix`
+// (a leader's fence), in order; one batch when there is no limit.
+std::vector<std::vector<Write>> SplitBatch(const std::vector<Write>& writes,
+                                           const Store::BatchLimits& limits,
+                                           const std::vector<Write>& prefix = {});
 
 // Checks the shape of a batch (non-empty kind and id); shared by back ends.
 Status ValidateWrites(const std::vector<Write>& writes);

@@ -7,6 +7,8 @@
 #include <set>
 #include <thread>
 
+#include "store/etcd_store.h"
+#include "store/etcd_test_cluster.h"
 #include "store/memory_store.h"
 #include "store/sqlite_store.h"
 #include "store/test_dir.h"
@@ -23,12 +25,38 @@ struct Backend {
 // Names the back end in test output instead of dumping its bytes.
 void PrintTo(const Backend& backend, std::ostream* out) { *out << backend.name; }
 
+// Revisions are counted from the store's revision at the start (`base_`):
+// a new etcd cluster starts at 1, and this process is its only writer.
 class StoreContract : public testing::TestWithParam<Backend> {
  protected:
-  void SetUp() override { store_ = GetParam().open(dir_.path()); }
+  void SetUp() override {
+    store_ = GetParam().open(dir_.path());
+    ASSERT_NE(store_, nullptr);
+    base_ = store_->revision();
+  }
+  int64_t At(int64_t commits) const { return base_ + commits; }
   TestDir dir_;
   std::unique_ptr<Store> store_;
+  int64_t base_ = 0;
 };
+
+// One etcd member per process (under ctest, per test), taking transactions
+// as large as the largest batch below.
+std::unique_ptr<Store> OpenEtcd() {
+  static EtcdTestCluster cluster(1, {"--max-txn-ops=1024"});
+  EXPECT_TRUE(cluster.ok()) << cluster.error();
+  if (!cluster.ok()) return nullptr;
+  EtcdStoreOptions options;
+  options.client.endpoints = cluster.Endpoints();
+  options.max_txn_ops = 1024;
+  options.page_size = 7;  // lists take several pages
+  static int tests = 0;   // a prefix per test: one process may run several
+  options.prefix = "/contract" + std::to_string(++tests) + "/";
+  Result<std::unique_ptr<EtcdStore>> opened = EtcdStore::Open(options);
+  EXPECT_TRUE(opened.ok()) << opened.status().message();
+  if (!opened.ok()) return nullptr;
+  return std::move(*opened);
+}
 
 std::vector<std::string> Ids(const std::vector<StoredObject>& objects) {
   std::vector<std::string> ids;
@@ -36,8 +64,7 @@ std::vector<std::string> Ids(const std::vector<StoredObject>& objects) {
   return ids;
 }
 
-TEST_P(StoreContract, ANewStoreIsEmptyAtRevisionZero) {
-  EXPECT_EQ(store_->revision(), 0);
+TEST_P(StoreContract, ANewStoreIsEmpty) {
   EXPECT_TRUE(store_->List("node")->empty());
   EXPECT_FALSE(store_->Get("node", "n1")->has_value());
 }
@@ -47,12 +74,12 @@ TEST_P(StoreContract, CommitIsAtomicAndBumpsTheRevisionOnce) {
       store_->Commit({Write::Put("node", "n2", "{2}"), Write::Put("node", "n1", "{1}"),
                       Write::Put("task", "t1", "{t}")});
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ(*r, 1);
-  EXPECT_EQ(store_->revision(), 1);
+  EXPECT_EQ(*r, At(1));
+  EXPECT_EQ(store_->revision(), At(1));
   EXPECT_EQ(Ids(*store_->List("node")), (std::vector<std::string>{"n1", "n2"}));  // ordered by id
   std::optional<StoredObject> n1 = *store_->Get("node", "n1");
   ASSERT_TRUE(n1.has_value());
-  EXPECT_EQ(*n1, (StoredObject{"node", "n1", "{1}", 1}));
+  EXPECT_EQ(*n1, (StoredObject{"node", "n1", "{1}", At(1)}));
 }
 
 TEST_P(StoreContract, AFailedPreconditionAppliesNothing) {
@@ -62,7 +89,7 @@ TEST_P(StoreContract, AFailedPreconditionAppliesNothing) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kConflict);
   EXPECT_EQ(r.status().message(), "node 'n1' already exists");
-  EXPECT_EQ(store_->revision(), 1);
+  EXPECT_EQ(store_->revision(), At(1));
   EXPECT_FALSE(store_->Get("node", "n2")->has_value());
   EXPECT_EQ((*store_->Get("node", "n1"))->body, "a");
 }
@@ -71,17 +98,18 @@ TEST_P(StoreContract, CompareAndSetOnRevision) {
   ASSERT_TRUE(store_->Commit({Write::Put("svc", "web", "v1")}).ok());
   ASSERT_TRUE(store_->Commit({Write::Put("svc", "other", "x")}).ok());
   Write stale = Write::Put("svc", "web", "v2");
-  stale.IfRevision(2);
+  stale.IfRevision(At(2));
   Result<int64_t> r = store_->Commit({stale});
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().message(), "svc 'web' changed: expected revision 2, found 1");
+  EXPECT_EQ(r.status().message(), "svc 'web' changed: expected revision " + std::to_string(At(2)) +
+                                      ", found " + std::to_string(At(1)));
   Write fresh = Write::Put("svc", "web", "v2");
-  fresh.IfRevision(1);
+  fresh.IfRevision(At(1));
   ASSERT_TRUE(store_->Commit({fresh}).ok());
-  EXPECT_EQ((*store_->Get("svc", "web"))->revision, 3);
+  EXPECT_EQ((*store_->Get("svc", "web"))->revision, At(3));
   Write gone = Write::Put("svc", "nothing", "x");
   gone.expect = Write::Expect::kRevision;
-  gone.expected_revision = 1;
+  gone.expected_revision = At(1);
   EXPECT_EQ(store_->Commit({gone}).status().message(), "svc 'nothing' does not exist");
 }
 
@@ -89,7 +117,7 @@ TEST_P(StoreContract, PreconditionsSeeEarlierWritesOfTheBatch) {
   Result<int64_t> r =
       store_->Commit({Write::Create("job", "j", "1"), Write::Create("job", "j", "2")});
   EXPECT_EQ(r.status().code(), StatusCode::kConflict);
-  EXPECT_EQ(store_->revision(), 0);
+  EXPECT_EQ(store_->revision(), At(0));
   ASSERT_TRUE(store_
                   ->Commit({Write::Create("job", "j", "1"), Write::Delete("job", "j"),
                             Write::Create("job", "j", "3")})
@@ -114,7 +142,7 @@ TEST_P(StoreContract, ALargeBatchOfCreationsIsAllOrNothing) {
   std::vector<Write> twice = creations(100, 200);
   twice.push_back(twice[5]);
   EXPECT_EQ(store_->Commit(twice).status().message(), "task 't.105' already exists");
-  EXPECT_EQ(store_->revision(), 1);
+  EXPECT_EQ(store_->revision(), At(1));
   EXPECT_EQ(store_->List("task")->size(), 1u);
   std::vector<Write> ok = creations(0, 70);
   for (Write& w : creations(71, 250)) ok.push_back(std::move(w));
@@ -122,7 +150,7 @@ TEST_P(StoreContract, ALargeBatchOfCreationsIsAllOrNothing) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   const std::vector<StoredObject> tasks = *store_->List("task");
   ASSERT_EQ(tasks.size(), 250u);
-  EXPECT_EQ(tasks[249], (StoredObject{"task", "t.249", "249", 2}));
+  EXPECT_EQ(tasks[249], (StoredObject{"task", "t.249", "249", At(2)}));
   EXPECT_EQ(tasks[70].body, "old");
 }
 
@@ -130,8 +158,8 @@ TEST_P(StoreContract, DeleteRemovesAndEmptyBatchChangesNothing) {
   ASSERT_TRUE(store_->Commit({Write::Put("node", "n1", "a"), Write::Put("node", "n2", "b")}).ok());
   ASSERT_TRUE(store_->Commit({Write::Delete("node", "n1"), Write::Delete("node", "absent")}).ok());
   EXPECT_EQ(Ids(*store_->List("node")), (std::vector<std::string>{"n2"}));
-  EXPECT_EQ(*store_->Commit({}), 2);
-  EXPECT_EQ(store_->revision(), 2);
+  EXPECT_EQ(*store_->Commit({}), At(2));
+  EXPECT_EQ(store_->revision(), At(2));
 }
 
 // A prefix reads one range of ids, of one kind, in order: a service's
@@ -155,12 +183,34 @@ TEST_P(StoreContract, BodiesAreKeptByteForByte) {
   EXPECT_EQ((*store_->Get("k", "id with spaces/and:colons"))->body, body);
 }
 
+// A Check writes nothing; its batch applies only while the object is at
+// the revision (a leader's fence on its leadership key).
+TEST_P(StoreContract, ACheckGuardsTheBatchAndWritesNothing) {
+  ASSERT_TRUE(store_->Commit({Write::Put("leader", "berthd", "me")}).ok());
+  ASSERT_TRUE(
+      store_->Commit({Write::Check("leader", "berthd", At(1)), Write::Put("task", "t1", "a")})
+          .ok());
+  ASSERT_TRUE(store_->Commit({Write::Put("leader", "berthd", "other")}).ok());  // At(3)
+  Result<int64_t> fenced =
+      store_->Commit({Write::Check("leader", "berthd", At(1)), Write::Put("task", "t2", "b")});
+  EXPECT_EQ(fenced.status().message(), "leader 'berthd' changed: expected revision " +
+                                           std::to_string(At(1)) + ", found " +
+                                           std::to_string(At(3)));
+  EXPECT_FALSE(store_->Get("task", "t2")->has_value());
+  EXPECT_EQ(store_->Commit({Write::Check("leader", "nobody", 0), Write::Put("task", "t3", "c")})
+                .status()
+                .code(),
+            StatusCode::kOk);
+  EXPECT_EQ((*store_->Get("leader", "berthd"))->body, "other");
+  EXPECT_EQ(store_->List("leader")->size(), 1u);
+}
+
 TEST_P(StoreContract, EmptyKindOrIdIsInvalid) {
   EXPECT_EQ(store_->Commit({Write::Put("", "x", "b")}).status().code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(store_->Commit({Write::Put("k", "", "b")}).status().message(),
             "write 0: kind and id must not be empty");
-  EXPECT_EQ(store_->revision(), 0);
+  EXPECT_EQ(store_->revision(), At(0));
 }
 
 TEST_P(StoreContract, ConcurrentCreatesOfOneIdHaveOneWinner) {
@@ -178,7 +228,7 @@ TEST_P(StoreContract, ConcurrentCreatesOfOneIdHaveOneWinner) {
   EXPECT_EQ(wins.load(), 25);
   EXPECT_EQ(conflicts.load(), 75);
   EXPECT_EQ(store_->List("task")->size(), 25u);
-  EXPECT_EQ(store_->revision(), 25);
+  EXPECT_EQ(store_->revision(), At(25));
 }
 
 // Concurrent commits (which a back end may group into one transaction) each
@@ -199,9 +249,9 @@ TEST_P(StoreContract, ConcurrentCommitsGetConsecutiveRevisions) {
     });
   for (auto& t : threads) t.join();
   ASSERT_EQ(revisions.size(), 400u);
-  EXPECT_EQ(*revisions.begin(), 1);
-  EXPECT_EQ(*revisions.rbegin(), 400);
-  EXPECT_EQ(store_->revision(), 400);
+  EXPECT_EQ(*revisions.begin(), At(1));
+  EXPECT_EQ(*revisions.rbegin(), At(400));
+  EXPECT_EQ(store_->revision(), At(400));
   EXPECT_EQ(store_->List("task")->size(), 400u);
 }
 
@@ -219,7 +269,8 @@ INSTANTIATE_TEST_SUITE_P(
                   auto opened = SqliteStore::Open(dir + "/berth.db");
                   EXPECT_TRUE(opened.ok()) << opened.status().message();
                   return std::unique_ptr<Store>(std::move(*opened));
-                }}),
+                }},
+        Backend{"etcd", [](const std::string&) { return OpenEtcd(); }}),
     [](const testing::TestParamInfo<Backend>& info) { return info.param.name; });
 
 }  // namespace

@@ -2,28 +2,93 @@
 
 namespace berth::store {
 
+WatchedStore::WatchedStore(std::shared_ptr<Store> inner)
+    : inner_(std::move(inner)), feed_(dynamic_cast<ChangeFeed*>(inner_.get())) {}
+
+WatchedStore::~WatchedStore() { following_.reset(); }
+
 Result<int64_t> WatchedStore::Commit(const std::vector<Write>& writes) {
-  return CommitRecording(writes, true);
+  std::vector<Write> batch = fence_ ? fence_() : std::vector<Write>();
+  const std::vector<Write> fence = batch;
+  if (writes.empty()) return inner_->Commit(writes);
+  batch.insert(batch.end(), writes.begin(), writes.end());
+  return CommitPart(batch, fence, false);
 }
 
 Result<int64_t> WatchedStore::CommitOwn(const std::vector<Write>& writes) {
-  return CommitRecording(writes, false);
-}
-
-Result<int64_t> WatchedStore::CommitRecording(const std::vector<Write>& writes, bool record) {
-  std::shared_lock commit(commit_mu_);
-  Result<int64_t> revision = inner_->Commit(writes);
-  if (!revision.ok() || writes.empty()) return revision;
-  std::lock_guard lock(changes_mu_);
-  if (!watching_) return revision;
-  std::vector<Change>& changes = changes_[*revision];  // recorded even when empty
-  if (!record) return revision;
-  for (const Write& w : writes)
-    if (watched_.contains(w.kind)) changes.push_back({w.op, w.kind, w.id, w.body, *revision});
+  const std::vector<Write> fence = fence_ ? fence_() : std::vector<Write>();
+  if (writes.empty()) return inner_->Commit(writes);
+  Result<int64_t> revision = inner_->revision();
+  for (const std::vector<Write>& part : SplitBatch(writes, inner_->batch_limits(), fence)) {
+    revision = CommitPart(part, fence, true);
+    if (!revision.ok()) return revision;
+  }
   return revision;
 }
 
+Result<int64_t> WatchedStore::CommitPart(const std::vector<Write>& batch,
+                                         const std::vector<Write>& fence, bool own) {
+  if (feed_ != nullptr) {
+    Result<int64_t> revision = CommitFenced(batch, fence);
+    // A part without a put may have changed nothing, and so have no
+    // revision of its own; its deletes coming back do no harm.
+    const bool puts = std::any_of(batch.begin(), batch.end(),
+                                  [](const Write& w) { return w.op == Write::Op::kPut; });
+    if (revision.ok() && own && puts) {
+      std::lock_guard lock(changes_mu_);
+      own_.insert(*revision);
+    }
+    return revision;
+  }
+  std::shared_lock commit(commit_mu_);
+  Result<int64_t> revision = CommitFenced(batch, fence);
+  if (!revision.ok()) return revision;
+  std::lock_guard lock(changes_mu_);
+  if (!watching_) return revision;
+  std::vector<Change>& changes = changes_[*revision];  // recorded even when empty
+  if (own) return revision;
+  for (const Write& w : batch)
+    if (w.op != Write::Op::kCheck && watched_.contains(w.kind))
+      changes.push_back({w.op, w.kind, w.id, w.body, *revision});
+  return revision;
+}
+
+Result<int64_t> WatchedStore::CommitFenced(const std::vector<Write>& writes,
+                                           const std::vector<Write>& fence) {
+  Result<int64_t> revision = inner_->Commit(writes);
+  if (revision.ok() || revision.status().code() != StatusCode::kConflict || fence.empty())
+    return revision;
+  const Write& check = fence.front();
+  Result<std::optional<StoredObject>> now = inner_->Get(check.kind, check.id);
+  if (now.ok() && now->has_value() && (*now)->revision == check.expected_revision)
+    return revision;  // the fence held: another precondition failed
+  return Status::Unavailable("this berthd no longer leads (its epoch " +
+                             std::to_string(check.expected_revision) +
+                             " ended), so it wrote nothing: send the request again");
+}
+
 Result<std::vector<std::vector<StoredObject>>> WatchedStore::Watch(std::vector<std::string> kinds) {
+  ++lists_;
+  if (feed_ != nullptr) {
+    following_.reset();  // before the lists: nothing of the old feed arrives after them
+    Result<Snapshot> snapshot = feed_->ListAtOneRevision(kinds);
+    if (!snapshot.ok()) return snapshot.status();
+    {
+      std::lock_guard lock(changes_mu_);
+      watched_ = {kinds.begin(), kinds.end()};
+      watching_ = true;
+      lost_ = false;
+      delivered_ = snapshot->revision;
+      own_.clear();
+      changes_.clear();
+    }
+    following_ =
+        feed_->Follow(snapshot->revision, {[this](int64_t revision, std::vector<Change> changes) {
+                                             Received(revision, std::move(changes));
+                                           },
+                                           [this](const Status&) { Lost(); }});
+    return std::move(snapshot->kinds);
+  }
   std::unique_lock commit(commit_mu_);
   std::vector<std::vector<StoredObject>> objects;
   for (const std::string& kind : kinds) {
@@ -39,9 +104,54 @@ Result<std::vector<std::vector<StoredObject>>> WatchedStore::Watch(std::vector<s
   return objects;
 }
 
+void WatchedStore::Received(int64_t revision, std::vector<Change> changes) {
+  {
+    std::lock_guard lock(changes_mu_);
+    delivered_ = std::max(delivered_, revision);
+    std::erase_if(changes, [this](const Change& c) { return !watched_.contains(c.kind); });
+    if (!changes.empty()) {
+      std::vector<Change>& kept = changes_[revision];
+      for (Change& c : changes) kept.push_back(std::move(c));
+    }
+  }
+  delivered_cv_.notify_all();
+  if (on_change_) on_change_();
+}
+
+void WatchedStore::Lost() {
+  {
+    std::lock_guard lock(changes_mu_);
+    lost_ = true;
+  }
+  delivered_cv_.notify_all();
+  if (on_change_) on_change_();
+}
+
+bool WatchedStore::lost() const {
+  std::lock_guard lock(changes_mu_);
+  return lost_;
+}
+
+bool WatchedStore::WaitDelivered(int64_t revision, Duration timeout) {
+  if (feed_ == nullptr) return true;
+  std::unique_lock lock(changes_mu_);
+  return delivered_cv_.wait_for(lock, timeout,
+                                [&] { return !watching_ || lost_ || delivered_ >= revision; });
+}
+
 std::vector<Change> WatchedStore::TakeChanges() {
   std::lock_guard lock(changes_mu_);
   std::vector<Change> out;
+  if (feed_ != nullptr) {
+    // The reader's own commits have all returned by now (it is one thread),
+    // so every own revision is known.
+    for (auto& [revision, changes] : changes_)
+      if (own_.erase(revision) == 0)
+        for (Change& change : changes) out.push_back(std::move(change));
+    changes_.clear();
+    std::erase_if(own_, [this](int64_t revision) { return revision <= delivered_; });
+    return out;
+  }
   for (auto it = changes_.begin(); it != changes_.end() && it->first == next_revision_;
        it = changes_.erase(it), ++next_revision_)
     for (Change& change : it->second) out.push_back(std::move(change));

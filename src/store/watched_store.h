@@ -1,21 +1,35 @@
 // WatchedStore: a Store that also tells one reader what changed. It wraps
-// another Store and, once Watch was called, records every
-// successful Commit's writes in order, until the reader takes them with
-// TakeChanges. berthd's control loop reads the whole state once (Watch) and
-// afterwards only what changed, so a pass costs what changed, not the size
-// of the cluster.
+// another Store; once Watch was called, TakeChanges hands out every
+// successful commit's changes in revision order. berthd's control loop reads
+// the whole state once (Watch) and afterwards only what changed, so a pass
+// costs what changed, not the size of the cluster.
 //
-// Only commits through this object are seen: the wrapped store must have no
-// other writer (berthd holds its data directory's lock). Changes to kinds
-// the reader did not ask for are not kept.
+// Where the changes come from:
+//  - A store that only this process writes (SQLite, MemoryStore): the
+//    commits made through this object, recorded as they return. berthd holds
+//    its data directory's lock, so there is no other writer.
+//  - A shared store (a ChangeFeed: etcd, written by every berthd replica):
+//    the feed, which Watch lists at one revision and then follows. If the
+//    feed is lost (etcd compacted what it still had to send), lost() turns
+//    true and the reader calls Watch again.
+// Changes to kinds the reader did not ask for are not kept.
 //
-// Thread-safe: every method may be called from any thread. Commits run
-// concurrently (the wrapped store may group them) but not during Watch, so a
-// Watch snapshot and the changes after it neither overlap nor leave a gap;
-// TakeChanges hands out changes in revision order, holding back those that
-// follow a commit not yet recorded.
+// The reader's own writes (CommitOwn: a pass's tasks) are not handed back to
+// it, so a pass of 100,000 tasks does not copy them into the change log.
+// CommitOwn also splits a batch the store cannot take at once
+// (Store::batch_limits) and puts the fence in front of each part.
+//
+// Thread-safe: every method may be called from any thread. With a local
+// store, commits run concurrently (the wrapped store may group them) but not
+// during Watch, so a snapshot and the changes after it neither overlap nor
+// leave a gap; TakeChanges holds back changes that follow a commit not yet
+// recorded. The reader (Watch, TakeChanges, CommitOwn, lost) is one thread.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -24,20 +38,17 @@
 #include <string>
 #include <vector>
 
+#include "core/time.h"
+#include "store/change_feed.h"
 #include "store/store.h"
 
 namespace berth::store {
 
-struct Change {
-  Write::Op op = Write::Op::kPut;
-  std::string kind, id, body;  // body: kPut only
-  int64_t revision = 0;        // of the commit that made it
-};
-
 class WatchedStore final : public Store {
  public:
   // Shares ownership of `inner`: berthd's tests may keep a handle on it.
-  explicit WatchedStore(std::shared_ptr<Store> inner) : inner_(std::move(inner)) {}
+  explicit WatchedStore(std::shared_ptr<Store> inner);
+  ~WatchedStore() override;
 
   Result<int64_t> Commit(const std::vector<Write>& writes) override;
   Result<std::optional<StoredObject>> Get(std::string_view kind,
@@ -52,28 +63,63 @@ class WatchedStore final : public Store {
     return inner_->ListPrefix(kind, prefix);
   }
   int64_t revision() const override { return inner_->revision(); }
+  BatchLimits batch_limits() const override { return inner_->batch_limits(); }
 
-  // Every object of `kinds` (one List per kind, in the order given), and
+  // Whether other processes write the store too (it is a ChangeFeed).
+  bool shared() const { return feed_ != nullptr; }
+  // Every object of `kinds` (one list per kind, in the order given), and
   // from now on the changes to those kinds; forgets changes not yet taken.
   Result<std::vector<std::vector<StoredObject>>> Watch(std::vector<std::string> kinds);
   // The changes since Watch or the last call, in commit order.
   std::vector<Change> TakeChanges();
+  // A shared store's feed was lost: Watch again.
+  bool lost() const;
+  // How many Watch calls listed the state.
+  uint64_t lists() const { return lists_.load(); }
+  // Called (on the feed's thread) when a shared store's feed brought a
+  // change or was lost: berthd wakes its control loop. Set before Watch.
+  void OnChange(std::function<void()> on_change) { on_change_ = std::move(on_change); }
+  // Waits until the feed has brought every commit up to `revision` (at once
+  // for a local store); false on timeout (real time).
+  bool WaitDelivered(int64_t revision, Duration timeout);
+
+  // Every commit from now on starts with `fence()` (a leader's Check, see
+  // daemon/leadership.h); a commit refused by it fails as Unavailable
+  // ("no longer leads"). Set before the first commit.
+  void SetFence(std::function<std::vector<Write>()> fence) { fence_ = std::move(fence); }
+
   // Commits as Commit does, but TakeChanges will not hand these writes out:
-  // for the reader's own writes, which it holds already (berthd's control
-  // loop writes a pass's tasks this way, so a pass of 100,000 tasks does
-  // not copy them into the change log).
+  // for the reader's own writes, which it holds already. A batch too large
+  // for one Commit is split (each part fenced); the parts commit in order,
+  // each atomically, and a failure leaves the earlier ones committed: the
+  // reader then reads the state again. Returns the last part's revision.
   Result<int64_t> CommitOwn(const std::vector<Write>& writes);
 
  private:
-  Result<int64_t> CommitRecording(const std::vector<Write>& writes, bool record);
+  // One batch (starting with `fence`); `own`: not handed out.
+  Result<int64_t> CommitPart(const std::vector<Write>& batch, const std::vector<Write>& fence,
+                             bool own);
+  // Commits `writes` (which start with `fence`) on the inner store.
+  Result<int64_t> CommitFenced(const std::vector<Write>& writes, const std::vector<Write>& fence);
+  void Received(int64_t revision, std::vector<Change> changes);  // the feed's thread
+  void Lost();                                                   // the feed's thread
 
   std::shared_ptr<Store> inner_;
-  std::shared_mutex commit_mu_;  // commits share it; Watch takes it alone
-  std::mutex changes_mu_;
+  ChangeFeed* feed_ = nullptr;  // inner_, when it is shared
+  std::function<void()> on_change_;
+  std::function<std::vector<Write>()> fence_;
+  std::shared_mutex commit_mu_;  // local commits share it; Watch takes it alone
+  mutable std::mutex changes_mu_;
+  std::condition_variable delivered_cv_;
   std::set<std::string, std::less<>> watched_;
   bool watching_ = false;
-  int64_t next_revision_ = 0;                       // the next one TakeChanges hands out
+  bool lost_ = false;
+  int64_t next_revision_ = 0;                       // local: the next one TakeChanges hands out
+  int64_t delivered_ = 0;                           // shared: the feed's last revision
+  std::set<int64_t> own_;                           // shared: CommitOwn's revisions
   std::map<int64_t, std::vector<Change>> changes_;  // by revision (empty: nothing watched)
+  std::atomic<uint64_t> lists_{0};
+  std::unique_ptr<ChangeFeed::Following> following_;  // last: stopped first
 };
 
 }  // namespace berth::store

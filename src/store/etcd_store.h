@@ -1,0 +1,110 @@
+// EtcdStore: the Store on an etcd cluster, shared by several berthd
+// replicas (docs/ha.md), reached through etcd's v3 JSON gateway
+// (EtcdClient).
+//
+// Layout: an object (kind, id) is the key `<prefix><kind>/<id>` with its
+// body as the value; its revision is the key's mod_revision, so the store
+// revision is etcd's. A Commit is one etcd transaction: every write's
+// precondition that depends on the stored state is a compare (absent:
+// CREATE == 0; at a revision: MOD == revision), every write a put or a
+// delete. Preconditions on an object written earlier in the same batch are
+// decided here, as the other back ends decide them, and a batch touching
+// one key twice sends only its last write (etcd refuses a key twice in one
+// transaction). A refused transaction reads the compared keys in the same
+// round trip, to name the first write that failed.
+//
+// A transaction whose answer is lost (a member died with it, or etcd timed
+// it out during an election) is resolved by reading its keys: applied when
+// each holds what it wrote, else sent again (its compares keep it from
+// applying twice). A lost answer then reaches the caller only when etcd
+// stays unreachable for the client's retry_for.
+//
+// Limits: etcd refuses a transaction of more than --max-txn-ops operations
+// (128 by default) or --max-request-bytes (1.5 MiB). EtcdStoreOptions say
+// what the cluster allows; a larger Commit is refused whole
+// (InvalidArgument) and batch_limits() tells callers that can split
+// (berthd's control loop commits a pass in such batches, docs/ha.md).
+//
+// Change feed: ListAtOneRevision reads every kind at one revision (pages of
+// `page_size` keys pinned to the first page's revision); Follow watches the
+// prefix from the next revision on one HTTP stream, resumes after a broken
+// stream from the last revision it handed out, and reports a compacted
+// revision as lost.
+//
+// Reads are linearizable (etcd's default): a reader sees every write
+// acknowledged before it asked, whichever replica made it.
+//
+// Thread-safe.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "store/change_feed.h"
+#include "store/etcd_client.h"
+#include "store/store.h"
+
+namespace berth::store {
+
+struct EtcdStoreOptions {
+  EtcdClientOptions client;
+  // Every key starts with it (default "/berth/").
+  std::string prefix = "/berth/";
+  // The cluster's --max-txn-ops (etcd's default 128) and
+  // --max-request-bytes (default 1.5 MiB, of which 64 KiB are left for the
+  // request's own framing).
+  size_t max_txn_ops = 128;
+  size_t max_request_bytes = 1572864;
+  // Keys per range request when listing (default 10,000).
+  int64_t page_size = 10000;
+};
+
+class EtcdStore final : public Store, public ChangeFeed {
+ public:
+  // Connects and reads the current revision. Unavailable: no member
+  // answered; InvalidArgument: bad options.
+  static Result<std::unique_ptr<EtcdStore>> Open(EtcdStoreOptions options);
+
+  Result<int64_t> Commit(const std::vector<Write>& writes) override;
+  Result<std::optional<StoredObject>> Get(std::string_view kind,
+                                          std::string_view id) const override;
+  Result<std::vector<StoredObject>> List(std::string_view kind) const override;
+  Result<std::vector<StoredObject>> ListPrefix(std::string_view kind,
+                                               std::string_view prefix) const override;
+  int64_t revision() const override { return revision_.load(); }
+  BatchLimits batch_limits() const override;
+
+  Result<Snapshot> ListAtOneRevision(const std::vector<std::string>& kinds) override;
+  std::unique_ptr<Following> Follow(int64_t revision, Sink sink) override;
+
+  // Drops the history before `revision` (etcd's compaction): a feed behind
+  // it is lost and lists again. berthd's leader calls it (docs/ha.md).
+  Status Compact(int64_t revision);
+
+  // The key of (kind, id), and back; nullopt for a key outside the prefix.
+  std::string Key(std::string_view kind, std::string_view id) const;
+  std::optional<std::pair<std::string, std::string>> Split(std::string_view key) const;
+
+  EtcdClient& client() { return *client_; }
+  const std::string& prefix() const { return options_.prefix; }
+
+ private:
+  struct KeyState;
+  explicit EtcdStore(EtcdStoreOptions options);
+  Result<EtcdJson> Send(const EtcdJson& txn, const std::map<std::string, KeyState>& keys);
+  Result<std::optional<int64_t>> AppliedAt(const std::map<std::string, KeyState>& keys);
+  // Ranges [from, to) at `at` (0: now), every page; sets *revision to the
+  // revision read at.
+  Result<std::vector<StoredObject>> Range(const std::string& from, const std::string& to,
+                                          int64_t at, int64_t* revision) const;
+  void Saw(const EtcdJson& answer) const;  // raises revision_ to the answer's header
+
+  EtcdStoreOptions options_;
+  std::unique_ptr<EtcdClient> client_;
+  mutable std::atomic<int64_t> revision_{0};
+};
+
+}  // namespace berth::store

@@ -1,0 +1,153 @@
+// EtcdStore beyond the Store contract (store_contract_test.cc runs that on
+// etcd too): its change feed, its limits and its failover, on real etcd
+// members (EtcdTestCluster).
+#include "store/etcd_store.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <map>
+#include <mutex>
+
+#include "store/etcd_test_cluster.h"
+#include "store/watched_store.h"
+
+namespace berth::store {
+namespace {
+
+std::unique_ptr<EtcdStore> Open(const std::vector<std::string>& endpoints,
+                                size_t max_txn_ops = 128) {
+  EtcdStoreOptions options;
+  options.client.endpoints = endpoints;
+  options.max_txn_ops = max_txn_ops;
+  Result<std::unique_ptr<EtcdStore>> store = EtcdStore::Open(options);
+  EXPECT_TRUE(store.ok()) << store.status().message();
+  return store.ok() ? std::move(*store) : nullptr;
+}
+
+// What a feed handed out, for a test to wait on.
+struct Received {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::map<int64_t, std::vector<Change>> commits;  // by revision
+  int deliveries = 0;
+  std::string lost;
+
+  ChangeFeed::Sink Sink() {
+    return {[this](int64_t revision, std::vector<Change> changes) {
+              std::lock_guard lock(mu);
+              ++deliveries;
+              for (Change& c : changes) commits[revision].push_back(std::move(c));
+              cv.notify_all();
+            },
+            [this](const Status& why) {
+              std::lock_guard lock(mu);
+              lost = why.message();
+              cv.notify_all();
+            }};
+  }
+  bool WaitFor(const std::function<bool()>& done) {
+    std::unique_lock lock(mu);
+    return cv.wait_for(lock, std::chrono::seconds(20), done);
+  }
+};
+
+TEST(EtcdStore, AFeedHandsOutEveryCommitOnceInOrder) {
+  EtcdTestCluster cluster(1);
+  ASSERT_TRUE(cluster.ok()) << cluster.error();
+  std::unique_ptr<EtcdStore> store = Open(cluster.Endpoints());
+  ASSERT_NE(store, nullptr);
+  Received got;
+  std::unique_ptr<ChangeFeed::Following> following = store->Follow(store->revision(), got.Sink());
+  ASSERT_TRUE(store->Commit({Write::Put("task", "a", "1"), Write::Put("node", "n", "x")}).ok());
+  ASSERT_TRUE(store->Commit({Write::Delete("task", "a")}).ok());
+  Result<int64_t> last = store->Commit({Write::Put("task", "b", "2")});
+  ASSERT_TRUE(last.ok());
+  ASSERT_TRUE(got.WaitFor([&] { return got.commits.count(*last) == 1; }));
+  ASSERT_EQ(got.commits.size(), 3u);
+  auto first = got.commits.begin();
+  ASSERT_EQ(first->second.size(), 2u);  // one commit's changes together
+  EXPECT_EQ(first->second[0].kind + "/" + first->second[0].id, "node/n");
+  EXPECT_EQ(first->second[1].body, "1");
+  EXPECT_EQ(std::next(first)->second[0].op, Write::Op::kDelete);
+  EXPECT_EQ(got.commits[*last][0].body, "2");
+  EXPECT_EQ(got.commits[*last][0].revision, *last);
+}
+
+TEST(EtcdStore, AFeedBehindACompactionIsLost) {
+  EtcdTestCluster cluster(1);
+  ASSERT_TRUE(cluster.ok()) << cluster.error();
+  std::unique_ptr<EtcdStore> store = Open(cluster.Endpoints());
+  ASSERT_NE(store, nullptr);
+  const int64_t before = store->revision();
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(store->Commit({Write::Put("task", "t", "x")}).ok());
+  ASSERT_TRUE(store->Compact(store->revision()).ok());
+  // etcd's own words come through (its refusals end in an HTTP trailer).
+  EXPECT_EQ(store->Compact(before).message(),
+            "etcd: etcdserver: mvcc: required revision has been compacted");
+  Received got;
+  std::unique_ptr<ChangeFeed::Following> following = store->Follow(before, got.Sink());
+  ASSERT_TRUE(got.WaitFor([&] { return !got.lost.empty(); }));
+  EXPECT_NE(got.lost.find("compacted"), std::string::npos) << got.lost;
+  EXPECT_TRUE(got.commits.empty());
+}
+
+// A WatchedStore on etcd hands out what another writer committed (it does
+// not see that commit itself), and a new Watch lists it.
+TEST(EtcdStore, AWatchedStoreSeesAnotherWritersCommits) {
+  EtcdTestCluster cluster(1);
+  ASSERT_TRUE(cluster.ok()) << cluster.error();
+  std::shared_ptr<EtcdStore> etcd = Open(cluster.Endpoints());
+  ASSERT_NE(etcd, nullptr);
+  WatchedStore watched(etcd);
+  ASSERT_TRUE(watched.Watch({"task"}).ok());
+  ASSERT_TRUE(etcd->Commit({Write::Put("task", "a", "1")}).ok());
+  ASSERT_TRUE(watched.WaitDelivered(etcd->revision(), std::chrono::seconds(20)));
+  EXPECT_EQ(watched.TakeChanges().size(), 1u);
+  EXPECT_FALSE(watched.lost());
+  Result<std::vector<std::vector<StoredObject>>> again = watched.Watch({"task"});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)[0].size(), 1u);
+}
+
+TEST(EtcdStore, ABatchOverTheTransactionLimitIsRefusedWhole) {
+  EtcdTestCluster cluster(1);
+  ASSERT_TRUE(cluster.ok()) << cluster.error();
+  std::unique_ptr<EtcdStore> store = Open(cluster.Endpoints(), 128);
+  ASSERT_NE(store, nullptr);
+  std::vector<Write> writes;
+  for (int i = 0; i < 129; ++i) writes.push_back(Write::Create("task", std::to_string(i), "x"));
+  Result<int64_t> refused = store->Commit(writes);
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("--max-txn-ops 128"), std::string::npos);
+  EXPECT_TRUE(store->List("task")->empty());
+  // A WatchedStore's own commits are split into parts etcd takes.
+  WatchedStore watched(std::shared_ptr<Store>(std::move(store)));
+  ASSERT_TRUE(watched.CommitOwn(writes).ok());
+  EXPECT_EQ(watched.List("task")->size(), 129u);
+}
+
+// The member a feed and a client use dies: both go on with another, and the
+// feed hands out every commit once.
+TEST(EtcdStore, AFeedAndCommitsGoOnWhenAMemberDies) {
+  EtcdTestCluster cluster(3);
+  ASSERT_TRUE(cluster.ok()) << cluster.error();
+  std::unique_ptr<EtcdStore> store = Open(cluster.Endpoints());
+  ASSERT_NE(store, nullptr);
+  Received got;
+  std::unique_ptr<ChangeFeed::Following> following = store->Follow(store->revision(), got.Sink());
+  std::vector<int64_t> revisions;
+  for (int i = 0; i < 10; ++i) {
+    if (i == 5) cluster.Kill(0);
+    Result<int64_t> r = store->Commit({Write::Create("task", "t" + std::to_string(i), "x")});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    revisions.push_back(*r);
+  }
+  ASSERT_TRUE(got.WaitFor([&] { return got.commits.count(revisions.back()) == 1; })) << got.lost;
+  EXPECT_TRUE(got.lost.empty());
+  ASSERT_EQ(got.commits.size(), 10u);
+  for (int64_t r : revisions) EXPECT_EQ(got.commits[r].size(), 1u) << r;
+}
+
+}  // namespace
+}  // namespace berth::store

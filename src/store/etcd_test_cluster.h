@@ -1,0 +1,169 @@
+// EtcdTestCluster: real etcd members (the Debian etcd-server's
+// /usr/bin/etcd, or $BERTH_ETCD) on free loopback ports, in a temporary
+// directory, for the store contract tests and the HA end-to-end tests. Each
+// member is a child process stopped by its pid; the destructor kills every
+// member still running and removes the directory. Elections are quick
+// (50 ms heartbeats, 500 ms election timeout), as loopback allows, and a
+// member that returns does not disrupt the leader (--pre-vote).
+//
+// Tests only; one thread.
+#pragma once
+
+#include <fcntl.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "store/test_dir.h"
+
+namespace berth::store {
+
+// A loopback port nothing listens on now (the kernel's choice).
+inline int FreeLoopbackPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t size = sizeof address;
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0)
+    port = ntohs(address.sin_port);
+  close(fd);
+  return port;
+}
+
+class EtcdTestCluster {
+ public:
+  // `flags` go to every member (e.g. "--max-txn-ops=1024").
+  explicit EtcdTestCluster(int members, std::vector<std::string> flags = {})
+      : flags_(std::move(flags)) {
+    const char* binary = std::getenv("BERTH_ETCD");
+    binary_ = binary != nullptr ? binary : "/usr/bin/etcd";
+    if (access(binary_.c_str(), X_OK) != 0) {
+      error_ = binary_ + " is missing: scripts/setup installs etcd-server";
+      return;
+    }
+    std::string initial;
+    for (int i = 0; i < members; ++i) {
+      members_.push_back({"m" + std::to_string(i), FreeLoopbackPort(), FreeLoopbackPort(), -1});
+      initial += (i ? "," : "") + members_[i].name + "=" + PeerUrl(i);
+    }
+    initial_cluster_ = initial;
+    for (int i = 0; i < members; ++i) Start(i, "new");
+    for (int i = 0; i < members; ++i)
+      if (!WaitHealthy(i)) return;
+  }
+  ~EtcdTestCluster() {
+    for (size_t i = 0; i < members_.size(); ++i) Kill(static_cast<int>(i));
+  }
+  EtcdTestCluster(const EtcdTestCluster&) = delete;
+  EtcdTestCluster& operator=(const EtcdTestCluster&) = delete;
+
+  bool ok() const { return error_.empty(); }
+  const std::string& error() const { return error_; }
+  std::string Endpoint(int i) const {
+    return "127.0.0.1:" + std::to_string(members_[i].client_port);
+  }
+  std::vector<std::string> Endpoints() const {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < members_.size(); ++i) out.push_back(Endpoint(static_cast<int>(i)));
+    return out;
+  }
+  // "127.0.0.1:p1,127.0.0.1:p2,..." (berthd --store etcd://...)
+  std::string EndpointList() const {
+    std::string out;
+    for (const std::string& e : Endpoints()) out += (out.empty() ? "" : ",") + e;
+    return out;
+  }
+  pid_t pid(int i) const { return members_[i].pid; }
+
+  // SIGKILL and reap.
+  void Kill(int i) {
+    if (members_[i].pid <= 0) return;
+    ::kill(members_[i].pid, SIGKILL);
+    waitpid(members_[i].pid, nullptr, 0);
+    members_[i].pid = -1;
+  }
+  // Starts a killed member again on its data directory; false (see error())
+  // when it is not healthy within the bound.
+  bool Restart(int i) {
+    Start(i, "existing");
+    return WaitHealthy(i);
+  }
+  // Until `i` answers /health with "true" (it has a leader), 30 s at most.
+  bool WaitHealthy(int i) {
+    httplib::Client http("127.0.0.1", members_[i].client_port);
+    http.set_connection_timeout(0, 200000);
+    http.set_read_timeout(2, 0);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < deadline) {
+      httplib::Result res = http.Get("/health");
+      if (res && res->status == 200 && res->body.find("\"true\"") != std::string::npos) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a poll with a bound
+    }
+    error_ = "etcd member " + members_[i].name +
+             " was not healthy within 30 s (log: " + dir_.path() + "/" + members_[i].name + ".log)";
+    return false;
+  }
+
+ private:
+  struct Member {
+    std::string name;
+    int client_port, peer_port;
+    pid_t pid;
+  };
+  std::string PeerUrl(int i) const {
+    return "http://127.0.0.1:" + std::to_string(members_[i].peer_port);
+  }
+
+  void Start(int i, const std::string& state) {
+    const Member& m = members_[i];
+    const std::string client = "http://127.0.0.1:" + std::to_string(m.client_port);
+    std::vector<std::string> argv = {binary_,
+                                     "--name=" + m.name,
+                                     "--data-dir=" + dir_.path() + "/" + m.name,
+                                     "--listen-client-urls=" + client,
+                                     "--advertise-client-urls=" + client,
+                                     "--listen-peer-urls=" + PeerUrl(i),
+                                     "--initial-advertise-peer-urls=" + PeerUrl(i),
+                                     "--initial-cluster=" + initial_cluster_,
+                                     "--initial-cluster-state=" + state,
+                                     "--initial-cluster-token=berth-test",
+                                     "--heartbeat-interval=50",
+                                     "--election-timeout=500",
+                                     "--pre-vote",
+                                     "--logger=zap",
+                                     "--log-level=error"};
+    argv.insert(argv.end(), flags_.begin(), flags_.end());
+    const std::string log = dir_.path() + "/" + m.name + ".log";
+    const pid_t pid = fork();
+    if (pid == 0) {
+      const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+      dup2(fd, STDOUT_FILENO);
+      dup2(fd, STDERR_FILENO);
+      std::vector<char*> args;
+      for (std::string& a : argv) args.push_back(a.data());
+      args.push_back(nullptr);
+      execv(args[0], args.data());
+      _exit(127);
+    }
+    members_[i].pid = pid;
+  }
+
+  std::vector<std::string> flags_;
+  std::string binary_, initial_cluster_, error_;
+  TestDir dir_;
+  std::vector<Member> members_;
+};
+
+}  // namespace berth::store

@@ -1,0 +1,414 @@
+// High availability end to end (docs/ha.md): a real 3-member etcd on
+// loopback ports and two berthd replicas on it, under a bounded client load
+// (a client thread creating services through every replica, reading the
+// cluster after each), then a failure, then the history checker
+// (tests/history) over everything the clients were told and saw.
+//
+// Every process is started here and stopped by its pid (Process and
+// EtcdTestCluster kill and reap what still runs).
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <sys/stat.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "api/api_client.h"
+#include "history/history.h"
+#include "history/recorder.h"
+#include "process.h"
+#include "store/etcd_store.h"
+#include "store/etcd_test_cluster.h"
+#include "store/test_dir.h"
+
+namespace berth {
+namespace {
+
+using api::Json;
+using testing_support::Process;
+
+constexpr int kNodes = 4;
+constexpr int kNodeMilliCpu = 4000;
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Kills every task process (its group) and supervisor that a berth-node's
+// data directory records (tasks outlive their berth-node by design).
+void KillTasksOf(const std::string& data_dir) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(data_dir + "/tasks", ec)) {
+    std::ifstream in((entry.path() / "pid").string());
+    pid_t task = 0, shim = 0;
+    uint64_t start = 0;
+    if (in >> task >> start >> shim) {
+      ::kill(-task, SIGKILL);
+      ::kill(shim, SIGKILL);
+    }
+  }
+}
+
+// A counter of a replica's /metrics (-1 if unreadable).
+int64_t Metric(const std::string& server, const std::string& token, const std::string& name) {
+  httplib::Client http("http://" + server);
+  http.set_bearer_token_auth(token);
+  httplib::Result res = http.Get("/metrics");
+  if (!res || res->status != 200) return -1;
+  const std::string line = "\n" + name + " ";
+  const size_t at = res->body.find(line);
+  return at == std::string::npos ? -1 : std::atoll(res->body.c_str() + at + line.size());
+}
+
+std::string Dump(const Result<Json>& answer) {
+  return answer.ok() ? answer->dump() : answer.status().message();
+}
+
+class HaTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(etcd_.ok()) << etcd_.error();
+    for (int i = 0; i < kReplicas; ++i) ASSERT_TRUE(StartReplica(i)) << "replica " << i;
+    leader_ = WaitForLeader(-1);
+    ASSERT_GE(leader_, 0) << "no replica leads";
+    api::ApiClient api = Client(leader_);
+    for (int n = 0; n < kNodes; ++n)
+      ASSERT_TRUE(api.Call("POST", "/v1/nodes",
+                           Json{{"id", "n" + std::to_string(n)},
+                                {"resources", {{"cpu", kNodeMilliCpu / 1000}}}})
+                      .ok());
+  }
+
+  bool StartReplica(int i) {
+    const std::string data = dir_.path() + "/r" + std::to_string(i);
+    replicas_[i].process = std::make_unique<Process>(
+        std::vector<std::string>{BERTHD_BINARY, "--data-dir", data, "--port", "0", "--threads", "8",
+                                 "--store", "etcd://" + etcd_.EndpointList(), "--leader-ttl",
+                                 std::to_string(ttl_seconds_) + "s", "--heartbeat-period", "200ms"},
+        Process::Stderr::kMerge);
+    const std::string line =
+        replicas_[i].process->WaitForLine("listening on", std::chrono::seconds(20));
+    if (line.empty()) return false;
+    replicas_[i].server = "127.0.0.1:" + testing_support::PortInLine(line);
+    token_ = testing_support::FirstLine(data + "/token");
+    replicas_[i].usable = true;
+    return !token_.empty();
+  }
+
+  api::ApiClient Client(int i) { return api::ApiClient(replicas_[i].server, token_, 30); }
+  // Takes replica `i` out of the load, before a test stops or kills it.
+  void Unload(int i) { replicas_[i].usable = false; }
+
+  // The replica (other than `except`) that says it leads, polled within
+  // the ttl plus a bound; -1 when none does.
+  // With `supervise`, replicas that exited are started again first, as
+  // systemd would (docs/ha.md: a replica that loses the leadership exits).
+  int WaitForLeader(int except, std::chrono::seconds bound = std::chrono::seconds(20),
+                    bool supervise = false) {
+    const auto deadline = std::chrono::steady_clock::now() + bound;
+    while (std::chrono::steady_clock::now() < deadline) {
+      for (int i = 0; supervise && i < kReplicas; ++i)
+        if (replicas_[i].process != nullptr && !replicas_[i].process->Running()) {
+          replicas_[i].usable = false;
+          if (!StartReplica(i)) return -1;
+        }
+      for (int i = 0; i < kReplicas; ++i) {
+        if (i == except || replicas_[i].process == nullptr) continue;
+        Result<Json> health = Client(i).Call("GET", "/v1/health");
+        if (health.ok() && health->value("role", "") == "leader") return i;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a poll with a bound
+    }
+    return -1;
+  }
+
+  // Whether `service` has `replicas` running tasks, read through replica
+  // `i`, within `bound`.
+  bool WaitRunning(int i, const std::string& service, size_t replicas,
+                   std::chrono::seconds bound = std::chrono::seconds(20)) {
+    const auto deadline = std::chrono::steady_clock::now() + bound;
+    while (std::chrono::steady_clock::now() < deadline) {
+      Result<Json> tasks = Client(i).Call("GET", "/v1/tasks?service=" + service + "&state=running");
+      if (tasks.ok() && (*tasks)["tasks"].size() == replicas) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a poll with a bound
+    }
+    return false;
+  }
+
+  // A client thread: creates services of 2 replicas through replicas in
+  // turn, reads the cluster after each, until stopped.
+  void StartLoad() {
+    load_ = std::thread([this] {
+      for (int n = 0; !stop_load_.load(); ++n) {
+        const int via = n % kReplicas;
+        if (!replicas_[via].usable) continue;
+        api::ApiClient api = Client(via);
+        const std::string client = "client@r" + std::to_string(via);
+        history::Write write = history::Create(api, client, history::ObjectKind::kService,
+                                               Json{{"id", "load" + std::to_string(n)},
+                                                    {"replicas", 2},
+                                                    {"task", {{"resources", {{"cpu", "100m"}}}}}},
+                                               NowMs());
+        Result<history::Snapshot> read = history::ReadCluster(api, client, NowMs());
+        std::lock_guard lock(history_mu_);
+        history_.writes.push_back(std::move(write));
+        if (read.ok()) history_.reads.push_back(std::move(*read));
+        if (n >= 200) return;  // bounded load
+      }
+    });
+  }
+  void StopLoad() {
+    stop_load_ = true;
+    if (load_.joinable()) load_.join();
+  }
+
+  // Stops the load, waits until every acknowledged service runs, and
+  // checks the history with the final state read through `via`.
+  void CheckHistory(int via) {
+    StopLoad();
+    for (const history::Write& w : history_.writes)
+      if (w.acknowledged) {
+        EXPECT_TRUE(WaitRunning(via, w.id, 2)) << w.id;
+      }
+    api::ApiClient api = Client(via);
+    Result<history::Snapshot> final_state = history::ReadCluster(api, "final", NowMs());
+    ASSERT_TRUE(final_state.ok()) << final_state.status().message();
+    history_.final_state = std::move(*final_state);
+    size_t acknowledged = 0;
+    for (const history::Write& w : history_.writes) acknowledged += w.acknowledged;
+    EXPECT_GT(acknowledged, 0u);
+    for (const std::string& violation : history::Check(history_)) ADD_FAILURE() << violation;
+  }
+
+  static constexpr int kReplicas = 2;
+  int ttl_seconds_ = 3;  // the replicas' --leader-ttl
+  struct Replica {
+    std::unique_ptr<Process> process;  // the test thread's
+    std::string server;                // set before the load starts
+    std::atomic<bool> usable{false};   // the load may call it
+    bool paused = false;
+  };
+  store::EtcdTestCluster etcd_{3};
+  store::TestDir dir_;
+  std::array<Replica, kReplicas> replicas_;
+  std::string token_;
+  int leader_ = -1;
+  std::thread load_;
+  std::atomic<bool> stop_load_{false};
+  std::mutex history_mu_;
+  history::History history_;
+
+  void TearDown() override {
+    StopLoad();
+    for (Replica& r : replicas_)
+      if (r.process != nullptr) {
+        if (r.paused) r.process->Signal(SIGCONT);
+        r.process->Kill(SIGKILL);
+      }
+  }
+};
+
+// The leader is SIGKILLed: the other replica leads and places within the
+// ttl (plus a third of it for its next try) and a few seconds.
+TEST_F(HaTest, LeaderKilledAnotherLeadsAndPlacementResumes) {
+  StartLoad();
+  ASSERT_TRUE(WaitRunning(leader_, "load0", 2));
+  const int other = 1 - leader_;
+  Unload(leader_);
+  const auto killed = std::chrono::steady_clock::now();
+  replicas_[leader_].process->Kill(SIGKILL);
+  replicas_[leader_].process.reset();
+  ASSERT_TRUE(
+      Client(other)
+          .Call(
+              "POST", "/v1/services",
+              Json{{"id", "after"}, {"replicas", 3}, {"task", {{"resources", {{"cpu", "100m"}}}}}})
+          .ok());
+  ASSERT_TRUE(WaitRunning(other, "after", 3, std::chrono::seconds(30)));
+  const auto resumed = std::chrono::steady_clock::now() - killed;
+  const auto bound = std::chrono::seconds(ttl_seconds_) * 4 / 3 + std::chrono::seconds(3);
+  EXPECT_LT(resumed, bound)
+      << "placement resumed after "
+      << std::chrono::duration_cast<std::chrono::milliseconds>(resumed).count() << " ms";
+  RecordProperty(
+      "failover_ms",
+      std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(resumed).count()));
+  EXPECT_EQ(WaitForLeader(-1), other);
+  CheckHistory(other);
+}
+
+// A berth-node given both replicas finds the leader (the follower answers
+// 503 naming it), and when the leader is killed it heartbeats to the next
+// one: the new leader gives it a fresh grace, so its task keeps running
+// where it is, and the node refuses nothing newer than what it saw.
+TEST_F(HaTest, ABerthNodeFollowsTheLeader) {
+  const int other = 1 - leader_;
+  Result<Json> join = Client(other).Call("GET", "/v1/tokens/node");
+  ASSERT_FALSE(join.ok());  // the leader's: the follower names it
+  EXPECT_NE(join.status().message().find("the leader is"), std::string::npos)
+      << join.status().message();
+  join = Client(leader_).Call("GET", "/v1/tokens/node");
+  ASSERT_TRUE(join.ok()) << join.status().message();
+  const std::string token_file = dir_.path() + "/node-token";
+  { std::ofstream(token_file) << (*join)["token"].get<std::string>() << "\n"; }
+  ::chmod(token_file.c_str(), 0600);
+  const std::string data = dir_.path() + "/node";
+  Process node({BERTH_NODE_BINARY, "--join",
+                "http://" + replicas_[other].server + ",http://" + replicas_[leader_].server,
+                "--token-file", token_file, "--data-dir", data, "--hostname", "hn", "--listen",
+                "127.0.0.1:0", "--exec", BERTH_EXEC_BINARY},
+               Process::Stderr::kMerge);
+  ASSERT_FALSE(node.WaitForLine("joined", std::chrono::seconds(30)).empty());
+  ASSERT_TRUE(Client(leader_)
+                  .Call("POST", "/v1/services",
+                        Json{{"id", "sleeper"},
+                             {"replicas", 1},
+                             {"task",
+                              {{"command", "/bin/sleep"},
+                               {"args", {"1000"}},
+                               {"constraints", {"node.id==hn"}}}}})
+                  .ok());
+  ASSERT_TRUE(WaitRunning(leader_, "sleeper", 1));
+  const Json before = (*Client(leader_).Call("GET", "/v1/tasks?service=sleeper"))["tasks"][0];
+  Unload(leader_);
+  replicas_[leader_].process->Kill(SIGKILL);
+  replicas_[leader_].process.reset();
+  ASSERT_EQ(WaitForLeader(leader_), other);
+  // After more heartbeats than the grace lasts (3 x 200 ms), taken by the
+  // new leader, the node is ready and its task is the same one.
+  bool heartbeating = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!heartbeating && std::chrono::steady_clock::now() < deadline) {
+    heartbeating = Metric(replicas_[other].server, token_, "berth_node_heartbeats_total") >= 6;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a poll with a bound
+  }
+  ASSERT_TRUE(heartbeating);
+  Result<Json> hn = Client(other).Call("GET", "/v1/nodes/hn");
+  ASSERT_TRUE(hn.ok());
+  EXPECT_EQ(hn->value("state", ""), "ready") << hn->dump();
+  const Json after = (*Client(other).Call("GET", "/v1/tasks?service=sleeper"))["tasks"];
+  ASSERT_EQ(after.size(), 1u) << after.dump();
+  EXPECT_EQ(after[0]["id"], before["id"]);
+  EXPECT_EQ(after[0]["state"], "running");
+  node.Kill(SIGKILL);
+  KillTasksOf(data);
+}
+
+// The leader is SIGSTOPped past its lease: the other leads; the old one,
+// continued, commits nothing (its fence fails) and exits, and no task was
+// ever bound to two nodes.
+TEST_F(HaTest, APausedLeaderCannotCommitWhenItWakes) {
+  StartLoad();
+  ASSERT_TRUE(WaitRunning(leader_, "load0", 2));
+  const int old = leader_;
+  Unload(old);
+  replicas_[old].paused = true;
+  replicas_[old].process->Signal(SIGSTOP);
+  const int next = WaitForLeader(old);
+  ASSERT_EQ(next, 1 - old);
+  ASSERT_TRUE(Client(next)
+                  .Call("POST", "/v1/services",
+                        Json{{"id", "while-paused"},
+                             {"replicas", 4},
+                             {"task", {{"resources", {{"cpu", "100m"}}}}}})
+                  .ok());
+  ASSERT_TRUE(WaitRunning(next, "while-paused", 4));
+  replicas_[old].process->Signal(SIGCONT);
+  replicas_[old].paused = false;
+  const Process::Exit exit = replicas_[old].process->WaitExit(std::chrono::seconds(20));
+  replicas_[old].process.reset();
+  EXPECT_TRUE(WIFEXITED(exit.status) && WEXITSTATUS(exit.status) == 3) << exit.output;
+  EXPECT_NE(exit.output.find("lost the leadership"), std::string::npos) << exit.output;
+  EXPECT_EQ(WaitForLeader(-1), next);
+  CheckHistory(next);
+}
+
+// One etcd member of three dies: service goes on. Two: writes are refused
+// with 503 and etcd's words, nothing is lost, and service returns with them.
+TEST_F(HaTest, EtcdMembersDieAndReturn) {
+  StartLoad();
+  ASSERT_TRUE(WaitRunning(leader_, "load0", 2));
+  etcd_.Kill(2);
+  Result<Json> one_down = Client(leader_).Call(
+      "POST", "/v1/services",
+      Json{{"id", "one-down"}, {"replicas", 2}, {"task", {{"resources", {{"cpu", "100m"}}}}}});
+  ASSERT_TRUE(one_down.ok()) << one_down.status().message();
+  ASSERT_TRUE(WaitRunning(leader_, "one-down", 2));
+  StopLoad();
+  etcd_.Kill(1);
+  Result<Json> refused = Client(1 - leader_)
+                             .Call("POST", "/v1/services",
+                                   Json{{"id", "two-down"},
+                                        {"replicas", 1},
+                                        {"task", {{"resources", {{"cpu", "100m"}}}}}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnavailable) << refused.status().message();
+  EXPECT_NE(refused.status().message().find("etcd"), std::string::npos)
+      << refused.status().message();
+  ASSERT_TRUE(etcd_.Restart(1)) << etcd_.error();
+  ASSERT_TRUE(etcd_.Restart(2)) << etcd_.error();
+  // A leader that could not renew its lease while etcd had no quorum has
+  // exited; its supervisor (here: the test) starts it again.
+  const int leader = WaitForLeader(-1, std::chrono::seconds(60), true);
+  ASSERT_GE(leader, 0);
+  ASSERT_TRUE(
+      Client(leader)
+          .Call("POST", "/v1/services",
+                Json{{"id", "back"}, {"replicas", 2}, {"task", {{"resources", {{"cpu", "100m"}}}}}})
+          .ok());
+  ASSERT_TRUE(WaitRunning(leader, "back", 2, std::chrono::seconds(30)))
+      << Dump(Client(leader).Call("GET", "/v1/health")) << " "
+      << Dump(Client(leader).Call("GET", "/v1/tasks?service=back"));
+  CheckHistory(leader);
+}
+
+// A longer lease, so that the leader can be paused while etcd's members
+// restart one by one without losing it.
+class HaCompactionTest : public HaTest {
+ protected:
+  HaCompactionTest() { ttl_seconds_ = 20; }
+};
+
+// The paused leader's watch breaks (every member restarts), the changes it
+// missed are made and etcd compacts them away: continued, it cannot resume
+// its watch, lists everything again and places what it missed.
+TEST_F(HaCompactionTest, ALeaderWhoseWatchWasCompactedListsAgainAndConverges) {
+  const int leader = leader_, other = 1 - leader_;
+  const Json task = {{"resources", {{"cpu", "100m"}}}};
+  ASSERT_TRUE(
+      Client(leader)
+          .Call("POST", "/v1/services", Json{{"id", "before"}, {"replicas", 2}, {"task", task}})
+          .ok());
+  ASSERT_TRUE(WaitRunning(leader, "before", 2));
+  const int64_t lists = Metric(replicas_[leader].server, token_, "berth_store_lists_total");
+  ASSERT_GE(lists, 1);
+  replicas_[leader].paused = true;
+  replicas_[leader].process->Signal(SIGSTOP);
+  for (int m = 0; m < 3; ++m) {
+    etcd_.Kill(m);
+    ASSERT_TRUE(etcd_.Restart(m)) << etcd_.error();
+  }
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(
+        Client(other)
+            .Call("POST", "/v1/services",
+                  Json{{"id", "missed" + std::to_string(i)}, {"replicas", 2}, {"task", task}})
+            .ok());
+  Result<std::unique_ptr<store::EtcdStore>> etcd = store::EtcdStore::Open({{etcd_.Endpoints()}});
+  ASSERT_TRUE(etcd.ok()) << etcd.status().message();
+  ASSERT_TRUE((*etcd)->Compact((*etcd)->revision()).ok());
+  replicas_[leader].process->Signal(SIGCONT);
+  replicas_[leader].paused = false;
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(WaitRunning(other, "missed" + std::to_string(i), 2));
+  EXPECT_GT(Metric(replicas_[leader].server, token_, "berth_store_lists_total"), lists);
+  EXPECT_EQ(WaitForLeader(-1), leader);
+}
+
+}  // namespace
+}  // namespace berth
