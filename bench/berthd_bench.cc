@@ -17,9 +17,15 @@
 // task's assigned_at minus the time its submission was sent (the same
 // clock, milliseconds).
 //
+//   one service: with --replicas R, one service of R replicas (0.1 CPU),
+//               from its submission to the settled state.
+// With --etcd, berthd keeps its state in a 3-member etcd started on
+// loopback ports (etcd's default limits) instead of SQLite.
+//
 // Usage: berthd_bench [--nodes N] [--agents A] [--rate R] [--seconds S] [--burst B]
 //                     [--quick] [--batch-quiet-ms Q] [--batch-max-ms M]
 //                     [--agent-sample-bp NP] [--agent-cluster-percent CP] [--clients C]
+//                     [--replicas R] [--etcd]
 // (--batch-*: berthd's batch window; --agent-*: berthd's Np and Cp with agents)
 #include <algorithm>
 #include <atomic>
@@ -36,6 +42,7 @@
 #include "bench_util.h"
 #include "daemon/daemon.h"
 #include "process.h"
+#include "store/etcd_test_cluster.h"
 #include "store/test_dir.h"
 
 namespace berth::bench {
@@ -58,6 +65,33 @@ struct Phase {
 class Bench {
  public:
   Bench(const std::string& server, const std::string& token) : server_(server), token_(token) {}
+
+  // One service of `replicas` replicas: seconds from its submission to the
+  // settled state (every task placed and committed).
+  double OneService(int replicas) {
+    api::ApiClient client(server_, token_, 600);
+    const auto start = std::chrono::steady_clock::now();
+    if (!client
+             .Call("POST", "/v1/services",
+                   Json{{"id", "big"},
+                        {"replicas", replicas},
+                        {"task", {{"resources", {{"cpu", "100m"}}}}}})
+             .ok() ||
+        !client.Call("GET", "/v1/health?wait=settled&timeout=600").ok())
+      std::fprintf(stderr, "the service was refused or did not settle\n");
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+
+  // Until berthd leads (at once without etcd).
+  bool WaitLeading() {
+    api::ApiClient client(server_, token_);
+    for (int i = 0; i < 3000; ++i) {
+      Result<Json> health = client.Call("GET", "/v1/health");
+      if (health.ok() && health->value("role", "") != "follower") return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));  // a poll with a bound
+    }
+    return false;
+  }
 
   void RegisterNodes(int count) {
     Parallel(4, count, [&](api::ApiClient& client, int i) {
@@ -85,7 +119,7 @@ class Bench {
                     Json{{"id", id}, {"replicas", 1}, {"task", {{"resources", {{"cpu", "100m"}}}}}})
               .ok();
       std::lock_guard lock(mu_);
-      sent_ms_[id + ".1"] = sent;
+      sent_ms_[id] = sent;
       return ok;
     });
     const double submit_s =
@@ -120,11 +154,11 @@ class Bench {
     std::vector<int64_t> latencies;
     if (!tasks.ok()) return phase;
     for (const Json& t : (*tasks)["tasks"]) {
-      const std::string id = t["id"];
-      if (!id.starts_with(prefix) || !t.contains("assigned_at")) continue;
+      const std::string service = t.value("service", "");
+      if (!service.starts_with(prefix) || !t.contains("assigned_at")) continue;
       const Result<Timestamp> at = ParseRfc3339(t["assigned_at"].get<std::string>());
       std::lock_guard lock(mu_);
-      auto sent = sent_ms_.find(id);
+      auto sent = sent_ms_.find(service);
       if (!at.ok() || sent == sent_ms_.end()) continue;
       latencies.push_back(at->time_since_epoch().count() - sent->second);
     }
@@ -140,7 +174,7 @@ class Bench {
 
   std::string server_, token_;
   std::mutex mu_;
-  std::map<std::string, int64_t> sent_ms_;  // task id -> submission sent
+  std::map<std::string, int64_t> sent_ms_;  // service id -> submission sent
 };
 
 // `count` berth-agent processes sharing one token, `nodes` simulated nodes
@@ -165,7 +199,8 @@ std::vector<std::unique_ptr<testing_support::Process>> StartAgents(int count, in
 
 int Main(int argc, char** argv) {
   int nodes = 20'000, agents = 0, rate = 1'000, seconds = 5, burst = 10'000, quiet_ms = 0,
-      max_ms = 0, sample_bp = 0, cluster_percent = 0, clients = 8, threads = 0;
+      max_ms = 0, sample_bp = 0, cluster_percent = 0, clients = 8, threads = 0, replicas = 0;
+  bool etcd = false;
   // Each integer option with its upper bound (berthd's own for its options).
   struct IntOption {
     const char* name;
@@ -182,12 +217,17 @@ int Main(int argc, char** argv) {
                                      {"--batch-quiet-ms", &quiet_ms, 60'000},
                                      {"--batch-max-ms", &max_ms, 60'000},
                                      {"--agent-sample-bp", &sample_bp, 10'000},
-                                     {"--agent-cluster-percent", &cluster_percent, 100}};
+                                     {"--agent-cluster-percent", &cluster_percent, 100},
+                                     {"--replicas", &replicas, 10'000'000}};
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const IntOption* option = nullptr;
     for (const IntOption& o : options_table)
       if (arg == o.name) option = &o;
+    if (arg == "--etcd") {
+      etcd = true;
+      continue;
+    }
     if (arg == "--quick") {
       nodes = 200, rate = 200, seconds = 1, burst = 200;
     } else if (option == nullptr || i + 1 >= argc ||
@@ -197,7 +237,7 @@ int Main(int argc, char** argv) {
           "usage: berthd_bench [--nodes N] [--agents A] [--rate R] [--seconds S] [--burst B]\n"
           "                    [--quick] [--batch-quiet-ms Q] [--batch-max-ms M]\n"
           "                    [--agent-sample-bp NP] [--agent-cluster-percent CP]\n"
-          "                    [--clients C]\n");
+          "                    [--clients C] [--replicas R] [--etcd]\n");
       if (arg == "--help") return 0;
       if (option != nullptr)
         std::fprintf(stderr, "bad argument '%s': expected an integer from 1 to %ld\n", arg.c_str(),
@@ -222,12 +262,26 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "berthd_bench: a berth-agent did not start\n");
     return 1;
   }
+  std::unique_ptr<store::EtcdTestCluster> etcd_cluster;
+  if (etcd) {
+    etcd_cluster = std::make_unique<store::EtcdTestCluster>(3);
+    if (!etcd_cluster->ok()) {
+      std::fprintf(stderr, "berthd_bench: %s\n", etcd_cluster->error().c_str());
+      return 1;
+    }
+    options.etcd_endpoints = etcd_cluster->Endpoints();
+  }
   Result<std::unique_ptr<daemon::Daemon>> berthd = daemon::Daemon::Open(options);
   if (!berthd.ok()) {
     std::fprintf(stderr, "berthd_bench: %s\n", berthd.status().message().c_str());
     return 1;
   }
   Bench bench("127.0.0.1:" + std::to_string((*berthd)->port()), (*berthd)->token());
+  if (!bench.WaitLeading()) {
+    std::fprintf(stderr, "berthd_bench: berthd did not lead within 30 s\n");
+    return 1;
+  }
+  std::printf("store: %s\n", etcd ? "etcd, 3 members on loopback" : "SQLite");
   if (agents == 0) {
     auto start = std::chrono::steady_clock::now();
     bench.RegisterNodes(nodes);
@@ -250,6 +304,9 @@ int Main(int argc, char** argv) {
   print(fixed.c_str(), bench.Submit("f", rate * seconds, 1, rate));
   const std::string saturation = "saturation, " + std::to_string(clients) + " clients";
   print(saturation.c_str(), bench.Submit("s", burst, clients, 0));
+  if (replicas > 0)
+    std::printf("one service of %d replicas: placed and committed in %.2f s\n", replicas,
+                bench.OneService(replicas));
   std::printf("peak RSS %.0f MiB (this process: berthd and the clients)\n", PeakRssKib() / 1024.0);
   return 0;
 }

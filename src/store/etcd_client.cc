@@ -226,12 +226,15 @@ Result<EtcdJson> EtcdClient::Call(std::string_view path, const EtcdJson& body, b
         return answer;
       }
       const std::string message = EtcdMessage(x.body, x.status);
+      // 429: etcd's space quota is used up (its NOSPACE alarm); nothing was
+      // applied, and nothing will be until an operator frees space.
+      if (x.status == 429)
+        return Status::Unavailable("etcd: " + message + " (see docs/ha.md, \"etcd is full\")");
       if (x.status >= 400 && x.status < 500) return Status::InvalidArgument("etcd: " + message);
       why = endpoint + ": " + message;
       // etcd refused before proposing anything: the member has no leader
-      // (an election, or no quorum) or is out of space.
-      const bool unapplied = message.find("no leader") != std::string::npos ||
-                             message.find("space exceeded") != std::string::npos;
+      // (an election, or no quorum).
+      const bool unapplied = message.find("no leader") != std::string::npos;
       if (!unapplied && !read_only) {
         if (unknown != nullptr) *unknown = true;
         return Status::Unavailable("etcd at " + why);

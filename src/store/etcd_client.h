@@ -50,8 +50,9 @@ struct EtcdClientOptions {
   // How long one request may take, in seconds (default 5).
   int request_timeout_seconds = 5;
   // How long a call keeps trying other members when none answers or has a
-  // leader (default 5 s).
-  std::chrono::milliseconds retry_for{5000};
+  // leader (default 10 s: etcd elects a new leader within about a second
+  // of its default election timeout, more on a loaded machine).
+  std::chrono::milliseconds retry_for{10000};
 };
 
 // Base64 (standard alphabet, padded), as the gateway encodes bytes.

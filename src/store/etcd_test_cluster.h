@@ -2,9 +2,10 @@
 // /usr/bin/etcd, or $BERTH_ETCD) on free loopback ports, in a temporary
 // directory, for the store contract tests and the HA end-to-end tests. Each
 // member is a child process stopped by its pid; the destructor kills every
-// member still running and removes the directory. Elections are quick
-// (50 ms heartbeats, 500 ms election timeout), as loopback allows, and a
-// member that returns does not disrupt the leader (--pre-vote).
+// member still running and removes the directory. Elections use etcd's
+// default timing (100 ms heartbeats, 1 s election timeout: shorter ones
+// made a loaded 2-core machine elect again and again), and a member that
+// returns does not disrupt the leader (--pre-vote).
 //
 // Tests only; one thread.
 #pragma once
@@ -139,8 +140,8 @@ class EtcdTestCluster {
                                      "--initial-cluster=" + initial_cluster_,
                                      "--initial-cluster-state=" + state,
                                      "--initial-cluster-token=berth-test",
-                                     "--heartbeat-interval=50",
-                                     "--election-timeout=500",
+                                     "--heartbeat-interval=100",
+                                     "--election-timeout=1000",
                                      "--pre-vote",
                                      "--logger=zap",
                                      "--log-level=error"};

@@ -46,6 +46,8 @@ namespace berth::store {
 
 class WatchedStore final : public Store {
  public:
+  static constexpr size_t kPartsInFlight = 8;
+
   // Shares ownership of `inner`: berthd's tests may keep a handle on it.
   explicit WatchedStore(std::shared_ptr<Store> inner);
   ~WatchedStore() override;
@@ -90,9 +92,11 @@ class WatchedStore final : public Store {
 
   // Commits as Commit does, but TakeChanges will not hand these writes out:
   // for the reader's own writes, which it holds already. A batch too large
-  // for one Commit is split (each part fenced); the parts commit in order,
-  // each atomically, and a failure leaves the earlier ones committed: the
-  // reader then reads the state again. Returns the last part's revision.
+  // for one Commit is split (each part fenced) and kPartsInFlight parts are
+  // committed at a time, each atomically: the parts must not depend on each
+  // other's order (a pass's task writes do not). A failure leaves other
+  // parts committed: the reader then reads the state again. Returns the
+  // highest revision of the parts.
   Result<int64_t> CommitOwn(const std::vector<Write>& writes);
 
  private:
