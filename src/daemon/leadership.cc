@@ -42,12 +42,16 @@ void Leadership::Start(std::string id, std::string address) {
 void Leadership::Stop() {
   {
     std::lock_guard lock(mu_);
-    if (stopping_ && !thread_.joinable()) return;
     stopping_ = true;
   }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
-  if (view().leading) (void)client_->Call("/v3/lease/revoke", {{"ID", std::to_string(lease_)}});
+  int64_t lease = 0;
+  {
+    std::lock_guard lock(mu_);
+    if (view_.leading) std::swap(lease, lease_);
+  }
+  if (lease != 0) (void)client_->Call("/v3/lease/revoke", {{"ID", std::to_string(lease)}});
 }
 
 // A leader past its renewal deadline no longer says it leads, even before

@@ -67,8 +67,6 @@ class WatchedStore final : public Store {
   int64_t revision() const override { return inner_->revision(); }
   BatchLimits batch_limits() const override { return inner_->batch_limits(); }
 
-  // Whether other processes write the store too (it is a ChangeFeed).
-  bool shared() const { return feed_ != nullptr; }
   // Every object of `kinds` (one list per kind, in the order given), and
   // from now on the changes to those kinds; forgets changes not yet taken.
   Result<std::vector<std::vector<StoredObject>>> Watch(std::vector<std::string> kinds);
