@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -258,13 +259,16 @@ TEST_F(NodeE2eTest, ARestartedBerthdChangesNothingOnTheNodes) {
   StartNode("n1");
   StartNode("n2");
   CreateService("web", 4, {}, {"sleep", "1000"});
-  ASSERT_TRUE(Eventually([&] {
-    return TaskDirs(DataDir("n1"), true).size() + TaskDirs(DataDir("n2"), true).size() == 4;
-  }));
   std::map<std::string, std::string> pids;  // every task's pid file, which a restart would change
-  for (const std::string node : {"n1", "n2"})
-    for (const std::string& id : TaskDirs(DataDir(node), false))
-      pids[id] = ReadFile(DataDir(node) + "/tasks/" + id + "/pid");
+  // A task's directory comes before its supervisor writes the pid file.
+  ASSERT_TRUE(Eventually([&] {
+    pids.clear();
+    for (const std::string node : {"n1", "n2"})
+      for (const std::string& id : TaskDirs(DataDir(node), true))
+        pids[id] = ReadFile(DataDir(node) + "/tasks/" + id + "/pid");
+    return pids.size() == 4 &&
+           std::all_of(pids.begin(), pids.end(), [](const auto& p) { return !p.second.empty(); });
+  }));
   berthd_->Kill(SIGKILL);
   StartBerthd();
   // Each node sees a new berthd and takes its full list.
