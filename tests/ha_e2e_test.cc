@@ -40,21 +40,6 @@ int64_t NowMs() {
       .count();
 }
 
-// Kills every task process (its group) and supervisor that a berth-node's
-// data directory records (tasks outlive their berth-node by design).
-void KillTasksOf(const std::string& data_dir) {
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(data_dir + "/tasks", ec)) {
-    std::ifstream in((entry.path() / "pid").string());
-    pid_t task = 0, shim = 0;
-    uint64_t start = 0;
-    if (in >> task >> start >> shim) {
-      ::kill(-task, SIGKILL);
-      ::kill(shim, SIGKILL);
-    }
-  }
-}
-
 // A counter of a replica's /metrics (-1 if unreadable).
 int64_t Metric(const std::string& server, const std::string& token, const std::string& name) {
   httplib::Client http("http://" + server);
@@ -297,7 +282,7 @@ TEST_F(HaTest, ABerthNodeFollowsTheLeader) {
   EXPECT_EQ(after[0]["id"], before["id"]);
   EXPECT_EQ(after[0]["state"], "running");
   node.Kill(SIGKILL);
-  KillTasksOf(data);
+  testing_support::KillTasksOf(data);
 }
 
 // The leader is SIGSTOPped past its lease: the other leads; the old one,

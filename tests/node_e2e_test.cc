@@ -69,26 +69,12 @@ std::string Listing(const std::string& data_dir) {
   return out;
 }
 
-// Kills every task process (its group) and shim a node's directory records.
-void KillTasksOf(const std::string& data_dir) {
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(data_dir + "/tasks", ec)) {
-    std::istringstream pids(ReadFile((entry.path() / "pid").string()));
-    pid_t task = 0, shim = 0;
-    uint64_t start = 0;
-    if (pids >> task >> start >> shim) {
-      ::kill(-task, SIGKILL);
-      ::kill(shim, SIGKILL);
-    }
-  }
-}
-
 class NodeE2eTest : public testing::Test {
  protected:
   void SetUp() override { StartBerthd(); }
   void TearDown() override {
     for (auto& [name, node] : nodes_) node.reset();
-    for (const char* name : {"n1", "n2"}) KillTasksOf(DataDir(name));
+    for (const char* name : {"n1", "n2"}) testing_support::KillTasksOf(DataDir(name));
     berthd_.reset();
   }
 

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -131,6 +133,21 @@ inline std::string PortInLine(const std::string& line) {
   const size_t colon = line.rfind(':');
   if (colon == std::string::npos) return "";
   return line.substr(colon + 1, line.find(' ', colon) - colon - 1);
+}
+
+// Kills every task process (its group) and supervisor that a berth-node's
+// data directory records: tasks outlive their berth-node by design.
+inline void KillTasksOf(const std::string& node_data_dir) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(node_data_dir + "/tasks", ec)) {
+    std::ifstream in((entry.path() / "pid").string());
+    pid_t task = 0, shim = 0;
+    uint64_t start = 0;
+    if (in >> task >> start >> shim) {
+      kill(-task, SIGKILL);
+      kill(shim, SIGKILL);
+    }
+  }
 }
 
 // The first line of a file (a data directory's API token), or "".

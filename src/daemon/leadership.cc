@@ -95,9 +95,9 @@ void Leadership::Run() {
 
 void Leadership::Campaign() {
   const std::string key = store_.Key(kKind, kId);
-  Result<EtcdJson> current = client_->Call("/v3/kv/range", {{"key", Base64Encode(key)}}, true);
+  Result<EtcdJson> current = ReadKey();
   if (!current.ok()) return;  // etcd unreachable: try again next round
-  EtcdJson kvs = current->value("kvs", EtcdJson::array());
+  EtcdJson kvs = *current;
   if (kvs.empty()) {
     const int64_t seconds = std::max<int64_t>(
         2, std::chrono::duration_cast<std::chrono::seconds>(options_.ttl).count());
@@ -105,17 +105,15 @@ void Leadership::Campaign() {
     if (!grant.ok() || EtcdInt(*grant, "ID") == 0) return;
     const int64_t lease = EtcdInt(*grant, "ID");
     const std::string value = EtcdJson{{"id", options_.id}, {"address", options_.address}}.dump();
-    const EtcdJson txn = {{"compare",
-                           {{{"target", "CREATE"},
-                             {"result", "EQUAL"},
-                             {"key", Base64Encode(key)},
-                             {"create_revision", "0"}}}},
-                          {"success",
-                           {{{"request_put",
-                              {{"key", Base64Encode(key)},
-                               {"value", Base64Encode(value)},
-                               {"lease", std::to_string(lease)}}}}}},
-                          {"failure", {{{"request_range", {{"key", Base64Encode(key)}}}}}}};
+    const EtcdJson txn = {
+        {"compare",
+         EtcdJson::array({store::EtcdCompare(key, store::Write::Create(kKind, kId, value))})},
+        {"success",
+         {{{"request_put",
+            {{"key", Base64Encode(key)},
+             {"value", Base64Encode(value)},
+             {"lease", std::to_string(lease)}}}}}},
+        {"failure", {{{"request_range", {{"key", Base64Encode(key)}}}}}}};
     const Timestamp asked = clock_.Now();
     Result<EtcdJson> won = client_->Call("/v3/kv/txn", txn);
     if (won.ok() && won->value("succeeded", false)) {
@@ -183,15 +181,21 @@ bool Leadership::Renew() {
   return false;
 }
 
+// The leadership key's kvs: empty when nobody leads.
+Result<EtcdJson> Leadership::ReadKey() {
+  Result<EtcdJson> answer =
+      client_->Call("/v3/kv/range", {{"key", Base64Encode(store_.Key(kKind, kId))}}, true);
+  if (!answer.ok()) return answer.status();
+  return answer->value("kvs", EtcdJson::array());
+}
+
 // Whether the leadership key is still the one this replica created (an
 // operator may have deleted it); an unreadable key counts as held until the
 // renewal deadline says otherwise.
 bool Leadership::HoldsKey(std::string* why) {
-  Result<EtcdJson> key =
-      client_->Call("/v3/kv/range", {{"key", Base64Encode(store_.Key(kKind, kId))}}, true);
-  if (!key.ok()) return true;
-  const EtcdJson kvs = key->value("kvs", EtcdJson::array());
-  const int64_t epoch = kvs.empty() ? 0 : EtcdInt(kvs[0], "create_revision");
+  Result<EtcdJson> kvs = ReadKey();
+  if (!kvs.ok()) return true;
+  const int64_t epoch = kvs->empty() ? 0 : EtcdInt((*kvs)[0], "create_revision");
   if (epoch == view().epoch) return true;
   *why = "its leadership key was deleted or replaced (epoch now " + std::to_string(epoch) + ")";
   return false;

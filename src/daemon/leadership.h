@@ -88,6 +88,7 @@ class Leadership {
   // One round as the leader: keep the lease alive; false when it is lost.
   bool Renew();
   bool HoldsKey(std::string* why);
+  Result<store::EtcdJson> ReadKey();
   void Compact();
   // Waits until `until` or Stop; false on Stop.
   bool Sleep(Timestamp until);

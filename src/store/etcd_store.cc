@@ -6,22 +6,7 @@
 
 namespace berth::store {
 
-// What a batch's earlier writes left of one key.
-struct EtcdStore::KeyState {
-  enum { kUnknown, kAbsent, kPresent } state = kUnknown;
-  int64_t revision = 0;         // kPresent: the stored one, or the batch's own
-  const Write* last = nullptr;  // the last put or delete of the batch
-};
-
-namespace {
-
-bool Holds(const Write& w, int64_t actual) {
-  return w.expect == Write::Expect::kAbsent     ? actual == 0
-         : w.expect == Write::Expect::kRevision ? actual == w.expected_revision
-                                                : true;
-}
-
-EtcdJson Compare(const std::string& key, const Write& w) {
+EtcdJson EtcdCompare(const std::string& key, const Write& w) {
   if (w.expect == Write::Expect::kAbsent)
     return {{"target", "CREATE"},
             {"result", "EQUAL"},
@@ -32,6 +17,15 @@ EtcdJson Compare(const std::string& key, const Write& w) {
           {"key", Base64Encode(key)},
           {"mod_revision", std::to_string(w.expected_revision)}};
 }
+
+// What a batch's earlier writes left of one key.
+struct EtcdStore::KeyState {
+  enum { kUnknown, kAbsent, kPresent } state = kUnknown;
+  int64_t revision = 0;         // kPresent: the stored one, or the batch's own
+  const Write* last = nullptr;  // the last put or delete of the batch
+};
+
+namespace {
 
 class EtcdFollowing final : public ChangeFeed::Following {
  public:
@@ -196,12 +190,12 @@ Result<int64_t> EtcdStore::Commit(const std::vector<Write>& writes) {
     KeyState& k = keys[key];
     if (w.expect != Write::Expect::kAnything) {
       if (k.state == KeyState::kUnknown) {
-        compares.push_back(Compare(key, w));
+        compares.push_back(EtcdCompare(key, w));
         reads.push_back({{"request_range", {{"key", Base64Encode(key)}, {"keys_only", true}}}});
         k.state = w.expect == Write::Expect::kAbsent ? KeyState::kAbsent : KeyState::kPresent;
         k.revision = w.expected_revision;
       } else if (const int64_t actual = k.state == KeyState::kPresent ? k.revision : 0;
-                 failed == nullptr && !Holds(w, actual)) {
+                 failed == nullptr && !PreconditionHolds(w, actual)) {
         failed = &w;
         failed_actual = actual;
       }
@@ -248,7 +242,7 @@ Result<int64_t> EtcdStore::Commit(const std::vector<Write>& writes) {
     const std::string key = Key(w.kind, w.id);
     auto it = now.find(key);
     const int64_t actual = it != now.end() ? it->second : stored[key];
-    if (!Holds(w, actual)) return PreconditionFailed(w, actual);
+    if (!PreconditionHolds(w, actual)) return PreconditionFailed(w, actual);
     if (w.op != Write::Op::kCheck) now[key] = w.op == Write::Op::kPut ? revision() + 1 : 0;
   }
   return Status::Conflict("a precondition of the batch failed");

@@ -62,6 +62,10 @@ struct EtcdStoreOptions {
   int64_t page_size = 10000;
 };
 
+// The txn compare for `w`'s precondition on `key` (absent: CREATE == 0; at
+// a revision: MOD == revision). `w` expects something.
+EtcdJson EtcdCompare(const std::string& key, const Write& w);
+
 class EtcdStore final : public Store, public ChangeFeed {
  public:
   // Connects and reads the current revision. Unavailable: no member

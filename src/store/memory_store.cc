@@ -19,9 +19,7 @@ Result<int64_t> MemoryStore::Commit(const std::vector<Write>& writes) {
     } else if (auto it = objects_.find(key); it != objects_.end()) {
       current = it->second.revision;
     }
-    if ((w.expect == Write::Expect::kAbsent && current != 0) ||
-        (w.expect == Write::Expect::kRevision && current != w.expected_revision))
-      return PreconditionFailed(w, current);
+    if (!PreconditionHolds(w, current)) return PreconditionFailed(w, current);
     if (w.op == Write::Op::kCheck) continue;
     if (w.op == Write::Op::kPut)
       staged[key] = StoredObject{w.kind, w.id, w.body, next};

@@ -357,9 +357,7 @@ Status SqliteStore::WriteOne(const Write& w, int64_t next) {
   if (w.op == Write::Op::kCheck || (!put && w.expect == Write::Expect::kAbsent)) {
     Result<int64_t> revision = current();
     if (!revision.ok()) return revision.status();
-    const bool holds =
-        w.expect == Write::Expect::kRevision ? *revision == w.expected_revision : *revision == 0;
-    if (!holds) return PreconditionFailed(w, *revision);
+    if (!PreconditionHolds(w, *revision)) return PreconditionFailed(w, *revision);
     return Status::Ok();
   }
   Statement& change = put ? (w.expect == Write::Expect::kAbsent     ? st.insert

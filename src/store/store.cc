@@ -44,6 +44,18 @@ std::vector<std::vector<Write>> SplitBatch(const std::vector<Write>& writes,
   return batches;
 }
 
+bool PreconditionHolds(const Write& write, int64_t actual_revision) {
+  switch (write.expect) {
+    case Write::Expect::kAbsent:
+      return actual_revision == 0;
+    case Write::Expect::kRevision:
+      return actual_revision == write.expected_revision;
+    case Write::Expect::kAnything:
+      return true;
+  }
+  return true;
+}
+
 Status PreconditionFailed(const Write& write, int64_t actual_revision) {
   const std::string name = write.kind + " '" + write.id + "'";
   if (write.expect == Write::Expect::kAbsent) return Status::Conflict(name + " already exists");

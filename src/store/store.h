@@ -119,6 +119,10 @@ std::vector<std::vector<Write>> SplitBatch(const std::vector<Write>& writes,
 // Checks the shape of a batch (non-empty kind and id); shared by back ends.
 Status ValidateWrites(const std::vector<Write>& writes);
 
+// Whether `write`'s precondition holds on an object at `actual_revision`
+// (0: absent); shared by back ends.
+bool PreconditionHolds(const Write& write, int64_t actual_revision);
+
 // The Conflict status for a failed precondition, worded the same by every
 // back end.
 Status PreconditionFailed(const Write& write, int64_t actual_revision);
