@@ -7,12 +7,14 @@
 #   etcd:   two replicas on a 3-member loopback etcd with the default
 #           --leader-ttl (or $TTL); the leader is SIGKILLed; timed from the
 #           kill until a service submitted through the other replica runs.
-# Each measured $RUNS times (default 3). Binaries: $BERTH_BIN or
+#           The kill comes at a random point of the lease (0..ttl after
+#           the election), so the runs sample the range ttl x 2/3 .. 4/3.
+# Each measured $RUNS times (default 5). Binaries: $BERTH_BIN or
 # build/release/bin. Every process started is stopped by its pid.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${BERTH_BIN:-build/release/bin}
-runs=${RUNS:-3}
+runs=${RUNS:-5}
 ttl=${TTL:-10s}
 work=$(mktemp -d)
 pids=()
@@ -133,7 +135,10 @@ etcd_run() {
   done
   register_node "${ports[leader]}" "$token"
   time_until_running "${ports[leader]}" "$token" warm "$(now_ms)"
-  local other=$((1 - leader)) start
+  # The kill lands at a random point of the leader's lease: a kill just
+  # after the election (or a keepalive) is the worst case, ttl x 4/3.
+  local other=$((1 - leader)) start ttl_ms=$((${ttl%s} * 1000))
+  sleep "$(awk "BEGIN { print ($RANDOM % $ttl_ms) / 1000 }")"
   start=$(now_ms)
   kill -9 "${rpids[leader]}"
   time_until_running "${ports[other]}" "$token" after "$start"

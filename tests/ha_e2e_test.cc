@@ -2,7 +2,8 @@
 // loopback ports and two berthd replicas on it, under a bounded client load
 // (a client thread creating services through every replica, reading the
 // cluster after each), then a failure, then the history checker
-// (tests/history) over everything the clients were told and saw.
+// (tests/history) over everything the clients were told and saw, in every
+// scenario.
 //
 // Every process is started here and stopped by its pid (Process and
 // EtcdTestCluster kill and reap what still runs).
@@ -127,7 +128,9 @@ class HaTest : public testing::Test {
   }
 
   // A client thread: creates services of 2 replicas through replicas in
-  // turn, reads the cluster after each, until stopped.
+  // turn, reads the cluster after each, until stopped. Its tasks (at most
+  // 201 x 2 x 10m = 4 cpu) fit the simulated nodes whatever else runs, and
+  // stay off a real berth-node ("hn"), which would have no command to run.
   void StartLoad() {
     load_ = std::thread([this] {
       for (int n = 0; !stop_load_.load(); ++n) {
@@ -135,11 +138,12 @@ class HaTest : public testing::Test {
         if (!replicas_[via].usable) continue;
         api::ApiClient api = Client(via);
         const std::string client = "client@r" + std::to_string(via);
-        history::Write write = history::Create(api, client, history::ObjectKind::kService,
-                                               Json{{"id", "load" + std::to_string(n)},
-                                                    {"replicas", 2},
-                                                    {"task", {{"resources", {{"cpu", "100m"}}}}}},
-                                               NowMs());
+        history::Write write = history::Create(
+            api, client, history::ObjectKind::kService,
+            Json{{"id", "load" + std::to_string(n)},
+                 {"replicas", 2},
+                 {"task", {{"resources", {{"cpu", "10m"}}}, {"constraints", {"node.id!=hn"}}}}},
+            NowMs());
         Result<history::Snapshot> read = history::ReadCluster(api, client, NowMs());
         std::lock_guard lock(history_mu_);
         history_.writes.push_back(std::move(write));
@@ -233,6 +237,7 @@ TEST_F(HaTest, LeaderKilledAnotherLeadsAndPlacementResumes) {
 // one: the new leader gives it a fresh grace, so its task keeps running
 // where it is, and the node refuses nothing newer than what it saw.
 TEST_F(HaTest, ABerthNodeFollowsTheLeader) {
+  StartLoad();
   const int other = 1 - leader_;
   Result<Json> join = Client(other).Call("GET", "/v1/tokens/node");
   ASSERT_FALSE(join.ok());  // the leader's: the follower names it
@@ -281,6 +286,7 @@ TEST_F(HaTest, ABerthNodeFollowsTheLeader) {
   ASSERT_EQ(after.size(), 1u) << after.dump();
   EXPECT_EQ(after[0]["id"], before["id"]);
   EXPECT_EQ(after[0]["state"], "running");
+  CheckHistory(other);
   node.Kill(SIGKILL);
   testing_support::KillTasksOf(data);
 }
@@ -372,6 +378,7 @@ class HaCompactionTest : public HaTest {
 // missed are made and etcd compacts them away: continued, it cannot resume
 // its watch, lists everything again and places what it missed.
 TEST_F(HaCompactionTest, ALeaderWhoseWatchWasCompactedListsAgainAndConverges) {
+  StartLoad();
   const int leader = leader_, other = 1 - leader_;
   const Json task = {{"resources", {{"cpu", "100m"}}}};
   ASSERT_TRUE(
@@ -381,6 +388,7 @@ TEST_F(HaCompactionTest, ALeaderWhoseWatchWasCompactedListsAgainAndConverges) {
   ASSERT_TRUE(WaitRunning(leader, "before", 2));
   const int64_t lists = Metric(replicas_[leader].server, token_, "berth_store_lists_total");
   ASSERT_GE(lists, 1);
+  Unload(leader);
   replicas_[leader].paused = true;
   replicas_[leader].process->Signal(SIGSTOP);
   for (int m = 0; m < 3; ++m) {
@@ -398,9 +406,11 @@ TEST_F(HaCompactionTest, ALeaderWhoseWatchWasCompactedListsAgainAndConverges) {
   ASSERT_TRUE((*etcd)->Compact((*etcd)->revision()).ok());
   replicas_[leader].process->Signal(SIGCONT);
   replicas_[leader].paused = false;
+  replicas_[leader].usable = true;
   for (int i = 0; i < 3; ++i) EXPECT_TRUE(WaitRunning(other, "missed" + std::to_string(i), 2));
   EXPECT_GT(Metric(replicas_[leader].server, token_, "berth_store_lists_total"), lists);
   EXPECT_EQ(WaitForLeader(-1), leader);
+  CheckHistory(other);
 }
 
 }  // namespace

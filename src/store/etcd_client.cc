@@ -44,6 +44,10 @@ std::unique_ptr<httplib::Client> Connect(const std::string& endpoint, int read_t
   client->set_read_timeout(read_timeout_seconds, 0);
   client->set_write_timeout(read_timeout_seconds, 0);
   client->set_keep_alive(true);
+  // httplib sends a request's headers and body in separate writes: with
+  // Nagle's algorithm on, the body waits for the delayed ACK of the headers
+  // (40 ms on Linux), which made every etcd call take ~45 ms on loopback.
+  client->set_tcp_nodelay(true);
   return client;
 }
 
