@@ -50,7 +50,6 @@ long CurrentRssKib() {
   return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
-
 // Nodes with room for every task; labels az (10 values) x rack (10 per az).
 void Build(const Scenario& s, ClusterState& state) {
   for (int i = 0; i < s.nodes; ++i) {
@@ -65,7 +64,9 @@ void Build(const Scenario& s, ClusterState& state) {
   auto spec = std::make_shared<TaskSpec>();
   spec->reservations.milli_cpu = 10;
   spec->reservations.memory_bytes = 64LL << 20;
-  if (s.service) spec->spread_descriptors = {"node.labels.az", "node.labels.rack"};
+  if (s.service)
+    spec->preferences = {PlacementPreference::Spread("node.labels.az"),
+                         PlacementPreference::Spread("node.labels.rack")};
   Task t;
   t.spec = spec;
   t.service_id = s.service ? "web" : "";
@@ -136,7 +137,8 @@ int Main(int argc, char** argv) {
   for (const Scenario& s : scenarios) {
     if (!only.empty() && s.name.find(only) == std::string::npos) continue;
     Outcome o;
-    if (!RunIsolated([&] { return RunScenario(s, s.tasks >= 1'000'000 ? std::min(reps, 3) : reps); }, &o)) {
+    if (!RunIsolated(
+            [&] { return RunScenario(s, s.tasks >= 1'000'000 ? std::min(reps, 3) : reps); }, &o)) {
       std::printf("%-44s failed\n", s.name.c_str());
       ++failures;
       continue;

@@ -72,8 +72,15 @@ Json EncodeTaskSpec(const TaskSpec& spec) {
   if (r.memory_bytes != 0) out["resources"]["memory"] = r.memory_bytes;
   for (const GenericRequest& g : r.generic) out["resources"]["generic"][g.kind] = g.count;
   if (!spec.constraints.empty()) out["constraints"] = spec.constraints;
-  for (const std::string& d : spec.spread_descriptors)
-    out["preferences"].push_back({{"spread", d}});
+  for (const PlacementPreference& p : spec.preferences) {
+    const bool pack = p.kind == PlacementPreference::Kind::kPack;
+    Json level = {{pack ? "pack" : "spread", p.descriptor}};
+    for (const auto& [value, weight] : p.weights) level["weights"][value] = weight;
+    if (!p.weights.empty() && p.other_weight != 0) level["weights"]["*"] = p.other_weight;
+    out["preferences"].push_back(std::move(level));
+  }
+  for (const std::string& c : spec.preferred_constraints)
+    out["preferences"].push_back({{"prefer", c}});
   for (const Platform& p : spec.platforms)
     out["platforms"].push_back({{"os", p.os}, {"arch", p.arch}});
   for (const PortSpec& p : spec.ports)

@@ -29,6 +29,23 @@ TEST(AgentCodec, SampleRequestRoundTripsWithItsNode) {
   EXPECT_FALSE(EncodeSampleRequest(request).contains("node"));  // any node
 }
 
+TEST(AgentCodec, EveryKindOfPreferenceRoundTrips) {
+  agent::PlacementTask task = Task();
+  auto spec = std::make_shared<TaskSpec>(*task.spec);
+  PlacementPreference weighted = PlacementPreference::Spread("node.labels.az");
+  weighted.weights = {{"a", 3}, {"b", 1}};
+  weighted.other_weight = 2;
+  spec->preferences = {weighted, PlacementPreference::Pack("node.labels.rack"),
+                       PlacementPreference::Pack("node.id")};
+  spec->preferred_constraints = {"node.labels.disk==ssd"};
+  task.spec = spec;
+  Result<agent::SampleRequest> decoded =
+      DecodeSampleRequest(EncodeSampleRequest({task, 250, Duration{20}, ""}));
+  ASSERT_TRUE(decoded.ok()) << decoded.status().message();
+  EXPECT_EQ(decoded->task.spec->preferences, spec->preferences);
+  EXPECT_EQ(decoded->task.spec->preferred_constraints, spec->preferred_constraints);
+}
+
 TEST(AgentCodec, SampleResponseRoundTripsWithItsReason) {
   agent::SampleResponse response;
   response.nodes.push_back({"a", "a-n1", 0, 4, 150, 2, 900, 1 << 20, 1000, 2 << 20});

@@ -166,11 +166,16 @@ Status ReadConstraints(const Json& value, const std::string& path, std::vector<s
   return Status::Ok();
 }
 
-// "node.labels.<K>" or "engine.labels.<K>" (prefix in any case, as in
-// constraints); anything else would be ignored by the tree, so it is an error.
-Status ReadSpreadDescriptor(const Json& value, const std::string& path, std::string* out) {
+// "node.labels.<K>", "engine.labels.<K>" (prefix in any case, as in
+// constraints) or "node.id"; anything else would be ignored by the tree, so
+// it is an error.
+Status ReadPreferenceDescriptor(const Json& value, const std::string& path, std::string* out) {
   std::string descriptor;
   BERTH_RETURN_IF_ERROR(ReadString(value, path, &descriptor));
+  if (EqualsIgnoreCase(descriptor, "node.id")) {
+    *out = "node.id";
+    return Status::Ok();
+  }
   for (std::string_view prefix : {"node.labels.", "engine.labels."}) {
     if (descriptor.size() > prefix.size() && StartsWithIgnoreCase(descriptor, prefix)) {
       const std::string label = descriptor.substr(prefix.size());
@@ -180,17 +185,83 @@ Status ReadSpreadDescriptor(const Json& value, const std::string& path, std::str
       return Status::Ok();
     }
   }
-  return FieldError(path, "unsupported spread descriptor " + Quoted(descriptor) +
-                              " (expected node.labels.<label> or engine.labels.<label>)");
+  return FieldError(path, "unsupported descriptor " + Quoted(descriptor) +
+                              " (expected node.labels.<label>, engine.labels.<label> or node.id)");
 }
 
-Status ReadPreference(const Json& value, const std::string& path, std::string* out) {
-  BERTH_RETURN_IF_ERROR(CheckObject(value, path, {"spread"}));
-  return RequireField(value, "spread", path, ReadSpreadDescriptor, out);
+// {"<value>": weight, ..., "*": weight for every other value}: whole numbers
+// 0..1000000, at least one above 0.
+Status ReadWeights(const Json& value, const std::string& path, PlacementPreference* out) {
+  if (!value.is_object() || value.empty())
+    return FieldError(path, "expected an object of label value -> weight, got " + Brief(value));
+  bool some_weight = false;
+  for (const auto& [label_value, weight_json] : value.items()) {
+    const std::string at = FieldPath(path, label_value);
+    uint64_t weight = 0;
+    if (!ReadUnsigned(weight_json, at, &weight).ok() || weight > 1000000)
+      return FieldError(at, "expected a weight 0..1000000, got " + Brief(weight_json));
+    some_weight = some_weight || weight > 0;
+    if (label_value == "*") {
+      out->other_weight = static_cast<uint32_t>(weight);
+    } else {
+      if (Status valid = CheckLabelValue(label_value); !valid.ok())
+        return FieldError(at, valid.message());
+      out->weights.emplace_back(label_value, static_cast<uint32_t>(weight));
+    }
+  }
+  if (!some_weight) return FieldError(path, "at least one weight must be above 0");
+  std::sort(out->weights.begin(), out->weights.end());
+  return Status::Ok();
 }
 
-Status ReadPreferences(const Json& value, const std::string& path, std::vector<std::string>* out) {
-  return ReadList(value, path, ReadPreference, out);
+// One entry of "preferences": {"spread": D[, "weights": {...}]}, {"pack": D}
+// or {"prefer": "<constraint>"} (a soft constraint).
+struct PreferenceEntry {
+  std::optional<PlacementPreference> level;
+  std::string prefer;
+};
+
+Status ReadPreference(const Json& value, const std::string& path, PreferenceEntry* out) {
+  BERTH_RETURN_IF_ERROR(CheckObject(value, path, {"spread", "pack", "prefer", "weights"}));
+  const int kinds = value.contains("spread") + value.contains("pack") + value.contains("prefer");
+  if (kinds != 1) return FieldError(path, "expected exactly one of 'spread', 'pack', 'prefer'");
+  if (value.contains("weights") && !value.contains("spread"))
+    return FieldError(path, "'weights' goes only with 'spread'");
+  if (value.contains("prefer")) {
+    std::vector<std::string> one;
+    BERTH_RETURN_IF_ERROR(
+        ReadConstraints(Json::array({value["prefer"]}), FieldPath(path, "prefer"), &one));
+    out->prefer = std::move(one.front());
+    return Status::Ok();
+  }
+  PlacementPreference level;
+  level.kind = value.contains("pack") ? PlacementPreference::Kind::kPack
+                                      : PlacementPreference::Kind::kSpread;
+  BERTH_RETURN_IF_ERROR(RequireField(value, value.contains("pack") ? "pack" : "spread", path,
+                                     ReadPreferenceDescriptor, &level.descriptor));
+  if (value.contains("weights")) {
+    if (level.IsNodeId()) return FieldError(path, "a spread over node.id takes no weights");
+    BERTH_RETURN_IF_ERROR(ReadWeights(value["weights"], FieldPath(path, "weights"), &level));
+  }
+  out->level = std::move(level);
+  return Status::Ok();
+}
+
+// Levels keep their order; node.id, the order within a leaf, only last.
+Status ReadPreferences(const Json& value, const std::string& path, TaskSpec* spec) {
+  std::vector<PreferenceEntry> entries;
+  BERTH_RETURN_IF_ERROR(ReadList(value, path, ReadPreference, &entries));
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (!entries[i].level) {
+      spec->preferred_constraints.push_back(std::move(entries[i].prefer));
+      continue;
+    }
+    if (!spec->preferences.empty() && spec->preferences.back().IsNodeId())
+      return FieldError(IndexPath(path, i),
+                        "a preference over node.id must be the last spread or pack");
+    spec->preferences.push_back(std::move(*entries[i].level));
+  }
+  return Status::Ok();
 }
 
 Status ReadNames(const Json& value, const std::string& path, std::vector<std::string>* out) {
@@ -296,8 +367,7 @@ Status DecodeTaskSpec(const Json& value, const std::string& path, TaskSpec* spec
   TaskSpec s;
   BERTH_RETURN_IF_ERROR(ReadField(value, "resources", path, ReadReservations, &s.reservations));
   BERTH_RETURN_IF_ERROR(ReadField(value, "constraints", path, ReadConstraints, &s.constraints));
-  BERTH_RETURN_IF_ERROR(
-      ReadField(value, "preferences", path, ReadPreferences, &s.spread_descriptors));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "preferences", path, ReadPreferences, &s));
   BERTH_RETURN_IF_ERROR(ReadField(value, "platforms", path, ReadPlatforms, &s.platforms));
   BERTH_RETURN_IF_ERROR(ReadField(value, "ports", path, ReadPorts, &s.ports));
   BERTH_RETURN_IF_ERROR(

@@ -26,9 +26,11 @@ Result<std::vector<Node>> DecodeNodeList(const Json& doc);
 
 // A task template: resources {cpu, memory, generic counts}, constraints
 // (parsed here, so a bad expression is reported with its parse error),
-// preferences [{"spread": "node.labels.X" | "engine.labels.X"}], platforms,
-// ports, max_replicas_per_node, networks, volume_drivers, log_driver.
-// Spread descriptors are stored with their prefix in lower case.
+// preferences (each {"spread": D[, "weights": {value: w, "*": w}]},
+// {"pack": D} or {"prefer": "<constraint>"}, D one of node.labels.X,
+// engine.labels.X, node.id; docs/placement.md), platforms, ports,
+// max_replicas_per_node, networks, volume_drivers, log_driver.
+// Descriptors are stored with their prefix in lower case.
 Status DecodeTaskSpec(const Json& value, const std::string& path, TaskSpec* spec);
 
 }  // namespace berth::api

@@ -286,6 +286,8 @@ nlohmann::ordered_json EncodePlacementResult(const PlacementPlanInput& input,
       continue;
     }
     OJson entry = {{"task", task.id}, {"node", state.node(d.node).node().id}};
+    // Only a placement that could not honour a soft constraint says more.
+    if (d.message > 1) entry["message"] = result.MessageOf(d);
     if (!task.claims.empty()) {
       OJson generic = OJson::object();
       for (const GenericClaim& claim : task.claims) generic[claim.kind].push_back(claim.name);
@@ -307,7 +309,7 @@ nlohmann::ordered_json EncodePlacementResult(const PlacementPlanInput& input,
 }
 
 Result<PlacementPlan> PlanPlacement(const nlohmann::json& doc, Timestamp default_now,
-                                    std::optional<uint64_t> seed) {
+                                    const placement::SchedulerOptions& options) {
   Result<PlacementPlanInput> input = DecodePlacementDocument(doc, default_now);
   if (!input.ok()) return input.status();
   placement::ClusterState state;
@@ -319,8 +321,6 @@ Result<PlacementPlan> PlanPlacement(const nlohmann::json& doc, Timestamp default
     Result<placement::TaskIndex> added = state.AddTask(planned.task, planned.preassigned);
     if (!added.ok()) return added.status();
   }
-  placement::SchedulerOptions options;
-  options.tie_break_seed = seed;
   placement::Scheduler scheduler(state, options);
   const placement::PassResult result = scheduler.SchedulePending(input->now);
   nlohmann::ordered_json output = EncodePlacementResult(*input, state, result);

@@ -78,12 +78,12 @@ nlohmann::ordered_json EncodePlacementResult(const PlacementPlanInput& input,
 // One pass of the full-view engine over a placement document: decode, load
 // a fresh ClusterState, SchedulePending at the document's "now" (or
 // `default_now`), encode. `berth plan` and berthd's control loop both run
-// exactly this. `seed` as placement::SchedulerOptions::tie_break_seed.
+// exactly this, with its options (seed, strategy).
 struct PlacementPlan {
   PlacementPlanInput input;       // including the tasks generated for services
   nlohmann::ordered_json output;  // EncodePlacementResult's
 };
 Result<PlacementPlan> PlanPlacement(const nlohmann::json& doc, Timestamp default_now,
-                                    std::optional<uint64_t> seed = std::nullopt);
+                                    const placement::SchedulerOptions& options = {});
 
 }  // namespace berth::api

@@ -87,13 +87,34 @@ TEST(DecodePlacement, ServiceTemplateIsSharedAndInherited) {
   EXPECT_EQ(spec.reservations.generic, (std::vector<GenericRequest>{{"gpu", 1}}));
   EXPECT_EQ(spec.constraints, (std::vector<std::string>{"node.labels.az==az1"}));
   // The prefix is normalised; the label key keeps its case.
-  EXPECT_EQ(spec.spread_descriptors, (std::vector<std::string>{"node.labels.az"}));
+  ASSERT_EQ(spec.preferences.size(), 1u);
+  EXPECT_EQ(spec.preferences[0].descriptor, "node.labels.az");
+  EXPECT_EQ(spec.preferences[0].kind, PlacementPreference::Kind::kSpread);
   EXPECT_EQ(spec.platforms, (std::vector<Platform>{{"linux", "amd64"}}));
   EXPECT_EQ(spec.ports, (std::vector<PortSpec>{{Protocol::kUdp, 8080, true}}));
   EXPECT_EQ(spec.max_replicas_per_node, 2u);
   EXPECT_EQ(spec.networks, (std::vector<std::string>{"overlay"}));
   EXPECT_EQ(spec.volume_drivers, (std::vector<std::string>{"nfs"}));
   EXPECT_EQ(spec.log_driver, "syslog");
+}
+
+TEST(DecodePlacement, PreferencesKeepTheirOrderAndSoftConstraintsGoApart) {
+  auto in = Decode(R"({"nodes": [{"id": "n1"}], "services": [{"id": "s1", "replicas": 1,
+      "task": {"preferences": [{"spread": "node.labels.dc", "weights": {"west": 1, "east": 3, "*": 2}},
+                               {"prefer": "node.labels.disk==ssd"},
+                               {"pack": "engine.labels.rack"}, {"pack": "NODE.ID"}]}}]})");
+  ASSERT_TRUE(in.ok()) << in.status().message();
+  const TaskSpec& spec = *in->tasks[0].task.spec;
+  ASSERT_EQ(spec.preferences.size(), 3u);
+  EXPECT_EQ(spec.preferences[0].kind, PlacementPreference::Kind::kSpread);
+  EXPECT_EQ(spec.preferences[0].weights,
+            (std::vector<std::pair<std::string, uint32_t>>{{"east", 3}, {"west", 1}}));
+  EXPECT_EQ(spec.preferences[0].other_weight, 2u);
+  EXPECT_EQ(spec.preferences[1].kind, PlacementPreference::Kind::kPack);
+  EXPECT_EQ(spec.preferences[1].descriptor, "engine.labels.rack");
+  EXPECT_EQ(spec.preferences[2].descriptor, "node.id");
+  EXPECT_TRUE(spec.preferences[2].IsNodeId());
+  EXPECT_EQ(spec.preferred_constraints, (std::vector<std::string>{"node.labels.disk==ssd"}));
 }
 
 TEST(DecodePlacement, ReplicasFillTheLowestFreeSlots) {
@@ -217,9 +238,23 @@ TEST(DecodePlacement, InvalidTemplatesNameTheirPath) {
   EXPECT_EQ(task(R"({"constraints": ["node.labels.az=az1"]})"),
             at + "constraints[0]: constraint expected one operator from ==, !=");
   EXPECT_EQ(task(R"({"constraints": ["==x"]})"), at + "constraints[0]: key '' is invalid");
-  EXPECT_EQ(task(R"({"preferences": [{"spread": "node.id"}]})"),
-            at + "preferences[0].spread: unsupported spread descriptor 'node.id' (expected "
-                 "node.labels.<label> or engine.labels.<label>)");
+  EXPECT_EQ(task(R"({"preferences": [{"spread": "node.hostname"}]})"),
+            at + "preferences[0].spread: unsupported descriptor 'node.hostname' (expected "
+                 "node.labels.<label>, engine.labels.<label> or node.id)");
+  EXPECT_EQ(task(R"({"preferences": [{"pack": "node.id"}, {"pack": "node.labels.rack"}]})"),
+            at + "preferences[1]: a preference over node.id must be the last spread or pack");
+  EXPECT_EQ(task(R"({"preferences": [{"spread": "node.labels.az", "pack": "node.id"}]})"),
+            at + "preferences[0]: expected exactly one of 'spread', 'pack', 'prefer'");
+  EXPECT_EQ(task(R"({"preferences": [{"pack": "node.labels.az", "weights": {"a": 1}}]})"),
+            at + "preferences[0]: 'weights' goes only with 'spread'");
+  EXPECT_EQ(task(R"({"preferences": [{"spread": "node.id", "weights": {"a": 1}}]})"),
+            at + "preferences[0]: a spread over node.id takes no weights");
+  EXPECT_EQ(task(R"({"preferences": [{"spread": "node.labels.az", "weights": {"a": 1.5}}]})"),
+            at + "preferences[0].weights.a: expected a weight 0..1000000, got 1.5");
+  EXPECT_EQ(task(R"({"preferences": [{"spread": "node.labels.az", "weights": {"a": 0}}]})"),
+            at + "preferences[0].weights: at least one weight must be above 0");
+  EXPECT_EQ(task(R"({"preferences": [{"prefer": "node.labels.disk=ssd"}]})"),
+            at + "preferences[0].prefer[0]: constraint expected one operator from ==, !=");
   EXPECT_EQ(task(R"({"ports": [{"published": 70000}]})"),
             at + "ports[0].published: expected a port number 1..65535, got 70000");
   EXPECT_EQ(task(R"({"ports": [{"protocol": "icmp", "published": 1}]})"),

@@ -64,6 +64,13 @@ int Run(const std::vector<std::string>& args, std::istream& in, std::ostream& ou
   plan_command->add_option("--seed", seed,
                            "break ties between equal nodes with a shuffle seeded by N "
                            "(default: the smaller node id wins)");
+  std::string strategy = "spread";
+  plan_command
+      ->add_option("--placement-strategy", strategy,
+                   "how nodes are ordered when a task's preferences do not end with a "
+                   "node.id preference: spread (SwarmKit's) or binpack (least room left first)")
+      ->check(CLI::IsMember({"spread", "binpack"}))
+      ->capture_default_str();
   plan_command->add_flag("--compact", plan.compact, "print the output on one line");
 
   UpOptions up;
@@ -114,6 +121,7 @@ int Run(const std::vector<std::string>& args, std::istream& in, std::ostream& ou
   }
   if (plan_command->parsed()) {
     plan.seed = seed;
+    plan.strategy = *placement::ParsePlacementStrategy(strategy);
     return RunPlan(plan, in, out, err, clock);
   }
   if (up_command->parsed()) return RunUp(up, out, err);

@@ -221,6 +221,33 @@ Result<ClientOptions> ResolveConnection(ClientOptions options) {
   return options;
 }
 
+Result<Json> ParsePlacementPref(const std::string& text) {
+  const size_t eq = text.find('=');
+  const std::string kind = text.substr(0, eq == std::string::npos ? 0 : eq),
+                    rest = eq == std::string::npos ? "" : text.substr(eq + 1);
+  const auto invalid = [&](const std::string& why) {
+    return Status::InvalidArgument("--placement-pref '" + text + "': " + why);
+  };
+  if ((kind != "spread" && kind != "pack" && kind != "prefer") || rest.empty())
+    return invalid(
+        "expected spread=DESCRIPTOR[:VALUE=WEIGHT,...], pack=DESCRIPTOR or prefer=CONSTRAINT");
+  if (kind == "prefer") return Json{{"prefer", rest}};
+  const size_t colon = rest.find(':');
+  Json preference = {{kind, rest.substr(0, colon)}};
+  if (colon == std::string::npos) return preference;
+  if (kind != "spread") return invalid("only spread takes weights");
+  for (const std::string& pair : SplitCommas(rest.substr(colon + 1))) {
+    const size_t at = pair.find('=');
+    char* end = nullptr;
+    const long weight = at == std::string::npos ? -1 : std::strtol(pair.c_str() + at + 1, &end, 10);
+    if (at == std::string::npos || at == 0 || weight < 0 || end == pair.c_str() + at + 1 ||
+        *end != '\0')
+      return invalid("expected VALUE=WEIGHT (a whole number) after ':', got '" + pair + "'");
+    preference["weights"][pair.substr(0, at)] = weight;
+  }
+  return preference;
+}
+
 Result<Json> ParsePublish(const std::string& text) {
   Json port = Json::object();
   if (text.find('=') == std::string::npos && text.find(':') != std::string::npos) {
@@ -556,51 +583,52 @@ void ClientCommands::AddServiceCommands(CLI::App& app) {
     command.add_option("--timeout", wait_timeout_, "seconds to wait to converge (default 60)")
         ->check(CLI::PositiveNumber);
   };
-  CLI::App* create = AddAction(
-      *service, "create", "Create a service and wait for it to converge",
-      [this](api::ApiClient& client, std::ostream& out, std::ostream& err) {
-        Json task = TaskTemplate();
-        for (const std::string& p : preferences_) {
-          if (!p.starts_with("spread=")) {
-            err << "berth: --placement-pref '" << p << "': expected spread=node.labels.KEY\n";
-            return 2;
-          }
-          task["preferences"].push_back({{"spread", p.substr(7)}});
-        }
-        for (const std::string& p : publish_) {
-          Result<Json> port = ParsePublish(p);
-          if (!port.ok()) {
-            err << "berth: " << port.status().message() << "\n";
-            return 2;
-          }
-          task["ports"].push_back(*port);
-        }
-        if (Status process = AddProcessFlags(&task); !process.ok()) {
-          err << "berth: " << process.message() << "\n";
-          return 2;
-        }
-        Json body = {{"id", id_}, {"mode", mode_}, {"task", task}};
-        if (!run_duration_.empty()) {
-          char* rest = nullptr;
-          const double seconds = std::strtod(run_duration_.c_str(), &rest);
-          if (*rest != '\0' || !(seconds >= 0)) {
-            err << "berth: --run-duration '" << run_duration_ << "': expected seconds\n";
-            return 2;
-          }
-          body["run"] = {{"duration", seconds}, {"outcome", outcome_}};
-        }
-        if (Status lifecycle = AddLifecycleFlags(&body); !lifecycle.ok()) {
-          err << "berth: " << lifecycle.message() << "\n";
-          return 2;
-        }
-        if (replicas_ >= 0)
-          body["replicas"] = replicas_;
-        else if (mode_ == "replicated")
-          body["replicas"] = 1;
-        if (!CallOrSay(client, "POST", "/v1/services", body, err)) return 1;
-        out << id_ << "\n";
-        return WaitForService(client, id_, out, err);
-      });
+  CLI::App* create =
+      AddAction(*service, "create", "Create a service and wait for it to converge",
+                [this](api::ApiClient& client, std::ostream& out, std::ostream& err) {
+                  Json task = TaskTemplate();
+                  for (const std::string& p : preferences_) {
+                    Result<Json> preference = ParsePlacementPref(p);
+                    if (!preference.ok()) {
+                      err << "berth: " << preference.status().message() << "\n";
+                      return 2;
+                    }
+                    task["preferences"].push_back(std::move(*preference));
+                  }
+                  for (const std::string& p : publish_) {
+                    Result<Json> port = ParsePublish(p);
+                    if (!port.ok()) {
+                      err << "berth: " << port.status().message() << "\n";
+                      return 2;
+                    }
+                    task["ports"].push_back(*port);
+                  }
+                  if (Status process = AddProcessFlags(&task); !process.ok()) {
+                    err << "berth: " << process.message() << "\n";
+                    return 2;
+                  }
+                  Json body = {{"id", id_}, {"mode", mode_}, {"task", task}};
+                  if (!run_duration_.empty()) {
+                    char* rest = nullptr;
+                    const double seconds = std::strtod(run_duration_.c_str(), &rest);
+                    if (*rest != '\0' || !(seconds >= 0)) {
+                      err << "berth: --run-duration '" << run_duration_ << "': expected seconds\n";
+                      return 2;
+                    }
+                    body["run"] = {{"duration", seconds}, {"outcome", outcome_}};
+                  }
+                  if (Status lifecycle = AddLifecycleFlags(&body); !lifecycle.ok()) {
+                    err << "berth: " << lifecycle.message() << "\n";
+                    return 2;
+                  }
+                  if (replicas_ >= 0)
+                    body["replicas"] = replicas_;
+                  else if (mode_ == "replicated")
+                    body["replicas"] = 1;
+                  if (!CallOrSay(client, "POST", "/v1/services", body, err)) return 1;
+                  out << id_ << "\n";
+                  return WaitForService(client, id_, out, err);
+                });
   create->add_option("ID", id_, "service id")->check(kIdRule)->required();
   create->add_option("--replicas", replicas_, "number of tasks (replicated mode; default 1)");
   create->add_option("--mode", mode_, "replicated | global")
@@ -608,7 +636,9 @@ void ClientCommands::AddServiceCommands(CLI::App& app) {
   create->add_option("--constraint", constraints_,
                      "placement constraint, e.g. node.labels.az==a (repeatable)");
   create->add_option("--placement-pref", preferences_,
-                     "spread=node.labels.KEY (repeatable, highest first)");
+                     "spread=DESCRIPTOR[:VALUE=WEIGHT,...,*=WEIGHT], pack=DESCRIPTOR or "
+                     "prefer=CONSTRAINT; DESCRIPTOR node.labels.KEY, engine.labels.KEY or node.id "
+                     "(repeatable, highest first)");
   AddTemplateFlags(*create, cpu_, memory_);
   create->add_option("--publish", publish_,
                      "8080:80[/udp], or mode=host,target=80,published=8080[,protocol=tcp] "
@@ -648,6 +678,10 @@ void ClientCommands::AddServiceCommands(CLI::App& app) {
                      "add a placement constraint (repeatable)");
   update->add_option("--constraint-rm", constraint_rm_,
                      "remove a placement constraint (repeatable)");
+  update->add_option("--placement-pref-add", preferences_,
+                     "add a placement preference, as create's --placement-pref (repeatable)");
+  update->add_option("--placement-pref-rm", preference_rm_,
+                     "remove a placement preference, written as it was added (repeatable)");
   update->add_flag("--force", force_, "replace every task even if nothing else changed");
   add_process_flags(*update, true);
   update->add_option("--args", command_args_,
@@ -797,6 +831,32 @@ Result<Json> ClientCommands::RolloutConfig(const std::map<std::string, std::stri
   return config.empty() ? Json() : config;
 }
 
+// --placement-pref-rm then --placement-pref-add, as Docker orders them.
+Status ClientCommands::UpdatePreferences(Json* task) const {
+  Json preferences = task->value("preferences", Json::array());
+  for (const std::string& text : preference_rm_) {
+    Result<Json> gone = ParsePlacementPref(text);
+    if (!gone.ok()) return gone.status();
+    auto it = std::find(preferences.begin(), preferences.end(), *gone);
+    if (it == preferences.end())
+      return Status::InvalidArgument("--placement-pref-rm '" + text +
+                                     "': the service has no such preference");
+    preferences.erase(it);
+  }
+  for (const std::string& text : preferences_) {
+    Result<Json> added = ParsePlacementPref(text);
+    if (!added.ok()) return added.status();
+    if (std::find(preferences.begin(), preferences.end(), *added) == preferences.end())
+      preferences.push_back(std::move(*added));
+  }
+  if (preferences.empty()) {
+    task->erase("preferences");
+  } else {
+    (*task)["preferences"] = std::move(preferences);
+  }
+  return Status::Ok();
+}
+
 Result<Json> ClientCommands::UpdateBody(const Json& current) const {
   Json body = Json::object();
   if (replicas_ >= 0) body["replicas"] = replicas_;
@@ -817,6 +877,7 @@ Result<Json> ClientCommands::UpdateBody(const Json& current) const {
     task.erase("constraints");
   else
     task["constraints"] = constraints;
+  BERTH_RETURN_IF_ERROR(UpdatePreferences(&task));
   BERTH_RETURN_IF_ERROR(AddProcessFlags(&task));
   if (!command_args_.empty()) {
     if (!task.contains("command"))

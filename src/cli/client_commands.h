@@ -65,6 +65,7 @@ class ClientCommands {
                      std::ostream& err) const;
   // service update's PATCH body from its flags and the service as it is.
   Result<api::Json> UpdateBody(const api::Json& current) const;
+  Status UpdatePreferences(api::Json* task) const;
   // Adds restart_policy, update_config and rollback_config of the flags
   // given (--restart-*, --update-*, --rollback-*) to a create or update body.
   Status AddLifecycleFlags(api::Json* body) const;
@@ -83,7 +84,7 @@ class ClientCommands {
   // Scratch for the parsed flags.
   std::string id_, hostname_, cpu_, memory_, state_, availability_, mode_ = "replicated",
                                                                     service_filter_;
-  std::vector<std::string> labels_, constraints_, preferences_, publish_;
+  std::vector<std::string> labels_, constraints_, preferences_, preference_rm_, publish_;
   std::vector<std::string> ids_, label_add_, label_rm_, constraint_add_, constraint_rm_, filters_;
   std::string node_filter_, state_filter_, desired_filter_, restart_condition_, restart_delay_,
       restart_window_;
@@ -118,6 +119,10 @@ Result<ClientOptions> ResolveConnection(ClientOptions options);
 // Parses `--publish mode=host,target=80,published=8080[,protocol=udp]`, or
 // Docker's short form `8080:80[/udp]` (published:target, ingress mode).
 Result<api::Json> ParsePublish(const std::string& text);
+// --placement-pref: spread=D[:VALUE=WEIGHT,...], pack=D or prefer=CONSTRAINT,
+// as a task template's preference ({"spread": D, "weights": {...}}, ...);
+// berthd checks the descriptor and the constraint.
+Result<api::Json> ParsePlacementPref(const std::string& text);
 
 // Prints rows under headers, columns padded to their widest cell.
 void PrintTable(std::ostream& out, const std::vector<std::string>& headers,

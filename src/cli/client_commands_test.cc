@@ -37,6 +37,22 @@ TEST(ParsePublish, ReadsDockerStylePorts) {
   EXPECT_EQ(ParsePublish("colour=red").status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(ParsePlacementPref, ReadsSpreadWeightsPackAndPrefer) {
+  EXPECT_EQ(*ParsePlacementPref("spread=node.labels.az"), (Json{{"spread", "node.labels.az"}}));
+  EXPECT_EQ(*ParsePlacementPref("spread=node.labels.az:east=3,west=1,*=0"),
+            Json::parse(R"({"spread": "node.labels.az",
+                            "weights": {"east": 3, "west": 1, "*": 0}})"));
+  EXPECT_EQ(*ParsePlacementPref("pack=node.id"), (Json{{"pack", "node.id"}}));
+  EXPECT_EQ(*ParsePlacementPref("prefer=node.labels.disk==ssd"),
+            (Json{{"prefer", "node.labels.disk==ssd"}}));
+  EXPECT_EQ(ParsePlacementPref("pack=node.labels.rack:r1=2").status().message(),
+            "--placement-pref 'pack=node.labels.rack:r1=2': only spread takes weights");
+  EXPECT_EQ(ParsePlacementPref("spread=node.labels.az:east=many").status().message(),
+            "--placement-pref 'spread=node.labels.az:east=many': expected VALUE=WEIGHT (a whole "
+            "number) after ':', got 'east=many'");
+  EXPECT_EQ(ParsePlacementPref("binpack").status().code(), StatusCode::kInvalidArgument);
+}
+
 class ClientCommandsTest : public testing::Test {
  protected:
   void SetUp() override {
@@ -89,6 +105,30 @@ TEST_F(ClientCommandsTest, DockerStyleFlagsBecomeTheServiceTemplate) {
   EXPECT_EQ(why.out, "web.2 (" + id2 +
                          ") is pending: no suitable node (host-mode port already in use on 1 "
                          "node)\n");
+}
+
+TEST_F(ClientCommandsTest, PlacementPreferencesAreAddedAndRemovedByUpdate) {
+  ASSERT_EQ(Run({"node", "add", "n1", "--label", "az=a"}).status, 0);
+  ASSERT_EQ(Run({"service", "create", "web", "-d", "--placement-pref", "spread=node.labels.az:a=2",
+                 "--placement-pref", "prefer=node.labels.disk==ssd"})
+                .status,
+            0);
+  Outcome updated = Run({"service", "update", "web", "-d", "--placement-pref-rm",
+                         "spread=node.labels.az:a=2", "--placement-pref-add", "pack=node.id"});
+  ASSERT_EQ(updated.status, 0) << updated.err;
+  const Json task = Json::parse(Run({"service", "inspect", "web", "-o", "json"}).out)["task"];
+  EXPECT_EQ(task["preferences"],
+            Json::parse(R"([{"prefer": "node.labels.disk==ssd"}, {"pack": "node.id"}])"));
+  Outcome missing =
+      Run({"service", "update", "web", "-d", "--placement-pref-rm", "spread=node.labels.az"});
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.err.find("the service has no such preference"), std::string::npos)
+      << missing.err;
+  Outcome refused =
+      Run({"service", "create", "bad", "-d", "--placement-pref", "pack=node.hostname"});
+  EXPECT_NE(refused.status, 0);
+  EXPECT_NE(refused.err.find("unsupported descriptor 'node.hostname'"), std::string::npos)
+      << refused.err;
 }
 
 TEST_F(ClientCommandsTest, RefusalsAndBadInputExitNonZeroWithTheReason) {

@@ -11,8 +11,11 @@ namespace {
 
 // One pass of the full-view engine for a placement document.
 Result<nlohmann::ordered_json> PlanPlacement(const nlohmann::json& doc, Timestamp now,
-                                             std::optional<uint64_t> seed) {
-  Result<api::PlacementPlan> plan = api::PlanPlacement(doc, now, seed);
+                                             const PlanOptions& options) {
+  placement::SchedulerOptions scheduler;
+  scheduler.tie_break_seed = options.seed;
+  scheduler.strategy = options.strategy;
+  Result<api::PlacementPlan> plan = api::PlanPlacement(doc, now, scheduler);
   if (!plan.ok()) return plan.status();
   return std::move(plan->output);
 }
@@ -57,9 +60,8 @@ Result<std::string> PlanDocument(std::string_view text, const PlanOptions& optio
   if (!doc->is_object())
     return Status::InvalidArgument(std::string("expected the document to be an object, got ") +
                                    doc->type_name());
-  Result<nlohmann::ordered_json> output = api::IsAdmissionDocument(*doc)
-                                              ? PlanAdmission(*doc, now)
-                                              : PlanPlacement(*doc, now, options.seed);
+  Result<nlohmann::ordered_json> output =
+      api::IsAdmissionDocument(*doc) ? PlanAdmission(*doc, now) : PlanPlacement(*doc, now, options);
   if (!output.ok()) return output.status();
   return options.compact ? output->dump() + "\n" : FormatReadable(*output);
 }

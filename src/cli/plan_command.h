@@ -18,6 +18,7 @@
 
 #include "core/status.h"
 #include "core/time.h"
+#include "placement/scheduler.h"
 
 namespace berth::cli {
 
@@ -27,6 +28,9 @@ struct PlanOptions {
   // Absent: ties between equal nodes go to the smaller node id. Set: ties are
   // broken by a shuffle seeded with this value (placement documents only).
   std::optional<uint64_t> seed;
+  // How leaves order their nodes when a task's preferences do not say
+  // (placement documents only).
+  placement::PlacementStrategy strategy = placement::PlacementStrategy::kSpread;
   // Print the output on one line instead of one line per list entry.
   bool compact = false;
 };
@@ -34,8 +38,7 @@ struct PlanOptions {
 // The plan output for a document, as JSON text ending in a newline. `now` is
 // used when the document gives no "now". Errors are InvalidArgument naming
 // the field.
-Result<std::string> PlanDocument(std::string_view text, const PlanOptions& options,
-                                 Timestamp now);
+Result<std::string> PlanDocument(std::string_view text, const PlanOptions& options, Timestamp now);
 
 // Reads options.file (or `in` for "-"), plans it, and prints the outcome.
 // Returns the process exit status: 0, or 2 for an unreadable or invalid document.

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/node.h"
@@ -55,12 +56,43 @@ struct PortSpec {
   friend bool operator==(const PortSpec&, const PortSpec&) = default;
 };
 
+// One level of the tree of heaps (docs/placement.md, "Preferences beyond
+// SwarmKit"): spread over or pack into the values of a label. With the
+// descriptor `node.id` (allowed only as the last preference) it is not a
+// level but the order of nodes within a leaf: spread (SwarmKit's order) or
+// pack (binpack: the node with the least room left first).
+struct PlacementPreference {
+  enum class Kind : uint8_t { kSpread, kPack };
+  Kind kind = Kind::kSpread;
+  std::string descriptor;  // node.labels.<K>, engine.labels.<K> or node.id
+  // Spread only. Empty: every value gets an equal share (the spec's split).
+  // Otherwise a weight per label value, sorted by value; values not listed,
+  // and nodes missing the label, get `other_weight` (the "*" entry, default
+  // 0: used only once every weighted branch is full).
+  std::vector<std::pair<std::string, uint32_t>> weights;
+  uint32_t other_weight = 0;
+
+  static PlacementPreference Spread(std::string descriptor) {
+    PlacementPreference p;
+    p.descriptor = std::move(descriptor);
+    return p;
+  }
+  static PlacementPreference Pack(std::string descriptor) {
+    PlacementPreference p = Spread(std::move(descriptor));
+    p.kind = Kind::kPack;
+    return p;
+  }
+  bool IsNodeId() const { return descriptor == "node.id"; }
+  friend bool operator==(const PlacementPreference&, const PlacementPreference&) = default;
+};
+
 // What the filters and the tree need to know about a task; shared by all tasks
 // of one service version.
 struct TaskSpec {
   Reservations reservations;
-  std::vector<std::string> constraints;         // validated "key==value" expressions
-  std::vector<std::string> spread_descriptors;  // placement preferences, highest first
+  std::vector<std::string> constraints;            // validated "key==value" expressions
+  std::vector<PlacementPreference> preferences;    // spread and pack, highest first
+  std::vector<std::string> preferred_constraints;  // soft: order nodes, never exclude
   std::vector<Platform> platforms;
   std::vector<PortSpec> ports;
   uint64_t max_replicas_per_node = 0;       // 0: no limit

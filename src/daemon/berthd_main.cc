@@ -53,6 +53,13 @@ int Run(int argc, char** argv) {
   app.add_option("--threads", options.threads, "HTTP worker threads")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
+  std::string strategy = "spread";
+  app.add_option("--placement-strategy", strategy,
+                 "How the full-view engine orders nodes when a task's preferences do not end "
+                 "with a node.id preference: spread (SwarmKit's) or binpack (least room left "
+                 "first; docs/placement.md)")
+      ->check(CLI::IsMember({"spread", "binpack"}))
+      ->capture_default_str();
   int64_t quiet_ms = 0, max_ms = 1000;
   app.add_option("--batch-quiet-ms", quiet_ms,
                  "Batch window: a pass waits this long after the last change for more (0: it "
@@ -154,6 +161,7 @@ int Run(int argc, char** argv) {
     }
     *out = *grace;
   }
+  options.reconciler.placement.strategy = *berth::placement::ParsePlacementStrategy(strategy);
   if (!options.agents.empty()) {
     if (agent_token_file.empty()) {
       std::fprintf(stderr, "berthd: --agent needs --agent-token-file\n");

@@ -69,6 +69,8 @@ struct ReconcilerOptions {
   int64_t task_history_limit = 5;
   // Grace periods of nodes that are not ready (LifecycleOptions' defaults).
   LifecycleOptions lifecycle;
+  // The full-view engine's (berthd --placement-strategy; default spread).
+  placement::SchedulerOptions placement;
 };
 
 class Reconciler {
@@ -85,7 +87,8 @@ class Reconciler {
         agents_(agents),
         clock_(clock),
         options_(options),
-        executor_(executor != nullptr ? *executor : simulated_) {
+        executor_(executor != nullptr ? *executor : simulated_),
+        full_view_(options.placement) {
     state_.track_pending = agents != nullptr;
   }
   Result<PassSummary> RunPass(Timestamp now);

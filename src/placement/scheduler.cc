@@ -6,6 +6,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "constraint/constraint.h"
 #include "filter/pipeline.h"
 #include "placement/node_order.h"
 
@@ -26,16 +27,20 @@ struct TreeNode {
   std::vector<Candidate> leaf;                    // heap while building, then sorted best first
   bool heap_ready = false;                        // leaf has reached its bound and is a max-heap
   bool ordered_once = false;                      // leaf has been sorted for placement before
+  uint32_t depth = 0;                             // its level; leaves: the number of levels
 };
 
-// A spread descriptor, parsed once per group: which label map, which label.
-struct SpreadLevel {
+// A spread or pack level, parsed once per group: which label map, which
+// label, and the preference it came from (kind, weights).
+struct TreeLevel {
   const Labels Node::*labels = nullptr;  // null: not a label descriptor, every node gets ""
   std::string_view key;
+  const PlacementPreference* preference = nullptr;
 
-  static SpreadLevel Parse(std::string_view descriptor) {
+  static TreeLevel Parse(const PlacementPreference& preference) {
     // Descriptors were validated at submission: node.labels.<K> or engine.labels.<K>,
     // the prefix case-insensitive.
+    const std::string_view descriptor = preference.descriptor;
     auto has_prefix = [&](std::string_view prefix) {
       if (descriptor.size() <= prefix.size()) return false;
       for (size_t i = 0; i < prefix.size(); ++i)
@@ -43,9 +48,10 @@ struct SpreadLevel {
       return true;
     };
     constexpr std::string_view kNode = "node.labels.", kEngine = "engine.labels.";
-    if (has_prefix(kNode)) return {&Node::labels, descriptor.substr(kNode.size())};
-    if (has_prefix(kEngine)) return {&Node::engine_labels, descriptor.substr(kEngine.size())};
-    return {};
+    if (has_prefix(kNode)) return {&Node::labels, descriptor.substr(kNode.size()), &preference};
+    if (has_prefix(kEngine))
+      return {&Node::engine_labels, descriptor.substr(kEngine.size()), &preference};
+    return {nullptr, {}, &preference};
   }
 
   // The node's value of the label; a missing label is the branch "".
@@ -54,6 +60,16 @@ struct SpreadLevel {
     const Labels& map = node.*labels;
     auto it = map.find(key);
     return it == map.end() ? std::string_view{} : std::string_view(it->second);
+  }
+
+  bool pack() const { return preference->kind == PlacementPreference::Kind::kPack; }
+  bool weighted() const { return !preference->weights.empty(); }
+  // A branch's weight: its value's, or "*"'s for values not listed and "".
+  uint32_t WeightOf(std::string_view value) const {
+    const auto& weights = preference->weights;
+    auto it = std::lower_bound(weights.begin(), weights.end(), value,
+                               [](const auto& w, std::string_view v) { return w.first < v; });
+    return it != weights.end() && it->first == value ? it->second : preference->other_weight;
   }
 };
 
@@ -85,10 +101,15 @@ class Scheduler::Pass {
   void ScheduleOneOffRun(std::span<const TaskIndex> tasks);
   bool PlaceOnLeastLoaded();
   NodeKey LoadKeyOf(NodeIndex n) const {
-    return NodeKey::Make(0, 0, state_.ActiveTasksOn(n), ranks_[n]);
+    return NodeKey::Make(0, 0, 0, state_.ActiveTasksOn(n), ranks_[n]);
   }
-  void BuildTree(const std::vector<std::string>& descriptors, size_t bound);
+  void BuildTree(size_t bound);
   int PlaceOnSubtree(uint32_t tree_node, int n);
+  int SpreadOverBranches(std::vector<uint32_t> usable, int n);
+  int SpreadByWeight(uint32_t tree_node, int n);
+  int PackIntoBranches(uint32_t tree_node, int n);
+  uint32_t SoftMisses(const Node& node) const;
+  uint32_t AssignedMessage(NodeIndex node);
   int PlaceOnLeaf(TreeNode& leaf, int n);
   void OrderLeaf(TreeNode& leaf);
   void AssignNext(NodeIndex node);
@@ -105,6 +126,10 @@ class Scheduler::Pass {
 
   // The group being placed.
   ServiceIndex service_ = 0;
+  std::vector<TreeLevel> levels_;                  // its spread and pack levels
+  bool binpack_ = false;                           // its leaves order nodes by room left
+  std::vector<constraint::Constraint> preferred_;  // its soft constraints
+  std::vector<std::pair<uint32_t, uint32_t>> assigned_messages_;  // miss mask -> message
   std::vector<std::pair<NodeIndex, uint32_t>> faulty_;  // nodes at/over max_failures, sorted
   std::span<const TaskIndex> group_;
   size_t next_task_ = 0;
@@ -116,6 +141,17 @@ class Scheduler::Pass {
   bool by_load_built_ = false;
   std::vector<Candidate> tried_;  // scratch for PlaceOnLeastLoaded
 };
+
+std::string_view ToString(PlacementStrategy strategy) {
+  return strategy == PlacementStrategy::kBinpack ? "binpack" : "spread";
+}
+
+Result<PlacementStrategy> ParsePlacementStrategy(std::string_view text) {
+  if (text == "spread") return PlacementStrategy::kSpread;
+  if (text == "binpack") return PlacementStrategy::kBinpack;
+  return Status::InvalidArgument("unknown placement strategy '" + std::string(text) +
+                                 "' (expected spread or binpack)");
+}
 
 Scheduler::Scheduler(ClusterState& state, SchedulerOptions options)
     : state_(state), options_(std::move(options)) {}
@@ -153,7 +189,7 @@ PassResult Scheduler::Pass::Run() {
   for (size_t i = 0; i < one_off.size();) {
     const TaskRecord& first = state_.task(one_off[i]);
     size_t end = i + 1;
-    if (options_.fast_paths && first.spec->spread_descriptors.empty()) {
+    if (options_.fast_paths && first.spec->preferences.empty()) {
       while (end < one_off.size() && state_.task(one_off[end]).service == first.service &&
              state_.task(one_off[end]).spec == first.spec)
         ++end;
@@ -169,6 +205,19 @@ PassResult Scheduler::Pass::Run() {
 void Scheduler::Pass::LoadGroup(const TaskRecord& first) {
   service_ = first.service;
   pipeline_.SetTask(*first.spec, first.service);
+  const std::vector<PlacementPreference>& preferences = first.spec->preferences;
+  levels_.clear();
+  for (const PlacementPreference& p : preferences)
+    if (!p.IsNodeId()) levels_.push_back(TreeLevel::Parse(p));
+  binpack_ = !preferences.empty() && preferences.back().IsNodeId()
+                 ? preferences.back().kind == PlacementPreference::Kind::kPack
+                 : options_.strategy == PlacementStrategy::kBinpack;
+  preferred_.clear();
+  assigned_messages_.clear();
+  // Validated at submission; one that no longer parses is ignored.
+  for (const std::string& expression : first.spec->preferred_constraints)
+    if (Result<constraint::Constraint> c = constraint::Parse(expression); c.ok())
+      preferred_.push_back(std::move(*c));
   faulty_.clear();
   Timestamp since = now_ - options_.failure_window;
   for (NodeIndex n : state_.NodesWithFailures(first.service, first.spec_version)) {
@@ -183,7 +232,38 @@ NodeKey Scheduler::Pass::KeyOf(NodeIndex n, uint32_t service_tasks) const {
     auto it = std::lower_bound(faulty_.begin(), faulty_.end(), std::make_pair(n, uint32_t{0}));
     if (it != faulty_.end() && it->first == n) faulty = it->second;
   }
-  return NodeKey::Make(faulty, service_tasks, state_.ActiveTasksOn(n), ranks_[n]);
+  uint32_t misses = 0;
+  for (const constraint::Constraint& c : preferred_)
+    misses += !constraint::Matches(c, state_.node(n).node());
+  if (binpack_)
+    return NodeKey::Binpack(faulty, misses, RoomLeft(state_.node(n)), service_tasks, ranks_[n]);
+  return NodeKey::Make(faulty, misses, service_tasks, state_.ActiveTasksOn(n), ranks_[n]);
+}
+
+// Bit i set: the node does not match soft constraint i (constraints past
+// the 32nd share bit 31; the node key counts every miss).
+uint32_t Scheduler::Pass::SoftMisses(const Node& node) const {
+  uint32_t mask = 0;
+  for (size_t i = 0; i < preferred_.size(); ++i)
+    if (!constraint::Matches(preferred_[i], node)) mask |= 1u << std::min<size_t>(i, 31);
+  return mask;
+}
+
+// The success message, naming the soft constraints the node does not meet.
+uint32_t Scheduler::Pass::AssignedMessage(NodeIndex node) {
+  if (preferred_.empty()) return 0;
+  const uint32_t mask = SoftMisses(state_.node(node).node());
+  if (mask == 0) return 0;
+  for (const auto& [m, id] : assigned_messages_)
+    if (m == mask) return id;
+  std::string unmet;
+  for (size_t i = 0; i < preferred_.size(); ++i)
+    if (mask & (1u << std::min<size_t>(i, 31)))
+      unmet += (unmet.empty() ? "" : ", ") + state_.task(group_[0]).spec->preferred_constraints[i];
+  const uint32_t id =
+      MessageId(std::string(kAssignedMessage) + " (preference not satisfied: " + unmet + ")");
+  assigned_messages_.emplace_back(mask, id);
+  return id;
 }
 
 uint32_t Scheduler::Pass::MessageId(std::string message) {
@@ -196,7 +276,7 @@ uint32_t Scheduler::Pass::MessageId(std::string message) {
 void Scheduler::Pass::AssignNext(NodeIndex node) {
   TaskIndex task = group_[next_task_++];
   state_.Assign(task, node, now_);
-  result_.decisions.push_back({task, node, 0});
+  result_.decisions.push_back({task, node, AssignedMessage(node)});
 }
 
 // Tasks of the group not placed stay pending with the pipeline's explanation.
@@ -239,12 +319,12 @@ void Scheduler::Pass::ScheduleGroup(std::span<const TaskIndex> tasks) {
   next_task_ = 0;
   const TaskRecord& first = state_.task(tasks.front());
   LoadGroup(first);
-  if (options_.fast_paths && tasks.size() == 1 && first.spec->spread_descriptors.empty() &&
-      faulty_.empty() && state_.ActiveTasksOfService(service_) == 0) {
+  if (options_.fast_paths && tasks.size() == 1 && levels_.empty() && !binpack_ &&
+      preferred_.empty() && faulty_.empty() && state_.ActiveTasksOfService(service_) == 0) {
     if (PlaceOnLeastLoaded()) return;
     pipeline_.SetTask(*first.spec, first.service);  // the scan below counts afresh
   }
-  BuildTree(first.spec->spread_descriptors, tasks.size());
+  BuildTree(tasks.size());
   PlaceOnSubtree(0, static_cast<int>(tasks.size()));
   LeaveRestPending(pipeline_.Explain());
 }
@@ -252,11 +332,8 @@ void Scheduler::Pass::ScheduleGroup(std::span<const TaskIndex> tasks) {
 // Visits every node once: its label values pick the branch at each level, each
 // level counts the node's active tasks of the service (passing or not), and the
 // leaf keeps a max-heap of the `bound` best passing nodes.
-void Scheduler::Pass::BuildTree(const std::vector<std::string>& descriptors, size_t bound) {
+void Scheduler::Pass::BuildTree(size_t bound) {
   tree_.assign(1, TreeNode{});
-  std::vector<SpreadLevel> levels;
-  for (const std::string& descriptor : descriptors)
-    levels.push_back(SpreadLevel::Parse(descriptor));
   // A node's NodeInfo is read only for its labels and the filters, so a
   // node whose order key loses to the leaf's worst costs a few cached loads.
   for (NodeIndex n = 0; n < state_.node_count(); ++n) {
@@ -264,10 +341,13 @@ void Scheduler::Pass::BuildTree(const std::vector<std::string>& descriptors, siz
     uint32_t at = 0;
     const uint32_t service_tasks = ServiceTasksOn(n);
     tree_[at].tasks += service_tasks;
-    for (const SpreadLevel& level : levels) {
+    for (const TreeLevel& level : levels_) {
       auto [it, added] = tree_[at].children.try_emplace(level.ValueFor(info.node()),
                                                         static_cast<uint32_t>(tree_.size()));
-      if (added) tree_.emplace_back();
+      if (added) {
+        const uint32_t depth = tree_[at].depth + 1;
+        tree_.emplace_back().depth = depth;
+      }
       at = it->second;
       tree_[at].tasks += service_tasks;
     }
@@ -288,20 +368,27 @@ void Scheduler::Pass::BuildTree(const std::vector<std::string>& descriptors, siz
   }
 }
 
+// Places n tasks below tree node `index` by its level's kind: spread
+// (weighted or not) or pack; a leaf places them on its nodes.
+int Scheduler::Pass::PlaceOnSubtree(uint32_t index, int n) {
+  if (tree_[index].children.empty()) return PlaceOnLeaf(tree_[index], n);
+  const TreeLevel& level = levels_[tree_[index].depth];
+  if (level.pack()) return PackIntoBranches(index, n);
+  if (level.weighted()) return SpreadByWeight(index, n);
+  std::vector<uint32_t> usable;
+  usable.reserve(tree_[index].children.size());
+  for (const auto& [value, child] : tree_[index].children) usable.push_back(child);
+  return SpreadOverBranches(std::move(usable), n);
+}
+
 // Splits n tasks over the branches: repeatedly compute the desired level
 //   desired = (tasks in usable branches + tasks still to place) / usable branches
 // (remainder: one extra each to branches at the level), give each branch below
 // the level enough to reach it, and mark a branch full when it places fewer
 // than asked. Branch totals include what this loop has placed so far.
-int Scheduler::Pass::PlaceOnSubtree(uint32_t index, int n) {
-  if (tree_[index].children.empty()) return PlaceOnLeaf(tree_[index], n);
-  std::vector<uint32_t> usable;
-  usable.reserve(tree_[index].children.size());
+int Scheduler::Pass::SpreadOverBranches(std::vector<uint32_t> usable, int n) {
   int64_t usable_tasks = 0;
-  for (const auto& [value, child] : tree_[index].children) {
-    usable.push_back(child);
-    usable_tasks += tree_[child].tasks;
-  }
+  for (uint32_t child : usable) usable_tasks += tree_[child].tasks;
   int scheduled = 0;
   while (scheduled < n && !usable.empty()) {
     int64_t total = usable_tasks + (n - scheduled);
@@ -309,8 +396,7 @@ int Scheduler::Pass::PlaceOnSubtree(uint32_t index, int n) {
     int64_t desired = total / branches, remainder = total % branches;
     bool progress = false;
     for (size_t b = 0; b < usable.size() && scheduled < n;) {
-      TreeNode& child = tree_[usable[b]];
-      int64_t have = child.tasks;
+      int64_t have = tree_[usable[b]].tasks;
       if (have > desired || (have == desired && remainder == 0)) {
         ++b;
         continue;
@@ -318,8 +404,7 @@ int Scheduler::Pass::PlaceOnSubtree(uint32_t index, int n) {
       int ask = static_cast<int>(
           std::min<int64_t>(desired - have + (remainder > 0 ? 1 : 0), n - scheduled));
       int got = PlaceOnSubtree(usable[b], ask);
-      tree_[usable[b]].tasks +=
-          got;  // `child` may dangle: recursion never grows tree_, but be safe
+      tree_[usable[b]].tasks += got;
       usable_tasks += got;
       scheduled += got;
       progress = progress || got > 0;
@@ -333,6 +418,110 @@ int Scheduler::Pass::PlaceOnSubtree(uint32_t index, int n) {
       ++b;
     }
     if (!progress) break;  // required: without it the loop could spin forever
+  }
+  return scheduled;
+}
+
+// A weighted spread: each usable branch b of weight w_b > 0 is given its
+// share of the total T = (tasks in usable branches + tasks still to place),
+//   target_b = floor(T * w_b / W),  W = sum of the usable branches' weights,
+// and the T - sum(target) left over go one each to the branches with the
+// largest remainders (T * w_b mod W), ties in branch order. A branch below
+// its target is asked for the difference; one that places fewer than asked
+// leaves the usable set, and the split repeats (no-progress stop as above).
+// Branches of weight 0 take what is left, as an unweighted spread, only
+// once every weighted branch is full.
+int Scheduler::Pass::SpreadByWeight(uint32_t index, int n) {
+  const TreeLevel& level = levels_[tree_[index].depth];
+  struct Branch {
+    uint32_t child;
+    int64_t weight;
+  };
+  std::vector<Branch> usable;
+  std::vector<uint32_t> unweighted;
+  for (const auto& [value, child] : tree_[index].children) {
+    const uint32_t weight = level.WeightOf(value);
+    if (weight > 0) {
+      usable.push_back({child, weight});
+    } else {
+      unweighted.push_back(child);
+    }
+  }
+  int scheduled = 0;
+  std::vector<int64_t> target;
+  std::vector<size_t> by_remainder;
+  while (scheduled < n && !usable.empty()) {
+    int64_t total = n - scheduled, weights = 0;
+    for (const Branch& b : usable) {
+      total += tree_[b.child].tasks;
+      weights += b.weight;
+    }
+    target.assign(usable.size(), 0);
+    by_remainder.resize(usable.size());
+    int64_t given = 0;
+    for (size_t b = 0; b < usable.size(); ++b) {
+      target[b] = total * usable[b].weight / weights;
+      given += target[b];
+      by_remainder[b] = b;
+    }
+    std::stable_sort(by_remainder.begin(), by_remainder.end(), [&](size_t x, size_t y) {
+      return total * usable[x].weight % weights > total * usable[y].weight % weights;
+    });
+    for (size_t i = 0; i < static_cast<size_t>(total - given); ++i) ++target[by_remainder[i]];
+    bool progress = false;
+    for (size_t b = 0; b < usable.size() && scheduled < n;) {
+      const int64_t have = tree_[usable[b].child].tasks;
+      if (have >= target[b]) {
+        ++b;
+        continue;
+      }
+      const int ask = static_cast<int>(std::min<int64_t>(target[b] - have, n - scheduled));
+      const int got = PlaceOnSubtree(usable[b].child, ask);
+      tree_[usable[b].child].tasks += got;
+      scheduled += got;
+      progress = progress || got > 0;
+      if (got < ask) {
+        usable.erase(usable.begin() + static_cast<std::ptrdiff_t>(b));
+        target.erase(target.begin() + static_cast<std::ptrdiff_t>(b));
+        progress = true;
+        continue;
+      }
+      ++b;
+    }
+    if (!progress) break;
+  }
+  if (scheduled < n && !unweighted.empty())
+    scheduled += SpreadOverBranches(std::move(unweighted), n - scheduled);
+  return scheduled;
+}
+
+// Pack: the branch holding the most tasks of the service (this loop's
+// placements included; ties in branch order, nodes missing the label last)
+// is asked for every task still to place; when it places fewer, it is full
+// and the next such branch is asked.
+int Scheduler::Pass::PackIntoBranches(uint32_t index, int n) {
+  std::vector<uint32_t> usable;  // branch order, "" (missing label) moved last
+  uint32_t missing = UINT32_MAX;
+  for (const auto& [value, child] : tree_[index].children) {
+    if (value.empty()) {
+      missing = child;
+    } else {
+      usable.push_back(child);
+    }
+  }
+  if (missing != UINT32_MAX) usable.push_back(missing);
+  int scheduled = 0;
+  while (scheduled < n && !usable.empty()) {
+    auto fullest = usable.end();
+    for (auto it = usable.begin(); it != usable.end(); ++it)
+      if (*it != missing && (fullest == usable.end() || tree_[*it].tasks > tree_[*fullest].tasks))
+        fullest = it;
+    if (fullest == usable.end()) fullest = usable.begin();  // only the unlabelled nodes are left
+    const int ask = n - scheduled;
+    const int got = PlaceOnSubtree(*fullest, ask);
+    tree_[*fullest].tasks += got;
+    scheduled += got;
+    if (got < ask) usable.erase(fullest);
   }
   return scheduled;
 }
@@ -376,8 +565,9 @@ int Scheduler::Pass::PlaceOnLeaf(TreeNode& leaf, int n) {
   while (next_task_ < group_.size()) {
     Candidate& current = nodes[at];
     AssignNext(current.node);
-    // The task placed is active: one more of the service, one more in total.
-    current.key = current.key.WithOneMoreTask();
+    // The task placed is active: one more of the service, one more in total
+    // (and, for binpack, less room left).
+    current.key = binpack_ ? KeyOf(current.node) : current.key.WithOneMoreTask();
     if (++scheduled == n) return scheduled;
     if (round_robin || at + 1 == count || nodes[at + 1] < current) advance();
     for (size_t skipped = 0; failed_[at] || !pipeline_.Process(state_.node(nodes[at].node));) {

@@ -22,14 +22,26 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "core/status.h"
 #include "core/time.h"
 #include "placement/cluster_state.h"
 
 namespace berth::placement {
 
+// How a leaf orders its nodes when a task's preferences do not say
+// (docs/placement.md, "Preferences beyond SwarmKit"): SwarmKit's spread, or
+// binpack (least room left first), as if every task ended its preferences
+// with spread=node.id or pack=node.id.
+enum class PlacementStrategy : uint8_t { kSpread, kBinpack };
+std::string_view ToString(PlacementStrategy strategy);
+Result<PlacementStrategy> ParsePlacementStrategy(std::string_view text);
+
 struct SchedulerOptions {
+  // The leaf order of tasks whose last preference is not over node.id.
+  PlacementStrategy strategy = PlacementStrategy::kSpread;
   // A node with at least this many recent failures of a service version sorts
   // last for it (rule 1 of the node order).
   uint32_t max_failures = 5;

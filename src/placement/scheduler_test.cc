@@ -45,7 +45,7 @@ TEST(WorkedExamples, SeedTableSpreadOverOsPicksFirstBranchInByteOrder) {
   TestCluster c;
   AddSeedTable(c);
   auto spec = MakeSpec();
-  spec->spread_descriptors = {"engine.labels.os"};
+  spec->preferences = {PlacementPreference::Spread("engine.labels.os")};
   c.AddTask("new", "S2", spec);
   auto r = c.Schedule();
   // Both branches hold one S2 task; "centos" < "ubuntu", so N3.
@@ -72,7 +72,7 @@ TEST(WorkedExamples, SpreadOverAzGivesTheLoneNodeHalf) {
     c.Add(n);
   }
   auto spec = MakeSpec();
-  spec->spread_descriptors = {"node.labels.az"};
+  spec->preferences = {PlacementPreference::Spread("node.labels.az")};
   c.AddPending("t", "S", spec, 8);
   auto r = c.Schedule();
   EXPECT_EQ(c.CountsByNode(r), (std::map<std::string, int>{
@@ -295,7 +295,8 @@ TEST(Engine, SameInputSamePlan) {
       c.Add(n);
     }
     auto spec = MakeSpec();
-    spec->spread_descriptors = {"node.labels.az", "node.labels.rack"};
+    spec->preferences = {PlacementPreference::Spread("node.labels.az"),
+                         PlacementPreference::Spread("node.labels.rack")};
     c.AddPending("t", "S", spec, 100);
   };
   TestCluster a, b;
@@ -327,7 +328,7 @@ TEST(Engine, SpreadWithFullBranchesStops) {
     c.Add(n);
   }
   auto spec = MakeSpec();
-  spec->spread_descriptors = {"node.labels.az"};
+  spec->preferences = {PlacementPreference::Spread("node.labels.az")};
   spec->reservations.milli_cpu = 500;
   c.AddPending("t", "S", spec, 10);
   auto r = c.Schedule();
@@ -349,7 +350,7 @@ TEST(Engine, BranchTotalsCountThisLoopsPlacements) {
     c.Add(n);
   }
   auto spec = MakeSpec();
-  spec->spread_descriptors = {"node.labels.az"};
+  spec->preferences = {PlacementPreference::Spread("node.labels.az")};
   spec->reservations.milli_cpu = 100;
   for (int i = 0; i < 6; ++i)
     c.AddTask("old" + std::to_string(i), "S", spec, TaskState::kRunning, "node-d");
@@ -368,7 +369,7 @@ TEST(Engine, MissingLabelIsItsOwnBranch) {
   c.Add(b);
   c.Add(d);  // no az label: branch ""
   auto spec = MakeSpec();
-  spec->spread_descriptors = {"node.labels.az"};
+  spec->preferences = {PlacementPreference::Spread("node.labels.az")};
   c.AddPending("t", "S", spec, 4);
   auto r = c.Schedule();
   EXPECT_EQ(c.CountsByNode(r), (std::map<std::string, int>{{"a", 1}, {"b", 1}, {"d", 2}}));
@@ -438,7 +439,7 @@ TEST(FastPaths, OneTaskGroupsMakeTheDecisionsOfTheScan) {
         const std::string service = "s" + std::to_string(s);
         spec->reservations.milli_cpu = 250 * static_cast<int64_t>(g() % 5);
         if (g() % 4 == 0) spec->ports = {{Protocol::kTcp, 80, true}};
-        if (g() % 6 == 0) spec->spread_descriptors = {"node.labels.az"};
+        if (g() % 6 == 0) spec->preferences = {PlacementPreference::Spread("node.labels.az")};
         auto node_id = [&] { return c.state.node(g() % nodes).node().id; };
         if (g() % 5 == 0)
           c.AddTask(service + ".old", service, spec, TaskState::kRunning, node_id());
