@@ -81,6 +81,8 @@ Json EncodeTaskSpec(const TaskSpec& spec) {
   }
   for (const std::string& c : spec.preferred_constraints)
     out["preferences"].push_back({{"prefer", c}});
+  for (const ServiceAffinity& a : spec.affinities)
+    out["affinity"].push_back({{"service", a.service}, {"anti", a.anti}, {"soft", a.soft}});
   for (const Platform& p : spec.platforms)
     out["platforms"].push_back({{"os", p.os}, {"arch", p.arch}});
   for (const PortSpec& p : spec.ports)

@@ -38,12 +38,14 @@ TEST(AgentCodec, EveryKindOfPreferenceRoundTrips) {
   spec->preferences = {weighted, PlacementPreference::Pack("node.labels.rack"),
                        PlacementPreference::Pack("node.id")};
   spec->preferred_constraints = {"node.labels.disk==ssd"};
+  spec->affinities = {{"db", false, false}, {"web", true, true}};
   task.spec = spec;
   Result<agent::SampleRequest> decoded =
       DecodeSampleRequest(EncodeSampleRequest({task, 250, Duration{20}, ""}));
   ASSERT_TRUE(decoded.ok()) << decoded.status().message();
   EXPECT_EQ(decoded->task.spec->preferences, spec->preferences);
   EXPECT_EQ(decoded->task.spec->preferred_constraints, spec->preferred_constraints);
+  EXPECT_EQ(decoded->task.spec->affinities, spec->affinities);
 }
 
 TEST(AgentCodec, SampleResponseRoundTripsWithItsReason) {

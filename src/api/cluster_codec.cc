@@ -264,6 +264,19 @@ Status ReadPreferences(const Json& value, const std::string& path, TaskSpec* spe
   return Status::Ok();
 }
 
+// {"service": ID, "anti": bool, "soft": bool}; anti and soft default false.
+Status ReadAffinity(const Json& value, const std::string& path, ServiceAffinity* out) {
+  BERTH_RETURN_IF_ERROR(CheckObject(value, path, {"service", "anti", "soft"}));
+  BERTH_RETURN_IF_ERROR(RequireField(value, "service", path, ReadId, &out->service));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "anti", path, ReadBool, &out->anti));
+  return ReadField(value, "soft", path, ReadBool, &out->soft);
+}
+
+Status ReadAffinities(const Json& value, const std::string& path,
+                      std::vector<ServiceAffinity>* out) {
+  return ReadList(value, path, ReadAffinity, out);
+}
+
 Status ReadNames(const Json& value, const std::string& path, std::vector<std::string>* out) {
   return ReadList(value, path, ReadName, out);
 }
@@ -358,7 +371,7 @@ Result<std::vector<Node>> DecodeNodeList(const Json& doc) {
 Status DecodeTaskSpec(const Json& value, const std::string& path, TaskSpec* spec) {
   BERTH_RETURN_IF_ERROR(
       CheckObject(value, path,
-                  {"resources", "constraints", "preferences", "platforms", "ports",
+                  {"resources", "constraints", "preferences", "affinity", "platforms", "ports",
                    "max_replicas_per_node", "networks", "volume_drivers", "log_driver",
                    // how a berth-node runs it (process_codec.h), not for placement
                    "command", "args", "env", "workdir", "stop_grace_period", "limits"}));
@@ -368,6 +381,7 @@ Status DecodeTaskSpec(const Json& value, const std::string& path, TaskSpec* spec
   BERTH_RETURN_IF_ERROR(ReadField(value, "resources", path, ReadReservations, &s.reservations));
   BERTH_RETURN_IF_ERROR(ReadField(value, "constraints", path, ReadConstraints, &s.constraints));
   BERTH_RETURN_IF_ERROR(ReadField(value, "preferences", path, ReadPreferences, &s));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "affinity", path, ReadAffinities, &s.affinities));
   BERTH_RETURN_IF_ERROR(ReadField(value, "platforms", path, ReadPlatforms, &s.platforms));
   BERTH_RETURN_IF_ERROR(ReadField(value, "ports", path, ReadPorts, &s.ports));
   BERTH_RETURN_IF_ERROR(

@@ -117,6 +117,12 @@ Status ReadShownText(const Json& value, const std::string& path, std::string* ou
   return Status::Ok();
 }
 
+Status ReadBool(const Json& value, const std::string& path, bool* out) {
+  if (!value.is_boolean()) return TypeError(value, path, "true or false");
+  *out = value.get<bool>();
+  return Status::Ok();
+}
+
 Status ReadUnsigned(const Json& value, const std::string& path, uint64_t* out) {
   // Parsed text gives non-negative integers the unsigned type; JSON built in
   // code (the daemon's stored objects) may hold them as signed.

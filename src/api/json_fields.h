@@ -60,6 +60,8 @@ Status ReadTextUpTo(const Json& value, const std::string& path, size_t max_bytes
 inline constexpr size_t kMaxShownTextBytes = 1024;
 std::string ShownText(std::string_view text, size_t max_bytes = kMaxShownTextBytes);
 Status ReadShownText(const Json& value, const std::string& path, std::string* out);
+// true or false.
+Status ReadBool(const Json& value, const std::string& path, bool* out);
 // A non-negative integer (JSON floats such as 1.5 or 1e3 are rejected).
 Status ReadUnsigned(const Json& value, const std::string& path, uint64_t* out);
 // An integer, possibly negative (JSON floats such as 1.5 are rejected).

@@ -117,6 +117,14 @@ TEST(DecodePlacement, PreferencesKeepTheirOrderAndSoftConstraintsGoApart) {
   EXPECT_EQ(spec.preferred_constraints, (std::vector<std::string>{"node.labels.disk==ssd"}));
 }
 
+TEST(DecodePlacement, AffinitiesReadServiceAntiAndSoft) {
+  auto in = Decode(R"({"nodes": [{"id": "n1"}], "services": [{"id": "s1", "replicas": 1,
+      "task": {"affinity": [{"service": "db"}, {"service": "s1", "anti": true, "soft": true}]}}]})");
+  ASSERT_TRUE(in.ok()) << in.status().message();
+  EXPECT_EQ(in->tasks[0].task.spec->affinities,
+            (std::vector<ServiceAffinity>{{"db", false, false}, {"s1", true, true}}));
+}
+
 TEST(DecodePlacement, ReplicasFillTheLowestFreeSlots) {
   // s.2 is taken by a running task, s.4 by a failed one (its id stays used);
   // the failed task does not fill a slot, the running and pending ones do.
@@ -253,6 +261,9 @@ TEST(DecodePlacement, InvalidTemplatesNameTheirPath) {
             at + "preferences[0].weights.a: expected a weight 0..1000000, got 1.5");
   EXPECT_EQ(task(R"({"preferences": [{"spread": "node.labels.az", "weights": {"a": 0}}]})"),
             at + "preferences[0].weights: at least one weight must be above 0");
+  EXPECT_EQ(task(R"({"affinity": [{"anti": true}]})"), at + "affinity[0]: missing field 'service'");
+  EXPECT_EQ(task(R"({"affinity": [{"service": "db", "hard": true}]})"),
+            at + "affinity[0]: unknown field 'hard'");
   EXPECT_EQ(task(R"({"preferences": [{"prefer": "node.labels.disk=ssd"}]})"),
             at + "preferences[0].prefer[0]: constraint expected one operator from ==, !=");
   EXPECT_EQ(task(R"({"ports": [{"published": 70000}]})"),

@@ -49,6 +49,9 @@ TEST(BerthApp, BadUsageExitsTwoWithAMessage) {
   Outcome bad_seed = Berth({"plan", "-", "--seed", "many"});
   EXPECT_EQ(bad_seed.status, 2);
   EXPECT_NE(bad_seed.err.find("--seed"), std::string::npos) << bad_seed.err;
+  Outcome bad_strategy = Berth({"plan", "-", "--placement-strategy", "tight"});
+  EXPECT_EQ(bad_strategy.status, 2);
+  EXPECT_NE(bad_strategy.err.find("--placement-strategy"), std::string::npos) << bad_strategy.err;
 }
 
 // Issue 13: `berth node add $'n\xe9'` aborted (exit 134) with an uncaught

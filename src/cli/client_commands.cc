@@ -248,6 +248,20 @@ Result<Json> ParsePlacementPref(const std::string& text) {
   return preference;
 }
 
+Result<Json> ParseAffinity(const std::string& text) {
+  const size_t op = text.find_first_of("=!");
+  if (op == std::string::npos || text.substr(0, op) != "service" || text.size() < op + 3 ||
+      text[op + 1] != '=')
+    return Status::InvalidArgument("--affinity '" + text +
+                                   "': expected service==ID, service!=ID, service==~ID or "
+                                   "service!=~ID");
+  const bool soft = text[op + 2] == '~';
+  Json affinity = {{"service", text.substr(op + (soft ? 3 : 2))}};
+  if (text[op] == '!') affinity["anti"] = true;
+  if (soft) affinity["soft"] = true;
+  return affinity;
+}
+
 Result<Json> ParsePublish(const std::string& text) {
   Json port = Json::object();
   if (text.find('=') == std::string::npos && text.find(':') != std::string::npos) {
@@ -587,13 +601,9 @@ void ClientCommands::AddServiceCommands(CLI::App& app) {
       AddAction(*service, "create", "Create a service and wait for it to converge",
                 [this](api::ApiClient& client, std::ostream& out, std::ostream& err) {
                   Json task = TaskTemplate();
-                  for (const std::string& p : preferences_) {
-                    Result<Json> preference = ParsePlacementPref(p);
-                    if (!preference.ok()) {
-                      err << "berth: " << preference.status().message() << "\n";
-                      return 2;
-                    }
-                    task["preferences"].push_back(std::move(*preference));
+                  if (Status placement = UpdatePlacement(&task); !placement.ok()) {
+                    err << "berth: " << placement.message() << "\n";
+                    return 2;
                   }
                   for (const std::string& p : publish_) {
                     Result<Json> port = ParsePublish(p);
@@ -639,6 +649,10 @@ void ClientCommands::AddServiceCommands(CLI::App& app) {
                      "spread=DESCRIPTOR[:VALUE=WEIGHT,...,*=WEIGHT], pack=DESCRIPTOR or "
                      "prefer=CONSTRAINT; DESCRIPTOR node.labels.KEY, engine.labels.KEY or node.id "
                      "(repeatable, highest first)");
+  create->add_option("--affinity", affinity_,
+                     "service==ID: run where service ID has a task; service!=ID: where it has "
+                     "none (the service's own id: one task per node); ==~ and !=~: preferred, "
+                     "not required (repeatable)");
   AddTemplateFlags(*create, cpu_, memory_);
   create->add_option("--publish", publish_,
                      "8080:80[/udp], or mode=host,target=80,published=8080[,protocol=tcp] "
@@ -682,6 +696,10 @@ void ClientCommands::AddServiceCommands(CLI::App& app) {
                      "add a placement preference, as create's --placement-pref (repeatable)");
   update->add_option("--placement-pref-rm", preference_rm_,
                      "remove a placement preference, written as it was added (repeatable)");
+  update->add_option("--affinity-add", affinity_,
+                     "add an affinity, as create's --affinity (repeatable)");
+  update->add_option("--affinity-rm", affinity_rm_,
+                     "remove an affinity, written as it was added (repeatable)");
   update->add_flag("--force", force_, "replace every task even if nothing else changed");
   add_process_flags(*update, true);
   update->add_option("--args", command_args_,
@@ -831,30 +849,47 @@ Result<Json> ClientCommands::RolloutConfig(const std::map<std::string, std::stri
   return config.empty() ? Json() : config;
 }
 
-// --placement-pref-rm then --placement-pref-add, as Docker orders them.
-Status ClientCommands::UpdatePreferences(Json* task) const {
-  Json preferences = task->value("preferences", Json::array());
-  for (const std::string& text : preference_rm_) {
-    Result<Json> gone = ParsePlacementPref(text);
+namespace {
+
+// Removes then adds entries of the list task[field], each written as
+// `parse` reads it; a removal of an absent entry is an error, an addition of
+// a present one does nothing.
+Status EditList(Json* task, const char* field, const std::vector<std::string>& remove,
+                const std::vector<std::string>& add, Result<Json> (*parse)(const std::string&),
+                const char* rm_flag, const char* what) {
+  Json list = task->value(field, Json::array());
+  for (const std::string& text : remove) {
+    Result<Json> gone = parse(text);
     if (!gone.ok()) return gone.status();
-    auto it = std::find(preferences.begin(), preferences.end(), *gone);
-    if (it == preferences.end())
-      return Status::InvalidArgument("--placement-pref-rm '" + text +
-                                     "': the service has no such preference");
-    preferences.erase(it);
+    auto it = std::find(list.begin(), list.end(), *gone);
+    if (it == list.end())
+      return Status::InvalidArgument(std::string(rm_flag) + " '" + text +
+                                     "': the service has no such " + what);
+    list.erase(it);
   }
-  for (const std::string& text : preferences_) {
-    Result<Json> added = ParsePlacementPref(text);
+  for (const std::string& text : add) {
+    Result<Json> added = parse(text);
     if (!added.ok()) return added.status();
-    if (std::find(preferences.begin(), preferences.end(), *added) == preferences.end())
-      preferences.push_back(std::move(*added));
+    if (std::find(list.begin(), list.end(), *added) == list.end())
+      list.push_back(std::move(*added));
   }
-  if (preferences.empty()) {
-    task->erase("preferences");
+  if (list.empty()) {
+    task->erase(field);
   } else {
-    (*task)["preferences"] = std::move(preferences);
+    (*task)[field] = std::move(list);
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+// Preferences and affinities: removals (update's -rm flags) first, then
+// additions, as Docker orders them.
+Status ClientCommands::UpdatePlacement(Json* task) const {
+  BERTH_RETURN_IF_ERROR(EditList(task, "preferences", preference_rm_, preferences_,
+                                 ParsePlacementPref, "--placement-pref-rm", "preference"));
+  return EditList(task, "affinity", affinity_rm_, affinity_, ParseAffinity, "--affinity-rm",
+                  "affinity");
 }
 
 Result<Json> ClientCommands::UpdateBody(const Json& current) const {
@@ -877,7 +912,7 @@ Result<Json> ClientCommands::UpdateBody(const Json& current) const {
     task.erase("constraints");
   else
     task["constraints"] = constraints;
-  BERTH_RETURN_IF_ERROR(UpdatePreferences(&task));
+  BERTH_RETURN_IF_ERROR(UpdatePlacement(&task));
   BERTH_RETURN_IF_ERROR(AddProcessFlags(&task));
   if (!command_args_.empty()) {
     if (!task.contains("command"))

@@ -65,7 +65,9 @@ class ClientCommands {
                      std::ostream& err) const;
   // service update's PATCH body from its flags and the service as it is.
   Result<api::Json> UpdateBody(const api::Json& current) const;
-  Status UpdatePreferences(api::Json* task) const;
+  // Applies the preference and affinity flags (create's, update's -add and
+  // -rm) to a task template.
+  Status UpdatePlacement(api::Json* task) const;
   // Adds restart_policy, update_config and rollback_config of the flags
   // given (--restart-*, --update-*, --rollback-*) to a create or update body.
   Status AddLifecycleFlags(api::Json* body) const;
@@ -85,6 +87,7 @@ class ClientCommands {
   std::string id_, hostname_, cpu_, memory_, state_, availability_, mode_ = "replicated",
                                                                     service_filter_;
   std::vector<std::string> labels_, constraints_, preferences_, preference_rm_, publish_;
+  std::vector<std::string> affinity_, affinity_rm_;
   std::vector<std::string> ids_, label_add_, label_rm_, constraint_add_, constraint_rm_, filters_;
   std::string node_filter_, state_filter_, desired_filter_, restart_condition_, restart_delay_,
       restart_window_;
@@ -123,6 +126,10 @@ Result<api::Json> ParsePublish(const std::string& text);
 // as a task template's preference ({"spread": D, "weights": {...}}, ...);
 // berthd checks the descriptor and the constraint.
 Result<api::Json> ParsePlacementPref(const std::string& text);
+// --affinity: service==ID, service!=ID (anti), service==~ID or service!=~ID
+// (soft), as classic Swarm wrote them; the template's {"service": ID,
+// "anti": true, "soft": true} (false fields left out).
+Result<api::Json> ParseAffinity(const std::string& text);
 
 // Prints rows under headers, columns padded to their widest cell.
 void PrintTable(std::ostream& out, const std::vector<std::string>& headers,

@@ -53,6 +53,18 @@ TEST(ParsePlacementPref, ReadsSpreadWeightsPackAndPrefer) {
   EXPECT_EQ(ParsePlacementPref("binpack").status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(ParseAffinity, ReadsClassicSwarmForms) {
+  EXPECT_EQ(*ParseAffinity("service==db"), (Json{{"service", "db"}}));
+  EXPECT_EQ(*ParseAffinity("service!=web"), (Json{{"service", "web"}, {"anti", true}}));
+  EXPECT_EQ(*ParseAffinity("service==~db"), (Json{{"service", "db"}, {"soft", true}}));
+  EXPECT_EQ(*ParseAffinity("service!=~web"),
+            (Json{{"service", "web"}, {"anti", true}, {"soft", true}}));
+  EXPECT_EQ(ParseAffinity("container==db").status().message(),
+            "--affinity 'container==db': expected service==ID, service!=ID, service==~ID or "
+            "service!=~ID");
+  EXPECT_EQ(ParseAffinity("service=db").status().code(), StatusCode::kInvalidArgument);
+}
+
 class ClientCommandsTest : public testing::Test {
  protected:
   void SetUp() override {
@@ -113,12 +125,17 @@ TEST_F(ClientCommandsTest, PlacementPreferencesAreAddedAndRemovedByUpdate) {
                  "--placement-pref", "prefer=node.labels.disk==ssd"})
                 .status,
             0);
-  Outcome updated = Run({"service", "update", "web", "-d", "--placement-pref-rm",
-                         "spread=node.labels.az:a=2", "--placement-pref-add", "pack=node.id"});
+  Outcome updated =
+      Run({"service", "update", "web", "-d", "--placement-pref-rm", "spread=node.labels.az:a=2",
+           "--placement-pref-add", "pack=node.id", "--affinity-add", "service!=web"});
   ASSERT_EQ(updated.status, 0) << updated.err;
-  const Json task = Json::parse(Run({"service", "inspect", "web", "-o", "json"}).out)["task"];
+  Json task = Json::parse(Run({"service", "inspect", "web", "-o", "json"}).out)["task"];
   EXPECT_EQ(task["preferences"],
             Json::parse(R"([{"prefer": "node.labels.disk==ssd"}, {"pack": "node.id"}])"));
+  EXPECT_EQ(task["affinity"], Json::parse(R"([{"service": "web", "anti": true}])"));
+  ASSERT_EQ(Run({"service", "update", "web", "-d", "--affinity-rm", "service!=web"}).status, 0);
+  task = Json::parse(Run({"service", "inspect", "web", "-o", "json"}).out)["task"];
+  EXPECT_FALSE(task.contains("affinity")) << task.dump();
   Outcome missing =
       Run({"service", "update", "web", "-d", "--placement-pref-rm", "spread=node.labels.az"});
   EXPECT_EQ(missing.status, 2);

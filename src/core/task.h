@@ -86,6 +86,17 @@ struct PlacementPreference {
   friend bool operator==(const PlacementPreference&, const PlacementPreference&) = default;
 };
 
+// Affinity between services (docs/placement.md, "Affinity"): run on nodes
+// that hold an active task of `service` (anti: that hold none). Hard: a
+// filter; soft: an order, like a soft constraint. Naming the task's own
+// service with anti gives one task per node.
+struct ServiceAffinity {
+  std::string service;
+  bool anti = false;
+  bool soft = false;
+  friend bool operator==(const ServiceAffinity&, const ServiceAffinity&) = default;
+};
+
 // What the filters and the tree need to know about a task; shared by all tasks
 // of one service version.
 struct TaskSpec {
@@ -93,6 +104,7 @@ struct TaskSpec {
   std::vector<std::string> constraints;            // validated "key==value" expressions
   std::vector<PlacementPreference> preferences;    // spread and pack, highest first
   std::vector<std::string> preferred_constraints;  // soft: order nodes, never exclude
+  std::vector<ServiceAffinity> affinities;         // with or without other services' tasks
   std::vector<Platform> platforms;
   std::vector<PortSpec> ports;
   uint64_t max_replicas_per_node = 0;       // 0: no limit

@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 
+#include "filter/affinity_filter.h"
 #include "filter/constraint_filter.h"
 #include "filter/host_port_filter.h"
 #include "filter/max_replicas_filter.h"
@@ -62,7 +63,9 @@ INSTANTIATE_TEST_SUITE_P(
                    "host-mode port already in use on 1 node",
                    "host-mode port already in use on 3 nodes"},
         FilterCase{"max_replicas", [] { return std::make_unique<MaxReplicasFilter>(); }, false,
-                   "max replicas per node limit exceed", "max replicas per node limit exceed"}),
+                   "max replicas per node limit exceed", "max replicas per node limit exceed"},
+        FilterCase{"affinity", [] { return std::make_unique<AffinityFilter>(); }, false,
+                   "affinity not satisfied on 1 node", "affinity not satisfied on 3 nodes"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(ReadyFilter, NeedsReadyAndActive) {
@@ -211,6 +214,38 @@ TEST(MaxReplicasFilter, CountsActiveTasksOfTheService) {
   EXPECT_FALSE(f.Check(node));
   ASSERT_TRUE(f.SetTask(spec, 4));
   EXPECT_TRUE(f.Check(node));
+}
+
+TEST(AffinityFilter, HardRulesOnlyWithResolvedServices) {
+  NodeInfo node = MakeNodeInfo();
+  node.AddActive(7);  // "db"
+  const ServiceLookup lookup = [](std::string_view id) -> std::optional<ServiceIndex> {
+    if (id == "db") return 7;
+    if (id == "web") return 8;
+    return std::nullopt;
+  };
+  AffinityFilter f;
+  TaskSpec spec;
+  spec.affinities = {{"db", false, true}};  // soft only: not a filter
+  f.Resolve(spec, lookup);
+  EXPECT_FALSE(f.SetTask(spec, 0));
+  spec.affinities = {{"db", false, false}, {"web", true, false}};
+  f.Resolve(spec, lookup);
+  ASSERT_TRUE(f.SetTask(spec, 0));
+  EXPECT_TRUE(f.Check(node));
+  node.AddActive(8);  // a "web" task arrives: the anti-affinity fails
+  EXPECT_FALSE(f.Check(node));
+  spec.affinities = {{"unknown", false, false}};
+  f.Resolve(spec, lookup);
+  ASSERT_TRUE(f.SetTask(spec, 0));
+  EXPECT_FALSE(f.Check(node));
+  spec.affinities = {{"unknown", true, false}};  // held nowhere: anti passes
+  f.Resolve(spec, lookup);
+  ASSERT_TRUE(f.SetTask(spec, 0));
+  EXPECT_TRUE(f.Check(node));
+  f.Resolve(spec, {});  // no lookup (berth-agent): nothing can be judged
+  ASSERT_TRUE(f.SetTask(spec, 0));
+  EXPECT_FALSE(f.Check(node));
 }
 
 }  // namespace

@@ -13,16 +13,19 @@
 namespace berth::filter {
 
 Pipeline::Pipeline()
-    : filters_{std::make_unique<ReadyFilter>(),      std::make_unique<ResourceFilter>(),
-               std::make_unique<PluginFilter>(),     std::make_unique<ConstraintFilter>(),
-               std::make_unique<PlatformFilter>(),   std::make_unique<HostPortFilter>(),
-               std::make_unique<MaxReplicasFilter>()} {}
+    : filters_{std::make_unique<ReadyFilter>(),       std::make_unique<ResourceFilter>(),
+               std::make_unique<PluginFilter>(),      std::make_unique<ConstraintFilter>(),
+               std::make_unique<PlatformFilter>(),    std::make_unique<HostPortFilter>(),
+               std::make_unique<MaxReplicasFilter>(), std::make_unique<AffinityFilter>()},
+      affinity_(static_cast<AffinityFilter*>(filters_.back().get())) {}
 
-void Pipeline::SetTask(const TaskSpec& spec, ServiceIndex service, Scope scope) {
-  // In filters_ order: resources, host ports and max replicas depend on what
-  // else runs on the node.
-  static constexpr std::array<bool, kFilterCount> kNodeOnly = {true, false, true, true,
-                                                               true, false, false};
+void Pipeline::SetTask(const TaskSpec& spec, ServiceIndex service, Scope scope,
+                       const ServiceLookup& services) {
+  // In filters_ order: resources, host ports, max replicas and affinity
+  // depend on what else runs on the node.
+  static constexpr std::array<bool, kFilterCount> kNodeOnly = {true, false, true,  true,
+                                                               true, false, false, false};
+  affinity_->Resolve(spec, services);
   enabled_count_ = 0;
   for (int i = 0; i < kFilterCount; ++i) {
     if (scope == Scope::kNodeOnly && !kNodeOnly[i]) continue;

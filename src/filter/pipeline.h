@@ -1,5 +1,6 @@
-// Pipeline: the seven filters of spec/placement.md in spec order, with the
-// failure counts that explain why a task fits nowhere.
+// Pipeline: the seven filters of spec/placement.md in spec order, then
+// affinity (docs/placement.md), with the failure counts that explain why a
+// task fits nowhere.
 //
 // Process(node) runs the filters that take part for the loaded task; the first
 // one that rejects the node gets one more failure. When a node passes, every
@@ -12,13 +13,15 @@
 #include <memory>
 #include <string>
 
+#include "filter/affinity_filter.h"
 #include "filter/filter.h"
+#include "filter/service_lookup.h"
 
 namespace berth::filter {
 
 class Pipeline {
  public:
-  static constexpr int kFilterCount = 7;
+  static constexpr int kFilterCount = 8;
 
   // Which filters take part: all of them, or only those the node alone
   // decides (ready, plugins, constraints, platform) - what a global
@@ -27,7 +30,10 @@ class Pipeline {
 
   Pipeline();
 
-  void SetTask(const TaskSpec& spec, ServiceIndex service, Scope scope = Scope::kAll);
+  // `services` resolves the services the task's affinities name; without
+  // it, no node holds any of them.
+  void SetTask(const TaskSpec& spec, ServiceIndex service, Scope scope = Scope::kAll,
+               const ServiceLookup& services = {});
   bool Process(const NodeInfo& node);
 
   // Non-zero parts joined by "; ", most failures first, ties in pipeline
@@ -36,6 +42,7 @@ class Pipeline {
 
  private:
   std::array<std::unique_ptr<Filter>, kFilterCount> filters_;
+  AffinityFilter* affinity_;                       // filters_.back()
   std::array<Filter*, kFilterCount> enabled_{};    // compacted: the filters taking part
   std::array<int, kFilterCount> enabled_index_{};  // position of enabled_[i] in filters_
   int enabled_count_ = 0;

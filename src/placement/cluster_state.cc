@@ -37,6 +37,12 @@ ServiceIndex ClusterState::InternService(std::string_view service_id) {
   return index;
 }
 
+std::optional<ServiceIndex> ClusterState::FindService(std::string_view service_id) const {
+  auto it = service_by_id_.find(std::string(service_id));
+  if (it == service_by_id_.end()) return std::nullopt;
+  return it->second;
+}
+
 Result<TaskIndex> ClusterState::AddTask(const Task& task, bool preassigned) {
   if (task.id.empty()) return Status::InvalidArgument("task id is empty");
   if (task.spec == nullptr) return Status::InvalidArgument("task '" + task.id + "' has no spec");

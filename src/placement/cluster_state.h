@@ -107,6 +107,8 @@ class ClusterState {
   std::optional<NodeIndex> FindNode(std::string_view id) const;
   std::optional<TaskIndex> FindTask(std::string_view id) const;
   ServiceIndex InternService(std::string_view service_id);
+  // The index of a service some task was added with; absent otherwise.
+  std::optional<ServiceIndex> FindService(std::string_view service_id) const;
   // node(i).active_tasks(), held contiguously so a scan over every node's
   // order key stays in cache.
   uint32_t ActiveTasksOn(NodeIndex node) const { return node_active_[node]; }

@@ -1,5 +1,5 @@
 // Preferences beyond SwarmKit (docs/placement.md): pack-into, weighted
-// spread, binpack and soft constraints. Worked examples (each also in
+// spread, binpack, soft constraints and affinity. Worked examples (each also in
 // docs/placement.md) and properties over random clusters.
 #include <gtest/gtest.h>
 
@@ -194,6 +194,82 @@ TEST(SoftConstraints, MatchingNodesFirstThenTheOthersWithAReason) {
             "scheduler assigned task to node (preference not satisfied: node.labels.disk==ssd)");
 }
 
+ServiceAffinity With(std::string service, bool soft = false) {
+  return {std::move(service), false, soft};
+}
+ServiceAffinity Without(std::string service, bool soft = false) {
+  return {std::move(service), true, soft};
+}
+
+// Hard affinity: only nodes holding the other service's tasks; the others
+// are explained.
+TEST(Affinity, RunsOnlyWhereTheOtherServiceRuns) {
+  TestCluster c;
+  for (const char* id : {"n1", "n2", "n3"}) c.Add(NodeWithCpu(id, 4000));
+  c.AddTask("db.1", "db", SpecReservingCpu(1000), TaskState::kRunning, "n2");
+  auto spec = SpecReservingCpu(1000);
+  spec->affinities = {With("db")};
+  c.AddPending("web", "web", spec, 4);
+  auto big = SpecReservingCpu(1000);
+  big->affinities = {With("db")};
+  c.AddPending("big", "big", big, 1);
+  auto r = c.Schedule();
+  EXPECT_EQ(c.CountsByNode(r), (std::map<std::string, int>{{"n2", 3}}));
+  // Counts after the last node that passed (n2, before it filled up).
+  EXPECT_EQ(c.MessageOf(r, "web3"), "no suitable node (insufficient resources on 1 node)");
+  EXPECT_EQ(c.MessageOf(r, "big0"),
+            "no suitable node (affinity not satisfied on 2 nodes; insufficient resources on 1 "
+            "node)");
+}
+
+// An affinity with a service no node has ever held fits nowhere; an
+// anti-affinity with it fits everywhere.
+TEST(Affinity, AnUnknownServiceIsHeldNowhere) {
+  TestCluster c;
+  c.Add(NodeWithCpu("n1", 4000));
+  auto with = SpecReservingCpu(100);
+  with->affinities = {With("ghost")};
+  c.AddTask("a", "a", with);
+  auto without = SpecReservingCpu(100);
+  without->affinities = {Without("ghost")};
+  c.AddTask("b", "b", without);
+  auto r = c.Schedule();
+  EXPECT_EQ(c.MessageOf(r, "a"), "no suitable node (affinity not satisfied on 1 node)");
+  EXPECT_EQ(c.Placements(r)["b"], "n1");
+}
+
+// Anti-affinity with the service itself: one task per node, counting the
+// tasks placed earlier in the same pass.
+TEST(Affinity, AntiAffinityWithItselfPutsOnePerNode) {
+  TestCluster c;
+  for (const char* id : {"n1", "n2", "n3"}) c.Add(NodeWithCpu(id, 4000));
+  auto spec = SpecReservingCpu(100);
+  spec->affinities = {Without("web")};
+  c.AddPending("web", "web", spec, 4);
+  auto r = c.Schedule();
+  EXPECT_EQ(c.CountsByNode(r), (std::map<std::string, int>{{"n1", 1}, {"n2", 1}, {"n3", 1}}));
+  EXPECT_EQ(c.MessageOf(r, "web3"), "no suitable node (affinity not satisfied on 3 nodes)");
+}
+
+// Soft forms order nodes: away from the cache's node while others have
+// room, then onto it with the reason.
+TEST(Affinity, SoftAntiAffinityPrefersOtherNodesAndSaysWhenItCannot) {
+  TestCluster c;
+  c.Add(NodeWithCpu("n1", 4000));
+  c.Add(NodeWithCpu("n2", 1000));
+  c.AddTask("cache.1", "cache", SpecReservingCpu(0), TaskState::kRunning, "n1");
+  auto spec = SpecReservingCpu(1000);
+  spec->affinities = {Without("cache", true)};
+  c.AddPending("web", "web", spec, 2);
+  auto r = c.Schedule();
+  EXPECT_EQ(c.Placements(r)["web0"], "n2");
+  EXPECT_EQ(c.MessageOf(r, "web0"), "scheduler assigned task to node");
+  EXPECT_EQ(c.Placements(r)["web1"], "n1");
+  EXPECT_EQ(c.MessageOf(r, "web1"),
+            "scheduler assigned task to node (preference not satisfied: anti-affinity with "
+            "cache)");
+}
+
 // ---- Properties over random clusters ----
 
 struct RandomCluster {
@@ -308,6 +384,21 @@ TEST(Properties, SoftConstraintsNeverMakeAFeasibleTaskPending) {
       pending.push_back(Pending(c.Schedule()));
     }
     EXPECT_EQ(pending[0], pending[1]) << "seed " << seed;
+  }
+}
+
+TEST(Properties, AntiAffinityWithItselfNeverPutsTwoOnANode) {
+  for (uint32_t seed = 0; seed < 200; ++seed) {
+    TestCluster c;
+    RandomCluster random(seed);
+    random.Fill(c);
+    auto spec = SpecReservingCpu(500);
+    spec->affinities = {Without("S")};
+    if (random.Between(0, 1)) spec->preferences = {Spread("node.labels.az")};
+    if (random.Between(0, 1)) spec->preferences.push_back(Pack("node.id"));
+    c.AddPending("t", "S", spec, random.Between(1, 60));
+    for (const auto& [node, count] : c.CountsByNode(c.Schedule()))
+      EXPECT_EQ(count, 1) << "seed " << seed << " node " << node;
   }
 }
 

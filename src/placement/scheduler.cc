@@ -108,7 +108,7 @@ class Scheduler::Pass {
   int SpreadOverBranches(std::vector<uint32_t> usable, int n);
   int SpreadByWeight(uint32_t tree_node, int n);
   int PackIntoBranches(uint32_t tree_node, int n);
-  uint32_t SoftMisses(const Node& node) const;
+  bool SoftRuleMet(size_t rule, NodeIndex node) const;
   uint32_t AssignedMessage(NodeIndex node);
   int PlaceOnLeaf(TreeNode& leaf, int n);
   void OrderLeaf(TreeNode& leaf);
@@ -126,9 +126,17 @@ class Scheduler::Pass {
 
   // The group being placed.
   ServiceIndex service_ = 0;
-  std::vector<TreeLevel> levels_;                  // its spread and pack levels
-  bool binpack_ = false;                           // its leaves order nodes by room left
-  std::vector<constraint::Constraint> preferred_;  // its soft constraints
+  std::vector<TreeLevel> levels_;  // its spread and pack levels
+  bool binpack_ = false;           // its leaves order nodes by room left
+  // Its soft rules: soft constraints, then soft affinities.
+  struct SoftRule {
+    std::string name;  // as the assigned message names it
+    std::optional<constraint::Constraint> constraint;
+    std::optional<ServiceIndex> service;  // an affinity's (absent: held nowhere)
+    bool anti = false;
+  };
+  std::vector<SoftRule> soft_;
+  filter::ServiceLookup services_ = [this](std::string_view id) { return state_.FindService(id); };
   std::vector<std::pair<uint32_t, uint32_t>> assigned_messages_;  // miss mask -> message
   std::vector<std::pair<NodeIndex, uint32_t>> faulty_;  // nodes at/over max_failures, sorted
   std::span<const TaskIndex> group_;
@@ -204,7 +212,7 @@ PassResult Scheduler::Pass::Run() {
 
 void Scheduler::Pass::LoadGroup(const TaskRecord& first) {
   service_ = first.service;
-  pipeline_.SetTask(*first.spec, first.service);
+  pipeline_.SetTask(*first.spec, first.service, filter::Pipeline::Scope::kAll, services_);
   const std::vector<PlacementPreference>& preferences = first.spec->preferences;
   levels_.clear();
   for (const PlacementPreference& p : preferences)
@@ -212,12 +220,16 @@ void Scheduler::Pass::LoadGroup(const TaskRecord& first) {
   binpack_ = !preferences.empty() && preferences.back().IsNodeId()
                  ? preferences.back().kind == PlacementPreference::Kind::kPack
                  : options_.strategy == PlacementStrategy::kBinpack;
-  preferred_.clear();
+  soft_.clear();
   assigned_messages_.clear();
   // Validated at submission; one that no longer parses is ignored.
   for (const std::string& expression : first.spec->preferred_constraints)
     if (Result<constraint::Constraint> c = constraint::Parse(expression); c.ok())
-      preferred_.push_back(std::move(*c));
+      soft_.push_back({expression, std::move(*c), std::nullopt, false});
+  for (const ServiceAffinity& a : first.spec->affinities)
+    if (a.soft)
+      soft_.push_back({(a.anti ? "anti-affinity with " : "affinity with ") + a.service,
+                       std::nullopt, state_.FindService(a.service), a.anti});
   faulty_.clear();
   Timestamp since = now_ - options_.failure_window;
   for (NodeIndex n : state_.NodesWithFailures(first.service, first.spec_version)) {
@@ -233,33 +245,33 @@ NodeKey Scheduler::Pass::KeyOf(NodeIndex n, uint32_t service_tasks) const {
     if (it != faulty_.end() && it->first == n) faulty = it->second;
   }
   uint32_t misses = 0;
-  for (const constraint::Constraint& c : preferred_)
-    misses += !constraint::Matches(c, state_.node(n).node());
+  for (size_t rule = 0; rule < soft_.size(); ++rule) misses += !SoftRuleMet(rule, n);
   if (binpack_)
     return NodeKey::Binpack(faulty, misses, RoomLeft(state_.node(n)), service_tasks, ranks_[n]);
   return NodeKey::Make(faulty, misses, service_tasks, state_.ActiveTasksOn(n), ranks_[n]);
 }
 
-// Bit i set: the node does not match soft constraint i (constraints past
-// the 32nd share bit 31; the node key counts every miss).
-uint32_t Scheduler::Pass::SoftMisses(const Node& node) const {
-  uint32_t mask = 0;
-  for (size_t i = 0; i < preferred_.size(); ++i)
-    if (!constraint::Matches(preferred_[i], node)) mask |= 1u << std::min<size_t>(i, 31);
-  return mask;
+bool Scheduler::Pass::SoftRuleMet(size_t rule, NodeIndex node) const {
+  const SoftRule& r = soft_[rule];
+  if (r.constraint) return constraint::Matches(*r.constraint, state_.node(node).node());
+  const bool holds = r.service && state_.node(node).ActiveTasksOf(*r.service) > 0;
+  return holds != r.anti;
 }
 
-// The success message, naming the soft constraints the node does not meet.
+// The success message for a task about to go to `node`, naming the soft
+// rules the node does not meet (rules past the 32nd share the last bit of
+// the mask that caches the messages).
 uint32_t Scheduler::Pass::AssignedMessage(NodeIndex node) {
-  if (preferred_.empty()) return 0;
-  const uint32_t mask = SoftMisses(state_.node(node).node());
+  uint32_t mask = 0;
+  for (size_t rule = 0; rule < soft_.size(); ++rule)
+    if (!SoftRuleMet(rule, node)) mask |= 1u << std::min<size_t>(rule, 31);
   if (mask == 0) return 0;
   for (const auto& [m, id] : assigned_messages_)
     if (m == mask) return id;
   std::string unmet;
-  for (size_t i = 0; i < preferred_.size(); ++i)
-    if (mask & (1u << std::min<size_t>(i, 31)))
-      unmet += (unmet.empty() ? "" : ", ") + state_.task(group_[0]).spec->preferred_constraints[i];
+  for (size_t rule = 0; rule < soft_.size(); ++rule)
+    if (mask & (1u << std::min<size_t>(rule, 31)))
+      unmet += (unmet.empty() ? "" : ", ") + soft_[rule].name;
   const uint32_t id =
       MessageId(std::string(kAssignedMessage) + " (preference not satisfied: " + unmet + ")");
   assigned_messages_.emplace_back(mask, id);
@@ -275,8 +287,9 @@ uint32_t Scheduler::Pass::MessageId(std::string message) {
 
 void Scheduler::Pass::AssignNext(NodeIndex node) {
   TaskIndex task = group_[next_task_++];
+  const uint32_t message = AssignedMessage(node);  // before the task counts on the node
   state_.Assign(task, node, now_);
-  result_.decisions.push_back({task, node, AssignedMessage(node)});
+  result_.decisions.push_back({task, node, message});
 }
 
 // Tasks of the group not placed stay pending with the pipeline's explanation.
@@ -298,7 +311,7 @@ void Scheduler::Pass::LeaveRestPending(std::string explanation) {
 // A preassigned (global service) task: the full pipeline on its one node.
 void Scheduler::Pass::SchedulePreassigned(TaskIndex task) {
   const TaskRecord& t = state_.task(task);
-  pipeline_.SetTask(*t.spec, t.service);
+  pipeline_.SetTask(*t.spec, t.service, filter::Pipeline::Scope::kAll, services_);
   NodeIndex node = t.node;
   if (pipeline_.Process(state_.node(node))) {
     state_.Assign(task, node, now_);
@@ -319,10 +332,11 @@ void Scheduler::Pass::ScheduleGroup(std::span<const TaskIndex> tasks) {
   next_task_ = 0;
   const TaskRecord& first = state_.task(tasks.front());
   LoadGroup(first);
-  if (options_.fast_paths && tasks.size() == 1 && levels_.empty() && !binpack_ &&
-      preferred_.empty() && faulty_.empty() && state_.ActiveTasksOfService(service_) == 0) {
+  if (options_.fast_paths && tasks.size() == 1 && levels_.empty() && !binpack_ && soft_.empty() &&
+      faulty_.empty() && state_.ActiveTasksOfService(service_) == 0) {
     if (PlaceOnLeastLoaded()) return;
-    pipeline_.SetTask(*first.spec, first.service);  // the scan below counts afresh
+    // The scan below counts afresh.
+    pipeline_.SetTask(*first.spec, first.service, filter::Pipeline::Scope::kAll, services_);
   }
   BuildTree(tasks.size());
   PlaceOnSubtree(0, static_cast<int>(tasks.size()));
@@ -567,7 +581,7 @@ int Scheduler::Pass::PlaceOnLeaf(TreeNode& leaf, int n) {
     AssignNext(current.node);
     // The task placed is active: one more of the service, one more in total
     // (and, for binpack, less room left).
-    current.key = binpack_ ? KeyOf(current.node) : current.key.WithOneMoreTask();
+    current.key = binpack_ || !soft_.empty() ? KeyOf(current.node) : current.key.WithOneMoreTask();
     if (++scheduled == n) return scheduled;
     if (round_robin || at + 1 == count || nodes[at + 1] < current) advance();
     for (size_t skipped = 0; failed_[at] || !pipeline_.Process(state_.node(nodes[at].node));) {
@@ -605,7 +619,7 @@ void Scheduler::Pass::ScheduleOneOffRun(std::span<const TaskIndex> tasks) {
   }
   if (next_task_ == group_.size()) return;
   // Nothing passes any more: explain as a fresh per-task scan would.
-  pipeline_.SetTask(*first.spec, first.service);
+  pipeline_.SetTask(*first.spec, first.service, filter::Pipeline::Scope::kAll, services_);
   for (NodeIndex n = 0; n < state_.node_count(); ++n) (void)pipeline_.Process(state_.node(n));
   LeaveRestPending(pipeline_.Explain());
 }
