@@ -402,5 +402,28 @@ TEST(Properties, AntiAffinityWithItselfNeverPutsTwoOnANode) {
   }
 }
 
+// Point 7 of issue 18: the same input (and seed) gives the same plan,
+// whatever the preferences.
+TEST(Properties, TheSameClusterGivesTheSamePlan) {
+  for (uint32_t seed = 0; seed < 50; ++seed) {
+    std::vector<std::map<std::string, std::string>> plans;
+    for (int run = 0; run < 2; ++run) {
+      TestCluster c;
+      RandomCluster random(seed);
+      random.Fill(c);
+      auto spec = SpecReservingCpu(500);
+      spec->preferences = {Spread("node.labels.az", {{"a", 2}, {"b", 1}}, 1),
+                           Pack("node.labels.rack"), Pack("node.id")};
+      spec->preferred_constraints = {"node.labels.disk==ssd"};
+      spec->affinities = {Without("other", true), Without("S")};
+      c.AddPending("t", "S", spec, random.Between(1, 60));
+      SchedulerOptions options;
+      options.tie_break_seed = seed;
+      plans.push_back(c.Placements(c.Schedule(testing::At(1000), options)));
+    }
+    EXPECT_EQ(plans[0], plans[1]) << "seed " << seed;
+  }
+}
+
 }  // namespace
 }  // namespace berth::placement
