@@ -125,6 +125,49 @@ TEST_F(DaemonTest, ServicesArePlacedByTheControlLoopAndExplainPendingTasks) {
   EXPECT_EQ(running, 1);
 }
 
+// Issue 18 through berthd: an anti-affinity with itself puts one task per
+// node and explains the rest.
+TEST_F(DaemonTest, AntiAffinityWithItselfThroughTheControlLoop) {
+  for (const char* node : {R"({"id": "n1"})", R"({"id": "n2"})"})
+    ASSERT_EQ(Call("POST", "/v1/nodes", node).first, 201);
+  ASSERT_EQ(Call("POST", "/v1/services", R"({"id": "web", "replicas": 3,
+                 "task": {"affinity": [{"service": "web", "anti": true}]}})")
+                .first,
+            201);
+  ASSERT_TRUE(daemon_->WaitSettled(std::chrono::seconds(20)));
+  std::map<std::string, int> per_node;
+  const Json tasks = Call("GET", "/v1/tasks?service=web").second["tasks"];
+  for (const Json& t : tasks) {
+    if (t["state"] == "pending") {
+      EXPECT_EQ(t["message"], "no suitable node (affinity not satisfied on 2 nodes)") << t.dump();
+    }
+    ++per_node[t.value("node", "")];
+  }
+  EXPECT_EQ(per_node, (std::map<std::string, int>{{"", 1}, {"n1", 1}, {"n2", 1}}));
+}
+
+class BinpackDaemonTest : public DaemonTest {
+  void Configure(DaemonOptions& options) override {
+    options.reconciler.placement.strategy = placement::PlacementStrategy::kBinpack;
+  }
+};
+
+// berthd --placement-strategy binpack fills a node before the next.
+TEST_F(BinpackDaemonTest, TasksFillOneNodeBeforeTheNext) {
+  for (const char* node :
+       {R"({"id": "n1", "resources": {"cpu": 2}})", R"({"id": "n2", "resources": {"cpu": 2}})"})
+    ASSERT_EQ(Call("POST", "/v1/nodes", node).first, 201);
+  ASSERT_EQ(Call("POST", "/v1/services",
+                 R"({"id": "web", "replicas": 3, "task": {"resources": {"cpu": 1}}})")
+                .first,
+            201);
+  ASSERT_TRUE(daemon_->WaitSettled(std::chrono::seconds(20)));
+  std::map<std::string, int> per_node;
+  const Json tasks = Call("GET", "/v1/tasks?service=web").second["tasks"];
+  for (const Json& t : tasks) ++per_node[t.value("node", "")];
+  EXPECT_EQ(per_node, (std::map<std::string, int>{{"n1", 2}, {"n2", 1}}));
+}
+
 TEST_F(DaemonTest, ASecondDaemonOnTheSameDataDirectoryIsRefused) {
   Result<std::unique_ptr<Daemon>> second = Daemon::Open(Options());
   ASSERT_FALSE(second.ok());
