@@ -76,7 +76,7 @@ Json EncodeTaskSpec(const TaskSpec& spec) {
     const bool pack = p.kind == PlacementPreference::Kind::kPack;
     Json level = {{pack ? "pack" : "spread", p.descriptor}};
     for (const auto& [value, weight] : p.weights) level["weights"][value] = weight;
-    if (!p.weights.empty() && p.other_weight != 0) level["weights"]["*"] = p.other_weight;
+    if (p.other_weight != 0) level["weights"]["*"] = p.other_weight;
     out["preferences"].push_back(std::move(level));
   }
   for (const std::string& c : spec.preferred_constraints)

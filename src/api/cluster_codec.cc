@@ -228,11 +228,10 @@ Status ReadPreference(const Json& value, const std::string& path, PreferenceEntr
   if (value.contains("weights") && !value.contains("spread"))
     return FieldError(path, "'weights' goes only with 'spread'");
   if (value.contains("prefer")) {
-    std::vector<std::string> one;
-    BERTH_RETURN_IF_ERROR(
-        ReadConstraints(Json::array({value["prefer"]}), FieldPath(path, "prefer"), &one));
-    out->prefer = std::move(one.front());
-    return Status::Ok();
+    const std::string at = FieldPath(path, "prefer");
+    BERTH_RETURN_IF_ERROR(ReadConstraint(value["prefer"], at, &out->prefer));
+    Result<constraint::Constraint> parsed = constraint::Parse(out->prefer);
+    return parsed.ok() ? Status::Ok() : FieldError(at, parsed.status().message());
   }
   PlacementPreference level;
   level.kind = value.contains("pack") ? PlacementPreference::Kind::kPack
@@ -382,6 +381,14 @@ Status DecodeTaskSpec(const Json& value, const std::string& path, TaskSpec* spec
   BERTH_RETURN_IF_ERROR(ReadField(value, "constraints", path, ReadConstraints, &s.constraints));
   BERTH_RETURN_IF_ERROR(ReadField(value, "preferences", path, ReadPreferences, &s));
   BERTH_RETURN_IF_ERROR(ReadField(value, "affinity", path, ReadAffinities, &s.affinities));
+  // The engine tells soft rules apart in a 32-bit mask (scheduler.cc).
+  const size_t soft_rules =
+      s.preferred_constraints.size() +
+      std::count_if(s.affinities.begin(), s.affinities.end(), [](const auto& a) { return a.soft; });
+  if (soft_rules > 32)
+    return FieldError(path,
+                      "at most 32 soft rules ('prefer' preferences and soft affinities), got " +
+                          std::to_string(soft_rules));
   BERTH_RETURN_IF_ERROR(ReadField(value, "platforms", path, ReadPlatforms, &s.platforms));
   BERTH_RETURN_IF_ERROR(ReadField(value, "ports", path, ReadPorts, &s.ports));
   BERTH_RETURN_IF_ERROR(

@@ -265,7 +265,12 @@ TEST(DecodePlacement, InvalidTemplatesNameTheirPath) {
   EXPECT_EQ(task(R"({"affinity": [{"service": "db", "hard": true}]})"),
             at + "affinity[0]: unknown field 'hard'");
   EXPECT_EQ(task(R"({"preferences": [{"prefer": "node.labels.disk=ssd"}]})"),
-            at + "preferences[0].prefer[0]: constraint expected one operator from ==, !=");
+            at + "preferences[0].prefer: constraint expected one operator from ==, !=");
+  std::string many = R"({"preferences": [)";
+  for (int i = 0; i < 33; ++i) many += std::string(i ? "," : "") + R"({"prefer": "node.id==n"})";
+  EXPECT_EQ(task(many + "]}"),
+            at.substr(0, at.size() - 1) +
+                ": at most 32 soft rules ('prefer' preferences and soft affinities), got 33");
   EXPECT_EQ(task(R"({"ports": [{"published": 70000}]})"),
             at + "ports[0].published: expected a port number 1..65535, got 70000");
   EXPECT_EQ(task(R"({"ports": [{"protocol": "icmp", "published": 1}]})"),

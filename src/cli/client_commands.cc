@@ -239,11 +239,15 @@ Result<Json> ParsePlacementPref(const std::string& text) {
   for (const std::string& pair : SplitCommas(rest.substr(colon + 1))) {
     const size_t at = pair.find('=');
     char* end = nullptr;
-    const long weight = at == std::string::npos ? -1 : std::strtol(pair.c_str() + at + 1, &end, 10);
-    if (at == std::string::npos || at == 0 || weight < 0 || end == pair.c_str() + at + 1 ||
-        *end != '\0')
+    const bool digits = at != std::string::npos && at > 0 && at + 1 < pair.size() &&
+                        std::isdigit(static_cast<unsigned char>(pair[at + 1]));
+    const long weight = digits ? std::strtol(pair.c_str() + at + 1, &end, 10) : -1;
+    if (!digits || *end != '\0')
       return invalid("expected VALUE=WEIGHT (a whole number) after ':', got '" + pair + "'");
-    preference["weights"][pair.substr(0, at)] = weight;
+    const std::string value = pair.substr(0, at);
+    if (preference.contains("weights") && preference["weights"].contains(value))
+      return invalid("'" + value + "' is given two weights");
+    preference["weights"][value] = weight;
   }
   return preference;
 }

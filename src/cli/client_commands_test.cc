@@ -51,6 +51,10 @@ TEST(ParsePlacementPref, ReadsSpreadWeightsPackAndPrefer) {
             "--placement-pref 'spread=node.labels.az:east=many': expected VALUE=WEIGHT (a whole "
             "number) after ':', got 'east=many'");
   EXPECT_EQ(ParsePlacementPref("binpack").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParsePlacementPref("spread=node.labels.az:east=+3").status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParsePlacementPref("spread=node.labels.az:east=1,east=2").status().message(),
+            "--placement-pref 'spread=node.labels.az:east=1,east=2': 'east' is given two weights");
 }
 
 TEST(ParseAffinity, ReadsClassicSwarmForms) {

@@ -270,6 +270,36 @@ TEST(Affinity, SoftAntiAffinityPrefersOtherNodesAndSaysWhenItCannot) {
             "cache)");
 }
 
+// A matching node with room is always used before one that misses a soft
+// rule: the spec's walk (which compares a node only with the next) would
+// have sent the fifth task to hdd1 while ssd1 had room.
+TEST(SoftConstraints, EveryMatchingNodeFillsBeforeAnyOther) {
+  TestCluster c;
+  c.Add(Labelled("hdd1", 16000, {{"disk", "hdd"}}));
+  c.Add(Labelled("ssd1", 3000, {{"disk", "ssd"}}));
+  c.Add(Labelled("ssd2", 3000, {{"disk", "ssd"}}));
+  auto spec = SpecReservingCpu(1000);
+  spec->preferred_constraints = {"node.labels.disk==ssd"};
+  c.AddPending("t", "S", spec, 7);
+  auto r = c.Schedule();
+  EXPECT_EQ(c.CountsByNode(r), (std::map<std::string, int>{{"hdd1", 1}, {"ssd1", 3}, {"ssd2", 3}}));
+}
+
+// weights {"*": 1} alone is a weighted spread with equal weights: the
+// formula of the weighted split, not the spec's.
+TEST(WeightedSpread, AStarWeightAloneUsesTheWeightedSplit) {
+  TestCluster c;
+  for (const char* az : {"a", "b", "c"}) c.Add(Labelled(az, 8000, {{"az", az}}));
+  auto spec = SpecReservingCpu(1000);
+  spec->preferences = {Spread("node.labels.az", {}, 1)};
+  c.AddTask("old1", "S", spec, TaskState::kRunning, "a");
+  c.AddTask("old2", "S", spec, TaskState::kRunning, "a");
+  c.AddPending("t", "S", spec, 2);
+  auto r = c.Schedule();
+  // T = 4: targets 2/1/1 by largest remainder (ties in branch order).
+  EXPECT_EQ(c.CountsByNode(r), (std::map<std::string, int>{{"b", 1}, {"c", 1}}));
+}
+
 // ---- Properties over random clusters ----
 
 struct RandomCluster {

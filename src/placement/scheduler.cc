@@ -63,7 +63,7 @@ struct TreeLevel {
   }
 
   bool pack() const { return preference->kind == PlacementPreference::Kind::kPack; }
-  bool weighted() const { return !preference->weights.empty(); }
+  bool weighted() const { return !preference->weights.empty() || preference->other_weight != 0; }
   // A branch's weight: its value's, or "*"'s for values not listed and "".
   uint32_t WeightOf(std::string_view value) const {
     const auto& weights = preference->weights;
@@ -111,6 +111,7 @@ class Scheduler::Pass {
   bool SoftRuleMet(size_t rule, NodeIndex node) const;
   uint32_t AssignedMessage(NodeIndex node);
   int PlaceOnLeaf(TreeNode& leaf, int n);
+  int PlaceBestFirst(std::vector<Candidate>& nodes, int n);
   void OrderLeaf(TreeNode& leaf);
   void AssignNext(NodeIndex node);
   void LeaveRestPending(std::string explanation_or_message);
@@ -563,6 +564,7 @@ void Scheduler::Pass::OrderLeaf(TreeNode& leaf) {
 // skipped for the rest of this call.
 int Scheduler::Pass::PlaceOnLeaf(TreeNode& leaf, int n) {
   OrderLeaf(leaf);
+  if (!soft_.empty()) return PlaceBestFirst(leaf.leaf, n);
   std::vector<Candidate>& nodes = leaf.leaf;
   const size_t count = nodes.size();
   if (count == 0) return 0;
@@ -581,13 +583,37 @@ int Scheduler::Pass::PlaceOnLeaf(TreeNode& leaf, int n) {
     AssignNext(current.node);
     // The task placed is active: one more of the service, one more in total
     // (and, for binpack, less room left).
-    current.key = binpack_ || !soft_.empty() ? KeyOf(current.node) : current.key.WithOneMoreTask();
+    current.key = binpack_ ? KeyOf(current.node) : current.key.WithOneMoreTask();
     if (++scheduled == n) return scheduled;
     if (round_robin || at + 1 == count || nodes[at + 1] < current) advance();
     for (size_t skipped = 0; failed_[at] || !pipeline_.Process(state_.node(nodes[at].node));) {
       failed_[at] = 1;
       advance();
       if (++skipped == count) return scheduled;  // no node passes any more
+    }
+  }
+  return scheduled;
+}
+
+// With soft rules the walk above could pass over a node that meets them
+// for one that does not (it compares a node only with the next one), so
+// each task takes the passing node with the smallest key instead: a
+// min-heap of the leaf, in which only the node just used changes. Nodes
+// that stop passing leave the leaf.
+int Scheduler::Pass::PlaceBestFirst(std::vector<Candidate>& nodes, int n) {
+  auto worse = [](const Candidate& a, const Candidate& b) { return b < a; };
+  std::make_heap(nodes.begin(), nodes.end(), worse);
+  int scheduled = 0;
+  while (scheduled < n && next_task_ < group_.size() && !nodes.empty()) {
+    std::pop_heap(nodes.begin(), nodes.end(), worse);
+    Candidate& best = nodes.back();
+    AssignNext(best.node);
+    ++scheduled;
+    if (pipeline_.Process(state_.node(best.node))) {
+      best.key = KeyOf(best.node);
+      std::push_heap(nodes.begin(), nodes.end(), worse);
+    } else {
+      nodes.pop_back();
     }
   }
   return scheduled;
