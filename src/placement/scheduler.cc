@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "constraint/constraint.h"
+#include "core/ascii.h"
 #include "filter/pipeline.h"
 #include "placement/node_order.h"
 
@@ -42,10 +43,7 @@ struct TreeLevel {
     // the prefix case-insensitive.
     const std::string_view descriptor = preference.descriptor;
     auto has_prefix = [&](std::string_view prefix) {
-      if (descriptor.size() <= prefix.size()) return false;
-      for (size_t i = 0; i < prefix.size(); ++i)
-        if ((descriptor[i] | 0x20) != prefix[i]) return false;
-      return true;
+      return descriptor.size() > prefix.size() && StartsWithIgnoreCase(descriptor, prefix);
     };
     constexpr std::string_view kNode = "node.labels.", kEngine = "engine.labels.";
     if (has_prefix(kNode)) return {&Node::labels, descriptor.substr(kNode.size()), &preference};
@@ -88,6 +86,10 @@ class Scheduler::Pass {
 
  private:
   void LoadGroup(const TaskRecord& first);
+  // Loads the task into the pipeline, with its failure counts at zero.
+  void LoadFilters(const TaskRecord& t) {
+    pipeline_.SetTask(*t.spec, t.service, filter::Pipeline::Scope::kAll, services_);
+  }
   NodeKey KeyOf(NodeIndex node) const { return KeyOf(node, ServiceTasksOn(node)); }
   NodeKey KeyOf(NodeIndex node, uint32_t service_tasks) const;
   // The group's service's active tasks on `node`, without a lookup when the
@@ -213,7 +215,7 @@ PassResult Scheduler::Pass::Run() {
 
 void Scheduler::Pass::LoadGroup(const TaskRecord& first) {
   service_ = first.service;
-  pipeline_.SetTask(*first.spec, first.service, filter::Pipeline::Scope::kAll, services_);
+  LoadFilters(first);
   const std::vector<PlacementPreference>& preferences = first.spec->preferences;
   levels_.clear();
   for (const PlacementPreference& p : preferences)
@@ -312,7 +314,7 @@ void Scheduler::Pass::LeaveRestPending(std::string explanation) {
 // A preassigned (global service) task: the full pipeline on its one node.
 void Scheduler::Pass::SchedulePreassigned(TaskIndex task) {
   const TaskRecord& t = state_.task(task);
-  pipeline_.SetTask(*t.spec, t.service, filter::Pipeline::Scope::kAll, services_);
+  LoadFilters(t);
   NodeIndex node = t.node;
   if (pipeline_.Process(state_.node(node))) {
     state_.Assign(task, node, now_);
@@ -336,8 +338,7 @@ void Scheduler::Pass::ScheduleGroup(std::span<const TaskIndex> tasks) {
   if (options_.fast_paths && tasks.size() == 1 && levels_.empty() && !binpack_ && soft_.empty() &&
       faulty_.empty() && state_.ActiveTasksOfService(service_) == 0) {
     if (PlaceOnLeastLoaded()) return;
-    // The scan below counts afresh.
-    pipeline_.SetTask(*first.spec, first.service, filter::Pipeline::Scope::kAll, services_);
+    LoadFilters(first);  // the scan below counts afresh
   }
   BuildTree(tasks.size());
   PlaceOnSubtree(0, static_cast<int>(tasks.size()));
@@ -595,11 +596,12 @@ int Scheduler::Pass::PlaceOnLeaf(TreeNode& leaf, int n) {
   return scheduled;
 }
 
-// With soft rules the walk above could pass over a node that meets them
-// for one that does not (it compares a node only with the next one), so
-// each task takes the passing node with the smallest key instead: a
-// min-heap of the leaf, in which only the node just used changes. Nodes
-// that stop passing leave the leaf.
+// Gives each of up to n tasks the passing node of `nodes` with the smallest
+// key: a min-heap in which only the node just used changes (placing a task
+// changes only its node's key and filters). Nodes that stop passing leave
+// `nodes`. Used by leaves of groups with soft rules, where the walk above
+// could pass over a node that meets them for one that does not (it compares
+// a node only with the next one), and by runs of one-off tasks.
 int Scheduler::Pass::PlaceBestFirst(std::vector<Candidate>& nodes, int n) {
   auto worse = [](const Candidate& a, const Candidate& b) { return b < a; };
   std::make_heap(nodes.begin(), nodes.end(), worse);
@@ -628,24 +630,13 @@ void Scheduler::Pass::ScheduleOneOffRun(std::span<const TaskIndex> tasks) {
   next_task_ = 0;
   const TaskRecord& first = state_.task(tasks.front());
   LoadGroup(first);
-  std::vector<Candidate> heap;
+  std::vector<Candidate> passing;
   for (NodeIndex n = 0; n < state_.node_count(); ++n)
-    if (pipeline_.Process(state_.node(n))) heap.push_back({KeyOf(n), n});
-  auto worse = [](const Candidate& a, const Candidate& b) { return b < a; };
-  std::make_heap(heap.begin(), heap.end(), worse);
-  while (next_task_ < group_.size() && !heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end(), worse);
-    Candidate best = heap.back();
-    heap.pop_back();
-    AssignNext(best.node);
-    if (pipeline_.Process(state_.node(best.node))) {
-      heap.push_back({KeyOf(best.node), best.node});
-      std::push_heap(heap.begin(), heap.end(), worse);
-    }
-  }
+    if (pipeline_.Process(state_.node(n))) passing.push_back({KeyOf(n), n});
+  PlaceBestFirst(passing, static_cast<int>(tasks.size()));
   if (next_task_ == group_.size()) return;
   // Nothing passes any more: explain as a fresh per-task scan would.
-  pipeline_.SetTask(*first.spec, first.service, filter::Pipeline::Scope::kAll, services_);
+  LoadFilters(first);
   for (NodeIndex n = 0; n < state_.node_count(); ++n) (void)pipeline_.Process(state_.node(n));
   LeaveRestPending(pipeline_.Explain());
 }
