@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "process.h"
@@ -123,6 +124,58 @@ TEST_F(ServiceCli, CreateWaitsShowsProgressAndTheReadmeSequenceWorks) {
   Process::Exit bad = Berth({"service", "update", "nothing", "--replicas", "1"});
   EXPECT_EQ(bad.status, 1);
   EXPECT_EQ(bad.output, "berth: no service 'nothing'\n");
+}
+
+// Nodes join a running cluster: `service rebalance` moves the tasks the
+// engine would now place on them, as a rolling update, and a service with
+// `--rebalance on-join` is rebalanced by berthd itself.
+TEST_F(ServiceCli, RebalanceAfterNodesJoin) {
+  for (const char* node : {"n1", "n2"})
+    ASSERT_EQ(Berth({"node", "add", node, "--cpu", "4"}).status, 0);
+  ASSERT_EQ(Berth({"service", "create", "web", "--replicas", "4", "--update-monitor", "0s"}).status,
+            0);
+  for (const char* node : {"n3", "n4"})
+    ASSERT_EQ(Berth({"node", "add", node, "--cpu", "4"}).status, 0);
+  auto running_on = [&](const std::string& node) {
+    Process::Exit ps = Berth({"node", "ps", node, "--filter", "desired-state=running"});
+    return std::count(ps.output.begin(), ps.output.end(), '\n') - 1;  // less the header
+  };
+  EXPECT_EQ(running_on("n3"), 0);  // joining alone moves nothing ("manual")
+  Process::Exit rebalanced = Berth({"service", "rebalance", "web"});
+  ASSERT_EQ(rebalanced.status, 0) << rebalanced.output;
+  EXPECT_NE(rebalanced.output.find("verify: service converged"), std::string::npos)
+      << rebalanced.output;
+  for (const char* node : {"n1", "n2", "n3", "n4"}) EXPECT_EQ(running_on(node), 1) << node;
+  Process::Exit inspect = Berth({"service", "inspect", "web", "-o", "json"});
+  EXPECT_NE(inspect.output.find("\"message\": \"rebalance completed\""), std::string::npos)
+      << inspect.output;
+  EXPECT_NE(inspect.output.find("\"replaced\": 2"), std::string::npos) << inspect.output;
+  Process::Exit history = Berth({"service", "ps", "web"});
+  EXPECT_NE(history.output.find("(rebalance)"), std::string::npos) << history.output;
+
+  // berthd rebalances an on-join service when n5 joins: the engine would
+  // now put one of its four tasks there (the node with the fewest tasks).
+  ASSERT_EQ(Berth({"service", "create", "api", "--replicas", "4", "--rebalance", "on-join",
+                   "--update-monitor", "0s"})
+                .status,
+            0);
+  ASSERT_EQ(Berth({"node", "add", "n5", "--cpu", "4"}).status, 0);
+  std::string status;
+  for (int i = 0; i < 300; ++i) {  // up to 30 s for the loop to finish the rebalance
+    Process::Exit api = Berth({"service", "inspect", "api", "-o", "json"});
+    if (api.output.find("\"update_kind\": \"rebalance\"") != std::string::npos &&
+        api.output.find("\"state\": \"completed\"") != std::string::npos) {
+      status = api.output;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_FALSE(status.empty()) << "no completed rebalance of api";
+  Process::Exit api_on_n5 = Berth({"node", "ps", "n5", "--filter", "desired-state=running"});
+  EXPECT_NE(api_on_n5.output.find("api."), std::string::npos) << api_on_n5.output;
+  Process::Exit api_tasks = Berth({"task", "ls", "--service", "api", "--desired-state", "running"});
+  EXPECT_EQ(std::count(api_tasks.output.begin(), api_tasks.output.end(), '\n'), 5)
+      << api_tasks.output;
 }
 
 }  // namespace

@@ -87,4 +87,18 @@ Json EncodeUpdateConfig(const orchestrator::UpdateConfig& config) {
               {"order", std::string(orchestrator::ToString(config.order))}};
 }
 
+Status CheckRebalanceSetting(const Json& value, const std::string& path) {
+  std::string text;
+  BERTH_RETURN_IF_ERROR(ReadString(value, path, &text));
+  if (text != "manual" && text != "on-join")
+    return FieldError(path, "rebalance '" + text + "' is not one of manual, on-join");
+  return Status::Ok();
+}
+
+uint64_t TemplateVersionOf(const Json& service) {
+  const uint64_t version = service.value("spec_version", uint64_t{0});
+  const auto it = service.find("template_version");
+  return it != service.end() && it->is_number_unsigned() ? it->get<uint64_t>() : version;
+}
+
 }  // namespace berth::api

@@ -8,6 +8,7 @@
 //                      "failure_action": "pause" | "continue" | "rollback",
 //                      "monitor": "5s", "max_failure_ratio": 0,
 //                      "order": "stop-first" | "start-first"}
+//   "rebalance":      "manual" | "on-join"
 //
 // Every field may be left out: the Decode functions change only the fields
 // given in *out (start from a default-made value for the defaults of
@@ -34,6 +35,17 @@ Json EncodeRestartPolicy(const orchestrator::RestartPolicy& policy);
 Status DecodeUpdateConfig(const Json& value, const std::string& path,
                           orchestrator::UpdateConfig* out);
 Json EncodeUpdateConfig(const orchestrator::UpdateConfig& config);
+
+// A service's rebalance setting (docs/placement.md, "Rebalancing"):
+// "manual" (the default: only `berth service rebalance`) or "on-join" (also
+// when a node joins or becomes able to take tasks).
+Status CheckRebalanceSetting(const Json& value, const std::string& path);
+
+// The first spec version of a stored service whose tasks run its current
+// template ("template_version"; absent: its spec_version). A rebalance
+// makes a new spec version without a new template, so tasks of versions
+// from this one on run the current template and older ones previous_task.
+uint64_t TemplateVersionOf(const Json& service);
 
 // A duration field as Docker's flags write it ("5s", "1m30s").
 Status ReadDuration(const Json& value, const std::string& path, Duration* out);

@@ -578,6 +578,10 @@ void ClientCommands::AddServiceCommands(CLI::App& app) {
       command.add_option(p + "order", (*flags)["order"],
                          "stop-first | start-first (default stop-first)");
     }
+    command
+        .add_option("--rebalance", rebalance_,
+                    "manual | on-join: also rebalance when a node joins (default manual)")
+        ->check(CLI::IsMember({"manual", "on-join"}));
   };
   auto add_process_flags = [this](CLI::App& command, bool update) {
     if (update) {
@@ -721,6 +725,17 @@ void ClientCommands::AddServiceCommands(CLI::App& app) {
                 });
   rollback->add_option("ID", id_, "service id")->check(kIdRule)->required();
   add_wait_flags(*rollback);
+  CLI::App* rebalance = AddAction(
+      *service, "rebalance",
+      "Move tasks towards the spread the engine would choose now, as a rolling update, and wait",
+      [this](api::ApiClient& client, std::ostream& out, std::ostream& err) {
+        if (!CallOrSay(client, "POST", "/v1/services/" + id_ + "/rebalance", nullptr, err))
+          return 1;
+        out << id_ << "\n";
+        return WaitForService(client, id_, out, err);
+      });
+  rebalance->add_option("ID", id_, "service id")->check(kIdRule)->required();
+  add_wait_flags(*rebalance);
   CLI::App* logs =
       AddAction(*service, "logs", "Show the output of every task of a service, merged in time",
                 [this](api::ApiClient& client, std::ostream& out, std::ostream& err) {
@@ -819,6 +834,7 @@ Status ClientCommands::AddLifecycleFlags(Json* body) const {
   }
   if (restart_max_attempts_ >= 0) policy["max_attempts"] = restart_max_attempts_;
   if (!policy.empty()) (*body)["restart_policy"] = policy;
+  if (!rebalance_.empty()) (*body)["rebalance"] = rebalance_;
   for (auto [key, flags] :
        {std::pair{"update_config", &update_flags_}, {"rollback_config", &rollback_flags_}}) {
     Result<Json> config = RolloutConfig(*flags, key);
@@ -929,7 +945,7 @@ Result<Json> ClientCommands::UpdateBody(const Json& current) const {
   if (body.empty())
     return Status::InvalidArgument(
         "nothing to update: give --replicas, a template flag, --restart-*, --update-*, "
-        "--rollback-* or --force");
+        "--rollback-*, --rebalance or --force");
   return body;
 }
 

@@ -68,8 +68,9 @@ class ClientCommands {
   // Applies the preference and affinity flags (create's, update's -add and
   // -rm) to a task template.
   Status UpdatePlacement(api::Json* task) const;
-  // Adds restart_policy, update_config and rollback_config of the flags
-  // given (--restart-*, --update-*, --rollback-*) to a create or update body.
+  // Adds restart_policy, update_config, rollback_config and rebalance of
+  // the flags given (--restart-*, --update-*, --rollback-*, --rebalance) to
+  // a create or update body.
   Status AddLifecycleFlags(api::Json* body) const;
   // GET `path` and print its tasks (service ps, node ps).
   int PrintTasksOf(api::ApiClient& client, const std::string& path, std::ostream& out,
@@ -90,7 +91,7 @@ class ClientCommands {
   std::vector<std::string> affinity_, affinity_rm_;
   std::vector<std::string> ids_, label_add_, label_rm_, constraint_add_, constraint_rm_, filters_;
   std::string node_filter_, state_filter_, desired_filter_, restart_condition_, restart_delay_,
-      restart_window_;
+      restart_window_, rebalance_;
   int64_t restart_max_attempts_ = -1;
   // --update-* and --rollback-* (parallelism, delay, failure-action,
   // monitor, max-failure-ratio, order), by field name; only those given.

@@ -5,6 +5,7 @@
 #include <ostream>
 #include <tuple>
 
+#include "api/lifecycle_codec.h"
 #include "cli/client_commands.h"
 #include "orchestrator/orchestrator.h"
 
@@ -62,7 +63,8 @@ void PrintTaskTable(const Json& answer, const TaskTableOptions& options, std::os
 }
 
 ServiceProgress ProgressOf(const Json& service, const Json& tasks) {
-  const uint64_t version = service.value("spec_version", uint64_t{0});
+  // Tasks of versions before a rebalance run the current template too.
+  const uint64_t version = api::TemplateVersionOf(service);
   // The newest task of each slot (or node) that is meant to run.
   std::map<std::string, const Json*> newest;
   for (const Json& t : tasks["tasks"]) {
@@ -80,7 +82,7 @@ ServiceProgress ProgressOf(const Json& service, const Json& tasks) {
   for (const auto& [name, t] : newest) shown.push_back(*t);
   for (const Json& t : InDisplayOrder(Json{{"tasks", shown}})) {
     const std::string state = t.value("state", "pending");
-    const bool current = t.value("spec_version", uint64_t{0}) == version;
+    const bool current = t.value("spec_version", uint64_t{0}) >= version;
     if (state == "running" && current) ++progress.running;
     const bool waits = (state == "pending" && !t.contains("restart_at")) ||
                        t.value("desired_state", "running") == "complete";

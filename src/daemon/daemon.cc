@@ -315,6 +315,9 @@ void Daemon::AddServiceRoutes() {
   server_->Route("POST", std::string(kService) + "/rollback", [this](const ApiRequest& r) {
     return Changing(200, [&] { return services_.Rollback(r.params[0]); });
   });
+  server_->Route("POST", std::string(kService) + "/rebalance", [this](const ApiRequest& r) {
+    return Changing(200, [&] { return services_.Rebalance(r.params[0]); });
+  });
   server_->Route("DELETE", kService, [this](const ApiRequest& r) {
     return Changing(200, [&] { return Removed(services_.Remove(r.params[0]), r.params[0]); });
   });

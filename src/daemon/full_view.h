@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,6 +56,17 @@ class FullView {
               const std::vector<uint32_t>& positions, const Planned& planned, const SpecOf& spec_of,
               const std::function<bool(const TaskEntry&)>& global);
   placement::PassResult Schedule(Timestamp now);
+
+  // Rebalancing (docs/placement.md, "Rebalancing"): per node id, how many
+  // tasks of replicated service `service` the node holds beyond what one
+  // engine pass would put there if the service's `replicas` tasks of `spec`
+  // (at spec version `version`) were placed afresh now, on the nodes as
+  // they are without them (ClusterState::WithoutTasksOf). Nodes at or under
+  // that count are left out; empty when nothing needs to move. Reads the
+  // engine as of the last Sync; costs a copy of the nodes and one pass.
+  std::map<std::string, uint32_t> Excess(const std::string& service,
+                                         const std::shared_ptr<const TaskSpec>& spec,
+                                         uint64_t version, uint64_t replicas, Timestamp now) const;
 
   // The position in StoredState::tasks of the task at engine index `task`
   // (as of the last Sync).

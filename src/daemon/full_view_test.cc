@@ -55,7 +55,7 @@ class FullViewTest : public testing::Test {
     for (Json s : List("service")) {
       for (const char* berthd_only :
            {"run", "restart_policy", "incarnation", "update_config", "rollback_config",
-            "previous_task", "previous_run", "update_kind"})
+            "previous_task", "previous_run", "update_kind", "rebalance", "template_version"})
         s.erase(berthd_only);
       doc["services"].push_back(s);
     }

@@ -1,7 +1,7 @@
 // The task lifecycle of berthd's control loop (issue 15), on the injected
 // clock and the in-memory store: drained, down and relabelled nodes move
 // their tasks; the restart policy; ids unique across a service's removal
-// and re-creation.
+// and re-creation; rolling updates, rollbacks and rebalances.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 #include "daemon/reconciler.h"
 #include "daemon/service_registry.h"
 #include "daemon/task_views.h"
+#include "executor/simulated_executor.h"
 #include "orchestrator/orchestrator.h"
 #include "store/memory_store.h"
 
@@ -23,6 +24,25 @@ namespace {
 
 using api::Json;
 using std::chrono::seconds;
+
+// The simulated executor, except that a task started on one of `failing`
+// fails as soon as a pass checks it.
+class FailOnNodes final : public executor::Executor {
+ public:
+  std::optional<std::string> Start(const executor::TaskToRun& task, Timestamp now) override {
+    return simulated_.Start(task, now);
+  }
+  std::optional<executor::Ended> Check(const executor::TaskToRun& task, Timestamp now,
+                                       std::optional<Timestamp>* due) override {
+    if (failing.contains(task.node)) return executor::Ended{true, 0, "failed (test)"};
+    return simulated_.Check(task, now, due);
+  }
+  void Stop(const executor::TaskToRun&) override {}
+  std::set<std::string> failing;
+
+ private:
+  executor::SimulatedExecutor simulated_;
+};
 
 class LifecycleTest : public testing::Test {
  protected:
@@ -86,12 +106,56 @@ class LifecycleTest : public testing::Test {
     return k >= 1 && k <= ids.size() ? ids[k - 1].second : "";
   }
 
+  // The service's tasks meant to run, by their state ("running", ...).
+  std::map<std::string, std::set<std::string>> IdsByState(const std::string& service) {
+    std::map<std::string, std::set<std::string>> out;
+    const Json listed = (*ListTasks(store_, service))["tasks"];
+    for (const Json& t : listed)
+      if (t.value("desired_state", "running") == "running")
+        out[t["state"]].insert(t["id"].get<std::string>());
+    return out;
+  }
+  // node -> the service's running tasks there.
+  std::map<std::string, int> RunningPerNode(const std::string& service) {
+    std::map<std::string, int> out;
+    const Json listed = (*ListTasks(store_, service))["tasks"];
+    for (const Json& t : listed)
+      if (t["state"] == "running" && t.value("desired_state", "running") == "running")
+        ++out[t["node"]];
+    return out;
+  }
+  // Runs passes one at a time (the clock moves 250 ms after a pass that
+  // changed nothing) until the service's rollout of its current version
+  // (which a pass may make) is no longer under way, checking after every
+  // pass that `replicas` tasks run and that at most `most` are meant to
+  // run. False after 400 passes.
+  bool RollOutCheckingEachPass(const std::string& service, int replicas, int most) {
+    for (int i = 0; i < 400; ++i) {
+      Result<PassSummary> pass = reconciler_.RunPass(clock_.Now());
+      EXPECT_TRUE(pass.ok()) << pass.status().message();
+      if (!pass.ok()) return false;
+      std::map<std::string, std::set<std::string>> ids = IdsByState(service);
+      size_t meant = 0;
+      for (const auto& [state, of] : ids) meant += of.size();
+      EXPECT_GE(ids["running"].size(), static_cast<size_t>(replicas)) << "pass " << i;
+      EXPECT_LE(meant, static_cast<size_t>(most)) << "pass " << i;
+      const Json status = UpdateStatus(service);
+      const Json version = (*services_.Get(service))["spec_version"];
+      if (!pass->wrote && status.is_object() && status["spec_version"] == version &&
+          status["state"] != "updating")
+        return true;
+      if (!pass->wrote) clock_.Advance(Duration{250});
+    }
+    return false;
+  }
+
   ManualClock clock_{*ParseRfc3339("2026-01-01T00:00:00Z")};
   store::WatchedStore store_{std::make_shared<store::MemoryStore>()};
   NodeRegistry nodes_{store_};
   ServiceRegistry services_{store_};
   ReconcilerOptions options_;
-  Reconciler reconciler_{store_, nullptr, &clock_, options_};
+  FailOnNodes executor_;
+  Reconciler reconciler_{store_, nullptr, &clock_, options_, &executor_};
 };
 
 // Drain stops a node's tasks and replaces them elsewhere at once (SwarmKit
@@ -451,6 +515,194 @@ TEST_F(LifecycleTest, RollbackRestoresThePreviousTemplate) {
   EXPECT_EQ(service["task"], (Json{{"resources", {{"cpu", "100m"}}}}));
   EXPECT_EQ(Versions("web"), (std::map<std::string, int>{{"v3 running", 3}}));
   EXPECT_EQ(UpdateStatus("web")["state"], "rollback_completed");
+}
+
+// `service rebalance` after a node joined (docs/placement.md,
+// "Rebalancing"): only the tasks beyond the engine's spread move, one at a
+// time as update_config says, start-first although its order is
+// stop-first, so six tasks run after every pass; the others keep running
+// untouched. Joining alone moves nothing for a "manual" service.
+TEST_F(LifecycleTest, ARebalanceMovesOnlyTheTasksBeyondTheEnginesSpread) {
+  AddNode("n1");
+  AddNode("n2");
+  CreateService({{"id", "web"},
+                 {"replicas", 6},
+                 {"update_config", {{"parallelism", 1}, {"monitor", "1s"}, {"delay", "2s"}}}});
+  Settle();
+  ASSERT_EQ(RunningPerNode("web"), (std::map<std::string, int>{{"n1", 3}, {"n2", 3}}));
+  const std::set<std::string> before = IdsByState("web")["running"];
+  AddNode("n3");
+  Settle();
+  EXPECT_EQ(RunningPerNode("web"), (std::map<std::string, int>{{"n1", 3}, {"n2", 3}}));
+
+  ASSERT_TRUE(services_.Rebalance("web").ok());
+  ASSERT_TRUE(RollOutCheckingEachPass("web", 6, 7));
+  EXPECT_EQ(RunningPerNode("web"), (std::map<std::string, int>{{"n1", 2}, {"n2", 2}, {"n3", 2}}));
+  const Json status = UpdateStatus("web");
+  EXPECT_EQ(status["state"], "completed");
+  EXPECT_EQ(status["message"], "rebalance completed");
+  EXPECT_EQ(status["replaced"], 2);
+  std::set<std::string> moved, stayed;
+  const std::set<std::string> after = IdsByState("web")["running"];
+  for (const std::string& id : after) (before.contains(id) ? stayed : moved).insert(id);
+  EXPECT_EQ(stayed.size(), 4u);
+  ASSERT_EQ(moved.size(), 2u);
+  // The delay: the second move started monitor + delay after the first.
+  std::vector<Timestamp> started;
+  for (const std::string& id : moved)
+    started.push_back(*ParseRfc3339(Task(id)["started_at"].get<std::string>()));
+  std::sort(started.begin(), started.end());
+  EXPECT_GE(started[1] - started[0], seconds(3));
+  for (const std::string& id : moved) {
+    EXPECT_EQ(Task(id)["spec_version"], 2);
+    EXPECT_EQ(Task(id)["node"], "n3");
+  }
+  for (const std::string& id : stayed) {
+    EXPECT_EQ(Task(id)["spec_version"], 1);
+    EXPECT_EQ((*WhyTask(store_, id))["reason"].get<std::string>().find("not replaced"),
+              std::string::npos);
+  }
+  const Json service = *services_.Get("web");
+  EXPECT_EQ(service["update_kind"], "rebalance");
+  EXPECT_EQ(service["template_version"], 1);
+  EXPECT_FALSE(service.contains("previous_task"));
+  // Balanced already: a second rebalance moves nothing and says so.
+  ASSERT_TRUE(services_.Rebalance("web").ok());
+  ASSERT_TRUE(RollOutCheckingEachPass("web", 6, 6));
+  EXPECT_EQ(UpdateStatus("web")["replaced"], 0);
+  EXPECT_EQ(UpdateStatus("web")["message"], "rebalance completed");
+}
+
+// The target is the engine's, preferences and all: spread over zones, a
+// new zone's node takes half of the tasks (parallelism 0: all at once).
+TEST_F(LifecycleTest, ARebalanceFollowsThePlacementPreferences) {
+  AddNode("n1", {{"az", "a"}});
+  AddNode("n2", {{"az", "a"}});
+  CreateService({{"id", "web"},
+                 {"replicas", 4},
+                 {"task", {{"preferences", {{{"spread", "node.labels.az"}}}}}},
+                 {"update_config", {{"parallelism", 0}, {"monitor", "0s"}}}});
+  Settle();
+  AddNode("n3", {{"az", "b"}});
+  ASSERT_TRUE(services_.Rebalance("web").ok());
+  ASSERT_TRUE(RollOutCheckingEachPass("web", 4, 6));
+  EXPECT_EQ(RunningPerNode("web"), (std::map<std::string, int>{{"n1", 1}, {"n2", 1}, {"n3", 2}}));
+  EXPECT_EQ(UpdateStatus("web")["replaced"], 2);
+}
+
+// A rebalance keeps the template (and what rollback returns to): its tasks
+// of the version before it run the current template and are not "waiting
+// for the rollout"; a global service and a service whose rollout is paused
+// refuse it.
+TEST_F(LifecycleTest, ARebalanceKeepsTheTemplateAndRefusesWhatItCannotDo) {
+  AddNode("n1");
+  CreateService({{"id", "web"},
+                 {"replicas", 2},
+                 {"task", {{"resources", {{"cpu", "100m"}}}}},
+                 {"update_config", {{"monitor", "0s"}}}});
+  CreateService({{"id", "mon"}, {"mode", "global"}});
+  Settle();
+  ASSERT_TRUE(services_.Update("web", {{"task", {{"resources", {{"cpu", "200m"}}}}}}).ok());
+  Settle();
+  AddNode("n2");
+  ASSERT_TRUE(services_.Rebalance("web").ok());
+  ASSERT_TRUE(RollOutCheckingEachPass("web", 2, 3));
+  EXPECT_EQ(RunningPerNode("web"), (std::map<std::string, int>{{"n1", 1}, {"n2", 1}}));
+  EXPECT_EQ(Versions("web"), (std::map<std::string, int>{{"v2 running", 1}, {"v3 running", 1}}));
+  EXPECT_EQ(UpdateStatus("web")["message"], "rebalance completed");
+  ASSERT_TRUE(services_.Rollback("web").ok());
+  Settle();
+  Advance(seconds(5));  // rollback_config: one at a time, monitored for 5 s
+  EXPECT_EQ((*services_.Get("web"))["task"], (Json{{"resources", {{"cpu", "100m"}}}}));
+  EXPECT_EQ(Versions("web"), (std::map<std::string, int>{{"v4 running", 2}}));
+
+  EXPECT_EQ(services_.Rebalance("mon").status().message(),
+            "service 'mon' is global: it runs one task on every node, so it has nothing to "
+            "rebalance");
+  EXPECT_EQ(services_.Rebalance("nothing").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(services_.Update("web", {{"rebalance", "sometimes"}}).status().message(),
+            "rebalance: rebalance 'sometimes' is not one of manual, on-join");
+  // A paused rollout (its new tasks fail on n1 and n2) stands in the way.
+  executor_.failing = {"n1", "n2"};
+  ASSERT_TRUE(
+      services_.Update("web", {{"force", true}, {"update_config", {{"monitor", "5s"}}}}).ok());
+  Settle();
+  ASSERT_EQ(UpdateStatus("web")["state"], "paused");
+  const Result<Json> refused = services_.Rebalance("web");
+  EXPECT_EQ(refused.status().code(), StatusCode::kConflict);
+  EXPECT_TRUE(
+      refused.status().message().starts_with("service 'web' has a paused rollout (paused: "))
+      << refused.status().message();
+}
+
+class RebalanceFailureTest : public LifecycleTest,
+                             public testing::WithParamInterface<const char*> {};
+
+// A move that fails takes the failure action; rollback has no previous
+// placement to go back to, so it pauses. The task it was to replace keeps
+// running (start-first).
+TEST_P(RebalanceFailureTest, AFailedMovePausesAndTheOldTaskRunsOn) {
+  AddNode("n1");
+  AddNode("n2");
+  CreateService({{"id", "web"},
+                 {"replicas", 4},
+                 {"restart_policy", {{"condition", "none"}}},
+                 {"update_config", {{"failure_action", GetParam()}}}});
+  Settle();
+  AddNode("n3");
+  executor_.failing = {"n3"};
+  ASSERT_TRUE(services_.Rebalance("web").ok());
+  ASSERT_TRUE(RollOutCheckingEachPass("web", 4, 5));
+  const Json status = UpdateStatus("web");
+  EXPECT_EQ(status["state"], "paused");
+  EXPECT_TRUE(status["message"].get<std::string>().starts_with(
+      "rebalance paused due to failure or early termination of task web."))
+      << status;
+  EXPECT_EQ((*services_.Get("web"))["spec_version"], 2);  // not rolled back
+  EXPECT_EQ(RunningPerNode("web"), (std::map<std::string, int>{{"n1", 2}, {"n2", 2}}));
+}
+
+INSTANTIATE_TEST_SUITE_P(PauseAndRollback, RebalanceFailureTest,
+                         testing::Values("pause", "rollback"));
+
+// "rebalance": "on-join": a node that joins (added ready, or made active
+// again) starts a rebalance when the engine would now place some tasks on
+// it; a node that changes nothing for the service (here: one its
+// constraint rules out) makes no new version; "manual" services and global
+// ones stay as they are.
+TEST_F(LifecycleTest, OnJoinRebalancesWhenANodeJoinsAndOnlyIfSomethingMoves) {
+  const Json zone_a = {{"zone", "a"}};
+  AddNode("n1", zone_a);
+  AddNode("n2", zone_a);
+  CreateService({{"id", "api"},
+                 {"replicas", 4},
+                 {"task", {{"constraints", {"node.labels.zone==a"}}}},
+                 {"rebalance", "on-join"},
+                 {"update_config", {{"parallelism", 2}, {"monitor", "0s"}}}});
+  CreateService({{"id", "web"}, {"replicas", 4}});
+  CreateService({{"id", "mon"}, {"mode", "global"}, {"rebalance", "on-join"}});
+  Settle();
+  AddNode("n3", zone_a);
+  AddNode("n4", zone_a);
+  ASSERT_TRUE(RollOutCheckingEachPass("api", 4, 6));
+  const std::map<std::string, int> one_each = {{"n1", 1}, {"n2", 1}, {"n3", 1}, {"n4", 1}};
+  EXPECT_EQ(RunningPerNode("api"), one_each);
+  EXPECT_EQ(UpdateStatus("api")["message"], "rebalance completed");
+  EXPECT_EQ((*services_.Get("api"))["spec_version"], 2);
+  EXPECT_EQ(RunningPerNode("web"), (std::map<std::string, int>{{"n1", 2}, {"n2", 2}}));
+  EXPECT_EQ((*services_.Get("web"))["spec_version"], 1);
+  EXPECT_EQ((*services_.Get("mon"))["spec_version"], 1);
+  AddNode("n5");  // not in zone a: nothing of api would go there
+  Settle();
+  EXPECT_EQ((*services_.Get("api"))["spec_version"], 2);
+  // Drained, n1's task goes elsewhere; active again, n1 joins again.
+  ASSERT_TRUE(nodes_.Drain("n1").ok());
+  Settle();
+  ASSERT_EQ(RunningPerNode("api").count("n1"), 0u);
+  UpdateNode("n1", {{"availability", "active"}});
+  ASSERT_TRUE(RollOutCheckingEachPass("api", 4, 6));
+  EXPECT_EQ((*services_.Get("api"))["spec_version"], 3);
+  EXPECT_EQ(RunningPerNode("api"), one_each);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "api/cluster_codec.h"
 #include "api/json_fields.h"
 #include "core/id_order.h"
+#include "daemon/service_registry.h"
 #include "fairshare/task_choice.h"
 #include "orchestrator/orchestrator.h"
 #include "placement/scheduler.h"
@@ -106,6 +107,11 @@ void Pass::StartAndStop() {
       if (!service_gone) RestartOrKeep(e, svc->second);
       continue;
     }
+    // A rebalance's candidates run the current template: they go on as any
+    // task does below until one is chosen to move.
+    if (!service_gone && svc->second.rebalancing &&
+        e.task.spec_version.value_or(0) < svc->second.spec_version)
+      RebalanceCandidate(e, svc->first, svc->second);
     if (service_gone) {
       SetState(e, TaskState::kShutdown, "service '" + service + "' was removed", true);
       ++summary.stopped;
@@ -113,7 +119,7 @@ void Pass::StartAndStop() {
       SetState(e, TaskState::kOrphaned, "node '" + node + "' was removed");
       ++summary.stopped;
     } else if (svc != service_by_id_.end() &&
-               e.task.spec_version.value_or(0) < svc->second.spec_version) {
+               e.task.spec_version.value_or(0) < svc->second.template_version) {
       Outdated(e, svc->first, svc->second);
     } else if (!on_agent && !node.empty() && LeaveNode(e, svc->second)) {
       ++summary.stopped;
@@ -141,7 +147,7 @@ void Pass::RestartOrKeep(TaskEntry& e, const StoredService& service) {
   if (e.task.desired != TaskState::kRunning ||
       (ended != TaskState::kComplete && ended != TaskState::kFailed &&
        ended != TaskState::kRejected) ||
-      e.task.spec_version.value_or(0) < service.spec_version)
+      e.task.spec_version.value_or(0) < service.template_version)
     return;
   std::deque<Timestamp>& attempts = state_.RestartsOf(state_.HistoryGroupOf(e));
   const orchestrator::RestartDecision decision =
@@ -303,9 +309,8 @@ const std::optional<SimulatedRun>& Pass::RunOf(const TaskEntry& e, ServiceIt svc
   static const std::optional<SimulatedRun> kNone, kEndsAtOnce = SimulatedRun{};
   if (!e.task.job.empty()) return e.task.run ? e.task.run : kEndsAtOnce;
   if (svc == service_by_id_.end()) return kNone;
-  // A task of an older version runs as that version did (previous_spec).
-  if (e.task.spec_version.value_or(0) < svc->second.spec_version && svc->second.previous_spec)
-    return svc->second.previous_run;
+  // A task of an older template runs as that version did (previous_spec).
+  if (svc->second.RunsPrevious(e.task.spec_version)) return svc->second.previous_run;
   return svc->second.run;
 }
 
@@ -313,8 +318,7 @@ const std::optional<SimulatedRun>& Pass::RunOf(const TaskEntry& e, ServiceIt svc
 // tasks have none).
 const executor::ProcessSpec* Pass::ProcessOf(const TaskEntry& e, ServiceIt svc) const {
   if (svc == service_by_id_.end()) return nullptr;
-  if (e.task.spec_version.value_or(0) < svc->second.spec_version && svc->second.previous_spec)
-    return svc->second.previous_process.get();
+  if (svc->second.RunsPrevious(e.task.spec_version)) return svc->second.previous_process.get();
   return svc->second.process.get();
 }
 
@@ -503,6 +507,8 @@ Status Pass::Place(FullView& engine) {
         return it != service_by_id_.end() && !it->second.replicas.has_value();
       }));
   const placement::PassResult result = engine.Schedule(now_);
+  ChooseAllMovers(engine);
+  RebalanceOnJoin(engine);
   summary.pending += static_cast<int>(result.unchanged);
   for (const placement::Decision& d : result.decisions) {
     const size_t position = engine.EntryOf(d.task);
@@ -521,6 +527,39 @@ Status Pass::Place(FullView& engine) {
     MarkChanged(e);
   }
   return Status::Ok();
+}
+
+// After a node joined: each replicated service with "rebalance": "on-join"
+// whose last rollout is done is rebalanced (a new spec version, as
+// ServiceRegistry::Rebalance makes) if the engine would now place some of
+// its tasks elsewhere (FullView::Excess, over the nodes this pass synced).
+// A service whose rollout is under way or paused is asked again later.
+void Pass::RebalanceOnJoin(const FullView& engine) {
+  if (state_.TakeNodesJoined())
+    for (const auto& [id, service] : service_by_id_)
+      if (service.rebalance_on_join && service.replicas) state_.rebalance_due.insert(id);
+  for (auto it = state_.rebalance_due.begin(); it != state_.rebalance_due.end();) {
+    const auto svc = service_by_id_.find(*it);
+    const auto u = state_.updates.find(*it);
+    if (svc != service_by_id_.end() && svc->second.rebalance_on_join && u != state_.updates.end() &&
+        u->second.spec_version == svc->second.spec_version &&
+        (u->second.active() || u->second.paused())) {
+      ++it;
+      continue;
+    }
+    if (svc != service_by_id_.end() && svc->second.rebalance_on_join && svc->second.spec &&
+        svc->second.replicas &&
+        !engine
+             .Excess(svc->first, svc->second.spec, svc->second.spec_version + 1,
+                     *svc->second.replicas, now_)
+             .empty()) {
+      store::Write w = store::Write::Put(
+          "service", svc->first, ServiceRegistry::Rebalanced(Json::parse(svc->second.body)).dump());
+      w.IfRevision(svc->second.revision);
+      service_writes_.push_back(std::move(w));
+    }
+    it = state_.rebalance_due.erase(it);
+  }
 }
 
 // A global service gets a preassigned pending task on each node without a

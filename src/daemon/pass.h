@@ -92,6 +92,8 @@ class Pass {
       for (auto& [id, update] : state.updates) {
         update.outdated.clear();
         update.in_flight.clear();
+        update.candidates.clear();
+        update.movers_chosen = false;
       }
   }
   // With agents: has their bindings compared with the stored tasks when due
@@ -102,7 +104,8 @@ class Pass {
   // Over the visit list: the executor's part, and stops.
   void StartAndStop();
   // Over the services whose tally moved.
-  // Rolling updates and rollbacks (pass_updates.cc), after StartAndStop.
+  // Rolling updates, rollbacks and rebalances (pass_updates.cc), after
+  // StartAndStop.
   void Update();
   void ScaleDown();
   void Admit(fairshare::Admission& admission);
@@ -174,12 +177,20 @@ class Pass {
   std::shared_ptr<const TaskSpec> SpecOf(const std::string& service) const;
   void RunJobTask(TaskEntry& e, bool killed, bool node_gone);
   void Outdated(TaskEntry& e, const std::string& service_id, const StoredService& service);
+  void RebalanceCandidate(TaskEntry& e, const std::string& service_id,
+                          const StoredService& service);
+  void ChooseMovers(const std::string& service_id, const StoredService& service, ServiceUpdate& u,
+                    const FullView* engine);
+  // After the engine placed this pass's tasks: the movers of the
+  // rebalances that start, then the rebalances nodes that joined call for.
+  void ChooseAllMovers(const FullView& engine);
+  void RebalanceOnJoin(const FullView& engine);
   void Young(TaskEntry& e, const std::string& service_id, const StoredService& service);
   ServiceUpdate& RolloutOf(const std::string& service_id, const StoredService& service);
   void RollOut(const std::string& service_id, const StoredService& service, ServiceUpdate& u);
   void PairWithOutdated(ServiceUpdate& u);
   bool Landed(const std::pair<uint32_t, uint32_t>& flight, const orchestrator::UpdateConfig& config,
-              ServiceUpdate& u, std::string* failed_task);
+              bool moving, ServiceUpdate& u, std::string* failed_task);
   void FailureAction(const std::string& service_id, const StoredService& service,
                      const orchestrator::UpdateConfig& config, ServiceUpdate& u,
                      const std::string& failed_task);

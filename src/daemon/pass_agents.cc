@@ -171,7 +171,7 @@ std::shared_ptr<const TaskSpec> Pass::SpecOf(const TaskEntry& e) const {
     const auto it = service_by_id_.find(e.task.service);
     if (it == service_by_id_.end()) return nullptr;
     const StoredService& s = it->second;
-    if (e.task.spec_version.value_or(0) < s.spec_version && s.previous_spec) return s.previous_spec;
+    if (s.RunsPrevious(e.task.spec_version)) return s.previous_spec;
     return s.spec;
   }
   const auto job = job_by_id_.find(e.task.job);

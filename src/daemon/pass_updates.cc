@@ -13,6 +13,14 @@
 // failure action: pause, continue, or roll back (the loop writes the
 // service's previous template back as a new spec version, as `service
 // rollback` does).
+//
+// A rebalance (docs/placement.md, "Rebalancing") is a spec version with the
+// same template. Its tasks of older versions are candidates; once per
+// rollout ChooseMovers asks the engine which nodes hold more than it would
+// place there now, and only that many candidates on each become outdated;
+// the rest stay as they are. Movers are replaced start-first whatever
+// update_config's order says, so the service never has fewer running
+// tasks than when it began, and a failure action of rollback pauses.
 #include <map>
 
 #include "daemon/pass.h"
@@ -26,6 +34,11 @@ namespace {
 
 bool EndedBadly(TaskState state) {
   return state == TaskState::kFailed || state == TaskState::kRejected;
+}
+
+// What a service's rollout is called in its status messages.
+const char* KindOf(const StoredService& service) {
+  return service.rolling_back ? "rollback" : service.rebalancing ? "rebalance" : "update";
 }
 
 }  // namespace
@@ -64,6 +77,56 @@ void Pass::Young(TaskEntry& e, const std::string& service_id, const StoredServic
   u.in_flight.emplace_back(p, ServiceUpdate::kNone);
 }
 
+// A visited task of a version before a rebalance, still meant to run on
+// its node: a candidate to move, until the rebalance's movers are chosen.
+void Pass::RebalanceCandidate(TaskEntry& e, const std::string& service_id,
+                              const StoredService& service) {
+  if (e.task.state < TaskState::kAssigned || e.task.desired > TaskState::kRunning) return;
+  ServiceUpdate& u = RolloutOf(service_id, service);
+  if (u.active() && !u.movers_chosen) u.candidates.insert(state_.PositionOf(e));
+}
+
+// Of a rebalance's candidates, each node gives up as many as it holds beyond
+// the engine's target (FullView::Excess), highest slot first; the others
+// stay. Without the full view (agents place the tasks) nothing moves.
+void Pass::ChooseMovers(const std::string& service_id, const StoredService& service,
+                        ServiceUpdate& u, const FullView* engine) {
+  u.movers_chosen = true;
+  std::vector<uint32_t> candidates(u.candidates.begin(), u.candidates.end());
+  u.candidates.clear();
+  if (engine == nullptr) {
+    u.message = "rebalance skipped: with agents, the agents choose the nodes";
+    return;
+  }
+  if (!service.spec || !service.replicas) return;
+  std::map<std::string, uint32_t> excess =
+      engine->Excess(service_id, service.spec, service.spec_version, *service.replicas, now_);
+  std::sort(candidates.begin(), candidates.end(), [&](uint32_t a, uint32_t b) {
+    const StoredTask &x = tasks_[a].task, &y = tasks_[b].task;
+    return std::tie(x.node, y.slot) < std::tie(y.node, x.slot);
+  });
+  for (uint32_t p : candidates) {
+    const auto it = excess.find(tasks_[p].task.node);
+    if (it == excess.end() || it->second == 0) continue;
+    --it->second;
+    u.outdated.insert(p);
+  }
+}
+
+void Pass::ChooseAllMovers(const FullView& engine) {
+  for (auto& [id, u] : state_.updates) {
+    const auto svc = service_by_id_.find(id);
+    if (svc == service_by_id_.end() || !svc->second.rebalancing || !u.active() || u.movers_chosen ||
+        u.spec_version != svc->second.spec_version)
+      continue;
+    ChooseMovers(id, svc->second, u, &engine);
+    // The next pass starts the rollout: due at once, and the status is
+    // stored now so that the loop does not call the state settled before.
+    QueueStatus(id, u);
+    summary.DueAt(now_);
+  }
+}
+
 ServiceUpdate& Pass::RolloutOf(const std::string& service_id, const StoredService& service) {
   ServiceUpdate& u = state_.updates[service_id];
   if (u.spec_version == service.spec_version && !u.state.empty()) return u;
@@ -74,7 +137,7 @@ ServiceUpdate& Pass::RolloutOf(const std::string& service_id, const StoredServic
   u.stored = stored;
   u.spec_version = service.spec_version;
   u.state = service.rolling_back ? "rollback_started" : "updating";
-  u.message = service.rolling_back ? "rollback in progress" : "update in progress";
+  u.message = std::string(KindOf(service)) + " in progress";
   // An automatic rollback keeps saying why it started.
   if (service.rolling_back && kept_state == "rollback_started") u.message = kept_message;
   u.started_at = now_;
@@ -86,6 +149,11 @@ ServiceUpdate& Pass::RolloutOf(const std::string& service_id, const StoredServic
 // replacements in flight): those in flight, its failures, its next batch,
 // and its status. A completed or paused one costs a pass nothing.
 void Pass::Update() {
+  // A rebalance with no task to candidate still has its rollout, to say so.
+  for (const std::string& id : DirtyServices())
+    if (const auto svc = service_by_id_.find(id);
+        svc != service_by_id_.end() && svc->second.rebalancing)
+      RolloutOf(id, svc->second);
   for (auto it = state_.updates.begin(); it != state_.updates.end();) {
     const auto svc = service_by_id_.find(it->first);
     if (svc == service_by_id_.end()) {
@@ -95,6 +163,15 @@ void Pass::Update() {
     }
     ServiceUpdate& u = it->second;
     if ((u.active() || !u.in_flight.empty()) && u.spec_version == svc->second.spec_version) {
+      // The full view chooses a rebalance's movers once it has this pass's
+      // nodes (ChooseAllMovers); the rollout starts in the next pass.
+      if (svc->second.rebalancing && u.active() && !u.movers_chosen) {
+        if (agents_ == nullptr) {
+          ++it;
+          continue;
+        }
+        ChooseMovers(it->first, svc->second, u, nullptr);
+      }
       RollOut(it->first, svc->second, u);
       QueueStatus(it->first, u);
     }
@@ -114,7 +191,7 @@ void Pass::RollOut(const std::string& service_id, const StoredService& service, 
   PairWithOutdated(u);
   std::string failed_task;
   std::erase_if(u.in_flight, [&](const std::pair<uint32_t, uint32_t>& flight) {
-    return Landed(flight, config, u, &failed_task);
+    return Landed(flight, config, service.rebalancing, u, &failed_task);
   });
   if (!failed_task.empty() && u.active() &&
       orchestrator::TooManyFailures(config, u.failures, u.replaced))
@@ -122,8 +199,8 @@ void Pass::RollOut(const std::string& service_id, const StoredService& service, 
   if (u.active() && now_ >= u.next_batch_at) StartBatch(service_id, service, config, u);
   if (u.active() && u.outdated.empty() && u.in_flight.empty()) {
     u.state = service.rolling_back ? "rollback_completed" : "completed";
-    if (!u.message.starts_with("update rolled back"))
-      u.message = service.rolling_back ? "rollback completed" : "update completed";
+    if (!u.message.starts_with("update rolled back") && !u.message.starts_with("rebalance skipped"))
+      u.message = std::string(KindOf(service)) + " completed";
     u.completed_at = now_;
   }
   if (u.active() && !u.outdated.empty() && u.next_batch_at > now_)
@@ -149,9 +226,11 @@ void Pass::PairWithOutdated(ServiceUpdate& u) {
 
 // Whether a replacement in flight is done with: it ran for `monitor` (the
 // next batch may start `delay` later), or ended first (a failure). A
-// start-first replacement that runs stops the task it replaces.
+// start-first replacement that runs stops the task it replaces; a
+// rebalance's (`moving`) only once it has run for `monitor`, so a move that
+// fails leaves the task where it was.
 bool Pass::Landed(const std::pair<uint32_t, uint32_t>& flight,
-                  const orchestrator::UpdateConfig& config, ServiceUpdate& u,
+                  const orchestrator::UpdateConfig& config, bool moving, ServiceUpdate& u,
                   std::string* failed_task) {
   TaskEntry& next = tasks_[flight.first];
   if (!next.live()) return true;
@@ -163,14 +242,15 @@ bool Pass::Landed(const std::pair<uint32_t, uint32_t>& flight,
     return true;
   }
   if (next.task.state != TaskState::kRunning) return false;
-  if (flight.second != ServiceUpdate::kNone) {
+  const Timestamp settled = next.task.started_at.value_or(now_) + config.monitor;
+  if (flight.second != ServiceUpdate::kNone && (!moving || now_ >= settled)) {
     TaskEntry& old = tasks_[flight.second];
     if (old.live() && !old.terminal() && old.task.desired <= TaskState::kRunning) {
-      SetState(old, TaskState::kShutdown, "replaced by " + next.task.id + " (start-first)", true);
+      SetState(old, TaskState::kShutdown,
+               "replaced by " + next.task.id + (moving ? " (rebalance)" : " (start-first)"), true);
       ++summary.stopped;
     }
   }
-  const Timestamp settled = next.task.started_at.value_or(now_) + config.monitor;
   if (now_ < settled) {
     state_.CheckAt(flight.first, settled);
     return false;
@@ -184,7 +264,8 @@ void Pass::FailureAction(const std::string& service_id, const StoredService& ser
                          const std::string& failed_task) {
   const std::string cause = "due to failure or early termination of task " + failed_task;
   if (config.failure_action == orchestrator::FailureAction::kContinue) return;
-  if (config.failure_action == orchestrator::FailureAction::kRollback && !service.rolling_back) {
+  if (config.failure_action == orchestrator::FailureAction::kRollback && !service.rolling_back &&
+      !service.rebalancing) {
     Result<Json> rolled = ServiceRegistry::RolledBack(Json::parse(service.body));
     if (rolled.ok()) {
       store::Write w = store::Write::Put("service", service_id, rolled->dump());
@@ -196,7 +277,7 @@ void Pass::FailureAction(const std::string& service_id, const StoredService& ser
     }
   }
   u.state = service.rolling_back ? "rollback_paused" : "paused";
-  u.message = std::string(service.rolling_back ? "rollback" : "update") + " paused " + cause;
+  u.message = std::string(KindOf(service)) + " paused " + cause;
 }
 
 // Up to `parallelism` (0: all) outdated tasks, lowest slot (or node) first,
@@ -218,7 +299,8 @@ void Pass::StartBatch(const std::string& service_id, const StoredService& servic
     // Copies: NewTask may grow the entries.
     const uint64_t slot = tasks_[p].task.slot;
     const std::string node = tasks_[p].task.node, agent = tasks_[p].task.agent;
-    const bool start_first = config.order == orchestrator::UpdateOrder::kStartFirst;
+    const bool start_first =
+        config.order == orchestrator::UpdateOrder::kStartFirst || service.rebalancing;
     // Its slot may hold a task of this version already (berthd restarted
     // during a start-first update): that one is its replacement.
     if (const std::optional<uint32_t> holder = CurrentHolder(service_id, service, slot)) {

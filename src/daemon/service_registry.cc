@@ -1,6 +1,7 @@
 #include "daemon/service_registry.h"
 
 #include <map>
+#include <optional>
 
 #include "api/lifecycle_codec.h"
 #include "api/plan_codec.h"
@@ -15,8 +16,9 @@ namespace {
 // every replica (60 ms for 100,000), and a count says nothing more.
 Status Validate(const api::Json& stored) {
   api::Json service = stored;
-  for (const char* lifecycle : {"run", "restart_policy", "incarnation", "update_config",
-                                "rollback_config", "previous_task", "previous_run", "update_kind"})
+  for (const char* lifecycle :
+       {"run", "restart_policy", "incarnation", "update_config", "rollback_config", "previous_task",
+        "previous_run", "update_kind", "rebalance", "template_version"})
     service.erase(lifecycle);
   if (auto replicas = service.find("replicas"); replicas != service.end() &&
                                                 replicas->is_number_unsigned() &&
@@ -50,7 +52,31 @@ Status PutLifecycle(const api::Json& body, api::Json* stored) {
       BERTH_RETURN_IF_ERROR(api::DecodeUpdateConfig(*it, key, &config));
     (*stored)[key] = api::EncodeUpdateConfig(config);
   }
+  if (auto it = body.find("rebalance"); it != body.end()) {
+    BERTH_RETURN_IF_ERROR(api::CheckRebalanceSetting(*it, "rebalance"));
+    (*stored)["rebalance"] = *it;
+  }
   return Status::Ok();
+}
+
+// Why a rebalance of `service` may not start now: its last rollout (the
+// stored status `status`, if any) is under way or paused. "" if it may.
+std::string RolloutInTheWay(const api::Json& service,
+                            const std::optional<store::StoredObject>& status) {
+  if (!status) return "";
+  const api::Json s = api::Json::parse(status->body, nullptr, false);
+  if (!s.is_object() ||
+      s.value("spec_version", uint64_t{0}) != service.value("spec_version", uint64_t{0}))
+    return "";
+  const std::string state = s.value("state", "");
+  const std::string why = " (" + state + ": " + s.value("message", "") + ")";
+  if (state == "updating" || state == "rollback_started")
+    return "service '" + service.value("id", "") + "' has a rollout in progress" + why +
+           "; rebalance it once that completes";
+  if (state == "paused" || state == "rollback_paused")
+    return "service '" + service.value("id", "") + "' has a paused rollout" + why +
+           "; update or roll it back first";
+  return "";
 }
 
 // A service's simulated run: `run`, or none (runs until stopped) for null.
@@ -66,7 +92,7 @@ void SetRun(api::Json& service, const api::Json& run) {
 Result<api::Json> ServiceRegistry::Create(const api::Json& service) {
   BERTH_RETURN_IF_ERROR(api::CheckObject(service, "",
                                          {"id", "mode", "replicas", "task", "run", "restart_policy",
-                                          "update_config", "rollback_config"}));
+                                          "update_config", "rollback_config", "rebalance"}));
   api::Json stored = service;
   stored["spec_version"] = 1;
   // Read before the commit that creates it: every task of an earlier
@@ -75,6 +101,7 @@ Result<api::Json> ServiceRegistry::Create(const api::Json& service) {
   if (!stored.contains("restart_policy"))
     stored["restart_policy"] = api::EncodeRestartPolicy(orchestrator::RestartPolicy());
   for (const char* key : {"update_config", "rollback_config"}) stored.erase(key);
+  stored["rebalance"] = "manual";
   BERTH_RETURN_IF_ERROR(PutLifecycle(service, &stored));
   if (service.contains("run")) {
     BERTH_RETURN_IF_ERROR(api::CheckObject(service["run"], "run", {"duration", "outcome"}));
@@ -112,9 +139,10 @@ Result<api::Json> ServiceRegistry::List() const {
 }
 
 Result<api::Json> ServiceRegistry::Update(std::string_view id, const api::Json& patch) {
-  BERTH_RETURN_IF_ERROR(api::CheckObject(
-      patch, "",
-      {"replicas", "task", "run", "restart_policy", "update_config", "rollback_config", "force"}));
+  BERTH_RETURN_IF_ERROR(
+      api::CheckObject(patch, "",
+                       {"replicas", "task", "run", "restart_policy", "update_config",
+                        "rollback_config", "rebalance", "force"}));
   if (auto force = patch.find("force"); force != patch.end() && !force->is_boolean())
     return api::TypeError(*force, "force", "true or false");
   Result<store::StoredObject> object = services_.Load(id);
@@ -138,6 +166,7 @@ Result<api::Json> ServiceRegistry::Update(std::string_view id, const api::Json& 
     if (patch.contains("task")) service["task"] = patch["task"];
     SetRun(service, run);
     service["spec_version"] = service["spec_version"].get<uint64_t>() + 1;
+    service.erase("template_version");
     service["update_kind"] = "update";
   }
   BERTH_RETURN_IF_ERROR(Validate(service));
@@ -161,7 +190,30 @@ Result<api::Json> ServiceRegistry::RolledBack(api::Json service) {
   service["previous_run"] = service.value("run", api::Json());
   SetRun(service, run);
   service["spec_version"] = service["spec_version"].get<uint64_t>() + 1;
+  service.erase("template_version");
   service["update_kind"] = "rollback";
+  return service;
+}
+
+Result<api::Json> ServiceRegistry::Rebalance(std::string_view id) {
+  Result<store::StoredObject> object = services_.Load(id);
+  if (!object.ok()) return object.status();
+  api::Json service = api::Json::parse(object->body);
+  if (!service.contains("replicas"))
+    return Status::Conflict("service '" + service.value("id", "") +
+                            "' is global: it runs one task on every node, so it has nothing to "
+                            "rebalance");
+  Result<std::optional<store::StoredObject>> status = store_.Get("update", id);
+  if (!status.ok()) return status.status();
+  if (std::string why = RolloutInTheWay(service, *status); !why.empty())
+    return Status::Conflict(why);
+  return services_.Replace(*object, Rebalanced(std::move(service)));
+}
+
+api::Json ServiceRegistry::Rebalanced(api::Json service) {
+  service["template_version"] = api::TemplateVersionOf(service);
+  service["spec_version"] = service["spec_version"].get<uint64_t>() + 1;
+  service["update_kind"] = "rebalance";
   return service;
 }
 

@@ -26,7 +26,8 @@ class ServiceRegistry {
 
   // Body: id, mode (replicated | global), replicas (replicated only), task,
   // restart_policy, update_config and rollback_config
-  // (api/lifecycle_codec.h; absent: Docker's defaults), and
+  // (api/lifecycle_codec.h; absent: Docker's defaults), rebalance ("manual"
+  // | "on-join"; absent: manual), and
   // run: {"duration": seconds, "outcome": "complete" | "fail"}, how the
   // simulated executor runs each task (absent: until stopped). berthd adds
   // spec_version and incarnation (the store's revision at creation, which
@@ -34,8 +35,9 @@ class ServiceRegistry {
   Result<api::Json> Create(const api::Json& service);
   Result<api::Json> Get(std::string_view id) const;
   Result<api::Json> List() const;  // {"services": [...]} by id
-  // Body: replicas, task, restart_policy, update_config, rollback_config
-  // (new policies apply from then on; they make no new spec version) and/or
+  // Body: replicas, task, restart_policy, update_config, rollback_config,
+  // rebalance (new policies apply from then on; they make no new spec
+  // version) and/or
   // force: true (a new spec version though the template is unchanged, as
   // `docker service update --force`). A new spec version keeps the template
   // it replaces as previous_task; the control loop rolls it out as
@@ -48,6 +50,15 @@ class ServiceRegistry {
   // `service` with its previous template swapped in (the control loop's
   // automatic rollback uses it too).
   static Result<api::Json> RolledBack(api::Json service);
+  // `berth service rebalance` (docs/placement.md, "Rebalancing"): a new
+  // spec version with the same template (update_kind "rebalance"), which the
+  // control loop rolls out by moving only the tasks on nodes that hold more
+  // than the engine would put there now. Conflict for a global service, and
+  // while the service's last rollout is under way or paused.
+  Result<api::Json> Rebalance(std::string_view id);
+  // `service` as a rebalance makes it (the control loop's rebalance when a
+  // node joins uses it too): spec_version + 1, template_version kept.
+  static api::Json Rebalanced(api::Json service);
   Status Remove(std::string_view id);
 
  private:

@@ -50,6 +50,9 @@ StoredService ToService(const Json& json) {
                           run->value("outcome", "complete") == "fail"};
   s.incarnation = json.value("incarnation", int64_t{0});
   s.rolling_back = json.value("update_kind", "") == "rollback";
+  s.rebalancing = json.value("update_kind", "") == "rebalance";
+  s.template_version = api::TemplateVersionOf(json);
+  s.rebalance_on_join = json.value("rebalance", "manual") == "on-join";
   if (auto it = json.find("update_config"); it != json.end())
     (void)api::DecodeUpdateConfig(*it, "", &s.update);
   if (auto it = json.find("rollback_config"); it != json.end())
@@ -97,6 +100,13 @@ StoredNode ToNode(Json json, const std::string& id) {
   if (Status decoded = api::DecodeNode(json, "node '" + id + "'", &n.node); !decoded.ok())
     n.error = decoded.message();
   return n;
+}
+
+// Whether the engine may place tasks on `n`: a valid node, ready and active
+// (a node that becomes so "joins": StoredState::TakeNodesJoined).
+bool TakesTasks(const StoredNode& n) {
+  return n.error.empty() && n.node.state == NodeState::kReady &&
+         n.node.availability == NodeAvailability::kActive;
 }
 
 Recorded ToRecorded(const Json& body, int64_t revision) {
@@ -152,9 +162,11 @@ Status StoredState::Apply(const store::Change& change) {
     if (auto old = nodes.find(change.id); old != nodes.end()) workers_ -= WorkersOf(old->second);
     if (put) {
       StoredNode updated = ToNode(std::move(*json), change.id);
-      if (auto old = nodes.find(change.id);
-          old != nodes.end() && ConcernsTasks(old->second.node, updated.node))
+      const auto old = nodes.find(change.id);
+      if (old != nodes.end() && ConcernsTasks(old->second.node, updated.node))
         check_nodes_.insert(change.id);
+      if (loaded_ && TakesTasks(updated) && (old == nodes.end() || !TakesTasks(old->second)))
+        nodes_joined_ = true;
       if (updated.node.state == NodeState::kReady) not_ready_since_.erase(change.id);
       StoredNode& node = nodes[change.id] = std::move(updated);
       workers_ += WorkersOf(node);

@@ -125,18 +125,29 @@ struct StoredService {
   orchestrator::RestartPolicy restart;
   orchestrator::UpdateConfig update, rollback;
   bool rolling_back = false;  // its last spec version came from a rollback
+  bool rebalancing = false;   // its last spec version came from a rebalance
+  // Tasks of versions from this one on run the current template (a
+  // rebalance makes a version without a new one: api::TemplateVersionOf).
+  uint64_t template_version = 0;
+  bool rebalance_on_join = false;  // "rebalance": "on-join"
   // Its stored body and revision: the loop's automatic rollback rewrites it.
   std::string body;
   int64_t revision = 0;
   std::shared_ptr<const TaskSpec> spec;  // its task template; null if it does not decode
-  // The template before the last new version (previous_task), if any: what
-  // its tasks of older versions run until a rolling update replaces them.
+  // The template before the current one (previous_task), if any: what its
+  // tasks of versions before template_version run until a rolling update
+  // replaces them.
   std::shared_ptr<const TaskSpec> previous_spec;
   std::optional<SimulatedRun> run;           // the simulated executor ends its tasks
   std::optional<SimulatedRun> previous_run;  // its tasks of older versions (previous_spec)
   // How a berth-node runs its tasks (the template's command), and its tasks
   // of older versions; null: no command.
   std::shared_ptr<const executor::ProcessSpec> process, previous_process;
+
+  // Whether a task of `version` runs previous_spec (not the current template).
+  bool RunsPrevious(std::optional<uint64_t> version) const {
+    return version.value_or(0) < template_version && previous_spec != nullptr;
+  }
 };
 
 // A service's rollout of a spec version (a rolling update or a rollback),
@@ -155,10 +166,15 @@ struct ServiceUpdate {
   static constexpr uint32_t kNone = UINT32_MAX;
   std::set<uint32_t> outdated;
   std::vector<std::pair<uint32_t, uint32_t>> in_flight;
+  // A rebalance's tasks of older versions on nodes, until its movers are
+  // chosen (Pass::ChooseMovers): those go to `outdated`, the others stay.
+  std::set<uint32_t> candidates;
+  bool movers_chosen = false;
   uint64_t replaced = 0, failures = 0;
   Timestamp next_batch_at;
   std::string stored;  // the status as last read or written
   bool active() const { return state == "updating" || state == "rollback_started"; }
+  bool paused() const { return state == "paused" || state == "rollback_paused"; }
 };
 
 struct StoredJob {
@@ -232,6 +248,9 @@ class StoredState {
   // Nodes added or updated since the last call, by id (a removed node makes
   // every task visited and moves layout_generation instead).
   std::vector<std::string> TakeChangedNodes() { return std::exchange(changed_nodes_, {}); }
+  // Whether a node joined (was added ready and active, or became so) since
+  // the last call; not on a load (berthd starting).
+  bool TakeNodesJoined() { return std::exchange(nodes_joined_, false); }
   // Whether `id` is a stored node: a hash lookup, since a pass asks it for
   // every task.
   bool HasNode(const std::string& id) const { return node_ids_.contains(id); }
@@ -259,6 +278,9 @@ class StoredState {
   std::string admission_status;
   // Rollouts by service id; kept while the service exists.
   std::map<std::string, ServiceUpdate> updates;
+  // Services with "rebalance": "on-join" to look at since a node joined
+  // (Pass::RebalanceOnJoin keeps those whose rollout is under way).
+  std::set<std::string> rebalance_due;
 
  private:
   Status Load(store::WatchedStore& store);
@@ -294,6 +316,7 @@ class StoredState {
 
   bool loaded_ = false;
   bool visit_all_ = true;
+  bool nodes_joined_ = false;
   std::vector<uint32_t> queued_;
   std::vector<std::string> changed_nodes_;
   // Known nodes whose update may concern their tasks (drained, not ready,

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "api/cluster_codec.h"
+#include "api/lifecycle_codec.h"
 #include "daemon/class_registry.h"
 #include "daemon/stored_kind.h"
 #include "orchestrator/orchestrator.h"
@@ -68,10 +69,11 @@ std::string UpdateWait(const store::Store& store, const api::Json& task) {
   const std::string id = task["service"];
   Result<std::optional<store::StoredObject>> service = store.Get("service", id);
   if (!service.ok() || !service->has_value()) return "";
-  const uint64_t current =
-      api::Json::parse((*service)->body, nullptr, false).value("spec_version", uint64_t{0});
+  const api::Json body = api::Json::parse((*service)->body, nullptr, false);
+  const uint64_t current = body.value("spec_version", uint64_t{0});
   const uint64_t own = task.value("spec_version", uint64_t{0});
-  if (own >= current) return "";
+  // A task of a version before a rebalance runs the current template.
+  if (own >= api::TemplateVersionOf(body)) return "";
   std::string why = "runs spec version " + std::to_string(own) + "; the rollout of version " +
                     std::to_string(current) + " has not replaced it yet";
   Result<std::optional<store::StoredObject>> status = store.Get("update", id);
@@ -150,8 +152,7 @@ namespace {
 // The reservations of a task of `owner` (a service or job body) at
 // `version`: its template's, or the previous one's for an older version.
 Reservations ReservedBy(const api::Json& owner, uint64_t version) {
-  const bool older =
-      version < owner.value("spec_version", uint64_t{0}) && owner.contains("previous_task");
+  const bool older = version < api::TemplateVersionOf(owner) && owner.contains("previous_task");
   TaskSpec spec;
   (void)api::DecodeTaskSpec(owner.value(older ? "previous_task" : "task", api::Json::object()), "",
                             &spec);

@@ -87,11 +87,10 @@ void ClusterState::Track(TaskRecord& t) {
   }
 }
 
-void ClusterState::Untrack(TaskRecord& t) {
+void ClusterState::Untrack(const TaskRecord& t) {
   ++capacity_epoch_;
   NodeInfo& node = nodes_[t.node];
   node.Release(*t.spec, t.claims);
-  t.claims.clear();
   if (t.desired_state <= TaskState::kComplete) {
     node.RemoveActive(t.service);
     --node_active_[t.node];
@@ -112,6 +111,7 @@ Status ClusterState::SetTaskState(TaskIndex index, TaskState state, Timestamp at
   if (was_tracked && !tracked) {
     t.state = old;  // untrack with the state the reservation was made under
     Untrack(t);
+    t.claims.clear();
     t.state = state;
   } else if (!was_tracked && tracked) {
     Track(t);
@@ -138,6 +138,27 @@ void ClusterState::ForgetTask(TaskIndex index) {
   t = TaskRecord();
   t.state = TaskState::kRemove;
   ++forgotten_;
+}
+
+ClusterState ClusterState::WithoutTasksOf(ServiceIndex service,
+                                          std::optional<uint64_t> seed) const {
+  ClusterState out;
+  out.nodes_ = nodes_;
+  out.node_by_id_ = node_by_id_;
+  out.service_by_id_ = service_by_id_;
+  out.active_by_service_ = active_by_service_;
+  out.node_active_ = node_active_;
+  for (const TaskRecord& t : tasks_)
+    if (t.service == service && IsTracked(t)) out.Untrack(t);
+  const std::vector<uint32_t> rank = out.Ranks(seed);
+  std::vector<NodeIndex> order(nodes_.size());
+  std::iota(order.begin(), order.end(), 0);
+  auto key = [&](NodeIndex n) {
+    return std::pair(-int64_t{nodes_[n].ActiveTasksOf(service)}, rank[n]);
+  };
+  std::sort(order.begin(), order.end(), [&](NodeIndex a, NodeIndex b) { return key(a) < key(b); });
+  for (uint32_t r = 0; r < order.size(); ++r) out.ranks_[order[r]] = r;
+  return out;
 }
 
 void ClusterState::RecordFailure(const TaskRecord& t, Timestamp at) {

@@ -90,6 +90,17 @@ class ClusterState {
   void ForgetTask(TaskIndex task);
   size_t forgotten_count() const { return forgotten_; }
 
+  // The nodes as they would be without the tasks of `service`: the same
+  // nodes, every other tracked task still holding its resources, ports and
+  // counts, but no task records and no failures. For asking where a pass
+  // would place the service afresh (rebalancing: daemon/full_view.h). Its
+  // tie-break ranks (rule 4 of the node order) put the nodes holding more
+  // of the service's tasks now first, then follow Ranks(seed): of two
+  // equally good placements, the pass picks the one that moves fewer
+  // tasks. Costs a copy of the nodes and one scan of the records, not a
+  // copy of them.
+  ClusterState WithoutTasksOf(ServiceIndex service, std::optional<uint64_t> seed) const;
+
   // Grows whenever any node's capacity or counts may have changed: a node
   // added or updated, a task tracked or untracked on one. The scheduler
   // compares it with TaskRecord::unplaced_at_epoch.
@@ -137,7 +148,7 @@ class ClusterState {
 
  private:
   void Track(TaskRecord& t);
-  void Untrack(TaskRecord& t);
+  void Untrack(const TaskRecord& t);  // the caller clears t.claims if it keeps t
   void RecordFailure(const TaskRecord& t, Timestamp at);
   static bool IsTracked(const TaskRecord& t);
   static bool IsActive(const TaskRecord& t);

@@ -117,6 +117,34 @@ TEST(ClusterState, AForgottenTaskReleasesItsNodeAndItsIdButNotItsFailures) {
   EXPECT_EQ(c.state.PendingTasks(), (std::vector<TaskIndex>{again}));
 }
 
+// Rebalancing's "as if placed afresh": the service's tasks leave their
+// nodes (resources and counts), the others stay, no task record is kept,
+// and its holders rank first.
+TEST(ClusterState, WithoutTasksOfFreesOneServiceAndRanksItsHoldersFirst) {
+  TestCluster c;
+  c.Add(NodeWithCpu("a", 4000));
+  c.Add(NodeWithCpu("b", 4000));
+  const auto spec = SpecReservingCpu(1000);
+  c.AddTask("s1", "S", spec, TaskState::kRunning, "b", 1);
+  c.AddTask("s2", "S", spec, TaskState::kRunning, "b", 1);
+  c.AddTask("t1", "T", spec, TaskState::kRunning, "a", 1);
+  c.AddTask("w", "S", spec, TaskState::kPending, "", 1);
+  const ServiceIndex s = c.state.InternService("S"), t = c.state.InternService("T");
+  ClusterState afresh = c.state.WithoutTasksOf(s, std::nullopt);
+  EXPECT_EQ(afresh.node(1).available_milli_cpu(), 4000);
+  EXPECT_EQ(afresh.node(1).ActiveTasksOf(s), 0u);
+  EXPECT_EQ(afresh.ActiveTasksOn(1), 0u);
+  EXPECT_EQ(afresh.ActiveTasksOfService(s), 0u);
+  EXPECT_EQ(afresh.node(0).available_milli_cpu(), 3000);
+  EXPECT_EQ(afresh.node(0).ActiveTasksOf(t), 1u);
+  EXPECT_EQ(afresh.task_count(), 0u);
+  EXPECT_TRUE(afresh.PendingTasks().empty());
+  EXPECT_EQ(afresh.FindService("S"), s);
+  EXPECT_EQ(afresh.Ranks(std::nullopt), (std::vector<uint32_t>{1, 0}));  // b holds S
+  EXPECT_EQ(c.state.node(1).available_milli_cpu(), 2000);                // the source is as it was
+  EXPECT_EQ(c.state.Ranks(std::nullopt), (std::vector<uint32_t>{0, 1}));
+}
+
 TEST(ClusterState, RanksFollowIdsOrASeed) {
   TestCluster c;
   c.Add(MakeNode("b"));
