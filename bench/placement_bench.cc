@@ -4,7 +4,8 @@
 // Each scenario runs in its own forked process, so its peak memory is its own:
 // "memory" is the growth of peak RSS from just before the cluster is built to
 // just after the pass. Time covers Scheduler::SchedulePending only (not
-// building the input), the best and median of --reps runs on fresh state.
+// building the input), the best and median of --reps runs on fresh state;
+// for the rebalance scenarios, placement::RebalanceTarget only.
 //
 // Usage: placement_bench [--reps N] [--only SUBSTRING] [--quick]
 #include <unistd.h>
@@ -19,6 +20,7 @@
 
 #include "bench_util.h"
 #include "placement/cluster_state.h"
+#include "placement/rebalance_target.h"
 #include "placement/scheduler.h"
 
 namespace berth::bench {
@@ -41,6 +43,9 @@ struct Scenario {
   int tasks;
   Layout layout;
   double target_ms;
+  // Instead of the pass: the service is placed on 90% of the nodes, the
+  // rest join, and the time is that of placement::RebalanceTarget.
+  bool rebalance = false;
   bool service() const { return layout != Layout::kOneOff; }
 };
 
@@ -80,17 +85,20 @@ long CurrentRssKib() {
   return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
-// Nodes with room for every task; labels az (10 values) x rack (10 per az).
+// Node i, with room for every task; labels az (10 values) x rack (10 per az).
+void AddBenchNode(int i, ClusterState& state) {
+  Node n;
+  n.id = "node-" + std::to_string(i);
+  n.resources.milli_cpu = 256'000;
+  n.resources.memory_bytes = 1LL << 40;
+  n.labels["az"] = "az" + std::to_string(i % 10);
+  n.labels["rack"] = "rack" + std::to_string((i / 10) % 10);
+  (void)state.AddNode(std::move(n));
+}
+
+// The nodes (90% of them for a rebalance) and the pending tasks.
 void Build(const Scenario& s, ClusterState& state) {
-  for (int i = 0; i < s.nodes; ++i) {
-    Node n;
-    n.id = "node-" + std::to_string(i);
-    n.resources.milli_cpu = 256'000;
-    n.resources.memory_bytes = 1LL << 40;
-    n.labels["az"] = "az" + std::to_string(i % 10);
-    n.labels["rack"] = "rack" + std::to_string((i / 10) % 10);
-    (void)state.AddNode(std::move(n));
-  }
+  for (int i = 0; i < (s.rebalance ? s.nodes / 10 * 9 : s.nodes); ++i) AddBenchNode(i, state);
   auto spec = std::make_shared<TaskSpec>();
   spec->reservations.milli_cpu = 10;
   spec->reservations.memory_bytes = 64LL << 20;
@@ -116,10 +124,20 @@ Outcome RunScenario(const Scenario& s, int reps) {
     auto t0 = std::chrono::steady_clock::now();
     auto result = scheduler.SchedulePending(Timestamp{});
     auto t1 = std::chrono::steady_clock::now();
-    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     out.placed =
         static_cast<int>(std::count_if(result.decisions.begin(), result.decisions.end(),
                                        [](const auto& d) { return d.node != placement::kNoNode; }));
+    if (s.rebalance) {
+      for (int i = s.nodes / 10 * 9; i < s.nodes; ++i) AddBenchNode(i, *state);
+      t0 = std::chrono::steady_clock::now();
+      const std::vector<uint32_t> target =
+          placement::RebalanceTarget(*state, *state->FindService("web"), "web", state->task(0).spec,
+                                     2, s.tasks, {}, Timestamp{});
+      t1 = std::chrono::steady_clock::now();
+      out.placed = 0;
+      for (uint32_t n : target) out.placed += static_cast<int>(n);
+    }
+    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     if (r == 0) out.peak_kib = PeakRssKib() - start_kib;
   }
   std::sort(ms.begin(), ms.end());
@@ -163,6 +181,9 @@ int Main(int argc, char** argv) {
       {"weighted 100k nodes x 1M tasks (az 1..10)", 100'000, 1'000'000, Layout::kWeighted, 0},
       {"binpack 10k nodes x 100k tasks (az x rack)", 10'000, 100'000, Layout::kBinpack, 0},
       {"binpack 100k nodes x 1M tasks (az x rack)", 100'000, 1'000'000, Layout::kBinpack, 0},
+      // Issue 18's rebalancing: the target after 10% of the nodes joined.
+      {"rebalance 10k nodes x 100k tasks (az x rack)", 10'000, 100'000, Layout::kSpread, 0, true},
+      {"rebalance 100k nodes x 1M tasks (az x rack)", 100'000, 1'000'000, Layout::kSpread, 0, true},
   };
   if (quick)
     for (auto& s : scenarios) s.nodes = std::max(10, s.nodes / 100), s.tasks /= 100;

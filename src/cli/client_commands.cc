@@ -715,27 +715,23 @@ void ClientCommands::AddServiceCommands(CLI::App& app) {
   add_restart_flags(*update);
   add_rollout_flags(*update);
   add_wait_flags(*update);
-  CLI::App* rollback =
-      AddAction(*service, "rollback", "Return a service to its previous template and wait for it",
-                [this](api::ApiClient& client, std::ostream& out, std::ostream& err) {
-                  if (!CallOrSay(client, "POST", "/v1/services/" + id_ + "/rollback", nullptr, err))
-                    return 1;
-                  out << id_ << "\n";
-                  return WaitForService(client, id_, out, err);
-                });
-  rollback->add_option("ID", id_, "service id")->check(kIdRule)->required();
-  add_wait_flags(*rollback);
-  CLI::App* rebalance = AddAction(
-      *service, "rebalance",
-      "Move tasks towards the spread the engine would choose now, as a rolling update, and wait",
-      [this](api::ApiClient& client, std::ostream& out, std::ostream& err) {
-        if (!CallOrSay(client, "POST", "/v1/services/" + id_ + "/rebalance", nullptr, err))
-          return 1;
-        out << id_ << "\n";
-        return WaitForService(client, id_, out, err);
-      });
-  rebalance->add_option("ID", id_, "service id")->check(kIdRule)->required();
-  add_wait_flags(*rebalance);
+  // POST /v1/services/ID/<action>, then wait for the service to converge.
+  auto add_post_and_wait = [&](const char* action, const char* help) {
+    CLI::App* command = AddAction(
+        *service, action, help,
+        [this, action](api::ApiClient& client, std::ostream& out, std::ostream& err) {
+          if (!CallOrSay(client, "POST", "/v1/services/" + id_ + "/" + action, nullptr, err))
+            return 1;
+          out << id_ << "\n";
+          return WaitForService(client, id_, out, err);
+        });
+    command->add_option("ID", id_, "service id")->check(kIdRule)->required();
+    add_wait_flags(*command);
+  };
+  add_post_and_wait("rollback", "Return a service to its previous template and wait for it");
+  add_post_and_wait(
+      "rebalance",
+      "Move tasks towards the spread the engine would choose now, as a rolling update, and wait");
   CLI::App* logs =
       AddAction(*service, "logs", "Show the output of every task of a service, merged in time",
                 [this](api::ApiClient& client, std::ostream& out, std::ostream& err) {

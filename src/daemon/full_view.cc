@@ -1,6 +1,7 @@
 #include "daemon/full_view.h"
 
 #include "api/cluster_codec.h"
+#include "placement/rebalance_target.h"
 
 namespace berth::daemon {
 namespace {
@@ -129,15 +130,8 @@ std::map<std::string, uint32_t> FullView::Excess(const std::string& service,
                                                  Timestamp now) const {
   const std::optional<ServiceIndex> index = state_.FindService(service);
   if (!index) return {};  // the engine holds none of its tasks
-  placement::ClusterState afresh = state_.WithoutTasksOf(*index, options_.tie_break_seed);
-  afresh.ReserveTasks(replicas);
-  for (uint64_t k = 1; k <= replicas; ++k)
-    (void)afresh.AddTask(Task{service + "." + std::to_string(k), service, version,
-                              TaskState::kPending, TaskState::kRunning, "", Timestamp{}, spec});
-  placement::Scheduler scheduler(afresh, options_);
-  std::vector<uint32_t> target(afresh.node_count(), 0);
-  for (const placement::Decision& d : scheduler.SchedulePending(now).decisions)
-    if (d.node != placement::kNoNode) ++target[d.node];
+  const std::vector<uint32_t> target =
+      placement::RebalanceTarget(state_, *index, service, spec, version, replicas, options_, now);
   std::map<std::string, uint32_t> excess;
   for (placement::NodeIndex n = 0; n < state_.node_count(); ++n)
     if (const uint32_t holds = state_.node(n).ActiveTasksOf(*index); holds > target[n])

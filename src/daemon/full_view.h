@@ -58,12 +58,11 @@ class FullView {
   placement::PassResult Schedule(Timestamp now);
 
   // Rebalancing (docs/placement.md, "Rebalancing"): per node id, how many
-  // tasks of replicated service `service` the node holds beyond what one
-  // engine pass would put there if the service's `replicas` tasks of `spec`
-  // (at spec version `version`) were placed afresh now, on the nodes as
-  // they are without them (ClusterState::WithoutTasksOf). Nodes at or under
-  // that count are left out; empty when nothing needs to move. Reads the
-  // engine as of the last Sync; costs a copy of the nodes and one pass.
+  // tasks of replicated service `service` the node holds beyond
+  // placement::RebalanceTarget (its `replicas` tasks of `spec`, at spec
+  // version `version`, placed afresh now). Nodes at or under it are left
+  // out; empty when nothing needs to move. Reads the engine as of the last
+  // Sync; costs a copy of the nodes and one pass.
   std::map<std::string, uint32_t> Excess(const std::string& service,
                                          const std::shared_ptr<const TaskSpec>& spec,
                                          uint64_t version, uint64_t replicas, Timestamp now) const;
