@@ -1,5 +1,7 @@
 #include "daemon/full_view.h"
 
+#include <algorithm>
+
 #include "api/cluster_codec.h"
 #include "placement/rebalance_target.h"
 
@@ -132,10 +134,19 @@ std::map<std::string, uint32_t> FullView::Excess(const std::string& service,
   if (!index) return {};  // the engine holds none of its tasks
   const std::vector<uint32_t> target =
       placement::RebalanceTarget(state_, *index, service, spec, version, replicas, options_, now);
-  std::map<std::string, uint32_t> excess;
+  // No more tasks move than the target has room for elsewhere (tasks it
+  // could not place are no reason to move one).
+  uint64_t room = 0;
   for (placement::NodeIndex n = 0; n < state_.node_count(); ++n)
-    if (const uint32_t holds = state_.node(n).ActiveTasksOf(*index); holds > target[n])
-      excess[NodeId(n)] = holds - target[n];
+    if (const uint32_t holds = state_.node(n).ActiveTasksOf(*index); target[n] > holds)
+      room += target[n] - holds;
+  std::map<std::string, uint32_t> excess;
+  for (placement::NodeIndex n = 0; n < state_.node_count() && room > 0; ++n)
+    if (const uint32_t holds = state_.node(n).ActiveTasksOf(*index); holds > target[n]) {
+      const auto moves = static_cast<uint32_t>(std::min<uint64_t>(holds - target[n], room));
+      excess[NodeId(n)] = moves;
+      room -= moves;
+    }
   return excess;
 }
 

@@ -590,6 +590,39 @@ TEST_F(LifecycleTest, ARebalanceFollowsThePlacementPreferences) {
   EXPECT_EQ(UpdateStatus("web")["replaced"], 2);
 }
 
+// A pass that visits every task (here: another service's new version)
+// while a move is inside its monitor period finds the pair again: nothing
+// else stops, and no second replacement is made.
+TEST_F(LifecycleTest, AFullVisitDuringAMoveKeepsThePair) {
+  AddNode("n1");
+  AddNode("n2");
+  CreateService({{"id", "web"}, {"replicas", 4}, {"update_config", {{"monitor", "5s"}}}});
+  CreateService({{"id", "api"}, {"replicas", 1}});
+  Settle();
+  AddNode("n3");
+  ASSERT_TRUE(services_.Rebalance("web").ok());
+  Settle();  // the first replacement runs, inside its monitor period
+  ASSERT_EQ(RunningPerNode("web").at("n3"), 1);
+  ASSERT_TRUE(services_.Update("api", {{"force", true}}).ok());
+  ASSERT_TRUE(RollOutCheckingEachPass("web", 4, 5));
+  EXPECT_EQ(UpdateStatus("web")["replaced"], 1);
+  EXPECT_EQ(RunningPerNode("web"), (std::map<std::string, int>{{"n1", 1}, {"n2", 2}, {"n3", 1}}));
+}
+
+// A node that takes no tasks (paused) keeps what it runs: the target leaves
+// its tasks where they are and spreads the others.
+TEST_F(LifecycleTest, APausedNodeKeepsItsTasks) {
+  AddNode("n1");
+  AddNode("n2");
+  CreateService({{"id", "web"}, {"replicas", 4}, {"update_config", {{"monitor", "0s"}}}});
+  Settle();
+  UpdateNode("n2", {{"availability", "pause"}});
+  AddNode("n3");
+  ASSERT_TRUE(services_.Rebalance("web").ok());
+  ASSERT_TRUE(RollOutCheckingEachPass("web", 4, 5));
+  EXPECT_EQ(RunningPerNode("web"), (std::map<std::string, int>{{"n1", 1}, {"n2", 2}, {"n3", 1}}));
+}
+
 // A rebalance keeps the template (and what rollback returns to): its tasks
 // of the version before it run the current template and are not "waiting
 // for the rollout"; a global service and a service whose rollout is paused
@@ -603,6 +636,9 @@ TEST_F(LifecycleTest, ARebalanceKeepsTheTemplateAndRefusesWhatItCannotDo) {
   CreateService({{"id", "mon"}, {"mode", "global"}});
   Settle();
   ASSERT_TRUE(services_.Update("web", {{"task", {{"resources", {{"cpu", "200m"}}}}}}).ok());
+  EXPECT_EQ(services_.Rebalance("web").status().message(),
+            "service 'web': the rollout of spec version 2 has not started yet; rebalance it once "
+            "that completes");
   Settle();
   AddNode("n2");
   ASSERT_TRUE(services_.Rebalance("web").ok());
@@ -641,18 +677,24 @@ class RebalanceFailureTest : public LifecycleTest,
 // A move that fails takes the failure action; rollback has no previous
 // placement to go back to, so it pauses. The task it was to replace keeps
 // running (start-first).
+// The failed replacement is not restarted beside the task it was to
+// replace (restart condition any or none alike). A paused rebalance may be
+// rebalanced again.
 TEST_P(RebalanceFailureTest, AFailedMovePausesAndTheOldTaskRunsOn) {
+  const bool pause = std::string(GetParam()) == "pause";
   AddNode("n1");
   AddNode("n2");
   CreateService({{"id", "web"},
                  {"replicas", 4},
-                 {"restart_policy", {{"condition", "none"}}},
+                 {"restart_policy", {{"condition", pause ? "any" : "none"}}},
                  {"update_config", {{"failure_action", GetParam()}}}});
   Settle();
+  const std::set<std::string> before = IdsByState("web")["running"];
   AddNode("n3");
   executor_.failing = {"n3"};
   ASSERT_TRUE(services_.Rebalance("web").ok());
   ASSERT_TRUE(RollOutCheckingEachPass("web", 4, 5));
+  EXPECT_EQ(IdsByState("web")["running"], before);
   const Json status = UpdateStatus("web");
   EXPECT_EQ(status["state"], "paused");
   EXPECT_TRUE(status["message"].get<std::string>().starts_with(
@@ -660,6 +702,13 @@ TEST_P(RebalanceFailureTest, AFailedMovePausesAndTheOldTaskRunsOn) {
       << status;
   EXPECT_EQ((*services_.Get("web"))["spec_version"], 2);  // not rolled back
   EXPECT_EQ(RunningPerNode("web"), (std::map<std::string, int>{{"n1", 2}, {"n2", 2}}));
+  Advance(seconds(60));  // no restart of the failed move comes later either
+  EXPECT_EQ(IdsByState("web")["running"], before);
+  executor_.failing.clear();
+  ASSERT_TRUE(services_.Rebalance("web").ok());
+  ASSERT_TRUE(RollOutCheckingEachPass("web", 4, 5));
+  EXPECT_EQ(UpdateStatus("web")["message"], "rebalance completed");
+  EXPECT_EQ(RunningPerNode("web").at("n3"), 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(PauseAndRollback, RebalanceFailureTest,
@@ -680,7 +729,12 @@ TEST_F(LifecycleTest, OnJoinRebalancesWhenANodeJoinsAndOnlyIfSomethingMoves) {
                  {"rebalance", "on-join"},
                  {"update_config", {{"parallelism", 2}, {"monitor", "0s"}}}});
   CreateService({{"id", "web"}, {"replicas", 4}});
-  CreateService({{"id", "mon"}, {"mode", "global"}, {"rebalance", "on-join"}});
+  EXPECT_EQ(services_.Create({{"id", "mon"}, {"mode", "global"}, {"rebalance", "on-join"}})
+                .status()
+                .message(),
+            "rebalance: on-join is for replicated services: a global service runs one task on "
+            "every node");
+  CreateService({{"id", "mon"}, {"mode", "global"}});
   Settle();
   AddNode("n3", zone_a);
   AddNode("n4", zone_a);

@@ -149,6 +149,13 @@ void Pass::RestartOrKeep(TaskEntry& e, const StoredService& service) {
        ended != TaskState::kRejected) ||
       e.task.spec_version.value_or(0) < service.template_version)
     return;
+  // Half of a start-first pair whose other half runs on: the slot is held.
+  if (const TaskEntry* partner = RunningPartner(e)) {
+    e.task.desired = TaskState::kShutdown;
+    e.task.message += "; not restarted: its slot runs " + partner->task.id;
+    MarkChanged(e);
+    return;
+  }
   std::deque<Timestamp>& attempts = state_.RestartsOf(state_.HistoryGroupOf(e));
   const orchestrator::RestartDecision decision =
       orchestrator::DecideRestart(service.restart, ended, now_, attempts);
@@ -540,22 +547,21 @@ void Pass::RebalanceOnJoin(const FullView& engine) {
       if (service.rebalance_on_join && service.replicas) state_.rebalance_due.insert(id);
   for (auto it = state_.rebalance_due.begin(); it != state_.rebalance_due.end();) {
     const auto svc = service_by_id_.find(*it);
-    const auto u = state_.updates.find(*it);
-    if (svc != service_by_id_.end() && svc->second.rebalance_on_join && u != state_.updates.end() &&
-        u->second.spec_version == svc->second.spec_version &&
-        (u->second.active() || u->second.paused())) {
+    if (svc == service_by_id_.end() || !svc->second.rebalance_on_join || !svc->second.replicas ||
+        !svc->second.spec) {
+      it = state_.rebalance_due.erase(it);
+      continue;
+    }
+    const StoredService& service = svc->second;
+    if (RolloutInTheWay(svc->first, service)) {
       ++it;
       continue;
     }
-    if (svc != service_by_id_.end() && svc->second.rebalance_on_join && svc->second.spec &&
-        svc->second.replicas &&
-        !engine
-             .Excess(svc->first, svc->second.spec, svc->second.spec_version + 1,
-                     *svc->second.replicas, now_)
+    if (!engine.Excess(svc->first, service.spec, service.spec_version, *service.replicas, now_)
              .empty()) {
       store::Write w = store::Write::Put(
-          "service", svc->first, ServiceRegistry::Rebalanced(Json::parse(svc->second.body)).dump());
-      w.IfRevision(svc->second.revision);
+          "service", svc->first, ServiceRegistry::Rebalanced(Json::parse(service.body)).dump());
+      w.IfRevision(service.revision);
       service_writes_.push_back(std::move(w));
     }
     it = state_.rebalance_due.erase(it);

@@ -188,7 +188,9 @@ class Pass {
   void Young(TaskEntry& e, const std::string& service_id, const StoredService& service);
   ServiceUpdate& RolloutOf(const std::string& service_id, const StoredService& service);
   void RollOut(const std::string& service_id, const StoredService& service, ServiceUpdate& u);
-  void PairWithOutdated(ServiceUpdate& u);
+  void PairInFlight(ServiceUpdate& u, std::set<uint32_t>& olds);
+  const TaskEntry* RunningPartner(const TaskEntry& e) const;
+  bool RolloutInTheWay(const std::string& service_id, const StoredService& service) const;
   bool Landed(const std::pair<uint32_t, uint32_t>& flight, const orchestrator::UpdateConfig& config,
               bool moving, ServiceUpdate& u, std::string* failed_task);
   void FailureAction(const std::string& service_id, const StoredService& service,

@@ -101,6 +101,10 @@ void Pass::ChooseMovers(const std::string& service_id, const StoredService& serv
   if (!service.spec || !service.replicas) return;
   std::map<std::string, uint32_t> excess =
       engine->Excess(service_id, service.spec, service.spec_version, *service.replicas, now_);
+  for (const auto& [next, old] : u.in_flight)  // movers already on their way
+    if (old != ServiceUpdate::kNone)
+      if (auto it = excess.find(tasks_[old].task.node); it != excess.end() && it->second > 0)
+        --it->second;
   std::sort(candidates.begin(), candidates.end(), [&](uint32_t a, uint32_t b) {
     const StoredTask &x = tasks_[a].task, &y = tasks_[b].task;
     return std::tie(x.node, y.slot) < std::tie(y.node, x.slot);
@@ -149,10 +153,11 @@ ServiceUpdate& Pass::RolloutOf(const std::string& service_id, const StoredServic
 // replacements in flight): those in flight, its failures, its next batch,
 // and its status. A completed or paused one costs a pass nothing.
 void Pass::Update() {
-  // A rebalance with no task to candidate still has its rollout, to say so.
+  // Every new spec version has a rollout, with nothing to replace as well,
+  // so that its status says it is done (a rebalance waits for it).
   for (const std::string& id : DirtyServices())
     if (const auto svc = service_by_id_.find(id);
-        svc != service_by_id_.end() && svc->second.rebalancing)
+        svc != service_by_id_.end() && svc->second.spec_version > 1)
       RolloutOf(id, svc->second);
   for (auto it = state_.updates.begin(); it != state_.updates.end();) {
     const auto svc = service_by_id_.find(it->first);
@@ -164,8 +169,11 @@ void Pass::Update() {
     ServiceUpdate& u = it->second;
     if ((u.active() || !u.in_flight.empty()) && u.spec_version == svc->second.spec_version) {
       // The full view chooses a rebalance's movers once it has this pass's
-      // nodes (ChooseAllMovers); the rollout starts in the next pass.
+      // nodes (ChooseAllMovers); the rollout starts in the next pass. A
+      // replacement already in flight (a full visit rebuilt the list) is
+      // paired with its mover first, so that scale-down keeps both.
       if (svc->second.rebalancing && u.active() && !u.movers_chosen) {
+        PairInFlight(u, u.candidates);
         if (agents_ == nullptr) {
           ++it;
           continue;
@@ -188,7 +196,7 @@ void Pass::RollOut(const std::string& service_id, const StoredService& service, 
            e.task.desired > TaskState::kRunning ||
            e.task.spec_version.value_or(0) >= service.spec_version;
   });
-  PairWithOutdated(u);
+  PairInFlight(u, u.outdated);
   std::string failed_task;
   std::erase_if(u.in_flight, [&](const std::pair<uint32_t, uint32_t>& flight) {
     return Landed(flight, config, service.rebalancing, u, &failed_task);
@@ -208,20 +216,45 @@ void Pass::RollOut(const std::string& service_id, const StoredService& service, 
 }
 
 // A replacement found in flight by a full visit (Young) whose slot still
-// holds an outdated task (berthd restarted during a start-first update):
+// holds an older task of `olds` (outdated, or a rebalance's candidates;
+// berthd restarted during a start-first rollout, or the positions moved):
 // that task is the one it replaces, so it is not replaced twice.
-void Pass::PairWithOutdated(ServiceUpdate& u) {
-  std::map<uint64_t, uint32_t> outdated_by_slot;
+void Pass::PairInFlight(ServiceUpdate& u, std::set<uint32_t>& olds) {
+  std::map<uint64_t, uint32_t> old_by_slot;
   for (auto& [next, old] : u.in_flight) {
     if (old != ServiceUpdate::kNone || tasks_[next].task.slot == 0) continue;
-    if (outdated_by_slot.empty())
-      for (uint32_t p : u.outdated) outdated_by_slot.emplace(tasks_[p].task.slot, p);
-    const auto it = outdated_by_slot.find(tasks_[next].task.slot);
-    if (it == outdated_by_slot.end()) continue;
+    if (old_by_slot.empty())
+      for (uint32_t p : olds) old_by_slot.emplace(tasks_[p].task.slot, p);
+    const auto it = old_by_slot.find(tasks_[next].task.slot);
+    if (it == old_by_slot.end()) continue;
     old = it->second;
-    u.outdated.erase(it->second);
-    outdated_by_slot.erase(it);
+    olds.erase(it->second);
+    old_by_slot.erase(it);
   }
+}
+
+// The other task of a start-first pair in flight that `e` belongs to, if
+// it is still meant to run.
+const TaskEntry* Pass::RunningPartner(const TaskEntry& e) const {
+  const auto u = state_.updates.find(e.task.service);
+  if (u == state_.updates.end()) return nullptr;
+  const uint32_t p = state_.PositionOf(e);
+  for (const auto& [next, old] : u->second.in_flight) {
+    const uint32_t partner = next == p ? old : old == p ? next : ServiceUpdate::kNone;
+    if (partner != ServiceUpdate::kNone && tasks_[partner].live() && tasks_[partner].runnable())
+      return &tasks_[partner];
+  }
+  return nullptr;
+}
+
+// Whether a rebalance of `service` must wait: the rollout of its spec
+// version has not started, or is under way, or paused (a paused rebalance
+// may be rebalanced again: its template is the same).
+bool Pass::RolloutInTheWay(const std::string& service_id, const StoredService& service) const {
+  const auto u = state_.updates.find(service_id);
+  if (u == state_.updates.end() || u->second.spec_version != service.spec_version)
+    return service.spec_version > 1;
+  return u->second.active() || (u->second.paused() && !service.rebalancing);
 }
 
 // Whether a replacement in flight is done with: it ran for `monitor` (the

@@ -54,28 +54,37 @@ Status PutLifecycle(const api::Json& body, api::Json* stored) {
   }
   if (auto it = body.find("rebalance"); it != body.end()) {
     BERTH_RETURN_IF_ERROR(api::CheckRebalanceSetting(*it, "rebalance"));
+    if (*it == "on-join" && stored->value("mode", "replicated") == "global")
+      return api::FieldError("rebalance",
+                             "on-join is for replicated services: a global service runs one task "
+                             "on every node");
     (*stored)["rebalance"] = *it;
   }
   return Status::Ok();
 }
 
-// Why a rebalance of `service` may not start now: its last rollout (the
-// stored status `status`, if any) is under way or paused. "" if it may.
+// Why a rebalance of `service` may not start now (Pass::RolloutInTheWay,
+// from the stored status `status`): the rollout of its spec version has
+// not started yet, is under way, or is paused (unless it is a rebalance's).
+// "" if it may.
 std::string RolloutInTheWay(const api::Json& service,
                             const std::optional<store::StoredObject>& status) {
-  if (!status) return "";
-  const api::Json s = api::Json::parse(status->body, nullptr, false);
-  if (!s.is_object() ||
-      s.value("spec_version", uint64_t{0}) != service.value("spec_version", uint64_t{0}))
-    return "";
+  const std::string id = service.value("id", "");
+  const uint64_t version = service.value("spec_version", uint64_t{0});
+  const api::Json s = status ? api::Json::parse(status->body, nullptr, false) : api::Json();
+  if (!s.is_object() || s.value("spec_version", uint64_t{0}) != version)
+    return version > 1
+               ? "service '" + id + "': the rollout of spec version " + std::to_string(version) +
+                     " has not started yet; rebalance it once that completes"
+               : "";
   const std::string state = s.value("state", "");
   const std::string why = " (" + state + ": " + s.value("message", "") + ")";
   if (state == "updating" || state == "rollback_started")
-    return "service '" + service.value("id", "") + "' has a rollout in progress" + why +
+    return "service '" + id + "' has a rollout in progress" + why +
            "; rebalance it once that completes";
-  if (state == "paused" || state == "rollback_paused")
-    return "service '" + service.value("id", "") + "' has a paused rollout" + why +
-           "; update or roll it back first";
+  if ((state == "paused" && service.value("update_kind", "") != "rebalance") ||
+      state == "rollback_paused")
+    return "service '" + id + "' has a paused rollout" + why + "; update or roll it back first";
   return "";
 }
 

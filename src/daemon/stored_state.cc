@@ -102,13 +102,6 @@ StoredNode ToNode(Json json, const std::string& id) {
   return n;
 }
 
-// Whether the engine may place tasks on `n`: a valid node, ready and active
-// (a node that becomes so "joins": StoredState::TakeNodesJoined).
-bool TakesTasks(const StoredNode& n) {
-  return n.error.empty() && n.node.state == NodeState::kReady &&
-         n.node.availability == NodeAvailability::kActive;
-}
-
 Recorded ToRecorded(const Json& body, int64_t revision) {
   return {body.value("count", int64_t{0}), body.value("total_ms", int64_t{0}), revision, false};
 }
@@ -135,9 +128,14 @@ Status StoredState::Refresh(store::WatchedStore& store) {
 Status StoredState::Load(store::WatchedStore& store) {
   const uint64_t layout = layout_generation;
   const bool track = track_pending;
+  // What a pass still has to do about nodes that joined outlives a reload.
+  std::set<std::string> due = std::move(rebalance_due);
+  const bool joined = nodes_joined_;
   *this = StoredState();
   track_pending = track;
   layout_generation = layout + 1;
+  rebalance_due = std::move(due);
+  nodes_joined_ = joined;
   Result<std::vector<std::vector<store::StoredObject>>> all =
       store.Watch({std::begin(kKinds), std::end(kKinds)});
   if (!all.ok()) return all.status();
@@ -159,14 +157,15 @@ Status StoredState::Apply(const store::Change& change) {
     json = std::move(*parsed);
   }
   if (change.kind == "node") {
-    if (auto old = nodes.find(change.id); old != nodes.end()) workers_ -= WorkersOf(old->second);
+    const auto old = nodes.find(change.id);
+    const int64_t old_workers = old != nodes.end() ? WorkersOf(old->second) : 0;
+    workers_ -= old_workers;
     if (put) {
       StoredNode updated = ToNode(std::move(*json), change.id);
-      const auto old = nodes.find(change.id);
       if (old != nodes.end() && ConcernsTasks(old->second.node, updated.node))
         check_nodes_.insert(change.id);
-      if (loaded_ && TakesTasks(updated) && (old == nodes.end() || !TakesTasks(old->second)))
-        nodes_joined_ = true;
+      // A node joins when it starts to take tasks (WorkersOf: ready, active).
+      if (loaded_ && old_workers == 0 && WorkersOf(updated) > 0) nodes_joined_ = true;
       if (updated.node.state == NodeState::kReady) not_ready_since_.erase(change.id);
       StoredNode& node = nodes[change.id] = std::move(updated);
       workers_ += WorkersOf(node);

@@ -149,7 +149,7 @@ ClusterState ClusterState::WithoutTasksOf(ServiceIndex service,
   out.active_by_service_ = active_by_service_;
   out.node_active_ = node_active_;
   for (const TaskRecord& t : tasks_)
-    if (t.service == service && IsTracked(t)) out.Untrack(t);
+    if (t.service == service && IsTracked(t) && nodes_[t.node].ReadyForTasks()) out.Untrack(t);
   const std::vector<uint32_t> rank = out.Ranks(seed);
   std::vector<NodeIndex> order(nodes_.size());
   std::iota(order.begin(), order.end(), 0);

@@ -90,10 +90,12 @@ class ClusterState {
   void ForgetTask(TaskIndex task);
   size_t forgotten_count() const { return forgotten_; }
 
-  // The nodes as they would be without the tasks of `service`: the same
-  // nodes, every other tracked task still holding its resources, ports and
-  // counts, but no task records and no failures. For asking where a pass
-  // would place the service afresh (rebalancing: daemon/full_view.h). Its
+  // The nodes as they would be without the tasks of `service` on the nodes
+  // that take tasks (ready and active; a paused, drained or unreachable node
+  // keeps the ones it holds): the same nodes, every other tracked task
+  // still holding its resources, ports and counts, but no task records and
+  // no failures. For asking where a pass would place the service afresh
+  // (rebalancing: placement/rebalance_target.h). Its
   // tie-break ranks (rule 4 of the node order) put the nodes holding more
   // of the service's tasks now first, then follow Ranks(seed): of two
   // equally good placements, the pass picks the one that moves fewer

@@ -10,12 +10,16 @@ std::vector<uint32_t> RebalanceTarget(const ClusterState& state, ServiceIndex se
                                       uint64_t replicas, const SchedulerOptions& options,
                                       Timestamp now) {
   ClusterState afresh = state.WithoutTasksOf(service, options.tie_break_seed);
-  afresh.ReserveTasks(replicas);
-  for (uint64_t k = 1; k <= replicas; ++k)
+  std::vector<uint32_t> target(afresh.node_count(), 0);
+  uint64_t kept = 0;  // on nodes that take no tasks: they stay where they are
+  for (NodeIndex n = 0; n < state.node_count(); ++n)
+    if (!state.node(n).ReadyForTasks()) kept += target[n] = state.node(n).ActiveTasksOf(service);
+  const uint64_t fresh = replicas > kept ? replicas - kept : 0;
+  afresh.ReserveTasks(fresh);
+  for (uint64_t k = 1; k <= fresh; ++k)
     (void)afresh.AddTask(Task{service_id + "." + std::to_string(k), service_id, version,
                               TaskState::kPending, TaskState::kRunning, "", Timestamp{}, spec});
   Scheduler scheduler(afresh, options);
-  std::vector<uint32_t> target(afresh.node_count(), 0);
   for (const Decision& d : scheduler.SchedulePending(now).decisions)
     if (d.node != kNoNode) ++target[d.node];
   return target;

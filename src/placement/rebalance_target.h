@@ -1,8 +1,11 @@
 // RebalanceTarget: where one pass of the engine would put a service's tasks
 // if they were all placed afresh now (docs/placement.md, "Rebalancing").
 //
-//   target(n) = tasks of a Scheduler pass over state.WithoutTasksOf(service)
-//               that places `replicas` new tasks of `spec` on node n
+//   kept      = the service's tasks on nodes that take no tasks (not ready
+//               and active: paused, drained, unreachable)
+//   target(n) = its tasks there, on such a node n; otherwise the tasks of
+//               a Scheduler pass over state.WithoutTasksOf(service) that
+//               places replicas - kept new tasks of `spec`, on node n
 //
 // The pass sees every other task where it is (resources, ports, counts), the
 // service's preferences, constraints and affinities, and the options'
