@@ -126,28 +126,27 @@ void FullView::Forget(TaskEntry& e) {
   e.engine_index = TaskEntry::kNotInEngine;
 }
 
-std::map<std::string, uint32_t> FullView::Excess(const std::string& service,
-                                                 const std::shared_ptr<const TaskSpec>& spec,
-                                                 uint64_t version, uint64_t replicas,
-                                                 Timestamp now) const {
+FullView::Moves FullView::RebalanceMoves(const std::string& service,
+                                         const std::shared_ptr<const TaskSpec>& spec,
+                                         uint64_t version, uint64_t replicas, Timestamp now) const {
   const std::optional<ServiceIndex> index = state_.FindService(service);
   if (!index) return {};  // the engine holds none of its tasks
   const std::vector<uint32_t> target =
       placement::RebalanceTarget(state_, *index, service, spec, version, replicas, options_, now);
-  // No more tasks move than the target has room for elsewhere (tasks it
-  // could not place are no reason to move one).
+  Moves moves;
   uint64_t room = 0;
   for (placement::NodeIndex n = 0; n < state_.node_count(); ++n)
-    if (const uint32_t holds = state_.node(n).ActiveTasksOf(*index); target[n] > holds)
+    if (const uint32_t holds = state_.node(n).ActiveTasksOf(*index); target[n] > holds) {
+      moves.to[NodeId(n)] = target[n] - holds;
       room += target[n] - holds;
-  std::map<std::string, uint32_t> excess;
+    }
   for (placement::NodeIndex n = 0; n < state_.node_count() && room > 0; ++n)
     if (const uint32_t holds = state_.node(n).ActiveTasksOf(*index); holds > target[n]) {
-      const auto moves = static_cast<uint32_t>(std::min<uint64_t>(holds - target[n], room));
-      excess[NodeId(n)] = moves;
-      room -= moves;
+      const auto leaving = static_cast<uint32_t>(std::min<uint64_t>(holds - target[n], room));
+      moves.from[NodeId(n)] = leaving;
+      room -= leaving;
     }
-  return excess;
+  return moves;
 }
 
 placement::PassResult FullView::Schedule(Timestamp now) {

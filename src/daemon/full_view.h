@@ -57,15 +57,19 @@ class FullView {
               const std::function<bool(const TaskEntry&)>& global);
   placement::PassResult Schedule(Timestamp now);
 
-  // Rebalancing (docs/placement.md, "Rebalancing"): per node id, how many
-  // tasks of replicated service `service` the node holds beyond
-  // placement::RebalanceTarget (its `replicas` tasks of `spec`, at spec
-  // version `version`, placed afresh now). Nodes at or under it are left
-  // out; empty when nothing needs to move. Reads the engine as of the last
-  // Sync; costs a copy of the nodes and one pass.
-  std::map<std::string, uint32_t> Excess(const std::string& service,
-                                         const std::shared_ptr<const TaskSpec>& spec,
-                                         uint64_t version, uint64_t replicas, Timestamp now) const;
+  // Rebalancing (docs/placement.md, "Rebalancing"): for replicated service
+  // `service`, against placement::RebalanceTarget (its `replicas` tasks of
+  // `spec`, at spec version `version`, placed afresh now), by node id:
+  // `from`, how many tasks a node holds beyond its target, and `to`, how
+  // many it lacks; nodes at their target are left out. No more tasks leave
+  // than `to` has room for (tasks the pass could not place are no reason to
+  // move one). Reads the engine as of the last Sync; costs a copy of the
+  // nodes and one pass.
+  struct Moves {
+    std::map<std::string, uint32_t> from, to;
+  };
+  Moves RebalanceMoves(const std::string& service, const std::shared_ptr<const TaskSpec>& spec,
+                       uint64_t version, uint64_t replicas, Timestamp now) const;
 
   // The position in StoredState::tasks of the task at engine index `task`
   // (as of the last Sync).

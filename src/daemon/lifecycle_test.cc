@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -44,8 +45,10 @@ class FailOnNodes final : public executor::Executor {
   executor::SimulatedExecutor simulated_;
 };
 
-class LifecycleTest : public testing::Test {
- protected:
+// A berthd control loop on the injected clock and an in-memory store, with
+// helpers to drive and read it.
+class LifecycleCluster {
+ public:
   void AddNode(const std::string& id, Json labels = Json::object()) {
     ASSERT_TRUE(
         nodes_
@@ -157,6 +160,8 @@ class LifecycleTest : public testing::Test {
   FailOnNodes executor_;
   Reconciler reconciler_{store_, nullptr, &clock_, options_, &executor_};
 };
+
+class LifecycleTest : public testing::Test, public LifecycleCluster {};
 
 // Drain stops a node's tasks and replaces them elsewhere at once (SwarmKit
 // applies no restart delay to a drain); a global service's task on it is
@@ -621,6 +626,41 @@ TEST_F(LifecycleTest, APausedNodeKeepsItsTasks) {
   ASSERT_TRUE(services_.Rebalance("web").ok());
   ASSERT_TRUE(RollOutCheckingEachPass("web", 4, 5));
   EXPECT_EQ(RunningPerNode("web"), (std::map<std::string, int>{{"n1", 1}, {"n2", 2}, {"n3", 1}}));
+}
+
+// Property over random clusters: whatever the sizes, joins and
+// parallelism, no pass runs fewer than the replicas or more than
+// parallelism extra (0: every mover at once), and a plain spread ends even
+// (the most and the fewest tasks on a node differ by at most one).
+TEST(RebalanceProperty, NeverFewerAndEvenAfterNodesJoin) {
+  for (uint32_t seed = 1; seed <= 100; ++seed) {
+    std::mt19937 rng(seed);
+    const auto pick = [&](int lo, int hi) { return std::uniform_int_distribution(lo, hi)(rng); };
+    const int first = pick(1, 4), joining = pick(1, 4), replicas = pick(1, 16),
+              parallelism = pick(0, 2);
+    LifecycleCluster c;
+    for (int n = 1; n <= first; ++n) c.AddNode("n" + std::to_string(n));
+    c.CreateService({{"id", "web"},
+                     {"replicas", replicas},
+                     {"update_config", {{"parallelism", parallelism}, {"monitor", "1s"}}}});
+    c.Settle();
+    for (int n = first + 1; n <= first + joining; ++n) c.AddNode("n" + std::to_string(n));
+    ASSERT_TRUE(c.services_.Rebalance("web").ok());
+    const int most = parallelism == 0 ? 2 * replicas : replicas + parallelism;
+    ASSERT_TRUE(c.RollOutCheckingEachPass("web", replicas, most)) << "seed " << seed;
+    std::vector<int> counts;
+    const std::map<std::string, int> per_node = c.RunningPerNode("web");
+    for (int n = 1; n <= first + joining; ++n) {
+      const auto it = per_node.find("n" + std::to_string(n));
+      counts.push_back(it == per_node.end() ? 0 : it->second);
+    }
+    EXPECT_LE(*std::max_element(counts.begin(), counts.end()) -
+                  *std::min_element(counts.begin(), counts.end()),
+              1)
+        << "seed " << seed << ": " << first << " nodes + " << joining << ", " << replicas
+        << " replicas, parallelism " << parallelism << "; " << Json(per_node).dump() << " "
+        << c.UpdateStatus("web").dump();
+  }
 }
 
 // A rebalance keeps the template (and what rollback returns to): its tasks

@@ -539,8 +539,9 @@ Status Pass::Place(FullView& engine) {
 // After a node joined: each replicated service with "rebalance": "on-join"
 // whose last rollout is done is rebalanced (a new spec version, as
 // ServiceRegistry::Rebalance makes) if the engine would now place some of
-// its tasks elsewhere (FullView::Excess, over the nodes this pass synced).
-// A service whose rollout is under way or paused is asked again later.
+// its tasks elsewhere (FullView::RebalanceMoves, over the nodes this pass synced).
+// A service whose rollout has not started, is under way or is paused
+// (RolloutInTheWay) is asked again in the next passes.
 void Pass::RebalanceOnJoin(const FullView& engine) {
   if (state_.TakeNodesJoined())
     for (const auto& [id, service] : service_by_id_)
@@ -557,8 +558,10 @@ void Pass::RebalanceOnJoin(const FullView& engine) {
       ++it;
       continue;
     }
-    if (!engine.Excess(svc->first, service.spec, service.spec_version, *service.replicas, now_)
-             .empty()) {
+    if (!engine
+             .RebalanceMoves(svc->first, service.spec, service.spec_version, *service.replicas,
+                             now_)
+             .from.empty()) {
       store::Write w = store::Write::Put(
           "service", svc->first, ServiceRegistry::Rebalanced(Json::parse(service.body)).dump());
       w.IfRevision(service.revision);

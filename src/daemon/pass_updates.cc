@@ -15,12 +15,14 @@
 // rollback` does).
 //
 // A rebalance (docs/placement.md, "Rebalancing") is a spec version with the
-// same template. Its tasks of older versions are candidates; once per
-// rollout ChooseMovers asks the engine which nodes hold more than it would
-// place there now, and only that many candidates on each become outdated;
-// the rest stay as they are. Movers are replaced start-first whatever
-// update_config's order says, so the service never has fewer running
-// tasks than when it began, and a failure action of rollback pauses.
+// same template. Its tasks of older versions are candidates; when its
+// rollout starts (and again after a pass that visits every task)
+// ChooseMovers asks the engine which nodes hold more than it would place
+// there now, and only that many candidates on each become outdated; the
+// rest stay as they are. Movers are replaced start-first whatever
+// update_config's order says, and stop only once their replacement has run
+// for `monitor`, so the service never has fewer running tasks than when it
+// began; a failure action of rollback pauses.
 #include <map>
 
 #include "daemon/pass.h"
@@ -87,8 +89,9 @@ void Pass::RebalanceCandidate(TaskEntry& e, const std::string& service_id,
 }
 
 // Of a rebalance's candidates, each node gives up as many as it holds beyond
-// the engine's target (FullView::Excess), highest slot first; the others
-// stay. Without the full view (agents place the tasks) nothing moves.
+// the engine's target (FullView::RebalanceMoves), highest slot first; the
+// others stay. The replacements go where the target has room (StartBatch).
+// Without the full view (agents place the tasks) nothing moves.
 void Pass::ChooseMovers(const std::string& service_id, const StoredService& service,
                         ServiceUpdate& u, const FullView* engine) {
   u.movers_chosen = true;
@@ -99,12 +102,14 @@ void Pass::ChooseMovers(const std::string& service_id, const StoredService& serv
     return;
   }
   if (!service.spec || !service.replicas) return;
-  std::map<std::string, uint32_t> excess =
-      engine->Excess(service_id, service.spec, service.spec_version, *service.replicas, now_);
+  FullView::Moves moves = engine->RebalanceMoves(service_id, service.spec, service.spec_version,
+                                                 *service.replicas, now_);
+  std::map<std::string, uint32_t>& excess = moves.from;
   for (const auto& [next, old] : u.in_flight)  // movers already on their way
     if (old != ServiceUpdate::kNone)
       if (auto it = excess.find(tasks_[old].task.node); it != excess.end() && it->second > 0)
         --it->second;
+  u.room = std::move(moves.to);
   std::sort(candidates.begin(), candidates.end(), [&](uint32_t a, uint32_t b) {
     const StoredTask &x = tasks_[a].task, &y = tasks_[b].task;
     return std::tie(x.node, y.slot) < std::tie(y.node, x.slot);
@@ -233,6 +238,17 @@ void Pass::PairInFlight(ServiceUpdate& u, std::set<uint32_t>& olds) {
   }
 }
 
+// A node the rebalance's target still has room on (one place taken), in
+// node id order; "" when none: the engine chooses.
+std::string Pass::TakeRoom(ServiceUpdate& u) {
+  for (auto it = u.room.begin(); it != u.room.end(); it = u.room.erase(it))
+    if (it->second > 0) {
+      --it->second;
+      return it->first;
+    }
+  return "";
+}
+
 // The other task of a start-first pair in flight that `e` belongs to, if
 // it is still meant to run.
 const TaskEntry* Pass::RunningPartner(const TaskEntry& e) const {
@@ -345,7 +361,12 @@ void Pass::StartBatch(const std::string& service_id, const StoredService& servic
                "replaced by spec version " + std::to_string(service.spec_version), true);
       ++summary.stopped;
     }
-    TaskEntry& next = NewTask(service_id, service.spec_version, slot, slot != 0 ? "" : node);
+    // A rebalance sends the replacement where its target has room: one pass
+    // placing a batch beside the movers would not split it that way.
+    TaskEntry& next = NewTask(service_id, service.spec_version, slot,
+                              slot == 0             ? node
+                              : service.rebalancing ? TakeRoom(u)
+                                                    : std::string());
     if (slot == 0 && agents_ != nullptr) next.task.agent = agent;
     u.in_flight.emplace_back(state_.PositionOf(next), start_first ? p : ServiceUpdate::kNone);
     ++u.replaced;

@@ -168,7 +168,9 @@ struct ServiceUpdate {
   std::vector<std::pair<uint32_t, uint32_t>> in_flight;
   // A rebalance's tasks of older versions on nodes, until its movers are
   // chosen (Pass::ChooseMovers): those go to `outdated`, the others stay.
+  // `room`: by node id, the replacements the target still sends there.
   std::set<uint32_t> candidates;
+  std::map<std::string, uint32_t> room;
   bool movers_chosen = false;
   uint64_t replaced = 0, failures = 0;
   Timestamp next_batch_at;

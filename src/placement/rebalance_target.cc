@@ -13,7 +13,10 @@ std::vector<uint32_t> RebalanceTarget(const ClusterState& state, ServiceIndex se
   std::vector<uint32_t> target(afresh.node_count(), 0);
   uint64_t kept = 0;  // on nodes that take no tasks: they stay where they are
   for (NodeIndex n = 0; n < state.node_count(); ++n)
-    if (!state.node(n).ReadyForTasks()) kept += target[n] = state.node(n).ActiveTasksOf(service);
+    if (!state.node(n).ReadyForTasks()) {
+      target[n] = state.node(n).ActiveTasksOf(service);
+      kept += target[n];
+    }
   const uint64_t fresh = replicas > kept ? replicas - kept : 0;
   afresh.ReserveTasks(fresh);
   for (uint64_t k = 1; k <= fresh; ++k)
