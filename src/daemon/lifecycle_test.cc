@@ -751,6 +751,33 @@ TEST_P(RebalanceFailureTest, AFailedMovePausesAndTheOldTaskRunsOn) {
   EXPECT_EQ(RunningPerNode("web").at("n3"), 1);
 }
 
+// A paused rebalance may be rebalanced again only once its replacements
+// in flight have landed: a new version would split their start-first pairs.
+TEST_F(LifecycleTest, APausedRebalanceWaitsForItsMovesInFlight) {
+  AddNode("n1");
+  AddNode("n2");
+  CreateService({{"id", "web"},
+                 {"replicas", 4},
+                 {"restart_policy", {{"condition", "none"}}},
+                 {"update_config", {{"parallelism", 2}, {"monitor", "5s"}}}});
+  Settle();
+  AddNode("n3");
+  AddNode("n4");
+  executor_.failing = {"n3"};
+  ASSERT_TRUE(services_.Rebalance("web").ok());
+  Settle();  // the move to n3 fails at once; the one to n4 is in its monitor period
+  ASSERT_EQ(UpdateStatus("web")["state"], "paused");
+  ASSERT_EQ(UpdateStatus("web")["in_flight"], 1);
+  EXPECT_EQ(services_.Rebalance("web").status().code(), StatusCode::kConflict);
+  Advance(seconds(5));
+  ASSERT_EQ(UpdateStatus("web")["in_flight"], 0);
+  executor_.failing.clear();
+  ASSERT_TRUE(services_.Rebalance("web").ok());
+  ASSERT_TRUE(RollOutCheckingEachPass("web", 4, 6));
+  EXPECT_EQ(RunningPerNode("web"),
+            (std::map<std::string, int>{{"n1", 1}, {"n2", 1}, {"n3", 1}, {"n4", 1}}));
+}
+
 INSTANTIATE_TEST_SUITE_P(PauseAndRollback, RebalanceFailureTest,
                          testing::Values("pause", "rollback"));
 

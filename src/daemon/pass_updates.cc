@@ -265,12 +265,22 @@ const TaskEntry* Pass::RunningPartner(const TaskEntry& e) const {
 
 // Whether a rebalance of `service` must wait: the rollout of its spec
 // version has not started, or is under way, or paused (a paused rebalance
-// may be rebalanced again: its template is the same).
+// with no replacement in flight may be rebalanced again: its template is
+// the same, and no start-first pair is left for a new version to split).
 bool Pass::RolloutInTheWay(const std::string& service_id, const StoredService& service) const {
   const auto u = state_.updates.find(service_id);
   if (u == state_.updates.end() || u->second.spec_version != service.spec_version)
     return service.spec_version > 1;
-  return u->second.active() || (u->second.paused() && !service.rebalancing);
+  return u->second.active() ||
+         (u->second.paused() && !(service.rebalancing && StartFirstPairs(u->second) == 0));
+}
+
+// Replacements in flight whose old task still runs beside them.
+uint64_t Pass::StartFirstPairs(const ServiceUpdate& u) const {
+  uint64_t pairs = 0;
+  for (const auto& [next, old] : u.in_flight)
+    pairs += old != ServiceUpdate::kNone && tasks_[old].live() && tasks_[old].runnable();
+  return pairs;
 }
 
 // Whether a replacement in flight is done with: it ran for `monitor` (the
@@ -387,20 +397,14 @@ std::optional<uint32_t> Pass::CurrentHolder(const std::string& service_id,
 
 uint64_t Pass::Outgoing(const std::string& service_id) const {
   const auto u = state_.updates.find(service_id);
-  if (u == state_.updates.end()) return 0;
-  uint64_t outgoing = 0;
-  for (const auto& [next, old] : u->second.in_flight)
-    outgoing += old != ServiceUpdate::kNone && tasks_[old].live() && tasks_[old].runnable();
-  return outgoing;
+  return u == state_.updates.end() ? 0 : StartFirstPairs(u->second);
 }
 
 // The status to store when it changed (docs/api.md, "update_status").
 void Pass::QueueStatus(const std::string& service_id, ServiceUpdate& u) {
-  Json status = {{"spec_version", u.spec_version},
-                 {"state", u.state},
-                 {"message", u.message},
-                 {"replaced", u.replaced},
-                 {"failures", u.failures}};
+  Json status = {{"spec_version", u.spec_version}, {"state", u.state},
+                 {"message", u.message},           {"replaced", u.replaced},
+                 {"failures", u.failures},         {"in_flight", StartFirstPairs(u)}};
   if (u.started_at) status["started_at"] = FormatRfc3339(*u.started_at);
   if (u.completed_at) status["completed_at"] = FormatRfc3339(*u.completed_at);
   std::string text = status.dump();

@@ -65,8 +65,8 @@ Status PutLifecycle(const api::Json& body, api::Json* stored) {
 
 // Why a rebalance of `service` may not start now (Pass::RolloutInTheWay,
 // from the stored status `status`): the rollout of its spec version has
-// not started yet, is under way, or is paused (unless it is a rebalance's).
-// "" if it may.
+// not started yet, is under way, or is paused (unless it is a rebalance's
+// with no replacement in flight). "" if it may.
 std::string RolloutInTheWay(const api::Json& service,
                             const std::optional<store::StoredObject>& status) {
   const std::string id = service.value("id", "");
@@ -82,9 +82,13 @@ std::string RolloutInTheWay(const api::Json& service,
   if (state == "updating" || state == "rollback_started")
     return "service '" + id + "' has a rollout in progress" + why +
            "; rebalance it once that completes";
-  if ((state == "paused" && service.value("update_kind", "") != "rebalance") ||
-      state == "rollback_paused")
-    return "service '" + id + "' has a paused rollout" + why + "; update or roll it back first";
+  const bool rebalance_again =
+      service.value("update_kind", "") == "rebalance" && s.value("in_flight", uint64_t{0}) == 0;
+  if ((state == "paused" && !rebalance_again) || state == "rollback_paused")
+    return "service '" + id + "' has a paused rollout" + why +
+           (state == "paused" && service.value("update_kind", "") == "rebalance"
+                ? "; rebalance it again once its replacements in flight have landed"
+                : "; update or roll it back first");
   return "";
 }
 
