@@ -53,10 +53,7 @@ class FullViewTest : public testing::Test {
       doc["nodes"].push_back(n);
     }
     for (Json s : List("service")) {
-      for (const char* berthd_only :
-           {"run", "restart_policy", "incarnation", "update_config", "rollback_config",
-            "previous_task", "previous_run", "update_kind", "rebalance", "template_version"})
-        s.erase(berthd_only);
+      for (const char* berthd_only : ServiceRegistry::kBerthdFields) s.erase(berthd_only);
       doc["services"].push_back(s);
     }
     std::map<std::string, Json> nodes;

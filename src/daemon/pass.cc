@@ -541,7 +541,7 @@ Status Pass::Place(FullView& engine) {
 // ServiceRegistry::Rebalance makes) if the engine would now place some of
 // its tasks elsewhere (FullView::RebalanceMoves, over the nodes this pass synced).
 // A service whose rollout has not started, is under way or is paused
-// (RolloutInTheWay) is asked again in the next passes.
+// (ServiceRegistry::WhyRebalanceWaits) is asked again in the next passes.
 void Pass::RebalanceOnJoin(const FullView& engine) {
   if (state_.TakeNodesJoined())
     for (const auto& [id, service] : service_by_id_)
@@ -554,7 +554,12 @@ void Pass::RebalanceOnJoin(const FullView& engine) {
       continue;
     }
     const StoredService& service = svc->second;
-    if (RolloutInTheWay(svc->first, service)) {
+    ServiceRegistry::LastRollout last;
+    if (const auto u = state_.updates.find(*it); u != state_.updates.end())
+      last = {u->second.spec_version, u->second.state, u->second.message,
+              StartFirstPairs(u->second)};
+    if (!ServiceRegistry::WhyRebalanceWaits(*it, service.spec_version, service.rebalancing, last)
+             .empty()) {
       ++it;
       continue;
     }

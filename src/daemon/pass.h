@@ -192,7 +192,6 @@ class Pass {
   const TaskEntry* RunningPartner(const TaskEntry& e) const;
   static std::string TakeRoom(ServiceUpdate& u);
   uint64_t StartFirstPairs(const ServiceUpdate& u) const;
-  bool RolloutInTheWay(const std::string& service_id, const StoredService& service) const;
   bool Landed(const std::pair<uint32_t, uint32_t>& flight, const orchestrator::UpdateConfig& config,
               bool moving, ServiceUpdate& u, std::string* failed_task);
   void FailureAction(const std::string& service_id, const StoredService& service,

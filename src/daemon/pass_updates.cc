@@ -263,18 +263,6 @@ const TaskEntry* Pass::RunningPartner(const TaskEntry& e) const {
   return nullptr;
 }
 
-// Whether a rebalance of `service` must wait: the rollout of its spec
-// version has not started, or is under way, or paused (a paused rebalance
-// with no replacement in flight may be rebalanced again: its template is
-// the same, and no start-first pair is left for a new version to split).
-bool Pass::RolloutInTheWay(const std::string& service_id, const StoredService& service) const {
-  const auto u = state_.updates.find(service_id);
-  if (u == state_.updates.end() || u->second.spec_version != service.spec_version)
-    return service.spec_version > 1;
-  return u->second.active() ||
-         (u->second.paused() && !(service.rebalancing && StartFirstPairs(u->second) == 0));
-}
-
 // Replacements in flight whose old task still runs beside them.
 uint64_t Pass::StartFirstPairs(const ServiceUpdate& u) const {
   uint64_t pairs = 0;

@@ -16,10 +16,7 @@ namespace {
 // every replica (60 ms for 100,000), and a count says nothing more.
 Status Validate(const api::Json& stored) {
   api::Json service = stored;
-  for (const char* lifecycle :
-       {"run", "restart_policy", "incarnation", "update_config", "rollback_config", "previous_task",
-        "previous_run", "update_kind", "rebalance", "template_version"})
-    service.erase(lifecycle);
+  for (const char* field : ServiceRegistry::kBerthdFields) service.erase(field);
   if (auto replicas = service.find("replicas"); replicas != service.end() &&
                                                 replicas->is_number_unsigned() &&
                                                 replicas->get<uint64_t>() <= api::kMaxReplicas)
@@ -61,35 +58,6 @@ Status PutLifecycle(const api::Json& body, api::Json* stored) {
     (*stored)["rebalance"] = *it;
   }
   return Status::Ok();
-}
-
-// Why a rebalance of `service` may not start now (Pass::RolloutInTheWay,
-// from the stored status `status`): the rollout of its spec version has
-// not started yet, is under way, or is paused (unless it is a rebalance's
-// with no replacement in flight). "" if it may.
-std::string RolloutInTheWay(const api::Json& service,
-                            const std::optional<store::StoredObject>& status) {
-  const std::string id = service.value("id", "");
-  const uint64_t version = service.value("spec_version", uint64_t{0});
-  const api::Json s = status ? api::Json::parse(status->body, nullptr, false) : api::Json();
-  if (!s.is_object() || s.value("spec_version", uint64_t{0}) != version)
-    return version > 1
-               ? "service '" + id + "': the rollout of spec version " + std::to_string(version) +
-                     " has not started yet; rebalance it once that completes"
-               : "";
-  const std::string state = s.value("state", "");
-  const std::string why = " (" + state + ": " + s.value("message", "") + ")";
-  if (state == "updating" || state == "rollback_started")
-    return "service '" + id + "' has a rollout in progress" + why +
-           "; rebalance it once that completes";
-  const bool rebalance_again =
-      service.value("update_kind", "") == "rebalance" && s.value("in_flight", uint64_t{0}) == 0;
-  if ((state == "paused" && !rebalance_again) || state == "rollback_paused")
-    return "service '" + id + "' has a paused rollout" + why +
-           (state == "paused" && service.value("update_kind", "") == "rebalance"
-                ? "; rebalance it again once its replacements in flight have landed"
-                : "; update or roll it back first");
-  return "";
 }
 
 // A service's simulated run: `run`, or none (runs until stopped) for null.
@@ -218,9 +186,41 @@ Result<api::Json> ServiceRegistry::Rebalance(std::string_view id) {
                             "rebalance");
   Result<std::optional<store::StoredObject>> status = store_.Get("update", id);
   if (!status.ok()) return status.status();
-  if (std::string why = RolloutInTheWay(service, *status); !why.empty())
+  const api::Json last =
+      status->has_value() ? api::Json::parse((*status)->body, nullptr, false) : api::Json();
+  std::string state, message;
+  LastRollout rollout;
+  if (last.is_object()) {
+    state = last.value("state", "");
+    message = last.value("message", "");
+    rollout = {last.value("spec_version", uint64_t{0}), state, message,
+               last.value("in_flight", uint64_t{0})};
+  }
+  if (std::string why =
+          WhyRebalanceWaits(service.value("id", ""), service.value("spec_version", uint64_t{0}),
+                            service.value("update_kind", "") == "rebalance", rollout);
+      !why.empty())
     return Status::Conflict(why);
   return services_.Replace(*object, Rebalanced(std::move(service)));
+}
+
+std::string ServiceRegistry::WhyRebalanceWaits(std::string_view id, uint64_t spec_version,
+                                               bool rebalancing, const LastRollout& last) {
+  const std::string service = "service '" + std::string(id) + "'";
+  if (last.spec_version != spec_version)
+    return spec_version > 1
+               ? service + ": the rollout of spec version " + std::to_string(spec_version) +
+                     " has not started yet; rebalance it once that completes"
+               : "";
+  const std::string why = " (" + std::string(last.state) + ": " + std::string(last.message) + ")";
+  if (last.state == "updating" || last.state == "rollback_started")
+    return service + " has a rollout in progress" + why + "; rebalance it once that completes";
+  if (last.state == "rollback_paused" || (last.state == "paused" && !rebalancing))
+    return service + " has a paused rollout" + why + "; update or roll it back first";
+  if (last.state == "paused" && last.in_flight > 0)
+    return service + " has a paused rollout" + why +
+           "; rebalance it again once its replacements in flight have landed";
+  return "";
 }
 
 api::Json ServiceRegistry::Rebalanced(api::Json service) {

@@ -12,6 +12,8 @@
 // Thread-safe (the store is).
 #pragma once
 
+#include <array>
+#include <string>
 #include <string_view>
 
 #include "api/json_fields.h"
@@ -22,6 +24,12 @@ namespace berth::daemon {
 
 class ServiceRegistry {
  public:
+  // The fields berthd keeps in a stored service beside the placement
+  // document's (docs/api.md, "service").
+  static constexpr std::array<const char*, 10> kBerthdFields = {
+      "run",           "restart_policy", "incarnation", "update_config", "rollback_config",
+      "previous_task", "previous_run",   "update_kind", "rebalance",     "template_version"};
+
   explicit ServiceRegistry(store::Store& store) : store_(store), services_(store, "service") {}
 
   // Body: id, mode (replicated | global), replicas (replicated only), task,
@@ -56,6 +64,21 @@ class ServiceRegistry {
   // than the engine would put there now. Conflict for a global service, and
   // while the service's last rollout is under way or paused.
   Result<api::Json> Rebalance(std::string_view id);
+  // A service's last rollout, as a rebalance asks about it: its stored
+  // status (docs/api.md, "update_status"), or the control loop's own.
+  // spec_version 0: none.
+  struct LastRollout {
+    uint64_t spec_version = 0;
+    std::string_view state, message;
+    uint64_t in_flight = 0;
+  };
+  // Why a rebalance of service `id`, at `spec_version` (`rebalancing`: that
+  // version came from a rebalance), may not start after `last`: its rollout
+  // has not started yet, is under way, or is paused (unless a rebalance's
+  // with no replacement in flight, which may be rebalanced again). "" if
+  // it may. Shared by Rebalance and the control loop's on-join rebalance.
+  static std::string WhyRebalanceWaits(std::string_view id, uint64_t spec_version, bool rebalancing,
+                                       const LastRollout& last);
   // `service` as a rebalance makes it (the control loop's rebalance when a
   // node joins uses it too): spec_version + 1, template_version kept.
   static api::Json Rebalanced(api::Json service);
