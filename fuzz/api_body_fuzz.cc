@@ -10,10 +10,10 @@
 
 #include "api/agent_codec.h"
 #include "api/http_server.h"
-#include "daemon/class_registry.h"
-#include "daemon/job_registry.h"
-#include "daemon/node_registry.h"
-#include "daemon/service_registry.h"
+#include "daemon/registry/class_registry.h"
+#include "daemon/registry/job_registry.h"
+#include "daemon/registry/node_registry.h"
+#include "daemon/registry/service_registry.h"
 #include "store/memory_store.h"
 
 namespace {

@@ -1,5 +1,4 @@
 // berthd: the Berth control-plane daemon. See docs/berthd.md.
-#include <signal.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -7,8 +6,9 @@
 #include <cstdlib>
 #include <tuple>
 
+#include "auth/token.h"
+#include "core/program.h"
 #include "daemon/daemon.h"
-#include "daemon/token.h"
 
 namespace {
 
@@ -167,7 +167,7 @@ int Run(int argc, char** argv) {
       std::fprintf(stderr, "berthd: --agent needs --agent-token-file\n");
       return 2;
     }
-    berth::Result<std::string> token = berth::daemon::ReadToken(agent_token_file);
+    berth::Result<std::string> token = berth::auth::ReadToken(agent_token_file);
     if (!token.ok()) {
       std::fprintf(stderr, "berthd: %s\n", token.status().message().c_str());
       return 2;
@@ -190,12 +190,7 @@ int Run(int argc, char** argv) {
     std::_Exit(3);
   };
   options.loop.window = {berth::Duration{quiet_ms}, berth::Duration{std::max(quiet_ms, max_ms)}};
-  // Signals are taken by sigwait below, so block them before any thread starts.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  berth::StopSignals signals;  // before any thread starts
 
   berth::Result<std::unique_ptr<berth::daemon::Daemon>> daemon =
       berth::daemon::Daemon::Open(options);
@@ -207,8 +202,7 @@ int Run(int argc, char** argv) {
               options.host.c_str(), (*daemon)->port(), options.data_dir.c_str(),
               options.data_dir.c_str(), options.etcd_endpoints.empty() ? "" : "; store etcd");
   std::fflush(stdout);
-  int signal = 0;
-  sigwait(&signals, &signal);
+  const int signal = signals.Wait();
   std::printf("berthd: stopping (signal %d)\n", signal);
   (*daemon)->Stop();
   return 0;
@@ -216,13 +210,6 @@ int Run(int argc, char** argv) {
 
 }  // namespace
 
-// Errors are values throughout; an exception reaching here is a bug, and
-// says so instead of aborting.
 int main(int argc, char** argv) {
-  try {
-    return Run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "berthd: internal error: %s\n", e.what());
-    return 1;
-  }
+  return berth::RunProgram("berthd", [&] { return Run(argc, argv); });
 }

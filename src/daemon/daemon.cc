@@ -9,8 +9,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "daemon/task_views.h"
-#include "daemon/token.h"
+#include "auth/token.h"
+#include "daemon/ha/shared_token.h"
+#include "daemon/registry/task_views.h"
 
 namespace berth::daemon {
 namespace {
@@ -20,12 +21,6 @@ using api::ApiRequest;
 using api::ApiResponse;
 using api::Json;
 using api::WithBody;
-
-// The answer to a removal: {"removed": id}, or why it failed.
-Result<Json> Removed(const Status& status, const std::string& id) {
-  if (!status.ok()) return status;
-  return Json{{"removed", id}};
-}
 
 // Creates the directory if needed and checks that berthd can write there,
 // by creating and removing a file: SQLite alone would say "disk I/O error"
@@ -88,10 +83,11 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
     if (!sqlite.ok()) return sqlite.status();
     store = std::move(*sqlite);
   }
-  const MissingToken missing =
-      store->revision() > 0 && !options.new_token ? MissingToken::kRefuse : MissingToken::kCreate;
+  const auth::MissingToken missing = store->revision() > 0 && !options.new_token
+                                         ? auth::MissingToken::kRefuse
+                                         : auth::MissingToken::kCreate;
   Result<std::string> token = etcd != nullptr ? ShareToken(*store, options.data_dir)
-                                              : LoadOrCreateToken(options.data_dir, missing);
+                                              : auth::LoadOrCreateToken(options.data_dir, missing);
   if (!token.ok()) return token.status();
   std::vector<std::unique_ptr<api::HttpAgentTransport>> connected;
   if (options.agent_transports.empty()) {
@@ -217,194 +213,7 @@ void Daemon::AddRoutes() {
   AddServiceRoutes();
   AddTaskRoutes();
   AddJobRoutes();
-}
-
-// ?wait=settled[&timeout=SECONDS] answers once the control loop has acted
-// on every change made before the request (503 if it has not in time, or
-// when this replica does not run the loop). With etcd the answer names the
-// leader and its epoch.
-Result<ApiResponse> Daemon::Health(const ApiRequest& r) {
-  if (leadership_ != nullptr) {
-    // One read of etcd: the revision shown, and waited for, is then the
-    // latest of every replica's writes, not only this one's.
-    Result<std::optional<store::StoredObject>> leader =
-        store_->Get(Leadership::kKind, Leadership::kId);
-    if (!leader.ok()) return leader.status();
-  }
-  if (r.Query("wait") == "settled") {
-    char* rest = nullptr;
-    const std::string timeout = r.Query("timeout");
-    const double seconds = timeout.empty() ? 30 : std::strtod(timeout.c_str(), &rest);
-    if (!timeout.empty() && (*rest != '\0' || !(seconds >= 0 && seconds <= 600)))
-      return Status::InvalidArgument("timeout: expected seconds between 0 and 600, got '" +
-                                     timeout + "'");
-    if (!leading()) return NotLeading();
-    const Duration wait{static_cast<int64_t>(seconds * 1000)};
-    // A shared store's changes reach the loop through its feed: first wait
-    // for the feed to bring what this request may follow.
-    if (!store_->WaitDelivered(store_->revision(), wait) || !loop_->WaitSettled(wait))
-      return Status::Unavailable("the control loop has not settled within " +
-                                 (timeout.empty() ? std::string("30") : timeout) + " s");
-  }
-  Json health{{"status", "ok"}, {"revision", store_->revision()}};
-  if (leadership_ != nullptr) {
-    const Leadership::View view = leadership_->view();
-    health["role"] = view.leading ? "leader" : "follower";
-    health["leader"] =
-        view.leader_id.empty()
-            ? Json(nullptr)
-            : Json{{"id", view.leader_id}, {"address", view.leader_address}, {"epoch", view.epoch}};
-  } else {
-    health["role"] = "single";
-  }
-  return Answer(std::move(health));
-}
-
-// Runs a write, and tells the control loop when it changed something.
-template <typename Write>
-Result<ApiResponse> Daemon::Changing(int status, Write write) {
-  Result<Json> result = write();
-  if (result.ok()) loop_->Notify();
-  return Answer(std::move(result), status);
-}
-
-void Daemon::AddNodeRoutes() {
-  constexpr const char* kNode = R"(/v1/nodes/([^/]+))";
-  server_->Route("POST", "/v1/nodes", [this](const ApiRequest& r) {
-    return WithBody(
-        r, [&](const Json& body) { return Changing(201, [&] { return nodes_.Register(body); }); });
-  });
-  server_->Route("GET", "/v1/nodes", [this](const ApiRequest&) { return Answer(nodes_.List()); });
-  server_->Route("GET", kNode, [this](const ApiRequest& r) -> Result<ApiResponse> {
-    Result<Json> node = nodes_.Get(r.params[0]);
-    if (!node.ok()) return node.status();
-    Result<Json> usage = NodeUsage(*store_, *node);
-    if (usage.ok()) node->update(*usage);
-    return Answer(std::move(node));
-  });
-  server_->Route("PATCH", kNode, [this](const ApiRequest& r) {
-    return WithBody(r, [&](const Json& body) {
-      return Changing(200, [&] { return nodes_.Update(r.params[0], body); });
-    });
-  });
-  server_->Route("POST", std::string(kNode) + "/drain", [this](const ApiRequest& r) {
-    return Changing(200, [&] { return nodes_.Drain(r.params[0]); });
-  });
-  // The leader's: it revokes the credential it holds.
-  server_->Route("DELETE", kNode, [this](const ApiRequest& r) -> Result<ApiResponse> {
-    if (!leading()) return NotLeading();
-    return Changing(200, [&] { return Removed(dispatcher_->Remove(r.params[0]), r.params[0]); });
-  });
-}
-
-void Daemon::AddServiceRoutes() {
-  constexpr const char* kService = R"(/v1/services/([^/]+))";
-  server_->Route("POST", "/v1/services", [this](const ApiRequest& r) {
-    return WithBody(
-        r, [&](const Json& body) { return Changing(201, [&] { return services_.Create(body); }); });
-  });
-  server_->Route("GET", "/v1/services",
-                 [this](const ApiRequest&) { return Answer(services_.List()); });
-  server_->Route("GET", kService,
-                 [this](const ApiRequest& r) { return Answer(services_.Get(r.params[0])); });
-  server_->Route("PATCH", kService, [this](const ApiRequest& r) {
-    return WithBody(r, [&](const Json& body) {
-      return Changing(200, [&] { return services_.Update(r.params[0], body); });
-    });
-  });
-  server_->Route("POST", std::string(kService) + "/rollback", [this](const ApiRequest& r) {
-    return Changing(200, [&] { return services_.Rollback(r.params[0]); });
-  });
-  server_->Route("POST", std::string(kService) + "/rebalance", [this](const ApiRequest& r) {
-    return Changing(200, [&] { return services_.Rebalance(r.params[0]); });
-  });
-  server_->Route("DELETE", kService, [this](const ApiRequest& r) {
-    return Changing(200, [&] { return Removed(services_.Remove(r.params[0]), r.params[0]); });
-  });
-}
-
-void Daemon::AddTaskRoutes() {
-  constexpr const char* kTask = R"(/v1/tasks/([^/]+))";
-  server_->Route("GET", "/v1/tasks", [this](const ApiRequest& r) {
-    return Answer(ListTasks(*store_, {r.Query("service"), r.Query("node"), r.Query("state"),
-                                      r.Query("desired_state")}));
-  });
-  server_->Route("GET", kTask,
-                 [this](const ApiRequest& r) { return Answer(GetTask(*store_, r.params[0])); });
-  server_->Route("GET", std::string(kTask) + "/why",
-                 [this](const ApiRequest& r) { return Answer(WhyTask(*store_, r.params[0])); });
-}
-
-void Daemon::AddJobRoutes() {
-  constexpr const char* kJob = R"(/v1/jobs/([^/]+))";
-  server_->Route("POST", "/v1/jobs", [this](const ApiRequest& r) {
-    return WithBody(
-        r, [&](const Json& body) { return Changing(201, [&] { return jobs_.Submit(body); }); });
-  });
-  server_->Route("GET", "/v1/jobs", [this](const ApiRequest&) { return Answer(jobs_.List()); });
-  server_->Route("GET", kJob,
-                 [this](const ApiRequest& r) { return Answer(jobs_.Get(r.params[0])); });
-  server_->Route("DELETE", kJob, [this](const ApiRequest& r) {
-    return Changing(200, [&] { return jobs_.Kill(r.params[0]); });
-  });
-  server_->Route("GET", "/v1/classes",
-                 [this](const ApiRequest&) { return Answer(classes_.Get()); });
-  server_->Route("PATCH", "/v1/classes", [this](const ApiRequest& r) {
-    return WithBody(
-        r, [&](const Json& body) { return Changing(200, [&] { return classes_.Update(body); }); });
-  });
-}
-
-ApiResponse Daemon::Metrics() const {
-  const api::ApiCounters& c = server_->counters();
-  api::MetricsText metrics;
-  metrics.Add("berth_http_requests_total", "HTTP requests answered.", c.requests.load());
-  metrics.Add("berth_http_unauthorized_total", "Requests refused for a missing or wrong token.",
-              c.unauthorized.load());
-  metrics.Add("berth_http_client_errors_total", "Requests answered with a 4xx status.",
-              c.client_errors.load());
-  metrics.Add("berth_http_server_errors_total", "Requests answered with a 5xx status.",
-              c.server_errors.load());
-  metrics.Add("berth_control_passes_total", "Control-loop passes run.", loop_->passes());
-  metrics.Add("berth_control_pass_microseconds_total",
-              "Wall time spent in control-loop passes, commits included.",
-              loop_->pass_nanos() / 1000);
-  metrics.Add("berth_control_tasks_visited_total",
-              "Tasks the control-loop passes looked at (a pass visits what changed).",
-              loop_->tasks_visited());
-  metrics.Add("berth_control_pass_errors_total", "Control-loop passes that failed.",
-              loop_->pass_errors());
-  if (agent_placement_) {
-    const AgentPlacementCounters& a = agent_placement_->counters();
-    metrics.Add("berth_agent_submitted_total", "Tasks handed to the three-phase scheduler.",
-                a.submitted.load());
-    metrics.Add("berth_agent_bound_total", "Tasks an agent bound.", a.bound.load());
-    metrics.Add("berth_agent_failed_total", "Tasks no agent could place (all attempts).",
-                a.failed.load());
-    metrics.Add("berth_agent_released_total", "Bindings released on agents.", a.released.load());
-    metrics.Add("berth_agent_release_errors_total", "Releases that did not reach their agent.",
-                a.release_errors.load());
-    metrics.Add("berth_agent_stray_released_total",
-                "Bindings released because no stored task held them.", a.stray_released.load());
-    metrics.Add("berth_agent_rebound_total",
-                "Stored tasks an agent no longer held (restarted) that were bound again.",
-                a.rebound.load());
-    metrics.Add("berth_agent_lost_total",
-                "Stored tasks an agent no longer held and could not bind again (failed).",
-                a.lost.load());
-    metrics.Add("berth_agent_skips_total",
-                "Times an agent was left out for a while after failing calls in a row.",
-                agent_placement_->agent_skips());
-  }
-  metrics.Add("berth_node_heartbeats_total", "Heartbeats of berth-node machines taken.",
-              dispatcher_->heartbeats());
-  metrics.Add("berth_store_lists_total",
-              "Times the control loop read the whole state: when it starts leading, after a "
-              "failed pass, after its change feed was lost.",
-              store_->lists());
-  metrics.Add("berth_store_revision", "Revision of the last committed store transaction.",
-              static_cast<uint64_t>(store_->revision()), "gauge");
-  return metrics.Response();
+  AddClassRoutes();
 }
 
 }  // namespace berth::daemon

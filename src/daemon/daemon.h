@@ -20,16 +20,16 @@
 #include "api/http_agent_transport.h"
 #include "api/http_server.h"
 #include "core/status.h"
-#include "daemon/agent_placement.h"
-#include "daemon/class_registry.h"
-#include "daemon/control_loop.h"
-#include "daemon/job_registry.h"
-#include "daemon/leadership.h"
-#include "daemon/node_dispatcher.h"
-#include "daemon/node_executor.h"
-#include "daemon/node_registry.h"
-#include "daemon/reconciler.h"
-#include "daemon/service_registry.h"
+#include "daemon/ha/leadership.h"
+#include "daemon/loop/agent_placement.h"
+#include "daemon/loop/control_loop.h"
+#include "daemon/loop/reconciler.h"
+#include "daemon/nodes/node_dispatcher.h"
+#include "daemon/nodes/node_executor.h"
+#include "daemon/registry/class_registry.h"
+#include "daemon/registry/job_registry.h"
+#include "daemon/registry/node_registry.h"
+#include "daemon/registry/service_registry.h"
 #include "store/etcd_store.h"
 #include "store/sqlite_store.h"
 #include "store/watched_store.h"
@@ -112,15 +112,23 @@ class Daemon {
          std::vector<std::unique_ptr<api::HttpAgentTransport>> connected,
          const DaemonOptions& options);
   void AddRoutes();
+  // One file per resource under routes/ (nodes.cc, services.cc, tasks.cc,
+  // jobs.cc, classes.cc, health.cc, berth_node_routes.cc).
   void AddNodeRoutes();
   void AddServiceRoutes();
   void AddTaskRoutes();
   void AddJobRoutes();
-  void AddBerthNodeRoutes();  // node_routes.cc
+  void AddClassRoutes();
+  void AddBerthNodeRoutes();
   Result<api::Json> TaskLogs(const api::ApiRequest& r);
   api::ApiResponse Metrics() const;
+  // Runs a write, and tells the control loop when it changed something.
   template <typename Write>
-  Result<api::ApiResponse> Changing(int status, Write write);
+  Result<api::ApiResponse> Changing(int status, Write write) {
+    Result<api::Json> result = write();
+    if (result.ok()) loop_->Notify();
+    return api::Answer(std::move(result), status);
+  }
   // The control loop and its helpers start (at once without etcd; once
   // elected with it).
   void StartLeading(int64_t epoch);

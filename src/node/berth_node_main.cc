@@ -1,12 +1,12 @@
 // berth-node: runs a machine's tasks for berthd. See docs/agent.md.
-#include <signal.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "auth/token.h"
 #include "core/names.h"
-#include "daemon/token.h"
+#include "core/program.h"
 #include "node/node_agent.h"
 
 namespace {
@@ -76,7 +76,7 @@ int Run(int argc, char** argv) {
     valid = Status::InvalidArgument("--exec: " + options.exec_path +
                                     " is not an executable program (berth-exec)");
   if (valid.ok() && !token_file.empty()) {
-    Result<std::string> token = berth::daemon::ReadToken(token_file);
+    Result<std::string> token = berth::auth::ReadToken(token_file);
     if (token.ok())
       options.join_token = *token;
     else
@@ -86,11 +86,7 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "berth-node: %s\n", valid.message().c_str());
     return 2;
   }
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before any thread starts
+  berth::StopSignals signals;  // before any thread starts
   berth::SystemClock clock;
   Result<std::unique_ptr<berth::node::NodeAgent>> agent =
       berth::node::NodeAgent::Start(std::move(options), clock);
@@ -98,8 +94,7 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "berth-node: %s\n", agent.status().message().c_str());
     return 1;
   }
-  int signal = 0;
-  sigwait(&signals, &signal);
+  signals.Wait();
   (*agent)->Stop();  // its tasks run on: the next berth-node adopts them
   std::printf("berth-node: stopped; tasks keep running\n");
   return 0;
@@ -108,10 +103,5 @@ int Run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return Run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "berth-node: internal error: %s\n", e.what());
-    return 1;
-  }
+  return berth::RunProgram("berth-node", [&] { return Run(argc, argv); });
 }

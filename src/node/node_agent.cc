@@ -10,7 +10,7 @@
 
 #include "api/api_client.h"
 #include "api/process_codec.h"
-#include "daemon/token.h"
+#include "auth/token.h"
 #include "executor/log_files.h"
 #include "executor/task_dir.h"
 #include "node/host_facts.h"
@@ -159,7 +159,7 @@ Status NodeAgent::LoadIdentity() {
                                    " belongs to node '" + node_ + "', not '" + wanted +
                                    "': give each node its own --data-dir");
   node_ = wanted;
-  machine_ = identity.value("machine", daemon::NewSecret(16));
+  machine_ = identity.value("machine", auth::NewSecret(16));
   credential_ = identity.value("credential", "");
   return Status::Ok();
 }
@@ -238,7 +238,7 @@ Status NodeAgent::StartLogServer() {
   api::ApiServerOptions server;
   server.host = options_.listen_host;
   server.port = options_.listen_port;
-  server.token = daemon::NewSecret();  // nobody has it: berthd comes with the node's credential
+  server.token = auth::NewSecret();  // nobody has it: berthd comes with the node's credential
   server.threads = 4;
   server.authenticate = [this](std::string_view token) -> std::optional<api::Principal> {
     const std::string credential = Credential();

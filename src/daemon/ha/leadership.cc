@@ -1,0 +1,211 @@
+#include "daemon/ha/leadership.h"
+
+namespace berth::daemon {
+
+using store::Base64Encode;
+using store::EtcdInt;
+using store::EtcdJson;
+
+namespace {
+
+// The leadership's own connections, whose calls give up within a third of
+// the ttl: a keepalive that waits longer than that is as good as lost.
+std::unique_ptr<store::EtcdClient> ClientFor(store::EtcdStore& store, Duration ttl) {
+  const Duration third = ttl / 3;
+  store::EtcdClientOptions options;
+  options.endpoints = store.client().endpoints();
+  options.request_timeout_seconds = std::max<int>(
+      1, static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(third).count()));
+  options.retry_for = third;
+  return std::make_unique<store::EtcdClient>(options);
+}
+
+}  // namespace
+
+Leadership::Leadership(store::EtcdStore& store, const Clock& clock, LeadershipOptions options,
+                       std::function<void(int64_t)> elected, std::function<void(std::string)> lost)
+    : store_(store),
+      client_(ClientFor(store, options.ttl)),
+      clock_(clock),
+      options_(std::move(options)),
+      elected_(std::move(elected)),
+      lost_(std::move(lost)) {}
+
+Leadership::~Leadership() { Stop(); }
+
+void Leadership::Start(std::string id, std::string address) {
+  options_.id = std::move(id);
+  options_.address = std::move(address);
+  thread_ = std::thread([this] { Run(); });
+}
+
+void Leadership::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  int64_t lease = 0;
+  {
+    std::lock_guard lock(mu_);
+    if (view_.leading) std::swap(lease, lease_);
+  }
+  if (lease != 0) (void)client_->Call("/v3/lease/revoke", {{"ID", std::to_string(lease)}});
+}
+
+// A leader past its renewal deadline no longer says it leads, even before
+// its thread has noticed (it may be inside a keepalive call).
+Leadership::View Leadership::view() const {
+  std::lock_guard lock(mu_);
+  View view = view_;
+  if (view.leading && clock_.Now() - renewed_ > options_.ttl * 2 / 3) view.leading = false;
+  return view;
+}
+
+std::vector<store::Write> Leadership::Fence() const {
+  std::lock_guard lock(mu_);
+  if (fence_epoch_ == 0) return {};
+  return {store::Write::Check(kKind, kId, fence_epoch_)};
+}
+
+bool Leadership::Sleep(Timestamp until) {
+  std::unique_lock lock(mu_);
+  return !clock_.WaitUntil(lock, wake_, until, [this] { return stopping_; });
+}
+
+void Leadership::Run() {
+  const Duration round = options_.ttl / 3;
+  while (true) {
+    bool leading = false;
+    {
+      std::lock_guard lock(mu_);
+      leading = view_.leading;  // not view(): an overdue leader must still find out
+    }
+    if (!leading) {
+      Campaign();
+    } else if (!Renew()) {
+      return;
+    } else if (options_.compact_interval.count() > 0 && clock_.Now() >= next_compaction_) {
+      Compact();
+    }
+    if (!Sleep(clock_.Now() + round)) return;
+  }
+}
+
+void Leadership::Campaign() {
+  const std::string key = store_.Key(kKind, kId);
+  Result<EtcdJson> current = ReadKey();
+  if (!current.ok()) return;  // etcd unreachable: try again next round
+  EtcdJson kvs = *current;
+  if (kvs.empty()) {
+    const int64_t seconds = std::max<int64_t>(
+        2, std::chrono::duration_cast<std::chrono::seconds>(options_.ttl).count());
+    Result<EtcdJson> grant = client_->Call("/v3/lease/grant", {{"TTL", seconds}});
+    if (!grant.ok() || EtcdInt(*grant, "ID") == 0) return;
+    const int64_t lease = EtcdInt(*grant, "ID");
+    const std::string value = EtcdJson{{"id", options_.id}, {"address", options_.address}}.dump();
+    const EtcdJson txn = {
+        {"compare",
+         EtcdJson::array({store::EtcdCompare(key, store::Write::Create(kKind, kId, value))})},
+        {"success",
+         {{{"request_put",
+            {{"key", Base64Encode(key)},
+             {"value", Base64Encode(value)},
+             {"lease", std::to_string(lease)}}}}}},
+        {"failure", {{{"request_range", {{"key", Base64Encode(key)}}}}}}};
+    const Timestamp asked = clock_.Now();
+    Result<EtcdJson> won = client_->Call("/v3/kv/txn", txn);
+    if (won.ok() && won->value("succeeded", false)) {
+      const int64_t epoch = EtcdInt((*won)["header"], "revision");
+      {
+        std::lock_guard lock(mu_);
+        view_ = {true, epoch, options_.id, options_.address};
+        fence_epoch_ = epoch;
+        lease_ = lease;
+        renewed_ = asked;  // the lease runs from before the request, at the latest
+        next_compaction_ = clock_.Now() + options_.compact_interval;
+        compact_to_ = store_.revision();
+      }
+      elected_(epoch);
+      return;
+    }
+    (void)client_->Call("/v3/lease/revoke", {{"ID", std::to_string(lease)}});
+    if (!won.ok()) return;
+    kvs = (*won)["responses"][0]["response_range"].value("kvs", EtcdJson::array());
+  }
+  View seen;
+  if (!kvs.empty()) {
+    const EtcdJson value = EtcdJson::parse(
+        store::Base64Decode(kvs[0].value("value", std::string())).value_or(""), nullptr, false);
+    seen.epoch = EtcdInt(kvs[0], "create_revision");
+    if (value.is_object()) {
+      seen.leader_id = value.value("id", std::string());
+      seen.leader_address = value.value("address", std::string());
+    }
+  }
+  std::lock_guard lock(mu_);
+  view_ = seen;
+}
+
+bool Leadership::Renew() {
+  const Duration deadline = options_.ttl * 2 / 3;
+  std::string why;
+  if (clock_.Now() - renewed_ > deadline) {
+    why = "no keepalive of its lease succeeded for " + std::to_string(deadline.count()) + " ms";
+  } else {
+    const Timestamp asked = clock_.Now();
+    Result<EtcdJson> alive =
+        client_->Call("/v3/lease/keepalive", {{"ID", std::to_string(lease_)}}, true);
+    if (alive.ok()) {
+      const EtcdJson& result = alive->value("result", EtcdJson::object());
+      if (EtcdInt(result, "TTL") > 0 && HoldsKey(&why)) {
+        std::lock_guard lock(mu_);
+        renewed_ = asked;
+        return true;
+      }
+      if (why.empty()) why = "etcd says its lease expired";
+    } else if (clock_.Now() - renewed_ > deadline) {
+      why = "etcd did not renew its lease in time: " + alive.status().message();
+    } else {
+      return true;  // try again next round, within the deadline
+    }
+  }
+  int64_t epoch = 0;
+  {
+    std::lock_guard lock(mu_);
+    epoch = view_.epoch;
+    view_ = View{};
+  }
+  lost_("this berthd lost the leadership of epoch " + std::to_string(epoch) + ": " + why);
+  return false;
+}
+
+// The leadership key's kvs: empty when nobody leads.
+Result<EtcdJson> Leadership::ReadKey() {
+  Result<EtcdJson> answer =
+      client_->Call("/v3/kv/range", {{"key", Base64Encode(store_.Key(kKind, kId))}}, true);
+  if (!answer.ok()) return answer.status();
+  return answer->value("kvs", EtcdJson::array());
+}
+
+// Whether the leadership key is still the one this replica created (an
+// operator may have deleted it); an unreadable key counts as held until the
+// renewal deadline says otherwise.
+bool Leadership::HoldsKey(std::string* why) {
+  Result<EtcdJson> kvs = ReadKey();
+  if (!kvs.ok()) return true;
+  const int64_t epoch = kvs->empty() ? 0 : EtcdInt((*kvs)[0], "create_revision");
+  if (epoch == view().epoch) return true;
+  *why = "its leadership key was deleted or replaced (epoch now " + std::to_string(epoch) + ")";
+  return false;
+}
+
+void Leadership::Compact() {
+  if (compact_to_ > 0) (void)store_.Compact(compact_to_);  // a failure waits for next time
+  std::lock_guard lock(mu_);
+  compact_to_ = store_.revision();
+  next_compaction_ = clock_.Now() + options_.compact_interval;
+}
+
+}  // namespace berth::daemon

@@ -1,0 +1,500 @@
+#include "daemon/loop/stored_state.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "api/cluster_codec.h"
+#include "api/lifecycle_codec.h"
+#include "api/process_codec.h"
+
+namespace berth::daemon {
+namespace {
+
+using api::Json;
+
+constexpr const char* kKinds[] = {"node", "service", "task", "job", "duration", "update"};
+
+Result<Json> Parse(const std::string& kind, const std::string& id, const std::string& body) {
+  Json json = Json::parse(body, nullptr, false);
+  if (json.is_discarded())
+    return Status::Internal("the stored " + kind + " '" + id + "' is not JSON");
+  return json;
+}
+
+// A task template ("task" of a service or job; absent: the defaults), or
+// null when it does not decode.
+std::shared_ptr<const TaskSpec> TemplateOf(const Json& json) {
+  auto spec = std::make_shared<TaskSpec>();
+  if (auto it = json.find("task");
+      it != json.end() && !api::DecodeTaskSpec(*it, "task", spec.get()).ok())
+    return nullptr;
+  return spec;
+}
+
+// A template's process (api/process_codec.h), or null.
+std::shared_ptr<const executor::ProcessSpec> ProcessOf(const Json& task) {
+  std::optional<executor::ProcessSpec> process;
+  if (!task.is_object() || !api::DecodeProcessSpec(task, "task", &process).ok() || !process)
+    return nullptr;
+  return std::make_shared<const executor::ProcessSpec>(std::move(*process));
+}
+
+StoredService ToService(const Json& json) {
+  StoredService s;
+  if (json.value("mode", "replicated") == "replicated" && json.contains("replicas"))
+    s.replicas = json["replicas"].get<uint64_t>();
+  s.spec_version = json.value("spec_version", uint64_t{0});
+  for (auto [key, out] : {std::pair{"run", &s.run}, {"previous_run", &s.previous_run}})
+    if (auto run = json.find(key); run != json.end() && run->is_object())
+      *out = SimulatedRun{run->value("duration_ms", int64_t{0}),
+                          run->value("outcome", "complete") == "fail"};
+  s.incarnation = json.value("incarnation", int64_t{0});
+  s.rolling_back = json.value("update_kind", "") == "rollback";
+  s.rebalancing = json.value("update_kind", "") == "rebalance";
+  s.template_version = api::TemplateVersionOf(json);
+  s.rebalance_on_join = json.value("rebalance", "manual") == "on-join";
+  if (auto it = json.find("update_config"); it != json.end())
+    (void)api::DecodeUpdateConfig(*it, "", &s.update);
+  if (auto it = json.find("rollback_config"); it != json.end())
+    (void)api::DecodeUpdateConfig(*it, "", &s.rollback);
+  if (auto it = json.find("restart_policy"); it != json.end())
+    (void)api::DecodeRestartPolicy(*it, "restart_policy", &s.restart);  // the API checked it
+  s.spec = TemplateOf(json);
+  s.process = ProcessOf(json.value("task", Json::object()));
+  if (auto previous = json.find("previous_task"); previous != json.end()) {
+    s.previous_spec = TemplateOf(Json{{"task", *previous}});
+    s.previous_process = ProcessOf(*previous);
+  }
+  if (s.spec) {
+    Result<std::vector<constraint::Constraint>> parsed = constraint::ParseAll(s.spec->constraints);
+    if (parsed.ok()) s.constraints = std::move(*parsed);
+  }
+  return s;
+}
+
+// Whether an update of a node may concern the tasks on it: what the pass
+// enforces (availability, state, what constraints read), not its resources.
+bool ConcernsTasks(const Node& was, const Node& now) {
+  return was.availability != now.availability || was.state != now.state ||
+         was.labels != now.labels || was.engine_labels != now.engine_labels ||
+         was.hostname != now.hostname || was.role != now.role || was.platform != now.platform ||
+         was.address != now.address;
+}
+
+StoredJob ToJob(const Json& json, int64_t revision) {
+  StoredJob j;
+  j.requestor = json.value("requestor", "");
+  j.tasks = json.value("tasks", int64_t{0});
+  j.killed = json.value("killed", false);
+  j.spec = TemplateOf(json);
+  j.revision = revision;
+  return j;
+}
+
+// A stored node's body (api.md's node, and berthd's "slots"), decoded.
+StoredNode ToNode(Json json, const std::string& id) {
+  StoredNode n;
+  n.slots = json.value("slots", int64_t{1});
+  json.erase("slots");  // berthd's own (admission's workers), not the engine's
+  json.erase("berth_node");
+  if (Status decoded = api::DecodeNode(json, "node '" + id + "'", &n.node); !decoded.ok())
+    n.error = decoded.message();
+  return n;
+}
+
+Recorded ToRecorded(const Json& body, int64_t revision) {
+  return {body.value("count", int64_t{0}), body.value("total_ms", int64_t{0}), revision, false};
+}
+
+}  // namespace
+
+Status StoredState::Refresh(store::WatchedStore& store) {
+  Status status = Status::Ok();
+  if (loaded_ && store.lost()) loaded_ = false;  // a shared store's feed broke: list again
+  if (loaded_) {
+    for (const store::Change& change : store.TakeChanges())
+      if (!Apply(change).ok()) {
+        loaded_ = false;
+        break;
+      }
+  }
+  if (!loaded_) status = Load(store);
+  // Read after the changes: a pass that sees a service starts from a
+  // revision above the one that created it.
+  revision = store.revision();
+  return status;
+}
+
+Status StoredState::Load(store::WatchedStore& store) {
+  const uint64_t layout = layout_generation;
+  const bool track = track_pending;
+  // What a pass still has to do about nodes that joined outlives a reload.
+  std::set<std::string> due = std::move(rebalance_due);
+  const bool joined = nodes_joined_;
+  *this = StoredState();
+  track_pending = track;
+  layout_generation = layout + 1;
+  rebalance_due = std::move(due);
+  nodes_joined_ = joined;
+  Result<std::vector<std::vector<store::StoredObject>>> all =
+      store.Watch({std::begin(kKinds), std::end(kKinds)});
+  if (!all.ok()) return all.status();
+  for (const std::vector<store::StoredObject>& kind : *all)
+    for (const store::StoredObject& object : kind)
+      BERTH_RETURN_IF_ERROR(
+          Apply({store::Write::Op::kPut, object.kind, object.id, object.body, object.revision}));
+  loaded_ = true;
+  visit_all_ = true;
+  return Status::Ok();
+}
+
+Status StoredState::Apply(const store::Change& change) {
+  const bool put = change.op == store::Write::Op::kPut;
+  std::optional<Json> json;
+  if (put) {
+    Result<Json> parsed = Parse(change.kind, change.id, change.body);
+    if (!parsed.ok()) return parsed.status();
+    json = std::move(*parsed);
+  }
+  if (change.kind == "node") {
+    const auto old = nodes.find(change.id);
+    const int64_t old_workers = old != nodes.end() ? WorkersOf(old->second) : 0;
+    workers_ -= old_workers;
+    if (put) {
+      StoredNode updated = ToNode(std::move(*json), change.id);
+      if (old != nodes.end() && ConcernsTasks(old->second.node, updated.node))
+        check_nodes_.insert(change.id);
+      // A node joins when it starts to take tasks (WorkersOf: ready, active).
+      if (loaded_ && old_workers == 0 && WorkersOf(updated) > 0) nodes_joined_ = true;
+      if (updated.node.state == NodeState::kReady) not_ready_since_.erase(change.id);
+      StoredNode& node = nodes[change.id] = std::move(updated);
+      workers_ += WorkersOf(node);
+      node_ids_.insert(change.id);
+      changed_nodes_.push_back(change.id);  // a new one may take a global service's task
+    } else {
+      ++layout_generation;
+      visit_all_ = true;  // the tasks on it leave the engine's view
+      nodes.erase(change.id);
+      node_ids_.erase(change.id);
+      not_ready_since_.erase(change.id);
+    }
+  } else if (change.kind == "service") {
+    ApplyService(change.id, std::move(json));
+    if (auto it = services.find(change.id); it != services.end()) {
+      it->second.body = change.body;
+      it->second.revision = change.revision;
+    }
+  } else if (change.kind == "job") {
+    ApplyJob(change.id, std::move(json), change.revision);
+  } else if (change.kind == "update") {
+    ApplyUpdateStatus(change.id, json, change.body);
+  } else if (change.kind == "duration") {
+    if (put)
+      durations[change.id] = ToRecorded(*json, change.revision);
+    else
+      durations.erase(change.id);
+  } else if (change.kind == "task") {
+    if (put) {
+      PutTask(change.id, *json, change.revision);
+    } else if (auto it = task_index.find(change.id); it != task_index.end()) {
+      EraseTask(it->second);
+    }
+  }
+  return Status::Ok();
+}
+
+// A new service, or a change of its replica count only, concerns no task
+// yet (the pass compares its tally with its count); anything else (removal,
+// a new spec version, a new template or run) concerns all its tasks.
+void StoredState::ApplyService(const std::string& id, std::optional<Json> json) {
+  dirty_services_.insert(id);
+  auto it = services.find(id);
+  if (!json) {
+    if (it != services.end()) services.erase(it);
+    visit_all_ = true;
+    return;
+  }
+  StoredService service = ToService(*json);
+  // The API gives a new template a new spec version. A service created
+  // again under the name concerns the earlier one's tasks.
+  if (it != services.end() &&
+      (it->second.replicas.has_value() != service.replicas.has_value() ||
+       it->second.spec_version != service.spec_version || it->second.run != service.run ||
+       it->second.incarnation != service.incarnation))
+    visit_all_ = true;
+  if (auto tally = tallies_.find(id); tally != tallies_.end())
+    tally->second.global = !service.replicas.has_value();
+  services[id] = std::move(service);
+}
+
+// A rollout's stored status: a restarted berthd goes on from it (a paused
+// update stays paused). Its own writes come back here too (the same text).
+void StoredState::ApplyUpdateStatus(const std::string& id, const std::optional<Json>& json,
+                                    const std::string& text) {
+  if (!json) {
+    updates.erase(id);
+    return;
+  }
+  ServiceUpdate& u = updates[id];
+  if (u.stored == text) return;
+  u.stored = text;
+  u.spec_version = json->value("spec_version", uint64_t{0});
+  u.state = json->value("state", "");
+  u.message = json->value("message", "");
+  u.replaced = json->value("replaced", uint64_t{0});
+  u.failures = json->value("failures", uint64_t{0});
+  if (Result<Timestamp> at = ParseRfc3339(json->value("started_at", "")); at.ok())
+    u.started_at = *at;
+  if (Result<Timestamp> at = ParseRfc3339(json->value("completed_at", "")); at.ok())
+    u.completed_at = *at;
+}
+
+// A job's tasks are visited when it changes (killed, or removed).
+void StoredState::ApplyJob(const std::string& id, std::optional<Json> json, int64_t revision) {
+  auto it = jobs.find(id);
+  if (it != jobs.end()) QueueJobTasks(id, it->second.tasks);
+  if (!json) {
+    if (it != jobs.end()) jobs.erase(it);
+    return;
+  }
+  StoredJob& job = jobs[id] = ToJob(*json, revision);
+  QueueJobTasks(id, job.tasks);
+}
+
+void StoredState::QueueJobTasks(const std::string& job, int64_t tasks) {
+  for (int64_t i = 1; i <= tasks; ++i)
+    if (auto it = task_index.find(job + "." + std::to_string(i)); it != task_index.end())
+      Queue(static_cast<uint32_t>(it->second));
+}
+
+void StoredState::PutTask(const std::string& id, const Json& body, int64_t revision) {
+  auto it = task_index.find(id);
+  if (it == task_index.end()) it = task_index.emplace(id, NewEntry(id)).first;
+  TaskEntry& e = tasks[it->second];
+  Uncount(e);
+  e.task = DecodeStoredTask(body, id);
+  e.revision = revision;
+  Recount(e);
+  Queue(static_cast<uint32_t>(it->second));
+}
+
+uint32_t StoredState::NewEntry(const std::string& id) {
+  tasks.emplace_back().task.id = id;
+  return static_cast<uint32_t>(tasks.size() - 1);
+}
+
+// A ready, active node offers its "slots" workers (default 1).
+int64_t StoredState::WorkersOf(const StoredNode& node) {
+  if (!node.error.empty() || node.node.state != NodeState::kReady ||
+      node.node.availability != NodeAvailability::kActive)
+    return 0;
+  return node.slots;
+}
+
+void StoredState::Retire(TaskEntry& e) {
+  Uncount(e);
+  if (e.terminal() && !e.task.service.empty()) history_.MarkStale(HistoryGroupOf(e));
+}
+
+void StoredState::EraseTask(size_t i, bool in_history) {
+  TaskEntry& e = tasks[i];
+  if (in_history)
+    Retire(e);
+  else
+    Uncount(e);
+  task_index.erase(e.task.id);
+  e = TaskEntry();
+  e.in_plan = false;
+  ++free_entries_;
+}
+
+void StoredState::Queue(uint32_t position) {
+  if (std::exchange(tasks[position].queued, true)) return;
+  queued_.push_back(position);
+}
+
+void StoredState::QueueTask(const std::string& id) {
+  if (auto it = task_index.find(id); it != task_index.end())
+    Queue(static_cast<uint32_t>(it->second));
+}
+
+void StoredState::CheckAt(uint32_t position, Timestamp due) {
+  timers_.push({due, position, tasks[position].task.id});
+}
+
+std::optional<Timestamp> StoredState::NextTimer() const {
+  if (timers_.empty()) return std::nullopt;
+  return timers_.top().due;
+}
+
+std::vector<uint32_t> StoredState::TakeVisit(Timestamp now, bool* all) {
+  if (free_entries_ > (tasks.size() - free_entries_) / 2 + 1024) Compact();
+  while (!timers_.empty() && timers_.top().due <= now) {
+    const Timer& t = timers_.top();
+    if (t.position < tasks.size() && tasks[t.position].task.id == t.id) Queue(t.position);
+    timers_.pop();
+  }
+  // One scan of the tasks for the nodes that changed in a way that concerns
+  // them since the last pass (rare: a drain, a state change, new labels); an
+  // index by node would cost something on every task placed.
+  if (!check_nodes_.empty() && !visit_all_)
+    for (uint32_t p = 0; p < tasks.size(); ++p)
+      if (!tasks[p].task.node.empty() && check_nodes_.contains(tasks[p].task.node)) Queue(p);
+  check_nodes_.clear();
+  std::vector<uint32_t> visit = std::move(queued_);
+  queued_.clear();
+  for (uint32_t p : visit) tasks[p].queued = false;
+  *all = std::exchange(visit_all_, false);
+  if (!*all) {
+    std::sort(visit.begin(), visit.end());
+    return visit;
+  }
+  Rebuild();
+  visit.clear();
+  for (uint32_t p = 0; p < tasks.size(); ++p)
+    if (tasks[p].live()) visit.push_back(p);
+  return visit;
+}
+
+// Moves the live entries together, in order; the engine's indices of them
+// are stale (layout_generation), and the next pass visits everything.
+void StoredState::Compact() {
+  std::erase_if(tasks, [](const TaskEntry& e) { return !e.live(); });
+  task_index.clear();
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    task_index.emplace(tasks[i].task.id, i);
+    tasks[i].queued = false;
+  }
+  queued_.clear();
+  timers_ = {};
+  free_entries_ = 0;
+  ++layout_generation;
+  visit_all_ = true;
+}
+
+void StoredState::Rebuild() {
+  tallies_.clear();
+  pending_.clear();
+  for (TaskEntry& e : tasks) {
+    e.tally = 0;
+    e.counted_in = nullptr;
+    if (e.live()) Recount(e);
+  }
+  for (const auto& [id, service] : services) dirty_services_.insert(id);
+  // History: ended tasks of services, by (revision, replica number).
+  history_.Clear();
+  std::vector<std::tuple<int64_t, int64_t, uint32_t>> ended;
+  for (uint32_t p = 0; p < tasks.size(); ++p)
+    if (tasks[p].live() && tasks[p].terminal() && !tasks[p].task.service.empty())
+      ended.emplace_back(tasks[p].revision, SlotOf(tasks[p]), p);
+  std::sort(ended.begin(), ended.end());
+  for (const auto& [revision, number, p] : ended)
+    history_.Add(HistoryGroupOf(tasks[p]), {p, revision});
+}
+
+// A removed service's tasks are grouped as a replicated service's.
+std::string StoredState::HistoryGroupOf(const TaskEntry& e) const {
+  const auto svc = services.find(e.task.service);
+  if (svc != services.end() && !svc->second.replicas)
+    return TaskHistory::GroupKey(e.task.service, e.task.node);
+  return TaskHistory::GroupKey(e.task.service, std::to_string(std::max(SlotOf(e), 0)));
+}
+
+// A task's slot: its own, or for a task of an older version without one,
+// n of its id "<service>.<n>" (-1: none).
+int32_t StoredState::SlotOf(const TaskEntry& e) {
+  if (e.task.slot != 0 && e.task.slot < orchestrator::NumberSet::kLimit)
+    return static_cast<int32_t>(e.task.slot);
+  const std::optional<uint64_t> n = orchestrator::NumberIn(e.task.service, e.task.id);
+  return n ? static_cast<int32_t>(*n) : -1;
+}
+
+void StoredState::Uncount(TaskEntry& e) {
+  const uint8_t was = std::exchange(e.tally, 0);
+  if (was & kListed) pending_.erase(PositionOf(e));
+  orchestrator::ServiceTally* tally = std::exchange(e.counted_in, nullptr);
+  if (tally == nullptr) return;
+  tally->Remove({static_cast<uint8_t>(was & ~kListed), e.number, PositionOf(e)}, e.task.node);
+  MarkDirty(e.task.service, *tally);
+}
+
+void StoredState::MarkDirty(const std::string& service, orchestrator::ServiceTally& tally) {
+  if (std::exchange(tally.dirty, true)) return;
+  dirty_services_.insert(service);
+}
+
+void StoredState::Recount(TaskEntry& e) {
+  const bool planned = e.planned();
+  uint8_t now = 0;
+  if (track_pending && planned && e.runnable() && e.task.state == TaskState::kPending)
+    now |= kListed;
+  orchestrator::ServiceTally* tally = e.counted_in;
+  if (!e.task.service.empty() && planned) {
+    if (tally == nullptr) tally = &TallyFor(e.task.service);
+    now |= tally->FlagsOf(e.task.state, e.task.desired, !e.task.node.empty());
+  }
+  if (now == e.tally) return;
+  Uncount(e);
+  e.tally = now;
+  if (now & kListed) pending_.insert(PositionOf(e));
+  const auto counted = static_cast<uint8_t>(now & ~kListed);
+  if (counted == 0) return;
+  e.counted_in = tally;
+  e.number = SlotOf(e);
+  tally->Add({counted, e.number, PositionOf(e)}, e.task.node);
+  MarkDirty(e.task.service, *tally);
+}
+
+// A service's tally, made when its first task counts: global if the
+// service has no replica count (a removed service's tasks count nowhere
+// once they stop; until then, as replicated).
+orchestrator::ServiceTally& StoredState::TallyFor(const std::string& service) {
+  auto [it, added] = tallies_.try_emplace(service);
+  if (added) {
+    const auto svc = services.find(service);
+    it->second.global = svc != services.end() && !svc->second.replicas;
+  }
+  return it->second;
+}
+
+const orchestrator::ServiceTally* StoredState::TallyOf(const std::string& service) const {
+  static const orchestrator::ServiceTally kEmpty;
+  auto it = tallies_.find(service);
+  return it == tallies_.end() ? &kEmpty : &it->second;
+}
+
+std::set<std::string> StoredState::TakeDirtyServices() {
+  for (const std::string& id : dirty_services_)
+    if (auto it = tallies_.find(id); it != tallies_.end()) it->second.dirty = false;
+  return std::exchange(dirty_services_, {});
+}
+
+// Ended tasks join their history group in the order pruning needs: by
+// revision (all of this commit's share one), then by replica number.
+void StoredState::EndPass(const std::vector<uint32_t>& touched,
+                          const std::vector<std::string>& recorded, int64_t revision) {
+  std::vector<std::pair<int64_t, uint32_t>> ended;
+  for (uint32_t p : touched) {
+    TaskEntry& e = tasks[p];
+    e.touched = false;
+    if (e.pruned) {
+      EraseTask(p, false);  // TaskHistory::Trim took it out
+      continue;
+    }
+    if (!e.changed) continue;
+    e.changed = false;
+    e.revision = revision;
+    Recount(e);  // a task this pass stopped is no longer excluded (planned)
+    Queue(p);
+    if (e.terminal() && !e.task.service.empty()) ended.emplace_back(SlotOf(e), p);
+  }
+  std::sort(ended.begin(), ended.end());
+  for (const auto& [number, p] : ended) history_.Add(HistoryGroupOf(tasks[p]), {p, revision});
+  for (const std::string& name : recorded) {
+    Recorded& r = durations.at(name);
+    r.changed = false;
+    r.revision = revision;
+  }
+}
+
+}  // namespace berth::daemon

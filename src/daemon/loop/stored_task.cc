@@ -1,0 +1,194 @@
+#include "daemon/loop/stored_task.h"
+
+#include <array>
+#include <cstdio>
+
+namespace berth::daemon {
+namespace {
+
+using api::Json;
+
+std::string Text(const Json& body, const char* key) {
+  auto it = body.find(key);
+  return it != body.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::optional<Timestamp> Time(const Json& body, const char* key) {
+  auto it = body.find(key);
+  if (it == body.end() || !it->is_string()) return std::nullopt;
+  Result<Timestamp> at = ParseRfc3339(it->get_ref<const std::string&>());
+  return at.ok() ? std::optional<Timestamp>(*at) : std::nullopt;
+}
+
+TaskState State(const Json& body, const char* key, TaskState absent) {
+  Result<TaskState> state = ParseTaskState(Text(body, key));
+  return state.ok() ? *state : absent;
+}
+
+void AppendEscaped(std::string& out, unsigned char c) {
+  out += '\\';
+  switch (c) {
+    case '"':
+      out += '"';
+      return;
+    case '\\':
+      out += '\\';
+      return;
+    case '\n':
+      out += 'n';
+      return;
+    case '\t':
+      out += 't';
+      return;
+    case '\r':
+      out += 'r';
+      return;
+    case '\b':
+      out += 'b';
+      return;
+    case '\f':
+      out += 'f';
+      return;
+    default: {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "u%04x", static_cast<unsigned>(c));
+      out += escaped;
+    }
+  }
+}
+
+// Which bytes a JSON string must escape: the quote, the backslash and the
+// control characters.
+constexpr auto kEscaped = [] {
+  std::array<bool, 256> escaped{};
+  for (int c = 0; c < 0x20; ++c) escaped[c] = true;
+  escaped['"'] = escaped['\\'] = true;
+  return escaped;
+}();
+
+// Appends `text` as a JSON string, escaped as nlohmann::json's dump does.
+// Bodies hold validated UTF-8, so only kEscaped bytes need escapes; runs
+// without them are copied whole.
+void AppendString(std::string& out, std::string_view text) {
+  out += '"';
+  size_t run = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (!kEscaped[c]) continue;
+    out.append(text, run, i - run);
+    AppendEscaped(out, c);
+    run = i + 1;
+  }
+  out.append(text, run, text.size() - run);
+  out += '"';
+}
+
+// A pass stamps its tasks with a few times (now, when they were assigned,
+// started): the last ones formatted are kept (per thread).
+const std::string& FormattedTime(Timestamp at) {
+  struct Formatted {
+    Timestamp at;
+    std::string text;
+  };
+  thread_local std::array<Formatted, 4> recent;
+  thread_local size_t next = 0;
+  for (const Formatted& f : recent)
+    if (f.at == at && !f.text.empty()) return f.text;
+  Formatted& f = recent[next++ % recent.size()];
+  f = {at, FormatRfc3339(at)};
+  return f.text;
+}
+
+// Writes `"key":value` pairs, separated by commas, in the order called.
+class ObjectWriter {
+ public:
+  explicit ObjectWriter(std::string& out) : out_(out) { out_ += '{'; }
+  ~ObjectWriter() { out_ += '}'; }
+  void Text(const char* key, std::string_view value) {
+    if (value.empty()) return;
+    Key(key);
+    AppendString(out_, value);
+  }
+  void Time(const char* key, const std::optional<Timestamp>& at) {
+    if (at) Text(key, FormattedTime(*at));
+  }
+  void Number(const char* key, int64_t value) {
+    Key(key);
+    out_ += std::to_string(value);
+  }
+  // `key`: a constant that needs no escapes.
+  void Key(const char* key) {
+    out_ += first_ ? "\"" : ",\"";
+    first_ = false;
+    out_ += key;
+    out_ += "\":";
+  }
+
+ private:
+  std::string& out_;
+  bool first_ = true;
+};
+
+}  // namespace
+
+StoredTask DecodeStoredTask(const Json& body, std::string_view id) {
+  StoredTask t;
+  t.id = id;
+  t.service = Text(body, "service");
+  t.job = Text(body, "job");
+  t.name = Text(body, "name");
+  t.node = Text(body, "node");
+  t.agent = Text(body, "agent");
+  t.message = Text(body, "message");
+  t.state = State(body, "state", TaskState::kNew);
+  t.desired = State(body, "desired_state", TaskState::kRunning);
+  if (auto it = body.find("spec_version"); it != body.end() && it->is_number_unsigned())
+    t.spec_version = it->get<uint64_t>();
+  if (auto it = body.find("slot"); it != body.end() && it->is_number_unsigned())
+    t.slot = it->get<uint64_t>();
+  t.restart_at = Time(body, "restart_at");
+  t.updated_at = Time(body, "updated_at");
+  t.admitted_at = Time(body, "admitted_at");
+  t.assigned_at = Time(body, "assigned_at");
+  t.started_at = Time(body, "started_at");
+  if (auto it = body.find("run"); it != body.end() && it->is_object()) {
+    SimulatedRun run;
+    if (auto ms = it->find("duration_ms"); ms != it->end() && ms->is_number_integer())
+      run.duration_ms = ms->get<int64_t>();
+    run.fail = it->value("outcome", "complete") == "fail";
+    t.run = run;
+  }
+  return t;
+}
+
+std::string EncodeStoredTask(const StoredTask& t) {
+  std::string out;
+  out.reserve(256);
+  {
+    ObjectWriter w(out);
+    w.Time("admitted_at", t.admitted_at);
+    w.Text("agent", t.agent);
+    w.Time("assigned_at", t.assigned_at);
+    if (t.desired != TaskState::kRunning) w.Text("desired_state", ToString(t.desired));
+    w.Text("job", t.job);
+    w.Text("message", t.message);
+    w.Text("name", t.name);
+    w.Text("node", t.node);
+    w.Time("restart_at", t.restart_at);
+    if (t.run) {
+      w.Key("run");
+      ObjectWriter run(out);
+      run.Number("duration_ms", t.run->duration_ms);
+      run.Text("outcome", t.run->fail ? "fail" : "complete");
+    }
+    w.Text("service", t.service);
+    if (t.slot != 0) w.Number("slot", static_cast<int64_t>(t.slot));
+    if (t.spec_version) w.Number("spec_version", static_cast<int64_t>(*t.spec_version));
+    w.Time("started_at", t.started_at);
+    w.Text("state", ToString(t.state));
+    w.Time("updated_at", t.updated_at);
+  }
+  return out;
+}
+
+}  // namespace berth::daemon

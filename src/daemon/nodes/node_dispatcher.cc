@@ -1,0 +1,320 @@
+#include "daemon/nodes/node_dispatcher.h"
+
+#include <mutex>
+
+#include "auth/token.h"
+
+namespace berth::daemon {
+namespace {
+
+using api::Json;
+
+constexpr const char* kCredentialKind = "node_credential";  // id: the node
+constexpr const char* kJoinTokenKind = "node_token";        // id "join"
+
+// What a machine tells of itself when it registers (docs/api.md,
+// "POST /v1/node/register").
+struct Registration {
+  Json node;  // the node object to store, "berth_node" included
+  std::string machine;
+};
+
+// A text field of a stored body; "" when the body or field is damaged.
+std::string StoredField(const std::string& body, const char* field) {
+  const Json json = Json::parse(body, nullptr, false);
+  if (!json.is_object() || !json.value(field, Json()).is_string()) return "";
+  return json[field];
+}
+
+// Compares secrets in time that depends on their lengths only.
+bool SameSecret(std::string_view a, std::string_view b) {
+  unsigned char differ = a.size() != b.size();
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) differ |= a[i] ^ b[i];
+  return differ == 0;
+}
+
+Result<Registration> ReadRegistration(const Json& body) {
+  BERTH_RETURN_IF_ERROR(api::CheckObject(body, "",
+                                         {"hostname", "machine", "resources", "platform", "address",
+                                          "endpoint", "engine_labels", "limits", "version"}));
+  std::string hostname, machine, endpoint, version;
+  BERTH_RETURN_IF_ERROR(api::RequireField(body, "hostname", "", api::ReadId, &hostname));
+  BERTH_RETURN_IF_ERROR(api::RequireField(body, "machine", "", api::ReadId, &machine));
+  BERTH_RETURN_IF_ERROR(api::ReadField(body, "endpoint", "", api::ReadText, &endpoint));
+  BERTH_RETURN_IF_ERROR(api::ReadField(body, "version", "", api::ReadText, &version));
+  Json limits = body.value("limits", Json{{"enforced", false}});
+  BERTH_RETURN_IF_ERROR(api::CheckObject(limits, "limits", {"enforced", "reason"}));
+  if (!limits.value("enforced", Json(false)).is_boolean())
+    return api::FieldError("limits.enforced", "expected true or false");
+  std::string reason;
+  BERTH_RETURN_IF_ERROR(api::ReadField(limits, "reason", "limits", api::ReadShownText, &reason));
+  Json node = {{"id", hostname}, {"hostname", hostname}, {"state", "ready"}};
+  for (const char* field : {"resources", "platform", "address", "engine_labels"})
+    if (body.contains(field)) node[field] = body[field];
+  node["berth_node"] = {{"machine", machine},
+                        {"endpoint", endpoint},
+                        {"version", version},
+                        {"limits_enforced", limits.value("enforced", false)},
+                        {"limits", reason}};
+  BERTH_RETURN_IF_ERROR(NodeRegistry::Validate(node));
+  return Registration{std::move(node), std::move(machine)};
+}
+
+}  // namespace
+
+NodeDispatcher::NodeDispatcher(store::Store& store, NodeRegistry& nodes, NodeExecutor& executor,
+                               const Clock& clock, std::function<void()> notify,
+                               NodeDispatcherOptions options)
+    : store_(store),
+      nodes_(nodes),
+      executor_(executor),
+      clock_(clock),
+      notify_(std::move(notify)),
+      options_(options) {}
+
+Status NodeDispatcher::Load() {
+  Result<std::optional<store::StoredObject>> join = store_.Get(kJoinTokenKind, "join");
+  if (!join.ok()) return join.status();
+  if (join->has_value()) join_token_ = StoredField((*join)->body, "token");
+  Result<std::vector<store::StoredObject>> credentials = store_.List(kCredentialKind);
+  if (!credentials.ok()) return credentials.status();
+  const Timestamp now = clock_.Now();
+  for (const store::StoredObject& c : *credentials) {
+    const std::string credential = StoredField(c.body, "credential");
+    if (credential.empty()) continue;  // damaged: that node joins again with the token
+    node_by_credential_[credential] = c.id;
+    credential_by_node_[c.id] = credential;
+    last_heartbeat_[c.id] = now;  // a fresh grace period for every node
+    executor_.SetNode(c.id, true);
+    Result<Json> node = nodes_.Get(c.id);
+    if (node.ok() && node->value("state", "") == "down") down_.insert(c.id);
+  }
+  return Status::Ok();
+}
+
+void NodeDispatcher::Start() {
+  monitor_ = std::thread([this] { Monitor(); });
+}
+
+void NodeDispatcher::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (monitor_.joinable()) monitor_.join();
+}
+
+std::optional<api::Principal> NodeDispatcher::Authenticate(std::string_view token) const {
+  std::shared_lock lock(credentials_mu_);
+  if (!join_token_.empty() && SameSecret(token, join_token_))
+    return api::Principal{api::Principal::Kind::kNodeJoin, ""};
+  auto it = node_by_credential_.find(std::string(token));
+  if (it == node_by_credential_.end()) return std::nullopt;
+  return api::Principal{api::Principal::Kind::kNode, it->second};
+}
+
+Result<std::string> NodeDispatcher::JoinToken() {
+  std::lock_guard rotating(rotate_mu_);  // two first calls make one token
+  {
+    std::shared_lock lock(credentials_mu_);
+    if (!join_token_.empty()) return join_token_;
+  }
+  return Rotate();
+}
+
+Result<std::string> NodeDispatcher::RotateJoinToken() {
+  std::lock_guard rotating(rotate_mu_);
+  return Rotate();
+}
+
+// Under rotate_mu_, so the store and memory hold the same token.
+Result<std::string> NodeDispatcher::Rotate() {
+  std::string token = auth::NewSecret();
+  Result<int64_t> committed =
+      store_.Commit({store::Write::Put(kJoinTokenKind, "join", Json{{"token", token}}.dump())});
+  if (!committed.ok()) return committed.status();
+  std::unique_lock lock(credentials_mu_);
+  join_token_ = token;
+  return token;
+}
+
+Result<Json> NodeDispatcher::Register(const Json& body, const api::Principal& who) {
+  Result<Registration> registration = ReadRegistration(body);
+  if (!registration.ok()) return registration.status();
+  Json& node = registration->node;
+  const std::string id = node["id"];
+  if (who.kind == api::Principal::Kind::kNode && who.node != id)
+    return Status::PermissionDenied("node '" + who.node + "' may not register node '" + id + "'");
+  Result<std::optional<store::StoredObject>> stored = store_.Get("node", id);
+  if (!stored.ok()) return stored.status();
+  std::vector<store::Write> writes;
+  std::string credential;
+  if (stored->has_value()) {
+    const Json old = Json::parse((*stored)->body, nullptr, false);
+    if (!old.is_object()) return Status::Internal("the stored node '" + id + "' is not JSON");
+    const std::string machine = old.value("berth_node", Json::object()).value("machine", "");
+    if (machine.empty())
+      return Status::Conflict("node '" + id +
+                              "' exists and was not registered by berth-node; remove it or "
+                              "start berth-node with another --hostname");
+    if (machine != registration->machine)
+      return Status::Conflict("node '" + id +
+                              "' is held by another machine; start berth-node with another "
+                              "--hostname");
+    // Only the node's own credential registers it again: the join token
+    // would otherwise hand any holder of the machine id its credential.
+    if (who.kind != api::Principal::Kind::kNode)
+      return Status::Conflict("node '" + id +
+                              "' has joined already; a restarted berth-node uses the credential "
+                              "in its data directory (node.json). To join anew, remove the node "
+                              "first (berth node rm " +
+                              id + ")");
+    // The admin's settings stay: labels, availability, slots.
+    for (const char* kept : {"labels", "availability", "slots"})
+      if (old.contains(kept)) node[kept] = old[kept];
+    writes.push_back(store::Write::Put("node", id, node.dump()).IfRevision((*stored)->revision));
+    std::shared_lock lock(credentials_mu_);
+    if (auto it = credential_by_node_.find(id); it != credential_by_node_.end())
+      credential = it->second;
+  } else {
+    writes.push_back(store::Write::Create("node", id, node.dump()));
+  }
+  if (credential.empty()) {
+    credential = auth::NewSecret();
+    writes.push_back(
+        store::Write::Put(kCredentialKind, id, Json{{"credential", credential}}.dump()));
+  }
+  {
+    // The node is ready in the store and in memory at once: the monitor
+    // does not decide between the two (state_mu_).
+    std::lock_guard state(state_mu_);
+    Result<int64_t> committed = store_.Commit(writes);
+    if (!committed.ok()) return committed.status();
+    std::lock_guard lock(mu_);
+    last_heartbeat_[id] = clock_.Now();
+    down_.erase(id);
+  }
+  {
+    std::unique_lock lock(credentials_mu_);
+    node_by_credential_[credential] = id;
+    credential_by_node_[id] = credential;
+  }
+  executor_.SetNode(id, true);
+  notify_();
+  return Json{{"node", id},
+              {"credential", credential},
+              {"heartbeat_period", FormatDuration(options_.heartbeat_period)}};
+}
+
+// A heartbeat and the monitor decide a node's state in turn (state_mu_),
+// each deciding on what the other left under mu_, so a heartbeat that
+// races a "down" always ends with the node ready.
+Result<Json> NodeDispatcher::Heartbeat(const std::string& node) {
+  bool was_down = false;
+  {
+    std::lock_guard lock(mu_);
+    auto last = last_heartbeat_.find(node);
+    if (last == last_heartbeat_.end()) return Status::NotFound("no node '" + node + "'");
+    last->second = clock_.Now();
+    was_down = down_.contains(node);
+  }
+  ++heartbeats_;
+  if (was_down) {
+    std::lock_guard state(state_mu_);
+    {
+      std::lock_guard lock(mu_);
+      was_down = down_.contains(node);  // still: no other heartbeat brought it back
+    }
+    if (was_down) {
+      BERTH_RETURN_IF_ERROR(SetState(node, "ready"));
+      std::lock_guard lock(mu_);
+      down_.erase(node);
+    }
+  }
+  return Json{{"heartbeat_period", FormatDuration(options_.heartbeat_period)},
+              {"assignments_revision", executor_.ChangedFor(node)},
+              {"instance", executor_.instance()}};
+}
+
+std::optional<std::string> NodeDispatcher::CredentialOf(const std::string& node) const {
+  std::shared_lock lock(credentials_mu_);
+  auto it = credential_by_node_.find(node);
+  if (it == credential_by_node_.end()) return std::nullopt;
+  return it->second;
+}
+
+Status NodeDispatcher::Remove(const std::string& node) {
+  std::vector<store::Write> also;
+  std::string credential;
+  {
+    std::shared_lock lock(credentials_mu_);
+    if (auto it = credential_by_node_.find(node); it != credential_by_node_.end()) {
+      credential = it->second;
+      also.push_back(store::Write::Delete(kCredentialKind, node));
+    }
+  }
+  BERTH_RETURN_IF_ERROR(nodes_.Remove(node, std::move(also)));
+  if (credential.empty()) return Status::Ok();
+  {
+    std::unique_lock lock(credentials_mu_);
+    node_by_credential_.erase(credential);
+    credential_by_node_.erase(node);
+  }
+  executor_.SetNode(node, false);
+  std::lock_guard lock(mu_);
+  last_heartbeat_.erase(node);
+  down_.erase(node);
+  return Status::Ok();
+}
+
+Status NodeDispatcher::SetState(const std::string& node, const char* state) {
+  Result<Json> updated = nodes_.Update(node, Json{{"state", state}});
+  if (!updated.ok()) return updated.status();
+  notify_();
+  return Status::Ok();
+}
+
+// One scan of every node per heartbeat period at most: 100,000 nodes cost
+// a few milliseconds each time (docs/benchmarks.md).
+Timestamp NodeDispatcher::MarkSilentDown(Timestamp now) {
+  std::vector<std::string> silent;
+  Timestamp next = now + options_.heartbeat_period;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [node, last] : last_heartbeat_) {
+      if (down_.contains(node)) continue;
+      if (last + grace() <= now)
+        silent.push_back(node);
+      else
+        next = std::min(next, last + grace());
+    }
+  }
+  for (const std::string& node : silent) {
+    std::lock_guard state(state_mu_);
+    {
+      std::lock_guard lock(mu_);
+      auto last = last_heartbeat_.find(node);
+      if (last == last_heartbeat_.end() || last->second + grace() > now || down_.contains(node))
+        continue;  // a heartbeat came meanwhile (or the node was forgotten)
+      down_.insert(node);
+    }
+    if (!SetState(node, "down").ok()) {  // a concurrent change: the next scan tries again
+      std::lock_guard lock(mu_);
+      down_.erase(node);
+    }
+  }
+  return next;
+}
+
+void NodeDispatcher::Monitor() {
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    lock.unlock();
+    const Timestamp next = MarkSilentDown(clock_.Now());
+    lock.lock();
+    clock_.WaitUntil(lock, wake_, next, [this] { return stopping_; });
+  }
+}
+
+}  // namespace berth::daemon

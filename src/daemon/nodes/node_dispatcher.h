@@ -1,0 +1,125 @@
+// NodeDispatcher: berthd's side of berth-node machines (docs/agent.md):
+// who they are, whether they are alive, and what they may do. As
+// SwarmKit's dispatcher:
+//  - Registration (Register): a machine joins with the cluster's node join
+//    token and gets its node (id: its hostname) and a credential of its
+//    own, which it keeps and uses from then on. The node object holds what
+//    the machine detected (resources, platform, address), its engine labels
+//    and "berth_node" (its machine id, endpoint and whether resource limits
+//    are enforced). The node registering again with its credential (a
+//    restarted berth-node) updates its node instead of adding one; the
+//    join token for an id that has joined is a Conflict.
+//  - Heartbeats (Heartbeat): a node is marked down once no heartbeat came
+//    for heartbeat_period x grace_multiplier, and ready at its next one.
+//    Heartbeat times are kept in memory only (a heartbeat writes nothing),
+//    and a berthd that starts gives every node a fresh grace period.
+//  - Credentials (Authenticate): the admin's API token is the ApiServer's;
+//    this maps the join token and every node's credential to their
+//    principals. The join token is kept in the store (kind "node_token"),
+//    made when first asked for, and can be rotated; nodes that joined keep
+//    their credentials.
+// A node removed through the API loses its credential (Remove).
+//
+// Thread-safe: the API's threads call everything but Start and Stop, which
+// the owner calls; a monitor thread marks nodes down, waiting on the
+// injected clock.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "api/http_server.h"
+#include "api/json_fields.h"
+#include "core/status.h"
+#include "core/time.h"
+#include "daemon/nodes/node_executor.h"
+#include "daemon/registry/node_registry.h"
+#include "store/store.h"
+
+namespace berth::daemon {
+
+struct NodeDispatcherOptions {
+  // How often nodes heartbeat (told to them in every answer). Default 5 s,
+  // SwarmKit's DefaultHeartBeatPeriod.
+  Duration heartbeat_period = std::chrono::seconds(5);
+  // A node is down after heartbeat_period x grace_multiplier without a
+  // heartbeat. Default 3 (SwarmKit's dispatcher: 15 s).
+  int64_t grace_multiplier = 3;
+};
+
+class NodeDispatcher {
+ public:
+  // `notify` tells the control loop that a node's state changed. None of
+  // the references is owned; all outlive the dispatcher.
+  NodeDispatcher(store::Store& store, NodeRegistry& nodes, NodeExecutor& executor,
+                 const Clock& clock, std::function<void()> notify,
+                 NodeDispatcherOptions options = {});
+  ~NodeDispatcher() { Stop(); }
+
+  // Reads the credentials and the join token, and starts every node's
+  // grace period now. Before Start.
+  Status Load();
+  void Start();
+  void Stop();
+
+  std::optional<api::Principal> Authenticate(std::string_view token) const;
+  // The join token; the first call makes it (an idle berthd writes nothing).
+  Result<std::string> JoinToken();
+  // A new join token; the old one stops working at once.
+  Result<std::string> RotateJoinToken();
+
+  // POST /v1/node/register (docs/api.md): {"node", "credential",
+  // "heartbeat_period"}.
+  Result<api::Json> Register(const api::Json& body, const api::Principal& who);
+  // POST /v1/node/heartbeat: {"heartbeat_period", "assignments_revision",
+  // "instance"} (NodeExecutor::ChangedFor). NotFound: the node was removed.
+  Result<api::Json> Heartbeat(const std::string& node);
+  // A berth-node's credential (berthd presents it to the node's own
+  // server, for logs); nullopt for other nodes.
+  std::optional<std::string> CredentialOf(const std::string& node) const;
+  // Removes a node (DELETE /v1/nodes/{id}), and a berth-node's credential
+  // with it, in one commit: the machine joins again with the token.
+  Status Remove(const std::string& node);
+  Duration grace() const { return options_.heartbeat_period * options_.grace_multiplier; }
+  // Heartbeats taken so far (berth_node_heartbeats_total).
+  uint64_t heartbeats() const { return heartbeats_.load(); }
+
+ private:
+  void Monitor();
+  Result<std::string> Rotate();
+  // Marks down the nodes silent past their grace; returns when to look next.
+  Timestamp MarkSilentDown(Timestamp now);
+  Status SetState(const std::string& node, const char* state);
+
+  store::Store& store_;
+  NodeRegistry& nodes_;
+  std::atomic<uint64_t> heartbeats_{0};
+  NodeExecutor& executor_;
+  const Clock& clock_;
+  std::function<void()> notify_;
+  NodeDispatcherOptions options_;
+
+  std::mutex rotate_mu_;  // held while the join token is made or replaced
+  mutable std::shared_mutex credentials_mu_;
+  std::string join_token_;
+  std::unordered_map<std::string, std::string> node_by_credential_;
+  std::unordered_map<std::string, std::string> credential_by_node_;
+
+  std::mutex state_mu_;  // held while a node's state is decided and written
+  std::mutex mu_;        // heartbeats and the monitor's sets
+  std::condition_variable wake_;
+  std::unordered_map<std::string, Timestamp> last_heartbeat_;
+  std::unordered_set<std::string> down_;  // marked down by the monitor, or stored so
+  bool stopping_ = false;
+  std::thread monitor_;
+};
+
+}  // namespace berth::daemon

@@ -1,0 +1,162 @@
+#include "daemon/nodes/node_dispatcher.h"
+
+#include <gtest/gtest.h>
+
+#include "store/memory_store.h"
+
+namespace berth::daemon {
+namespace {
+
+using api::Json;
+using api::Principal;
+
+Json Registration(const std::string& hostname, const std::string& machine) {
+  return Json{{"hostname", hostname},
+              {"machine", machine},
+              {"resources", {{"cpu", "2000m"}, {"memory", 1 << 30}}},
+              {"platform", {{"os", "linux"}, {"arch", "amd64"}}},
+              {"address", "127.0.0.1"},
+              {"endpoint", "127.0.0.1:7481"},
+              {"limits", {{"enforced", false}, {"reason", "cgroup v1"}}}};
+}
+
+class NodeDispatcherTest : public testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(dispatcher_->Load().ok()); }
+
+  // The node's stored state once the monitor wrote `state`, waiting (with
+  // a bound) for its notification.
+  std::string WaitForState(const std::string& node, const std::string& state) {
+    std::unique_lock lock(mu_);
+    notified_cv_.wait_for(lock, std::chrono::seconds(10),
+                          [&] { return nodes_.Get(node)->value("state", "") == state; });
+    return nodes_.Get(node)->value("state", "");
+  }
+  Principal Join() { return *dispatcher_->Authenticate(*dispatcher_->JoinToken()); }
+  std::unique_ptr<NodeDispatcher> NewDispatcher() {
+    return std::make_unique<NodeDispatcher>(store_, nodes_, executor_, clock_, [this] {
+      std::lock_guard lock(mu_);
+      notified_cv_.notify_all();
+    });
+  }
+
+  store::MemoryStore store_;
+  NodeRegistry nodes_{store_};
+  ManualClock clock_{Timestamp{Duration{1'000'000}}};
+  NodeExecutor executor_{[] {}};
+  std::mutex mu_;
+  std::condition_variable notified_cv_;
+  std::unique_ptr<NodeDispatcher> dispatcher_ = NewDispatcher();
+};
+
+TEST_F(NodeDispatcherTest, AMachineJoinsWithTheTokenAndGetsACredentialOfItsOwn) {
+  EXPECT_EQ(Join().kind, Principal::Kind::kNodeJoin);
+  Result<Json> joined = dispatcher_->Register(Registration("n1", "m1"), Join());
+  ASSERT_TRUE(joined.ok()) << joined.status().message();
+  EXPECT_EQ((*joined)["node"], "n1");
+  EXPECT_EQ((*joined)["heartbeat_period"], "5s");
+  const std::optional<Principal> node =
+      dispatcher_->Authenticate((*joined)["credential"].get<std::string>());
+  ASSERT_TRUE(node.has_value());
+  EXPECT_EQ(node->kind, Principal::Kind::kNode);
+  EXPECT_EQ(node->node, "n1");
+  const Json stored = *nodes_.Get("n1");
+  EXPECT_EQ(stored["state"], "ready");
+  EXPECT_EQ(stored["resources"]["cpu"], "2000m");
+  EXPECT_EQ(stored["berth_node"]["limits_enforced"], false);
+  EXPECT_EQ(stored["berth_node"]["limits"], "cgroup v1");
+  EXPECT_TRUE(executor_.IsBerthNode("n1"));
+  EXPECT_FALSE(dispatcher_->Authenticate("not-a-token").has_value());
+}
+
+// A restarted berth-node registers again: the same node, the same credential.
+TEST_F(NodeDispatcherTest, TheSameMachineRegisteringAgainIsTheSameNode) {
+  const Json first = *dispatcher_->Register(Registration("n1", "m1"), Join());
+  ASSERT_TRUE(
+      nodes_.Update("n1", Json{{"labels", {{"zone", "a"}}}, {"availability", "pause"}}).ok());
+  const Principal node = *dispatcher_->Authenticate(first["credential"].get<std::string>());
+  Result<Json> again = dispatcher_->Register(Registration("n1", "m1"), node);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ((*again)["credential"], first["credential"]);
+  EXPECT_EQ(nodes_.List()->at("nodes").size(), 1u);
+  EXPECT_EQ((*nodes_.Get("n1"))["labels"]["zone"], "a");  // the admin's settings stay
+  EXPECT_EQ((*nodes_.Get("n1"))["availability"], "pause");
+}
+
+TEST_F(NodeDispatcherTest, AHeldNameIsRefusedAndChangesNothing) {
+  ASSERT_TRUE(dispatcher_->Register(Registration("n1", "m1"), Join()).ok());
+  ASSERT_TRUE(nodes_.Register(Json{{"id", "sim"}}).ok());
+  const int64_t revision = store_.revision();
+  Result<Json> other = dispatcher_->Register(Registration("n1", "m2"), Join());
+  EXPECT_EQ(other.status().code(), StatusCode::kConflict);
+  EXPECT_EQ(other.status().message(),
+            "node 'n1' is held by another machine; start berth-node with another --hostname");
+  // The join token does not get a joined node's credential, even with its machine id.
+  EXPECT_EQ(dispatcher_->Register(Registration("n1", "m1"), Join()).status().code(),
+            StatusCode::kConflict);
+  EXPECT_EQ(dispatcher_->Register(Registration("sim", "m2"), Join()).status().code(),
+            StatusCode::kConflict);
+  const Principal n1 = *dispatcher_->Authenticate(*dispatcher_->CredentialOf("n1"));
+  EXPECT_EQ(dispatcher_->Register(Registration("n2", "m1"), n1).status().code(),
+            StatusCode::kPermissionDenied);
+  EXPECT_EQ(dispatcher_->Register(Json{{"hostname", "n3"}}, Join()).status().message(),
+            "missing field 'machine'");
+  EXPECT_EQ(store_.revision(), revision);  // a refusal writes nothing
+}
+
+TEST_F(NodeDispatcherTest, SilenceMarksANodeDownAfterTheGraceAndAHeartbeatBringsItBack) {
+  ASSERT_TRUE(dispatcher_->Register(Registration("n1", "m1"), Join()).ok());
+  dispatcher_->Start();
+  clock_.Advance(dispatcher_->grace() - Duration{1});
+  ASSERT_TRUE(dispatcher_->Heartbeat("n1").ok());  // in time: the grace starts again
+  clock_.Advance(dispatcher_->grace() - Duration{1});
+  EXPECT_EQ(nodes_.Get("n1")->value("state", ""), "ready");
+  clock_.Advance(Duration{1});
+  EXPECT_EQ(WaitForState("n1", "down"), "down");
+  ASSERT_TRUE(dispatcher_->Heartbeat("n1").ok());
+  EXPECT_EQ(nodes_.Get("n1")->value("state", ""), "ready");
+  dispatcher_->Stop();
+}
+
+// berthd restarted: every node gets a whole grace period from the start.
+TEST_F(NodeDispatcherTest, ARestartedBerthdGivesEveryNodeAFreshGrace) {
+  const Json joined = *dispatcher_->Register(Registration("n1", "m1"), Join());
+  const std::string token = *dispatcher_->JoinToken();
+  dispatcher_.reset();
+  clock_.Advance(std::chrono::hours(1));  // berthd was down for an hour
+  dispatcher_ = NewDispatcher();
+  ASSERT_TRUE(dispatcher_->Load().ok());
+  EXPECT_EQ(*dispatcher_->JoinToken(), token);
+  EXPECT_TRUE(dispatcher_->Authenticate(joined["credential"].get<std::string>()).has_value());
+  dispatcher_->Start();
+  clock_.Advance(dispatcher_->grace() - Duration{1});
+  ASSERT_TRUE(dispatcher_->Heartbeat("n1").ok());
+  EXPECT_EQ(nodes_.Get("n1")->value("state", ""), "ready");
+  dispatcher_->Stop();
+}
+
+TEST_F(NodeDispatcherTest, ARotatedJoinTokenReplacesTheOldButNotTheNodesCredentials) {
+  const std::string old = *dispatcher_->JoinToken();
+  const Json joined = *dispatcher_->Register(Registration("n1", "m1"), Join());
+  Result<std::string> rotated = dispatcher_->RotateJoinToken();
+  ASSERT_TRUE(rotated.ok());
+  EXPECT_NE(*rotated, old);
+  EXPECT_FALSE(dispatcher_->Authenticate(old).has_value());
+  EXPECT_EQ(dispatcher_->Authenticate(*rotated)->kind, Principal::Kind::kNodeJoin);
+  EXPECT_TRUE(dispatcher_->Authenticate(joined["credential"].get<std::string>()).has_value());
+}
+
+TEST_F(NodeDispatcherTest, ARemovedNodeLosesItsCredentialInTheSameCommit) {
+  const Json joined = *dispatcher_->Register(Registration("n1", "m1"), Join());
+  const int64_t revision = store_.revision();
+  ASSERT_TRUE(dispatcher_->Remove("n1").ok());
+  EXPECT_EQ(store_.revision(), revision + 1);
+  EXPECT_FALSE(store_.Get("node_credential", "n1")->has_value());
+  EXPECT_EQ(dispatcher_->Heartbeat("n1").status().code(), StatusCode::kNotFound);
+  EXPECT_FALSE(dispatcher_->Authenticate(joined["credential"].get<std::string>()).has_value());
+  EXPECT_FALSE(executor_.IsBerthNode("n1"));
+  EXPECT_FALSE(dispatcher_->CredentialOf("n1").has_value());
+}
+
+}  // namespace
+}  // namespace berth::daemon

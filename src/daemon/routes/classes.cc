@@ -1,0 +1,21 @@
+// The fair-share classes: /v1/classes (docs/api.md, "Classes").
+#include "daemon/daemon.h"
+
+namespace berth::daemon {
+
+using api::Answer;
+using api::ApiRequest;
+using api::ApiResponse;
+using api::Json;
+using api::WithBody;
+
+void Daemon::AddClassRoutes() {
+  server_->Route("GET", "/v1/classes",
+                 [this](const ApiRequest&) { return Answer(classes_.Get()); });
+  server_->Route("PATCH", "/v1/classes", [this](const ApiRequest& r) {
+    return WithBody(
+        r, [&](const Json& body) { return Changing(200, [&] { return classes_.Update(body); }); });
+  });
+}
+
+}  // namespace berth::daemon

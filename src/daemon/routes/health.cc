@@ -1,0 +1,105 @@
+// berthd itself: /v1/health and /metrics (docs/api.md, "Health" and "Metrics").
+#include "daemon/daemon.h"
+
+namespace berth::daemon {
+
+using api::Answer;
+using api::ApiRequest;
+using api::ApiResponse;
+using api::Json;
+using api::WithBody;
+
+// ?wait=settled[&timeout=SECONDS] answers once the control loop has acted
+// on every change made before the request (503 if it has not in time, or
+// when this replica does not run the loop). With etcd the answer names the
+// leader and its epoch.
+Result<ApiResponse> Daemon::Health(const ApiRequest& r) {
+  if (leadership_ != nullptr) {
+    // One read of etcd: the revision shown, and waited for, is then the
+    // latest of every replica's writes, not only this one's.
+    Result<std::optional<store::StoredObject>> leader =
+        store_->Get(Leadership::kKind, Leadership::kId);
+    if (!leader.ok()) return leader.status();
+  }
+  if (r.Query("wait") == "settled") {
+    char* rest = nullptr;
+    const std::string timeout = r.Query("timeout");
+    const double seconds = timeout.empty() ? 30 : std::strtod(timeout.c_str(), &rest);
+    if (!timeout.empty() && (*rest != '\0' || !(seconds >= 0 && seconds <= 600)))
+      return Status::InvalidArgument("timeout: expected seconds between 0 and 600, got '" +
+                                     timeout + "'");
+    if (!leading()) return NotLeading();
+    const Duration wait{static_cast<int64_t>(seconds * 1000)};
+    // A shared store's changes reach the loop through its feed: first wait
+    // for the feed to bring what this request may follow.
+    if (!store_->WaitDelivered(store_->revision(), wait) || !loop_->WaitSettled(wait))
+      return Status::Unavailable("the control loop has not settled within " +
+                                 (timeout.empty() ? std::string("30") : timeout) + " s");
+  }
+  Json health{{"status", "ok"}, {"revision", store_->revision()}};
+  if (leadership_ != nullptr) {
+    const Leadership::View view = leadership_->view();
+    health["role"] = view.leading ? "leader" : "follower";
+    health["leader"] =
+        view.leader_id.empty()
+            ? Json(nullptr)
+            : Json{{"id", view.leader_id}, {"address", view.leader_address}, {"epoch", view.epoch}};
+  } else {
+    health["role"] = "single";
+  }
+  return Answer(std::move(health));
+}
+
+ApiResponse Daemon::Metrics() const {
+  const api::ApiCounters& c = server_->counters();
+  api::MetricsText metrics;
+  metrics.Add("berth_http_requests_total", "HTTP requests answered.", c.requests.load());
+  metrics.Add("berth_http_unauthorized_total", "Requests refused for a missing or wrong token.",
+              c.unauthorized.load());
+  metrics.Add("berth_http_client_errors_total", "Requests answered with a 4xx status.",
+              c.client_errors.load());
+  metrics.Add("berth_http_server_errors_total", "Requests answered with a 5xx status.",
+              c.server_errors.load());
+  metrics.Add("berth_control_passes_total", "Control-loop passes run.", loop_->passes());
+  metrics.Add("berth_control_pass_microseconds_total",
+              "Wall time spent in control-loop passes, commits included.",
+              loop_->pass_nanos() / 1000);
+  metrics.Add("berth_control_tasks_visited_total",
+              "Tasks the control-loop passes looked at (a pass visits what changed).",
+              loop_->tasks_visited());
+  metrics.Add("berth_control_pass_errors_total", "Control-loop passes that failed.",
+              loop_->pass_errors());
+  if (agent_placement_) {
+    const AgentPlacementCounters& a = agent_placement_->counters();
+    metrics.Add("berth_agent_submitted_total", "Tasks handed to the three-phase scheduler.",
+                a.submitted.load());
+    metrics.Add("berth_agent_bound_total", "Tasks an agent bound.", a.bound.load());
+    metrics.Add("berth_agent_failed_total", "Tasks no agent could place (all attempts).",
+                a.failed.load());
+    metrics.Add("berth_agent_released_total", "Bindings released on agents.", a.released.load());
+    metrics.Add("berth_agent_release_errors_total", "Releases that did not reach their agent.",
+                a.release_errors.load());
+    metrics.Add("berth_agent_stray_released_total",
+                "Bindings released because no stored task held them.", a.stray_released.load());
+    metrics.Add("berth_agent_rebound_total",
+                "Stored tasks an agent no longer held (restarted) that were bound again.",
+                a.rebound.load());
+    metrics.Add("berth_agent_lost_total",
+                "Stored tasks an agent no longer held and could not bind again (failed).",
+                a.lost.load());
+    metrics.Add("berth_agent_skips_total",
+                "Times an agent was left out for a while after failing calls in a row.",
+                agent_placement_->agent_skips());
+  }
+  metrics.Add("berth_node_heartbeats_total", "Heartbeats of berth-node machines taken.",
+              dispatcher_->heartbeats());
+  metrics.Add("berth_store_lists_total",
+              "Times the control loop read the whole state: when it starts leading, after a "
+              "failed pass, after its change feed was lost.",
+              store_->lists());
+  metrics.Add("berth_store_revision", "Revision of the last committed store transaction.",
+              static_cast<uint64_t>(store_->revision()), "gauge");
+  return metrics.Response();
+}
+
+}  // namespace berth::daemon

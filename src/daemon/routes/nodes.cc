@@ -1,0 +1,43 @@
+// The node resource: /v1/nodes and /v1/nodes/{id} (docs/api.md, "Nodes").
+#include "daemon/daemon.h"
+#include "daemon/registry/task_views.h"
+#include "daemon/routes/removed.h"
+
+namespace berth::daemon {
+
+using api::Answer;
+using api::ApiRequest;
+using api::ApiResponse;
+using api::Json;
+using api::WithBody;
+
+void Daemon::AddNodeRoutes() {
+  constexpr const char* kNode = R"(/v1/nodes/([^/]+))";
+  server_->Route("POST", "/v1/nodes", [this](const ApiRequest& r) {
+    return WithBody(
+        r, [&](const Json& body) { return Changing(201, [&] { return nodes_.Register(body); }); });
+  });
+  server_->Route("GET", "/v1/nodes", [this](const ApiRequest&) { return Answer(nodes_.List()); });
+  server_->Route("GET", kNode, [this](const ApiRequest& r) -> Result<ApiResponse> {
+    Result<Json> node = nodes_.Get(r.params[0]);
+    if (!node.ok()) return node.status();
+    Result<Json> usage = NodeUsage(*store_, *node);
+    if (usage.ok()) node->update(*usage);
+    return Answer(std::move(node));
+  });
+  server_->Route("PATCH", kNode, [this](const ApiRequest& r) {
+    return WithBody(r, [&](const Json& body) {
+      return Changing(200, [&] { return nodes_.Update(r.params[0], body); });
+    });
+  });
+  server_->Route("POST", std::string(kNode) + "/drain", [this](const ApiRequest& r) {
+    return Changing(200, [&] { return nodes_.Drain(r.params[0]); });
+  });
+  // The leader's: it revokes the credential it holds.
+  server_->Route("DELETE", kNode, [this](const ApiRequest& r) -> Result<ApiResponse> {
+    if (!leading()) return NotLeading();
+    return Changing(200, [&] { return Removed(dispatcher_->Remove(r.params[0]), r.params[0]); });
+  });
+}
+
+}  // namespace berth::daemon
