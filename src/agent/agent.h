@@ -1,4 +1,4 @@
-// Agent: the cluster agent of spec/three-phase.md. Owns one cluster's nodes
+// Agent: the cluster agent of docs/threephase.md. Owns one cluster's nodes
 // and is the only authority on whether a task fits one of them. Serves
 // sampling requests (phase 1) and commit requests (phase 3).
 //

@@ -1,6 +1,6 @@
-// BatteryLevel: edge nodes on battery (spec/three-phase.md). Node labels
-// battery-level (percent) and battery-capacity (mAh); the task's minimum
-// level and capacity. A node without a battery-level label is mains powered:
+// BatteryLevel: edge nodes on battery (docs/threephase.md, "Plugins"). Node
+// labels battery-level (percent) and battery-capacity (mAh); the task's
+// minimum level and capacity. A node without a battery-level label is mains powered:
 // it passes with score 100. Otherwise it passes when both minimums hold,
 // and scores its level (fuller batteries first).
 #pragma once

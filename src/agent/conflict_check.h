@@ -1,5 +1,5 @@
 // ConflictCheck: run by a binding pipeline on a locked node after the
-// task's reservation was taken (spec/three-phase.md, phase 3 step 4). It
+// task's reservation was taken (docs/threephase.md, "Commit", step 4). It
 // sees the node's current state: bound tasks plus every reservation in
 // flight, this one included. Returns "" when the task may bind, else the
 // reason for the conflict. Each binding pipeline owns its instances.

@@ -1,7 +1,7 @@
 // EntityLocker: per-key mutual exclusion for the agent's binding pipelines
-// (spec/three-phase.md, phase 3): "a map of per-key locks created on demand,
+// (docs/threephase.md, "Commit"): a map of per-key locks created on demand,
 // with waiter counts; waiters are served in arrival order; an entry is
-// removed when nobody holds or waits for it".
+// removed when nobody holds or waits for it.
 //
 // Each key has a ticket counter: Lock takes the next ticket and waits until
 // it is served, so waiters are served strictly in arrival order. Memory is

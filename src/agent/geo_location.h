@@ -1,6 +1,6 @@
-// GeoLocation: keep a task near its target (spec/three-phase.md). A node's
-// label geo-location = "lat,long"; the task's target and max distance
-// (default 10 km). Filter: d <= max; score: ceil(100 - 99 * d / max), with d
+// GeoLocation: keep a task near its target (docs/threephase.md, "Plugins").
+// A node's label geo-location = "lat,long"; the task's target and max
+// distance (default 10 km). Filter: d <= max; score: ceil(100 - 99 * d / max), with d
 // the great-circle distance on a sphere of radius 6371 km. A task without a
 // target passes every node with score 100; a node without a (valid) label
 // fails a task that has one.

@@ -1,5 +1,5 @@
 // LeastRecentlyUsed: prefer nodes that received a task longest ago
-// (spec/three-phase.md). Score: 100 for a node never bound, else the
+// (docs/threephase.md, "Plugins"). Score: 100 for a node never bound, else the
 // seconds since its last binding, capped at 100. No filter.
 #pragma once
 

@@ -1,6 +1,5 @@
 // NodePlugin: a filter and/or score evaluated by an agent's sampling
-// pipelines on each proposed node (spec/three-phase.md, "Plugins to
-// provide").
+// pipelines on each proposed node (docs/threephase.md, "Plugins").
 //
 // Contract, as for the placement filters: SetTask precomputes per task what
 // does not depend on the node; Filter and Score are then called for many

@@ -1,4 +1,4 @@
-// NodesCache: an agent's view of its cluster's nodes (spec/three-phase.md,
+// NodesCache: an agent's view of its cluster's nodes (docs/threephase.md,
 // "Parts"): each node's capacity, what is bound to it, and what is reserved
 // but not yet committed.
 //

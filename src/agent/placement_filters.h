@@ -1,7 +1,7 @@
-// PlacementFilters: the filters of spec/placement.md (ready, resources,
-// plugins, constraints, platform, host ports, max replicas) as one agent
-// plugin, reusing filter::Pipeline so both engines decide alike.
-// Filter only; no score.
+// PlacementFilters: the filters of docs/placement.md ("Filter pipeline":
+// ready, resources, plugins, constraints, platform, host ports, max
+// replicas) as one agent plugin, reusing filter::Pipeline so both engines
+// decide alike. Filter only; no score.
 #pragma once
 
 #include "agent/node_plugin.h"

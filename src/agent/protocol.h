@@ -1,5 +1,5 @@
 // The messages between scheduler instances and cluster agents
-// (spec/three-phase.md): sampling and commit requests and their answers.
+// (docs/threephase.md): sampling and commit requests and their answers.
 //
 // Plain values with string ids at the boundary and integer resources, so an
 // HTTP codec can carry them unchanged when agents run in their own

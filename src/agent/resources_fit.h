@@ -1,5 +1,5 @@
 // ResourcesFit: filter on every requested resource, and the least- or
-// most-allocated score (spec/three-phase.md):
+// most-allocated score (docs/threephase.md, "Plugins"):
 //   used(r) = total(r) - free(r) + demand(r), over cpu and memory with total > 0
 //   mean    = average of used(r) / total(r)
 //   least   = 100 - floor(100 * mean)    most = floor(100 * mean)

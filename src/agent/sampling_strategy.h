@@ -1,5 +1,5 @@
 // SamplingStrategy: proposes nodes to an agent's sampling pipelines
-// (spec/three-phase.md, phase 1). One strategy object is shared by all the
+// (docs/threephase.md, "Sampling"). One strategy object is shared by all the
 // agent's pipelines. A request walks a SampleCursor; proposals within one
 // request never repeat until every node has been proposed once.
 // Thread-safe.

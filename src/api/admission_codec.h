@@ -1,4 +1,4 @@
-// The `berth plan` admission document (spec/plan-format.md, "Admission
+// The `berth plan` admission document (docs/plan.md, "Admission
 // documents"): decoding into the inputs of one fair-share iteration.
 //
 // Decoding checks the document's shape (unknown fields, types, unique ids)

@@ -1,4 +1,4 @@
-// The `berth plan` placement document (spec/plan-format.md, "Placement
+// The `berth plan` placement document (docs/plan.md, "Placement
 // documents"): decoding into engine inputs, and encoding the engine's
 // decisions as the plan output.
 //

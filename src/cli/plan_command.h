@@ -1,4 +1,4 @@
-// `berth plan`: the dry run of spec/plan-format.md. Reads a document (JSON or
+// `berth plan`: the dry run of docs/plan.md. Reads a document (JSON or
 // YAML), runs the same engine code the daemon runs, and prints the decisions
 // as JSON. Changes nothing. A placement document (nodes, services, tasks)
 // runs one pass of the full-view placement engine; an admission document

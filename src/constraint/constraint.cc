@@ -1,4 +1,5 @@
-// Constraint parsing and matching; see constraint.h and spec/placement.md.
+// Constraint parsing and matching; see constraint.h and docs/placement.md
+// ("Constraint expressions").
 //
 // The key and value character rules are SwarmKit's (its `alphaNumeric` and
 // `valuePattern` regular expressions), written out by hand so that the hot

@@ -1,5 +1,5 @@
 // Constraint expressions: "key==value" / "key!=value", parsed and matched
-// exactly as spec/placement.md ("Constraint expressions") says.
+// exactly as docs/placement.md ("Constraint expressions") says.
 //
 // Parse once when a service or task is submitted (errors are shown to the
 // user); match many times in the scheduling loop, so a parsed Constraint

@@ -33,7 +33,8 @@ class NodeInfo {
   // totals minus what tracked tasks reserve; counts and ports are kept.
   void UpdateNode(Node node);
 
-  // Filter 1 of spec/placement.md: state ready and availability active.
+  // Filter 1 of docs/placement.md ("Filter pipeline"): state ready and
+  // availability active.
   bool ReadyForTasks() const {
     return node_.state == NodeState::kReady && node_.availability == NodeAvailability::kActive;
   }

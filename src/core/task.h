@@ -20,7 +20,8 @@
 namespace berth {
 
 // Lifecycle order matters: comparisons such as `state <= TaskState::kRunning`
-// are used throughout, exactly as spec/placement.md orders the states.
+// are used throughout, exactly as docs/placement.md ("Nodes and tasks")
+// orders the states.
 enum class TaskState : uint8_t {
   kNew,
   kPending,

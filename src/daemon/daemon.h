@@ -68,7 +68,8 @@ struct DaemonOptions {
   // berthd exits, so that its supervisor starts it clean.
   std::function<void(const std::string& why)> lost_leadership;
 
-  // The seams (ARCHITECTURE.md), set by tests; berthd leaves them unset.
+  // The seams (docs/architecture.md, "Seams"), set by tests; berthd leaves
+  // them unset.
   // The store; null: SQLite in data_dir (berth.db). berthd must be its only
   // writer.
   std::shared_ptr<store::Store> store;

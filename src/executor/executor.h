@@ -1,9 +1,9 @@
-// Executor: runs the tasks the control loop placed (ARCHITECTURE.md,
-// "executor"), behind one interface so the loop does not know how. The
+// Executor: runs the tasks the control loop placed (docs/architecture.md,
+// "src/executor"), behind one interface so the loop does not know how. The
 // simulated executor (simulated_executor.h) times simulated tasks; on
 // berth-node machines the process executor (process_executor.h) runs them
 // as processes, and berthd hands them over through its NodeExecutor
-// (daemon/node_executor.h).
+// (daemon/nodes/node_executor.h).
 //
 // The loop calls Start for a task that became assigned (again in the first
 // pass after TakeChanged named it, while Start said it had not started

@@ -1,5 +1,5 @@
 // Admission: one scheduling iteration of Scoot's load-based class algorithm,
-// exactly as spec/fairshare.md ("The iteration", "Rebalancing") says: how
+// exactly as docs/admission.md ("The iteration", "Rebalancing") says: how
 // many tasks of each class start (or stop), and which ones.
 //
 // The caller describes the cluster (W, the number of healthy worker slots)

@@ -1,5 +1,5 @@
-// The published scenarios of spec/fairshare.md and each Berth choice, through
-// Admission::Iterate.
+// The published scenarios of docs/admission.md ("Published scenarios") and
+// each Berth choice, through Admission::Iterate.
 #include "fairshare/admission.h"
 
 #include <gtest/gtest.h>
@@ -182,8 +182,8 @@ TEST(Rebalance, StartsAreCappedByWaitingTasks) {
   EXPECT_EQ(r.stop[1], 3);
 }
 
-// spec/fairshare.md: a rebalance runs one loan pass over the remainder, as
-// Scoot's code does. Here c0 (60%) has one task left after its target and c1
+// docs/admission.md, "Rebalancing": a rebalance runs one loan pass over the
+// remainder, as Scoot's code does. Here c0 (60%) has one task left after its target and c1
 // (20%) eight: the pass gives c0's loan share of the two idle workers to its
 // one task and c1's floor share (0) to c1, so one worker stays idle until
 // the next iteration (further rounds would have lent it to c1 at once).

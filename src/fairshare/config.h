@@ -1,5 +1,5 @@
-// Config: the fair-share class configuration of spec/fairshare.md
-// ("Configuration rules", "Exposed parameters").
+// Config: the fair-share class configuration of docs/admission.md
+// ("Inputs", "Parameters").
 //
 // Holds what the user set (class load percents, the ordered requestor map,
 // the rebalance threshold and minimum duration) and what the algorithm uses:
@@ -99,9 +99,9 @@ class Config {
   uint64_t generation_ = 0;
 };
 
-// Rescales percents that do not sum to 100 (spec/fairshare.md): in class
-// order, every class but the first gets floor(p * 100 / sum); the first gets
-// 100 minus the others. `classes` must be in class order with a positive sum.
+// Rescales percents that do not sum to 100 (docs/admission.md, "Inputs"): in
+// class order, every class but the first gets floor(p * 100 / sum); the first
+// gets 100 minus the others. `classes` must be in class order with a positive sum.
 std::vector<int64_t> RescalePercents(const std::vector<ClassShare>& classes);
 
 }  // namespace berth::fairshare

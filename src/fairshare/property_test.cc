@@ -1,6 +1,6 @@
 // Invariants of one iteration over 10,000 random scenarios (fixed seed, so a
-// failure reproduces): spec/fairshare.md's promises, checked without
-// rebalancing.
+// failure reproduces): the algorithm's promises (docs/admission.md, "The
+// iteration" and "Tests"), checked without rebalancing.
 #include <gtest/gtest.h>
 
 #include <random>

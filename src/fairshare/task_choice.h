@@ -1,6 +1,6 @@
-// Which tasks carry out an iteration's counts (spec/fairshare.md, step 7 and
-// "Which tasks stop"). Used by Admission::Iterate; separate so each rule can
-// be tested on its own.
+// Which tasks carry out an iteration's counts (docs/admission.md, "The
+// iteration" step 7, and "Rebalancing": which tasks stop). Used by
+// Admission::Iterate; separate so each rule can be tested on its own.
 //
 // Starts, within one class: group the class's jobs by running count and visit
 // the groups from 0 upward; in a group, take the jobs in arrival order and
@@ -24,8 +24,9 @@ namespace berth::fairshare {
 
 // Sorts waiting tasks into the order a job hands them out: longest expected
 // duration first, unknown durations after known ones, ties keeping their
-// order (spec/fairshare.md step 7). Stable, O(n log n); callers keep lists in
-// this order as tasks arrive, so an iteration never sorts.
+// order (docs/admission.md, "The iteration", step 7). Stable, O(n log n);
+// callers keep lists in this order as tasks arrive, so an iteration never
+// sorts.
 void OrderWaitingTasks(std::vector<WaitingTask>& waiting);
 
 // Working space for the functions below, reused across calls so that a

@@ -1,4 +1,4 @@
-// Filter: one check of the placement pipeline (spec/placement.md, "Filter
+// Filter: one check of the placement pipeline (docs/placement.md, "Filter
 // pipeline"), usable by every engine (full view, agents' sampling pipelines).
 //
 // Contract, as in SwarmKit: SetTask loads a task once and precomputes what does

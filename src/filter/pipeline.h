@@ -1,6 +1,6 @@
-// Pipeline: the seven filters of spec/placement.md in spec order, then
-// affinity (docs/placement.md), with the failure counts that explain why a
-// task fits nowhere.
+// Pipeline: the seven filters of docs/placement.md ("Filter pipeline") in
+// that order, then affinity (filter 8), with the failure counts that explain
+// why a task fits nowhere.
 //
 // Process(node) runs the filters that take part for the loaded task; the first
 // one that rejects the node gets one more failure. When a node passes, every

@@ -1,8 +1,9 @@
 // Orchestrator rules: desired state vs actual, as values in and decisions
-// out (ARCHITECTURE.md, "orchestrator"). One implementation for `berth
-// plan`'s placement documents (api/plan_codec) and berthd's control loop
-// (daemon/pass), so both make the same tasks from the same services: both
-// count a service's tasks in an orchestrator::ServiceTally and ask it.
+// out (docs/architecture.md, "src/orchestrator"). One implementation for
+// `berth plan`'s placement documents (api/plan_codec) and berthd's control
+// loop (daemon/loop/pass), so both make the same tasks from the same
+// services: both count a service's tasks in an orchestrator::ServiceTally and
+// ask it.
 //
 //  - Replicas: a replicated service short of its count gets new tasks in
 //    its free slots, lowest first (NewSlots of service_tally.h; `berth plan`

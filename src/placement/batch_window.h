@@ -1,4 +1,4 @@
-// BatchWindow: when to run the next scheduling pass (spec/placement.md,
+// BatchWindow: when to run the next scheduling pass (docs/placement.md,
 // "Batching").
 //
 // After an event the scheduler waits `quiet` (50 ms) for more; each new event

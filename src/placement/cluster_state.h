@@ -1,5 +1,5 @@
-// ClusterState: the full-view engine's local state ("Local state" in
-// spec/placement.md).
+// ClusterState: the full-view engine's local state (docs/placement.md,
+// "Nodes and tasks": what the engine keeps).
 //
 // Nodes and tasks live in contiguous arrays indexed by dense integers
 // (NodeIndex, TaskIndex); string ids are interned at this boundary. Per node it
@@ -7,10 +7,10 @@
 // host ports); per (node, service, spec version) the times of recent failures.
 // Tasks pending placement are kept in arrival order.
 //
-// Tracking rules (spec/placement.md "Objects"): a task is tracked on its node
-// (holds resources and ports) while its state is pending..running and it is
-// assigned there, and counts as active for spreading while it is tracked and its
-// desired state is <= complete. A task that is pending with its node preset is
+// Tracking rules (docs/placement.md, "Nodes and tasks"): a task is tracked on
+// its node (holds resources and ports) while its state is pending..running and
+// it is assigned there, and counts as active for spreading while it is tracked
+// and its desired state is <= complete. A task that is pending with its node preset is
 // preassigned: it is tracked only once the scheduler confirms it.
 //
 // Not thread-safe: one control loop owns it.

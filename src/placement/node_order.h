@@ -1,5 +1,5 @@
-// The node order for one group of identical tasks (spec/placement.md, "Node
-// order for one service"; docs/placement.md, "Preferences beyond SwarmKit"),
+// The node order for one group of identical tasks (docs/placement.md, "The
+// node order" and "Preferences beyond SwarmKit"),
 // as a sortable key: smaller is better.
 //
 // Rule 1 (faulty nodes) becomes part of the key because "if either node has at

@@ -1,5 +1,5 @@
 // Scheduler: one scheduling pass of the full-view engine over the pending
-// tasks of a ClusterState, exactly as spec/placement.md describes.
+// tasks of a ClusterState, exactly as docs/placement.md describes.
 //
 // A pass (1) checks preassigned tasks on their node, in arrival order, then
 // (2) schedules each group of identical tasks (same service id and spec

@@ -1,4 +1,5 @@
-// The worked examples of spec/placement.md and the engine's rules, end to end
+// The worked examples of docs/placement.md ("Worked examples") and the
+// engine's rules, end to end
 // through Scheduler::SchedulePending.
 #include "placement/scheduler.h"
 

@@ -1,6 +1,6 @@
 // EtcdClient: calls etcd's v3 JSON gateway (etcd 3.4, the Debian package)
 // over plain HTTP with cpp-httplib: the one place that knows the gateway's
-// wire shapes (docs/ha.md, ../shared/research/next-capabilities.md 1b).
+// wire shapes (docs/ha.md, "How it works": the JSON gateway).
 //
 // Unary calls (`Call`) go to the endpoint that answered last; a call that
 // certainly had no effect (the connection failed, or the member has no

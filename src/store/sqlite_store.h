@@ -1,7 +1,7 @@
 // SqliteStore: the embedded default Store, one SQLite database file in WAL
-// mode (ARCHITECTURE.md). Each Commit is one transaction with
-// synchronous=FULL, so an acknowledged batch survives a crash of the process
-// or of the machine.
+// mode (docs/berthd.md, "What it does": Store). Each Commit is one
+// transaction with synchronous=FULL, so an acknowledged batch survives a crash
+// of the process or of the machine.
 //
 // The database is opened in exclusive locking mode: while one SqliteStore
 // holds a file, a second one (another berthd on the same data directory)

@@ -1,4 +1,4 @@
-// Store: the durable state of berthd (ARCHITECTURE.md, "store"). One
+// Store: the durable state of berthd (docs/architecture.md, "src/store"). One
 // interface; the embedded default is SQLite (sqlite_store.h), MemoryStore
 // (memory_store.h) serves tests and dry runs.
 //

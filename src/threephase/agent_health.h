@@ -4,8 +4,9 @@
 // in a row is skipped for `skip_for`; after that it is asked again, and one
 // more failure skips it again at once, while one success clears its record.
 // A dead agent thus costs a few timeouts per `skip_for` instead of one per
-// task that draws it (spec/three-phase.md counts its silence as "no nodes",
-// which would keep failing the tasks that drew only it).
+// task that draws it (the three-phase workflow counts its silence as "no
+// nodes", which would keep failing the tasks that drew only it;
+// docs/threephase.md, "Choices the spec leaves open").
 //
 // Thread-safe and lock-free: every sampler and decision thread reports and
 // asks concurrently. Times are steady-clock nanoseconds from the caller, so

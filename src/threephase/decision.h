@@ -1,5 +1,5 @@
-// The decision phase (spec/three-phase.md, phase 2): scheduler-side plugins
-// and the choice of commit candidates.
+// The decision phase (docs/threephase.md, "The scheduler instance", step 2):
+// scheduler-side plugins and the choice of commit candidates.
 //
 // A DecisionPipeline owns its own plugin instances (no locking between
 // pipelines) and runs three stages on a task's samples: filter, score, and
@@ -24,7 +24,8 @@
 
 namespace berth::threephase {
 
-// Final score of a node (spec/three-phase.md, Berth's choice):
+// Final score of a node (docs/threephase.md, "The scheduler instance", step
+// 2; Berth's choice):
 //   (agent weighted scores + scheduler weighted scores) / (all weights),
 // in integers, 0 when there are no weights.
 int64_t FinalScore(int64_t agent_score_sum, int64_t agent_weight_sum, int64_t scheduler_score_sum,

@@ -1,5 +1,5 @@
 // SchedulerInstance: one scheduler of the three-phase path
-// (spec/three-phase.md). Several instances may share the same agents; they
+// (docs/threephase.md). Several instances may share the same agents; they
 // share nothing else.
 //
 //   Submit -> sampling queue (sort plugin) -> samplers: 2-smart sampling of

@@ -1,6 +1,7 @@
-// TaskOrder: the one sort plugin of the sampling queue (spec/three-phase.md,
-// phase 1). Before(a, b) is true when a is sampled first. Must be a strict
-// weak order; called under the queue's lock, so it must be cheap.
+// TaskOrder: the one sort plugin of the sampling queue (docs/threephase.md,
+// "The scheduler instance", step 1). Before(a, b) is true when a is sampled
+// first. Must be a strict weak order; called under the queue's lock, so it
+// must be cheap.
 #pragma once
 
 #include <cstdint>

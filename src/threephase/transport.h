@@ -1,7 +1,7 @@
 // AgentTransport: how a scheduler instance reaches one cluster agent
-// (ARCHITECTURE.md, "Interfaces only at real seams"). The in-process
-// implementation calls the agent directly; an HTTP one (berth-agent in its
-// own process) will carry the same messages (agent/protocol.h).
+// (docs/architecture.md, "Seams"). The in-process implementation calls the
+// agent directly; the HTTP one (api/http_agent_transport.h: berth-agent in
+// its own process) carries the same messages (agent/protocol.h).
 //
 // Release tells the agent that bound tasks stopped, so their demand goes
 // back to its nodes; Bindings lists the tasks bound there (berthd compares

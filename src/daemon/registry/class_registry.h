@@ -1,5 +1,5 @@
 // ClassRegistry: the fair-share class configuration of berthd
-// (spec/fairshare.md, "Exposed parameters"): class load percents, the
+// (docs/admission.md, "Parameters"): class load percents, the
 // requestor map, the rebalance threshold and minimum duration. Stored as one
 // object (kind "config", id "classes") in the shape of an admission
 // document's parts:
