@@ -289,5 +289,34 @@ TEST_F(NodeE2eTest, ANodesTokensCannotActAsTheAdmin) {
   EXPECT_EQ(Call("GET", "/v1/services/web").status().code(), StatusCode::kNotFound);
 }
 
+// Defect 7: --publish 8080:80 (ingress mode, the default) was accepted
+// though nothing listens and nothing routes. berthd refuses it, saying
+// why and what to use; host mode is taken.
+TEST_F(NodeE2eTest, IngressPortsAreRefusedWithTheReasonAndTheFix) {
+  Process cli({BERTH_BINARY, "service", "create", "web", "--detach", "--publish", "8080:80",
+               "--server", "http://127.0.0.1:" + port_, "--token", token_, "--", "sleep", "1"},
+              Process::Stderr::kMerge);
+  const Process::Exit exit = cli.WaitExit(kBound);
+  EXPECT_NE(exit.status, 0) << exit.output;
+  EXPECT_NE(exit.output.find("task.ports[0].mode: ingress mode (the default) publishes through a "
+                             "routing mesh, which Berth does not have"),
+            std::string::npos)
+      << exit.output;
+  EXPECT_NE(exit.output.find("--publish mode=host,target=80,published=8080"), std::string::npos)
+      << exit.output;
+  const Json ingress = {{"ports", {{{"published", 8080}, {"mode", "ingress"}}}}};
+  Result<Json> api = Call("POST", "/v1/services", Json{{"id", "web"}, {"task", ingress}});
+  EXPECT_EQ(api.status().code(), StatusCode::kInvalidArgument) << api.status().message();
+  Result<Json> job = Call(
+      "POST", "/v1/jobs",
+      Json{{"id", "batch"}, {"requestor", "r"}, {"task", ingress}, {"tasks", {Json::object()}}});
+  EXPECT_EQ(job.status().code(), StatusCode::kInvalidArgument) << job.status().message();
+  EXPECT_EQ(Call("GET", "/v1/services/web").status().code(), StatusCode::kNotFound);
+  CreateService("web", 1, {"--publish", "mode=host,target=80,published=8080"}, {"sleep", "1"});
+  Result<Json> updated = Call("PATCH", "/v1/services/web", Json{{"task", ingress}});
+  EXPECT_EQ(updated.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Call("GET", "/v1/services/web")->value("spec_version", 0), 1);
+}
+
 }  // namespace
 }  // namespace berth

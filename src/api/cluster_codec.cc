@@ -400,4 +400,35 @@ Status DecodeTaskSpec(const Json& value, const std::string& path, TaskSpec* spec
   return Status::Ok();
 }
 
+Status RefuseIngressPorts(const Json& task, const std::string& path) {
+  if (!task.is_object() || !task.contains("ports") || !task["ports"].is_array())
+    return Status::Ok();
+  const Json& ports = task["ports"];
+  for (size_t i = 0; i < ports.size(); ++i) {
+    const Json& port = ports[i];
+    if (!port.is_object() || port.value("mode", Json("ingress")) != "ingress") continue;
+    // The flag that publishes the same port in host mode.
+    std::string flag = "mode=host";
+    for (const char* number : {"target", "published"})
+      if (port.contains(number) && port[number].is_number_integer())
+        flag += std::string(",") + number + "=" + std::to_string(port[number].get<int64_t>());
+    if (port.contains("protocol") && port["protocol"].is_string() && port["protocol"] != "tcp")
+      flag += ",protocol=" + port["protocol"].get<std::string>();
+    const std::string published =
+        port.contains("published") && port["published"].is_number_integer()
+            ? "port " + std::to_string(port["published"].get<int64_t>())
+            : "a published port";
+    return FieldError(
+        FieldPath(IndexPath(FieldPath(path, "ports"), i), "mode"),
+        std::string(port.contains("mode") ? "ingress mode" : "ingress mode (the default)") +
+            " publishes through a routing mesh, which Berth does not have: nothing would "
+            "listen on " +
+            published +
+            " or route it to the tasks. Use \"mode\": \"host\", which books the published "
+            "port on the node each task runs on (berth: --publish " +
+            flag + ")");
+  }
+  return Status::Ok();
+}
+
 }  // namespace berth::api

@@ -33,4 +33,15 @@ Result<std::vector<Node>> DecodeNodeList(const Json& doc);
 // Descriptors are stored with their prefix in lower case.
 Status DecodeTaskSpec(const Json& value, const std::string& path, TaskSpec* spec);
 
+// berthd's rule for the ports of the templates it runs (a service's or a
+// job's `task`, docs/api.md): every port is in host mode. A port in ingress
+// mode, which a port without "mode" is in, is Docker's routing mesh:
+// published on every node and routed to the tasks. Berth has no routing
+// mesh, so nothing would listen on it; it is refused with the reason and
+// the fix ("mode": "host", which books the published port on the node a
+// task runs on). `task` is a template DecodeTaskSpec accepted, at `path`.
+// `berth plan` documents, dry runs of SwarmKit's placement, keep taking
+// ingress ports (they book no node port there).
+Status RefuseIngressPorts(const Json& task, const std::string& path);
+
 }  // namespace berth::api

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "api/cluster_codec.h"
 #include "api/document.h"
 
 namespace berth::api {
@@ -279,6 +280,36 @@ TEST(DecodePlacement, InvalidTemplatesNameTheirPath) {
             at + "ports[1]: duplicate published port tcp/80");
   EXPECT_EQ(task(R"({"ports": [{"mode": "host"}]})"),
             at + "ports[0]: a port needs 'published' or 'target'");
+}
+
+// Plan documents are dry runs of SwarmKit's semantics: an ingress port is
+// taken and books no node port. berthd's templates refuse it (defect 7).
+TEST(DecodePlacement, IngressPortsAreTakenInPlansButRefusedInBerthdsTemplates) {
+  auto in = Decode(R"({"nodes": [{"id": "a"}], "services": [{"id": "web", "replicas": 2,
+    "task": {"ports": [{"published": 8080, "target": 80}, {"published": 9090, "mode": "ingress"}]}}]})");
+  ASSERT_TRUE(in.ok()) << in.status().message();
+  ASSERT_EQ(in->tasks.size(), 2u);
+  EXPECT_FALSE(in->tasks[0].task.spec->ports.at(0).OccupiesHostPort());
+
+  auto refused = [](std::string_view task) {
+    return RefuseIngressPorts(*ParseDocumentText(task), "task").message();
+  };
+  EXPECT_EQ(refused(R"({"ports": [{"published": 8080, "target": 80}]})"),
+            "task.ports[0].mode: ingress mode (the default) publishes through a routing mesh, "
+            "which Berth does not have: nothing would listen on port 8080 or route it to the "
+            "tasks. Use \"mode\": \"host\", which books the published port on the node each "
+            "task runs on (berth: --publish mode=host,target=80,published=8080)");
+  EXPECT_EQ(refused(R"({"ports": [{"published": 53, "mode": "host", "protocol": "udp"},
+                                   {"target": 53, "protocol": "udp", "mode": "ingress"}]})"),
+            "task.ports[1].mode: ingress mode publishes through a routing mesh, which Berth "
+            "does not have: nothing would listen on a published port or route it to the tasks. Use "
+            "\"mode\": \"host\", which books the published port on the node each task runs "
+            "on (berth: --publish mode=host,target=53,protocol=udp)");
+  EXPECT_TRUE(RefuseIngressPorts(*ParseDocumentText(R"({"ports": [{"published": 8080,
+    "target": 80, "mode": "host"}, {"target": 81, "mode": "host"}]})"),
+                                 "task")
+                  .ok());
+  EXPECT_TRUE(RefuseIngressPorts(*ParseDocumentText(R"({"resources": {"cpu": 1}})"), "task").ok());
 }
 
 TEST(DecodePlacement, CrossReferencesAreChecked) {

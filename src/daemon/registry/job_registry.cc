@@ -28,6 +28,7 @@ Status Validate(const Json& job) {
   if (job.contains("task")) {
     TaskSpec spec;
     BERTH_RETURN_IF_ERROR(api::DecodeTaskSpec(job["task"], "task", &spec));
+    BERTH_RETURN_IF_ERROR(api::RefuseIngressPorts(job["task"], "task"));
   }
   if (!job.contains("tasks")) return api::FieldError("", "missing field 'tasks'");
   BERTH_RETURN_IF_ERROR(api::CheckArray(job["tasks"], "tasks"));

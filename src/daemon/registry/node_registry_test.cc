@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "daemon/registry/job_registry.h"
+#include "daemon/registry/service_registry.h"
 #include "store/memory_store.h"
 
 namespace berth::daemon {
@@ -61,6 +63,51 @@ TEST_F(NodeRegistryTest, UpdateAndDrainKeepOtherFields) {
             StatusCode::kInvalidArgument);
   EXPECT_EQ((*nodes_.Get("n1"))["availability"], "drain");
   EXPECT_EQ(nodes_.Drain("nope").status().code(), StatusCode::kNotFound);
+}
+
+// Defect 7: a port in ingress mode (the default, and Docker's short form
+// --publish 8080:80) was accepted though Berth has no routing mesh. The
+// service and job registries share this file (berth_daemon_test lists it).
+TEST_F(NodeRegistryTest, ServicesAndJobsRefuseIngressPortsWithTheFix) {
+  ServiceRegistry services(store_);
+  ManualClock clock{Timestamp{Duration{1'000'000}}};
+  JobRegistry jobs(store_, clock);
+  const Json ingress = {{"ports", {{{"published", 8080}, {"target", 80}}}}};
+  const Json host = {{"ports", {{{"published", 8080}, {"target", 80}, {"mode", "host"}}}}};
+  const std::string why =
+      "task.ports[0].mode: ingress mode (the default) publishes through a routing mesh, which "
+      "Berth does not have: nothing would listen on port 8080 or route it to the tasks. Use "
+      "\"mode\": \"host\", which books the published port on the node each task runs on "
+      "(berth: --publish mode=host,target=80,published=8080)";
+  const int64_t revision = store_.revision();
+  Result<Json> created = services.Create(Json{{"id", "web"}, {"replicas", 2}, {"task", ingress}});
+  EXPECT_EQ(created.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(created.status().message(), why);
+  Json explicit_ingress = ingress;
+  explicit_ingress["ports"][0]["mode"] = "ingress";
+  EXPECT_EQ(services.Create(Json{{"id", "web"}, {"task", explicit_ingress}}).status().message(),
+            "task.ports[0].mode: ingress mode publishes through a routing mesh, which Berth does "
+            "not have: nothing would listen on port 8080 or route it to the tasks. Use "
+            "\"mode\": \"host\", which books the published port on the node each task runs "
+            "on (berth: --publish mode=host,target=80,published=8080)");
+  Result<Json> job = jobs.Submit(
+      Json{{"id", "batch"}, {"requestor", "r"}, {"task", ingress}, {"tasks", {Json::object()}}});
+  EXPECT_EQ(job.status().message(), why);
+  EXPECT_EQ(store_.revision(), revision);  // refused: nothing written
+  // Host mode is what Berth does: the port is booked on the task's node.
+  ASSERT_TRUE(services.Create(Json{{"id", "web"}, {"replicas", 2}, {"task", host}}).ok());
+  EXPECT_EQ(services.Update("web", Json{{"task", ingress}}).status().message(), why);
+  EXPECT_TRUE(services.Update("web", Json{{"replicas", 3}}).ok());
+  // A service stored before the rule, with an ingress port, can still be scaled.
+  Json stored = Json::parse((*store_.Get("service", "web"))->body);
+  stored["task"] = ingress;
+  ASSERT_TRUE(store_.Commit({store::Write::Put("service", "web", stored.dump())}).ok());
+  EXPECT_TRUE(services.Update("web", Json{{"replicas", 4}}).ok());
+  EXPECT_TRUE(
+      jobs
+          .Submit(Json{
+              {"id", "batch"}, {"requestor", "r"}, {"task", host}, {"tasks", {Json::object()}}})
+          .ok());
 }
 
 }  // namespace

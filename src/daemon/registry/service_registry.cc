@@ -3,6 +3,7 @@
 #include <map>
 #include <optional>
 
+#include "api/cluster_codec.h"
 #include "api/lifecycle_codec.h"
 #include "api/plan_codec.h"
 #include "daemon/loop/simulated_run.h"
@@ -92,6 +93,7 @@ Result<api::Json> ServiceRegistry::Create(const api::Json& service) {
   }
   if (!stored.contains("task")) stored["task"] = api::Json::object();
   BERTH_RETURN_IF_ERROR(Validate(stored));
+  BERTH_RETURN_IF_ERROR(api::RefuseIngressPorts(stored["task"], "task"));
   const std::string id = stored["id"];
   return services_.Create(id, stored, {ClaimWorkloadName(id, "service")});
 }
@@ -129,6 +131,9 @@ Result<api::Json> ServiceRegistry::Update(std::string_view id, const api::Json& 
   Result<store::StoredObject> object = services_.Load(id);
   if (!object.ok()) return object.status();
   api::Json service = api::Json::parse(object->body);
+  // Only a new template is held to the port rule: a service stored before
+  // it (with ingress ports) can still be scaled.
+  const bool new_task = patch.contains("task") && patch["task"] != service["task"];
   if (patch.contains("replicas")) service["replicas"] = patch["replicas"];
   BERTH_RETURN_IF_ERROR(PutLifecycle(patch, &service));
   api::Json run = service.value("run", api::Json());
@@ -139,8 +144,7 @@ Result<api::Json> ServiceRegistry::Update(std::string_view id, const api::Json& 
     run = *read;
   }
   const bool new_run = run != service.value("run", api::Json());
-  if ((patch.contains("task") && patch["task"] != service["task"]) || new_run ||
-      patch.value("force", false)) {
+  if (new_task || new_run || patch.value("force", false)) {
     // The template (and simulated run) it had is what a rollback returns to.
     service["previous_task"] = service["task"];
     service["previous_run"] = service.value("run", api::Json());
@@ -151,6 +155,7 @@ Result<api::Json> ServiceRegistry::Update(std::string_view id, const api::Json& 
     service["update_kind"] = "update";
   }
   BERTH_RETURN_IF_ERROR(Validate(service));
+  if (new_task) BERTH_RETURN_IF_ERROR(api::RefuseIngressPorts(service["task"], "task"));
   return services_.Replace(*object, service);
 }
 

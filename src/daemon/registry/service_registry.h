@@ -4,7 +4,9 @@
 // A service is stored (kind "service") as the service object of a placement
 // document (docs/plan.md): id, spec_version, mode, replicas, task. It is
 // validated by the same decoder `berth plan` uses, so fields and error texts
-// are the same. Creating sets spec_version 1; an update that changes the
+// are the same, and then held to berthd's own rule that every port of a new
+// template is in host mode (api::RefuseIngressPorts: Berth has no routing
+// mesh). Creating sets spec_version 1; an update that changes the
 // task template increments it (the control loop then replaces the tasks of
 // older versions); changing only `replicas` keeps it. The control loop, not
 // this class, creates and stops tasks.
