@@ -289,6 +289,100 @@ TEST_F(NodeE2eTest, ANodesTokensCannotActAsTheAdmin) {
   EXPECT_EQ(Call("GET", "/v1/services/web").status().code(), StatusCode::kNotFound);
 }
 
+// Defect 6: `node rm` of a ready node needed no force, and the removed
+// berth-node joined again within seconds. Now a ready node is removed only
+// with force; the removed node is refused (its credential and its
+// machine, also after berthd restarts), stops its tasks and exits 1; its
+// machine joins again, as a new node, once its node.json is deleted.
+TEST_F(NodeE2eTest, ARemovedNodeNeedsForceIsRefusedStopsItsTasksAndDoesNotJoinAgain) {
+  StartNode("n1");
+  StartNode("n2");
+  CreateService("web", 2, {}, {"sleep", "1000"});
+  auto running_on = [&](const std::string& node) {
+    Result<Json> tasks = Call("GET", "/v1/tasks?service=web&state=running&desired_state=running");
+    int n = 0;
+    for (const Json& t : (*tasks)["tasks"]) n += t.value("node", "") == node;
+    return n;
+  };
+  ASSERT_TRUE(Eventually([&] { return running_on("n1") == 1 && running_on("n2") == 1; }));
+  ASSERT_EQ(TaskDirs(DataDir("n1"), true).size(), 1u);
+  const std::string credential = Json::parse(ReadFile(DataDir("n1") + "/node.json"))["credential"];
+  const Json registration = {
+      {"hostname", "n1"},
+      {"machine", Json::parse(ReadFile(DataDir("n1") + "/node.json"))["machine"]}};
+  auto revision = [&] { return Call("GET", "/v1/health")->value("revision", int64_t{0}); };
+
+  // Ready: refused without force, and nothing changes.
+  ASSERT_TRUE(Call("GET", "/v1/health?wait=settled").ok());
+  const int64_t before = revision();
+  Result<Json> refused = Call("DELETE", "/v1/nodes/n1");
+  EXPECT_EQ(refused.status().code(), StatusCode::kConflict);
+  EXPECT_NE(refused.status().message().find("--force"), std::string::npos)
+      << refused.status().message();
+  EXPECT_NE(refused.status().message().find("?force=true"), std::string::npos);
+  EXPECT_EQ(Call("DELETE", "/v1/nodes/n1?force=yes").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(revision(), before);
+  EXPECT_EQ(Call("GET", "/v1/nodes/n1")->value("state", ""), "ready");
+
+  // Forced: the node is told at its next call, stops its task and exits 1.
+  ASSERT_TRUE(Call("DELETE", "/v1/nodes/n1?force=true").ok());
+  EXPECT_NE(nodes_["n1"]->WaitForLine("was removed from the cluster", kBound), "");
+  EXPECT_NE(
+      nodes_["n1"]->WaitForLine("removed from the cluster: stopping its 1 running task", kBound),
+      "");
+  const Process::Exit exit = nodes_["n1"]->WaitExit(kBound);
+  EXPECT_TRUE(WIFEXITED(exit.status) && WEXITSTATUS(exit.status) == 1) << exit.status;
+  EXPECT_TRUE(Eventually([&] { return TaskDirs(DataDir("n1"), true).empty(); }))
+      << Listing(DataDir("n1"));
+  EXPECT_TRUE(Eventually([&] { return running_on("n2") == 2; }));
+
+  // Refused, by a 403 that says why, and changing nothing.
+  auto expect_refused = [&] {
+    ASSERT_TRUE(Call("GET", "/v1/health?wait=settled").ok());
+    const int64_t at = revision();
+    for (const auto& [method, path] : {std::pair{"POST", "/v1/node/heartbeat"},
+                                       {"GET", "/v1/node/assignments"},
+                                       {"GET", "/v1/nodes"}}) {
+      Result<Json> answer = Call(method, path, nullptr, credential);
+      EXPECT_EQ(answer.status().code(), StatusCode::kPermissionDenied) << path;
+      EXPECT_TRUE(answer.status().message().starts_with(
+          "node_removed: node 'n1' was removed from the cluster"))
+          << answer.status().message();
+    }
+    Result<Json> rejoin =
+        Call("POST", "/v1/node/register", registration, FirstLine(dir_.path() + "/node-token"));
+    EXPECT_EQ(rejoin.status().code(), StatusCode::kPermissionDenied);
+    EXPECT_TRUE(rejoin.status().message().starts_with("node_removed: node 'n1' was removed"))
+        << rejoin.status().message();
+    EXPECT_EQ(revision(), at);
+    // berth-node started again on its data directory exits 1, saying how to join anew.
+    Process again({BERTH_NODE_BINARY, "--join", "http://127.0.0.1:" + port_, "--token-file",
+                   dir_.path() + "/node-token", "--data-dir", DataDir("n1"), "--hostname", "n1",
+                   "--listen", "127.0.0.1:0", "--exec", BERTH_EXEC_BINARY},
+                  Process::Stderr::kMerge);
+    const Process::Exit refused_start = again.WaitExit(kBound);
+    EXPECT_TRUE(WIFEXITED(refused_start.status) && WEXITSTATUS(refused_start.status) == 1)
+        << refused_start.output;
+    EXPECT_NE(refused_start.output.find("delete node.json"), std::string::npos)
+        << refused_start.output;
+    EXPECT_EQ(refused_start.output.find("joined"), std::string::npos) << refused_start.output;
+    Result<Json> nodes = Call("GET", "/v1/nodes");
+    ASSERT_TRUE(nodes.ok());
+    EXPECT_EQ((*nodes)["nodes"].size(), 1u) << nodes->dump();
+  };
+  expect_refused();
+  // The deny record is stored: a restarted berthd refuses the node too.
+  berthd_->Kill(SIGKILL);
+  StartBerthd();
+  expect_refused();
+
+  // Its node.json deleted, the machine joins again as a new node.
+  std::filesystem::remove(DataDir("n1") + "/node.json");
+  StartNode("n1");
+  EXPECT_EQ(Call("GET", "/v1/nodes/n1")->value("state", ""), "ready");
+  EXPECT_NE(Json::parse(ReadFile(DataDir("n1") + "/node.json"))["credential"], credential);
+}
+
 // Defect 7: --publish 8080:80 (ingress mode, the default) was accepted
 // though nothing listens and nothing routes. berthd refuses it, saying
 // why and what to use; host mode is taken.

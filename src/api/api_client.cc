@@ -54,12 +54,16 @@ Result<Json> ApiClient::Call(const std::string& method, const std::string& path,
     if (answer.is_discarded()) return Status::Unavailable("berthd sent a body that is not JSON");
     return answer;
   }
-  std::string message = "HTTP " + std::to_string(r->status);
-  if (!answer.is_discarded() && answer.contains("error") && answer["error"].is_object() &&
-      answer["error"].contains("message") && answer["error"]["message"].is_string())
-    message = answer["error"]["message"];
+  std::string message = "HTTP " + std::to_string(r->status), code = "forbidden";
+  if (!answer.is_discarded() && answer.contains("error") && answer["error"].is_object()) {
+    const Json& error = answer["error"];
+    if (error.contains("message") && error["message"].is_string()) message = error["message"];
+    if (error.contains("code") && error["code"].is_string() && !error["code"].empty())
+      code = error["code"];
+  }
   if (r->status == 401) return Status::InvalidArgument("unauthorized: " + message);
-  if (r->status == 403) return Status::PermissionDenied("forbidden: " + message);
+  // "forbidden: ...", or a code of its own ("node_removed: ...").
+  if (r->status == 403) return Status::PermissionDenied(code + ": " + message);
   if (r->status == 404) return Status::NotFound(message);
   if (r->status == 409) return Status::Conflict(message);
   if (r->status < 500) return Status::InvalidArgument(message);

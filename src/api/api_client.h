@@ -1,7 +1,8 @@
 // ApiClient: calls berthd's REST API (docs/api.md) for the `berth` CLI and
 // tests. Answers are JSON; an HTTP error becomes the Status its JSON error
-// body describes (400 and 401 InvalidArgument, 403 PermissionDenied, 404
-// NotFound, 409 Conflict, 5xx and connection failures Unavailable).
+// body describes (400 and 401 InvalidArgument, 403 PermissionDenied whose
+// message starts with the error's code, "forbidden: " or "node_removed: ",
+// 404 NotFound, 409 Conflict, 5xx and connection failures Unavailable).
 // One client per thread.
 #pragma once
 

@@ -215,6 +215,10 @@ Json ErrorBody(const Status& status) {
   return Json{{"error", {{"code", CodeName(status.code())}, {"message", status.message()}}}};
 }
 
+ApiResponse ErrorAnswer(int status, std::string_view code, const std::string& message) {
+  return ApiResponse{status, ErrorJson(code, message), "", ""};
+}
+
 void MetricsText::Add(const char* name, const char* help, uint64_t value, const char* type) {
   text_ += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" +
            name + " " + std::to_string(value) + "\n";
@@ -310,6 +314,8 @@ bool Allows(Access access, const Principal& who) {
       return access != Access::kAdmin;
     case Principal::Kind::kNodeJoin:
       return access == Access::kNodeJoin;
+    case Principal::Kind::kRemovedNode:
+      return false;
   }
   return false;
 }
@@ -325,6 +331,8 @@ void ApiServer::Route(const std::string& method, const std::string& pattern, Api
     std::optional<Principal> who = Authenticate(BearerToken(req.get_header_value("Authorization")));
     if (!who || (who->kind == Principal::Kind::kUnverified && access == Access::kAdmin))
       return SendJson(res, 401, ErrorJson("unauthorized", "wrong bearer token"));
+    if (who->kind == Principal::Kind::kRemovedNode)
+      return SendJson(res, 403, ErrorJson(kNodeRemovedCode, who->refusal));
     if (!Allows(access, *who))
       return SendJson(res, 403,
                       ErrorJson("forbidden", who->kind == Principal::Kind::kNodeJoin

@@ -45,10 +45,17 @@ struct Principal {
   // kUnverified: a token this server cannot check itself (a berthd follower
   // does not hold the nodes' credentials); node routes only, whose handlers
   // send it to the leader.
-  enum class Kind { kAdmin, kNodeJoin, kNode, kUnverified };
+  // kRemovedNode: the credential of a node removed from the cluster: every
+  // route refuses it, 403 with code kNodeRemovedCode and `refusal`.
+  enum class Kind { kAdmin, kNodeJoin, kNode, kUnverified, kRemovedNode };
   Kind kind = Kind::kAdmin;
-  std::string node;  // kNode: the node it is
+  std::string node;          // kNode, kRemovedNode: the node it is (was)
+  std::string refusal = {};  // kRemovedNode: why it is refused, and what to do
 };
+
+// The error code of the 403 that tells a berth-node its node was removed
+// from the cluster (docs/api.md): it stops asking.
+inline constexpr const char* kNodeRemovedCode = "node_removed";
 
 // Who may call a route; anyone else gets 403.
 enum class Access {
@@ -164,5 +171,8 @@ Result<ApiResponse> WithBody(const ApiRequest& request, Action action) {
 // The JSON error body of `status`, and its HTTP status code.
 Json ErrorBody(const Status& status);
 int HttpStatusOf(StatusCode code);
+// An error answer with a code of its own (kNodeRemovedCode), in the shape
+// of every error: {"error": {"code", "message"}}.
+ApiResponse ErrorAnswer(int status, std::string_view code, const std::string& message);
 
 }  // namespace berth::api

@@ -1,4 +1,5 @@
 // berth-node: runs a machine's tasks for berthd. See docs/agent.md.
+#include <signal.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -87,6 +88,9 @@ int Run(int argc, char** argv) {
     return 2;
   }
   berth::StopSignals signals;  // before any thread starts
+  // Removed from the cluster, the agent has stopped its tasks: the SIGTERM
+  // (to the process, which only signals.Wait takes) ends the wait.
+  options.on_removed = [] { ::kill(::getpid(), SIGTERM); };
   berth::SystemClock clock;
   Result<std::unique_ptr<berth::node::NodeAgent>> agent =
       berth::node::NodeAgent::Start(std::move(options), clock);
@@ -96,6 +100,10 @@ int Run(int argc, char** argv) {
   }
   signals.Wait();
   (*agent)->Stop();  // its tasks run on: the next berth-node adopts them
+  if (const std::string removed = (*agent)->removed(); !removed.empty()) {
+    std::fprintf(stderr, "berth-node: %s\n", removed.c_str());
+    return 1;
+  }
   std::printf("berth-node: stopped; tasks keep running\n");
   return 0;
 }

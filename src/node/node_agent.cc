@@ -53,6 +53,14 @@ bool IsUnauthorized(const Status& s) {
   return s.code() == StatusCode::kInvalidArgument && s.message().rfind("unauthorized", 0) == 0;
 }
 
+// berthd's answer to a node removed from the cluster: 403 node_removed,
+// which api::ApiClient gives as "node_removed: <why>".
+const std::string kRemovedPrefix = std::string(api::kNodeRemovedCode) + ": ";
+
+bool IsRemoved(const Status& s) {
+  return s.code() == StatusCode::kPermissionDenied && s.message().starts_with(kRemovedPrefix);
+}
+
 // The host and port of "http://host:port".
 // "http://a:1,http://b:2" -> both; never empty.
 std::vector<std::string> SplitServers(const std::string& join) {
@@ -106,9 +114,17 @@ Result<std::unique_ptr<NodeAgent>> NodeAgent::Start(NodeAgentOptions options, co
   std::unique_ptr<NodeAgent> agent(new NodeAgent(std::move(options), clock));
   BERTH_RETURN_IF_ERROR(agent->LoadIdentity());
   BERTH_RETURN_IF_ERROR(agent->StartLogServer());
-  BERTH_RETURN_IF_ERROR(agent->Register());
+  const Status joined = agent->Register();
+  if (!joined.ok() && agent->removed().empty()) return joined;
   Result<std::vector<executor::AdoptedTask>> adopted = agent->executor_.Adopt();
   if (!adopted.ok()) return adopted.status();
+  if (!joined.ok()) {
+    // Removed: berthd replaced the tasks this node left running.
+    for (const executor::AdoptedTask& t : *adopted) agent->tasks_[t.id].running = t.running;
+    if (const size_t stopped = agent->StopAll(); stopped > 0)
+      Log("stopped the " + std::to_string(stopped) + " task(s) this removed node left running");
+    return joined;
+  }
   for (const executor::AdoptedTask& t : *adopted) {
     agent->tasks_[t.id].running = true;
     if (!t.running) {
@@ -140,6 +156,35 @@ void NodeAgent::Stop() {
 std::string NodeAgent::Credential() const {
   std::lock_guard lock(credential_mu_);
   return credential_;
+}
+
+std::string NodeAgent::removed() const {
+  std::lock_guard lock(mu_);
+  return removed_;
+}
+
+void NodeAgent::TakeRemoval(const Status& refused) {
+  std::string why = refused.message();
+  if (why.starts_with(kRemovedPrefix)) why.erase(0, kRemovedPrefix.size());
+  why += "; here: rm " + IdentityPath();
+  {
+    std::lock_guard lock(mu_);
+    if (!removed_.empty()) return;
+    removed_ = why;
+    if (poll_ != nullptr) poll_->Cancel();
+    Log("berthd refuses this node: " + why);  // before the supervisor's word on it
+  }
+  wake_.notify_all();
+}
+
+size_t NodeAgent::StopAll() {
+  size_t stopped = 0;
+  for (auto& [id, task] : tasks_)
+    if (task.running && !task.stopping) {
+      StopTask(id);
+      ++stopped;
+    }
+  return stopped;
 }
 
 // The node's identity is kept in node.json; a data directory is one node.
@@ -218,6 +263,10 @@ Status NodeAgent::Register() {
           (*body)["endpoint"].get<std::string>() + ")");
       return Status::Ok();
     }
+    if (IsRemoved(joined.status())) {
+      TakeRemoval(joined.status());
+      return Status::PermissionDenied(removed());
+    }
     if (with_credential && IsUnauthorized(joined.status()) && !options_.join_token.empty()) {
       credential.clear();
       continue;
@@ -274,10 +323,12 @@ Result<api::ApiResponse> NodeAgent::LogsOf(const api::ApiRequest& r) const {
   return api::ApiResponse{200, Json{{"lines", std::move(out)}, {"ended", ended}}, "", ""};
 }
 
-// Returns false once the agent stops; waits `d` otherwise (or less, woken).
+// Returns false once the agent stops or berthd removed the node; waits `d`
+// otherwise (or less, woken).
 bool NodeAgent::Waiting(std::unique_lock<std::mutex>& lock, Duration d) {
-  clock_.WaitUntil(lock, wake_, clock_.Now() + d, [this] { return stopping_; });
-  return !stopping_;
+  clock_.WaitUntil(lock, wake_, clock_.Now() + d,
+                   [this] { return stopping_ || !removed_.empty(); });
+  return !stopping_ && removed_.empty();
 }
 
 void NodeAgent::HeartbeatLoop() {
@@ -286,6 +337,11 @@ void NodeAgent::HeartbeatLoop() {
   while (Waiting(lock, heartbeat_period_)) {
     lock.unlock();
     Result<Json> beat = Ask("POST", "/v1/node/heartbeat", nullptr, Credential());
+    if (!beat.ok() && IsRemoved(beat.status())) {
+      TakeRemoval(beat.status());  // Waiting ends the loop
+      lock.lock();
+      continue;
+    }
     if (beat.ok() && failing) Log("heartbeats reach berthd again");
     if (beat.ok()) {
       // berthd may have restarted with another period.
@@ -312,7 +368,7 @@ void NodeAgent::SyncLoop() {
   const int read_timeout = static_cast<int>(
       std::chrono::duration_cast<std::chrono::seconds>(options_.poll_wait).count() + 15);
   std::unique_lock lock(mu_);
-  while (!stopping_) {
+  while (!stopping_ && removed_.empty()) {
     auto client = std::make_shared<api::ApiClient>(Server(), Credential(), read_timeout);
     poll_ = client;
     lock.unlock();
@@ -323,6 +379,7 @@ void NodeAgent::SyncLoop() {
       if (Status current = CheckEpoch(*batch); !current.ok()) batch = current;
     }
     if (!batch.ok() && batch.status().code() == StatusCode::kUnavailable) ++asked_;
+    if (!batch.ok() && IsRemoved(batch.status())) TakeRemoval(batch.status());
     lock.lock();
     poll_.reset();
     if (stopping_) break;
@@ -354,6 +411,14 @@ void NodeAgent::SyncLoop() {
 void NodeAgent::SuperviseLoop() {
   std::unique_lock lock(mu_);
   while (!stopping_) {
+    if (!removed_.empty()) {
+      // berthd replaced this node's tasks elsewhere: none runs on here.
+      lock.unlock();
+      Log("removed from the cluster: stopping its " + std::to_string(StopAll()) +
+          " running task(s); berth-node no longer calls berthd");
+      if (options_.on_removed) options_.on_removed();
+      return;
+    }
     std::deque<Json> batches = std::exchange(batches_, {});
     lock.unlock();
     for (const Json& batch : batches) Apply(batch);
@@ -482,6 +547,7 @@ void NodeAgent::SendReports() {
   Json list = Json::array();
   for (const auto& [id, report] : unsent_) list.push_back(report);
   Result<Json> sent = Ask("POST", "/v1/node/status", Json{{"tasks", list}}, Credential());
+  if (!sent.ok() && IsRemoved(sent.status())) return TakeRemoval(sent.status());
   // Refused (tasks berthd gives another node): said once, not sent again.
   if (!sent.ok() && sent.status().code() != StatusCode::kPermissionDenied) return;
   if (!sent.ok()) Log("berthd refused a status report: " + sent.status().message());

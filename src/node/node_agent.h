@@ -5,9 +5,9 @@
 //
 // Threads, each with its own HTTP client:
 //  - heartbeat: POST /v1/node/heartbeat every period berthd names; a
-//    refused credential (the node was removed) registers it again; the
-//    answer says when this node's assignments last changed, which wakes a
-//    sync that berthd told to wait;
+//    credential berthd does not know (its store was replaced) registers
+//    the node again with the join token; the answer says when this node's
+//    assignments last changed, which wakes a sync that berthd told to wait;
 //  - sync: GET /v1/node/assignments as a long poll keyed by the revision
 //    and berthd instance it last saw, so a node that was cut off gets what
 //    changed since, and one berthd does not know (restarted) gets its full
@@ -26,11 +26,19 @@
 //
 // Stop (SIGTERM) stops the threads and leaves the tasks running: the next
 // berth-node adopts them. Start and Stop from one owning thread.
+//
+// Removed from the cluster (berthd answers any call 403 node_removed,
+// docs/agent.md "Removing a node"): berthd has replaced this node's tasks
+// elsewhere and refuses the node from then on, so it stops asking, stops
+// its tasks (SIGTERM, then SIGKILL after their grace, by their supervisors)
+// and calls on_removed; removed() says why. Told so at Start, it stops the
+// tasks its data directory holds and Start fails with the reason.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -69,6 +77,9 @@ struct NodeAgentOptions {
   Duration poll_wait = std::chrono::seconds(25);
   // How often the supervisor looks for ended tasks. Default 200 ms.
   Duration check_every = std::chrono::milliseconds(200);
+  // Called once, on one of the agent's threads, when berthd says this node
+  // was removed from the cluster, once its tasks were told to stop.
+  std::function<void()> on_removed;
 };
 
 // berth-exec beside the running program (as installed, and as built).
@@ -86,6 +97,9 @@ class NodeAgent {
 
   const std::string& node() const { return node_; }
   int log_port() const { return server_->port(); }
+  // berthd's word that this node was removed from the cluster, with how to
+  // join again; "" until berthd said so.
+  std::string removed() const;
 
  private:
   struct LocalTask {
@@ -116,7 +130,14 @@ class NodeAgent {
               int64_t ran_ms = 0);
   void SendReports();
   void Acknowledged(const std::string& id);
-  bool Waiting(std::unique_lock<std::mutex>& lock, Duration d);  // false once stopping
+  // false once stopping or removed
+  bool Waiting(std::unique_lock<std::mutex>& lock, Duration d);
+  // berthd refused this node as removed (`refused`: 403 node_removed): the
+  // threads stop asking. Any thread.
+  void TakeRemoval(const Status& refused);
+  // Stops every running task (supervisor thread, or before the threads
+  // start); returns how many.
+  size_t StopAll();
   // The berthd replica asked now.
   std::string Server() const { return servers_[asked_.load() % servers_.size()]; }
   // Calls berthd; moves on to the next replica when one does not answer,
@@ -145,7 +166,7 @@ class NodeAgent {
   std::map<std::string, api::Json> unsent_;  // the latest report of each task; supervisor thread
   std::deque<std::string> acknowledged_;     // ended tasks berthd has heard of, oldest first
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable wake_;
   std::deque<api::Json> batches_;         // from sync to the supervisor
   std::shared_ptr<api::ApiClient> poll_;  // the sync thread's call in flight, cancelled by Stop
@@ -153,6 +174,7 @@ class NodeAgent {
   // last heartbeat answer said: a node berthd told to wait asks again then.
   std::pair<std::string, int64_t> news_;
   bool stopping_ = false;
+  std::string removed_;  // TakeRemoval's: why berthd refuses this node
   std::vector<std::thread> threads_;
   std::unique_ptr<api::ApiServer> server_;
 };

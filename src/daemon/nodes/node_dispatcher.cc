@@ -11,6 +11,9 @@ using api::Json;
 
 constexpr const char* kCredentialKind = "node_credential";  // id: the node
 constexpr const char* kJoinTokenKind = "node_token";        // id "join"
+// A removed berth-node's denied identity: {"node", "credential",
+// "removed_at"}; id: its machine.
+constexpr const char* kRemovedKind = "node_removed";
 
 // What a machine tells of itself when it registers (docs/api.md,
 // "POST /v1/node/register").
@@ -31,6 +34,15 @@ bool SameSecret(std::string_view a, std::string_view b) {
   unsigned char differ = a.size() != b.size();
   for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) differ |= a[i] ^ b[i];
   return differ == 0;
+}
+
+// The machine id of a stored node that a berth-node registered; "" for
+// others (and a damaged body).
+std::string MachineOf(const std::string& body) {
+  const Json node = Json::parse(body, nullptr, false);
+  if (!node.is_object() || !node.value("berth_node", Json()).is_object()) return "";
+  const Json& machine = node["berth_node"].value("machine", Json());
+  return machine.is_string() ? machine.get<std::string>() : "";
 }
 
 Result<Registration> ReadRegistration(const Json& body) {
@@ -89,7 +101,20 @@ Status NodeDispatcher::Load() {
     Result<Json> node = nodes_.Get(c.id);
     if (node.ok() && node->value("state", "") == "down") down_.insert(c.id);
   }
+  Result<std::vector<store::StoredObject>> removed = store_.List(kRemovedKind);
+  if (!removed.ok()) return removed.status();
+  for (const store::StoredObject& r : *removed)
+    if (const std::string credential = StoredField(r.body, "credential"); !credential.empty())
+      removed_by_credential_[credential] = StoredField(r.body, "node");
   return Status::Ok();
+}
+
+std::string NodeDispatcher::RemovedMessage(const std::string& node) {
+  return "node '" + node +
+         "' was removed from the cluster (berth node rm): berthd refuses its credential and its "
+         "machine. To join this machine again, as a new node, delete node.json from its "
+         "berth-node data directory and start berth-node with the node join token "
+         "(--token-file)";
 }
 
 void NodeDispatcher::Start() {
@@ -109,9 +134,12 @@ std::optional<api::Principal> NodeDispatcher::Authenticate(std::string_view toke
   std::shared_lock lock(credentials_mu_);
   if (!join_token_.empty() && SameSecret(token, join_token_))
     return api::Principal{api::Principal::Kind::kNodeJoin, ""};
-  auto it = node_by_credential_.find(std::string(token));
-  if (it == node_by_credential_.end()) return std::nullopt;
-  return api::Principal{api::Principal::Kind::kNode, it->second};
+  if (auto it = node_by_credential_.find(std::string(token)); it != node_by_credential_.end())
+    return api::Principal{api::Principal::Kind::kNode, it->second};
+  if (auto it = removed_by_credential_.find(std::string(token)); it != removed_by_credential_.end())
+    return api::Principal{api::Principal::Kind::kRemovedNode, it->second,
+                          RemovedMessage(it->second)};
+  return std::nullopt;
 }
 
 Result<std::string> NodeDispatcher::JoinToken() {
@@ -139,16 +167,30 @@ Result<std::string> NodeDispatcher::Rotate() {
   return token;
 }
 
-Result<Json> NodeDispatcher::Register(const Json& body, const api::Principal& who) {
+Result<Json> NodeDispatcher::Register(const Json& body, const api::Principal& who,
+                                      bool* machine_removed) {
   Result<Registration> registration = ReadRegistration(body);
   if (!registration.ok()) return registration.status();
   Json& node = registration->node;
   const std::string id = node["id"];
   if (who.kind == api::Principal::Kind::kNode && who.node != id)
     return Status::PermissionDenied("node '" + who.node + "' may not register node '" + id + "'");
+  // A removed node's machine stays out, whatever token it comes with (its
+  // own credential does not get here: Authenticate refuses it).
+  auto removed = [&]() -> Status {
+    Result<std::optional<store::StoredObject>> denied =
+        store_.Get(kRemovedKind, registration->machine);
+    if (!denied.ok()) return denied.status();
+    if (!denied->has_value()) return Status::Ok();
+    if (machine_removed != nullptr) *machine_removed = true;
+    const std::string was = StoredField((*denied)->body, "node");
+    return Status::PermissionDenied(RemovedMessage(was.empty() ? id : was));
+  };
+  BERTH_RETURN_IF_ERROR(removed());
   Result<std::optional<store::StoredObject>> stored = store_.Get("node", id);
   if (!stored.ok()) return stored.status();
-  std::vector<store::Write> writes;
+  // A removal committed meanwhile fails this registration.
+  std::vector<store::Write> writes = {store::Write::Check(kRemovedKind, registration->machine, 0)};
   std::string credential;
   if (stored->has_value()) {
     const Json old = Json::parse((*stored)->body, nullptr, false);
@@ -190,6 +232,8 @@ Result<Json> NodeDispatcher::Register(const Json& body, const api::Principal& wh
     // does not decide between the two (state_mu_).
     std::lock_guard state(state_mu_);
     Result<int64_t> committed = store_.Commit(writes);
+    if (!committed.ok() && committed.status().code() == StatusCode::kConflict)
+      BERTH_RETURN_IF_ERROR(removed());
     if (!committed.ok()) return committed.status();
     std::lock_guard lock(mu_);
     last_heartbeat_[id] = clock_.Now();
@@ -244,7 +288,10 @@ std::optional<std::string> NodeDispatcher::CredentialOf(const std::string& node)
   return it->second;
 }
 
-Status NodeDispatcher::Remove(const std::string& node) {
+Status NodeDispatcher::Remove(const std::string& node, bool force) {
+  Result<store::StoredObject> loaded = nodes_.Load(node);
+  if (!loaded.ok()) return loaded.status();
+  const std::string machine = MachineOf(loaded->body);
   std::vector<store::Write> also;
   std::string credential;
   {
@@ -254,12 +301,21 @@ Status NodeDispatcher::Remove(const std::string& node) {
       also.push_back(store::Write::Delete(kCredentialKind, node));
     }
   }
-  BERTH_RETURN_IF_ERROR(nodes_.Remove(node, std::move(also)));
+  // The node's identity is denied from this commit on: its credential and
+  // its machine (docs/agent.md, "Removing a node").
+  if (!machine.empty())
+    also.push_back(store::Write::Put(
+        kRemovedKind, machine,
+        Json{
+            {"node", node}, {"credential", credential}, {"removed_at", FormatRfc3339(clock_.Now())}}
+            .dump()));
+  BERTH_RETURN_IF_ERROR(nodes_.Remove(*loaded, force, std::move(also)));
   if (credential.empty()) return Status::Ok();
   {
     std::unique_lock lock(credentials_mu_);
     node_by_credential_.erase(credential);
     credential_by_node_.erase(node);
+    removed_by_credential_[credential] = node;
   }
   executor_.SetNode(node, false);
   std::lock_guard lock(mu_);

@@ -18,7 +18,15 @@
 //    principals. The join token is kept in the store (kind "node_token"),
 //    made when first asked for, and can be rotated; nodes that joined keep
 //    their credentials.
-// A node removed through the API loses its credential (Remove).
+// Removal (Remove, DELETE /v1/nodes/{id}): a ready node only with force,
+// as Docker's `node rm`. A removed berth-node's identity is denied, as
+// Swarm denies a removed node's certificate: its credential is revoked and
+// its machine id recorded (kind "node_removed", id: the machine), in the
+// commit that removes the node, so that berthd refuses the node's requests
+// (Authenticate gives Principal::kRemovedNode: 403 node_removed, which
+// berth-node stops on) and the machine's registrations, also after a
+// restart. The machine comes back as a new machine: a berth-node whose data
+// directory lost its node.json makes a new machine id (docs/agent.md).
 //
 // Thread-safe: the API's threads call everything but Start and Stop, which
 // the owner calls; a monitor thread marks nodes down, waiting on the
@@ -77,17 +85,24 @@ class NodeDispatcher {
   Result<std::string> RotateJoinToken();
 
   // POST /v1/node/register (docs/api.md): {"node", "credential",
-  // "heartbeat_period"}.
-  Result<api::Json> Register(const api::Json& body, const api::Principal& who);
+  // "heartbeat_period"}. A machine whose node was removed is refused
+  // (PermissionDenied, with *machine_removed set when given) and nothing is
+  // written.
+  Result<api::Json> Register(const api::Json& body, const api::Principal& who,
+                             bool* machine_removed = nullptr);
   // POST /v1/node/heartbeat: {"heartbeat_period", "assignments_revision",
   // "instance"} (NodeExecutor::ChangedFor). NotFound: the node was removed.
   Result<api::Json> Heartbeat(const std::string& node);
   // A berth-node's credential (berthd presents it to the node's own
   // server, for logs); nullopt for other nodes.
   std::optional<std::string> CredentialOf(const std::string& node) const;
-  // Removes a node (DELETE /v1/nodes/{id}), and a berth-node's credential
-  // with it, in one commit: the machine joins again with the token.
-  Status Remove(const std::string& node);
+  // Removes a node (DELETE /v1/nodes/{id}): a ready one only with `force`
+  // (Conflict otherwise, NodeRegistry::Remove). A berth-node's credential
+  // goes and its machine is denied, in the same commit.
+  Status Remove(const std::string& node, bool force);
+  // The refusal of a node removed from the cluster: what happened and how
+  // the machine joins again.
+  static std::string RemovedMessage(const std::string& node);
   Duration grace() const { return options_.heartbeat_period * options_.grace_multiplier; }
   // Heartbeats taken so far (berth_node_heartbeats_total).
   uint64_t heartbeats() const { return heartbeats_.load(); }
@@ -112,6 +127,7 @@ class NodeDispatcher {
   std::string join_token_;
   std::unordered_map<std::string, std::string> node_by_credential_;
   std::unordered_map<std::string, std::string> credential_by_node_;
+  std::unordered_map<std::string, std::string> removed_by_credential_;  // revoked: their nodes
 
   std::mutex state_mu_;  // held while a node's state is decided and written
   std::mutex mu_;        // heartbeats and the monitor's sets

@@ -149,13 +149,93 @@ TEST_F(NodeDispatcherTest, ARotatedJoinTokenReplacesTheOldButNotTheNodesCredenti
 TEST_F(NodeDispatcherTest, ARemovedNodeLosesItsCredentialInTheSameCommit) {
   const Json joined = *dispatcher_->Register(Registration("n1", "m1"), Join());
   const int64_t revision = store_.revision();
-  ASSERT_TRUE(dispatcher_->Remove("n1").ok());
+  ASSERT_TRUE(dispatcher_->Remove("n1", /*force=*/true).ok());
   EXPECT_EQ(store_.revision(), revision + 1);
   EXPECT_FALSE(store_.Get("node_credential", "n1")->has_value());
   EXPECT_EQ(dispatcher_->Heartbeat("n1").status().code(), StatusCode::kNotFound);
-  EXPECT_FALSE(dispatcher_->Authenticate(joined["credential"].get<std::string>()).has_value());
+  EXPECT_EQ(dispatcher_->Authenticate(joined["credential"].get<std::string>())->kind,
+            Principal::Kind::kRemovedNode);
   EXPECT_FALSE(executor_.IsBerthNode("n1"));
   EXPECT_FALSE(dispatcher_->CredentialOf("n1").has_value());
+}
+
+// Defect 6: `node rm` of a ready node needed no force. As Docker's, a node
+// that is not down is removed only with force; down, unknown or
+// disconnected ones without.
+TEST_F(NodeDispatcherTest, AReadyNodeIsRemovedOnlyWithForce) {
+  const Json joined = *dispatcher_->Register(Registration("n1", "m1"), Join());
+  ASSERT_TRUE(nodes_.Register(Json{{"id", "sim"}}).ok());  // no state: ready
+  const int64_t revision = store_.revision();
+  for (const char* node : {"n1", "sim"}) {
+    const Status refused = dispatcher_->Remove(node, false);
+    EXPECT_EQ(refused.code(), StatusCode::kConflict) << node;
+    EXPECT_EQ(refused.message(),
+              "node '" + std::string(node) +
+                  "' is not down and can't be removed (its state is ready): stop it first, or "
+                  "remove it anyway with --force (berth node rm --force " +
+                  node + ", or DELETE /v1/nodes/" + node + "?force=true)");
+  }
+  // A refusal changes nothing: the node, its credential and its machine stay.
+  EXPECT_EQ(store_.revision(), revision);
+  EXPECT_EQ(dispatcher_->Authenticate(joined["credential"].get<std::string>())->kind,
+            Principal::Kind::kNode);
+  EXPECT_TRUE(dispatcher_->Heartbeat("n1").ok());
+  for (const char* state : {"down", "unknown", "disconnected"}) {
+    ASSERT_TRUE(nodes_.Register(Json{{"id", state}, {"state", state}}).ok());
+    EXPECT_TRUE(dispatcher_->Remove(state, false).ok()) << state;
+  }
+  ASSERT_TRUE(nodes_.Update("n1", Json{{"state", "down"}}).ok());
+  EXPECT_TRUE(dispatcher_->Remove("n1", false).ok());
+  EXPECT_TRUE(dispatcher_->Remove("sim", true).ok());
+  EXPECT_EQ(dispatcher_->Remove("sim", true).code(), StatusCode::kNotFound);
+}
+
+// Defect 6: a removed berth-node joined again at once, with the join token.
+// Its identity is denied instead, also after berthd restarts: its
+// credential (every route) and its machine (registration, any token).
+TEST_F(NodeDispatcherTest, ARemovedNodesCredentialAndMachineAreDeniedAlsoAfterARestart) {
+  const Json joined = *dispatcher_->Register(Registration("n1", "m1"), Join());
+  const std::string credential = joined["credential"];
+  ASSERT_TRUE(dispatcher_->Remove("n1", true).ok());
+  const std::string why =
+      "node 'n1' was removed from the cluster (berth node rm): berthd refuses its credential "
+      "and its machine. To join this machine again, as a new node, delete node.json from its "
+      "berth-node data directory and start berth-node with the node join token (--token-file)";
+  for (int restarted = 0; restarted < 2; ++restarted) {
+    if (restarted) {
+      dispatcher_ = NewDispatcher();
+      ASSERT_TRUE(dispatcher_->Load().ok());
+    }
+    const std::optional<Principal> old = dispatcher_->Authenticate(credential);
+    ASSERT_TRUE(old.has_value());
+    EXPECT_EQ(old->kind, Principal::Kind::kRemovedNode);
+    EXPECT_EQ(old->node, "n1");
+    EXPECT_EQ(old->refusal, why);
+    const int64_t revision = store_.revision();
+    for (const char* hostname : {"n1", "other"}) {
+      bool removed = false;
+      Result<Json> again = dispatcher_->Register(Registration(hostname, "m1"), Join(), &removed);
+      EXPECT_EQ(again.status().code(), StatusCode::kPermissionDenied) << hostname;
+      EXPECT_EQ(again.status().message(), why);
+      EXPECT_TRUE(removed);
+    }
+    EXPECT_EQ(store_.revision(), revision);  // a refusal writes nothing
+    EXPECT_FALSE(nodes_.Get("n1").ok());
+  }
+  // The machine with a new identity (its node.json deleted) joins anew.
+  Result<Json> anew = dispatcher_->Register(Registration("n1", "m2"), Join());
+  ASSERT_TRUE(anew.ok()) << anew.status().message();
+  EXPECT_NE((*anew)["credential"], credential);
+  EXPECT_EQ(dispatcher_->Authenticate(credential)->kind, Principal::Kind::kRemovedNode);
+}
+
+// A node registered through the API has no machine to deny: it may be
+// added again.
+TEST_F(NodeDispatcherTest, ARemovedApiNodeMayBeAddedAgain) {
+  ASSERT_TRUE(nodes_.Register(Json{{"id", "sim"}, {"state", "down"}}).ok());
+  ASSERT_TRUE(dispatcher_->Remove("sim", false).ok());
+  EXPECT_TRUE(store_.List("node_removed")->empty());
+  EXPECT_TRUE(nodes_.Register(Json{{"id", "sim"}}).ok());
 }
 
 }  // namespace

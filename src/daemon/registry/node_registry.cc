@@ -52,4 +52,17 @@ Status NodeRegistry::Remove(std::string_view id, std::vector<store::Write> also)
   return nodes_.Remove(id, std::move(also));
 }
 
+Status NodeRegistry::Remove(const store::StoredObject& loaded, bool force,
+                            std::vector<store::Write> also) {
+  const api::Json node = api::Json::parse(loaded.body, nullptr, false);
+  // A node without a state is ready (api::DecodeNode); a damaged one goes.
+  const bool ready = node.is_object() && node.value("state", api::Json("ready")) == "ready";
+  if (ready && !force)
+    return Status::Conflict("node '" + loaded.id +
+                            "' is not down and can't be removed (its state is ready): stop it "
+                            "first, or remove it anyway with --force (berth node rm --force " +
+                            loaded.id + ", or DELETE /v1/nodes/" + loaded.id + "?force=true)");
+  return nodes_.Remove(loaded, std::move(also));
+}
+
 }  // namespace berth::daemon

@@ -38,8 +38,15 @@ class NodeRegistry {
   Result<api::Json> Update(std::string_view id, const api::Json& patch);
   // Availability "drain": no new tasks.
   Result<api::Json> Drain(std::string_view id);
-  // Removes the node, with `also` in the same commit.
+  // Removes the node, with `also` in the same commit, whatever its state.
   Status Remove(std::string_view id, std::vector<store::Write> also = {});
+  // The stored node, for a removal that must know what it removes.
+  Result<store::StoredObject> Load(std::string_view id) const { return nodes_.Load(id); }
+  // DELETE /v1/nodes/{id}: removes the node `loaded` (Load's; Conflict if it
+  // changed since), with `also` in the same commit. As Docker's `node rm`, a
+  // node whose state is ready is not down and is removed only with `force`:
+  // Conflict otherwise, naming --force and ?force=true.
+  Status Remove(const store::StoredObject& loaded, bool force, std::vector<store::Write> also = {});
 
  private:
   StoredKind nodes_;

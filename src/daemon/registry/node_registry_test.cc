@@ -65,6 +65,18 @@ TEST_F(NodeRegistryTest, UpdateAndDrainKeepOtherFields) {
   EXPECT_EQ(nodes_.Drain("nope").status().code(), StatusCode::kNotFound);
 }
 
+TEST_F(NodeRegistryTest, AReadyNodeIsRemovedOnlyWithForceAndNotIfItChangedMeanwhile) {
+  ASSERT_TRUE(nodes_.Register(Json{{"id", "n1"}}).ok());
+  Result<store::StoredObject> loaded = nodes_.Load("n1");
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_EQ(nodes_.Remove(*loaded, false).code(), StatusCode::kConflict);
+  ASSERT_TRUE(nodes_.Update("n1", Json{{"state", "down"}}).ok());
+  // Loaded while ready, changed since: the removal does not act on what it read.
+  EXPECT_EQ(nodes_.Remove(*loaded, true).code(), StatusCode::kConflict);
+  EXPECT_TRUE(nodes_.Remove(*nodes_.Load("n1"), false).ok());
+  EXPECT_EQ(nodes_.Load("n1").status().code(), StatusCode::kNotFound);
+}
+
 // Defect 7: a port in ingress mode (the default, and Docker's short form
 // --publish 8080:80) was accepted though Berth has no routing mesh. The
 // service and job registries share this file (berth_daemon_test lists it).

@@ -60,8 +60,12 @@ Result<api::Json> StoredKind::Replace(const store::StoredObject& old, const api:
 Status StoredKind::Remove(std::string_view id, std::vector<store::Write> also) {
   Result<store::StoredObject> object = Load(id);
   if (!object.ok()) return object.status();
-  store::Write write = store::Write::Delete(kind_, object->id);
-  write.IfRevision(object->revision);
+  return Remove(*object, std::move(also));
+}
+
+Status StoredKind::Remove(const store::StoredObject& loaded, std::vector<store::Write> also) {
+  store::Write write = store::Write::Delete(kind_, loaded.id);
+  write.IfRevision(loaded.revision);
   also.insert(also.begin(), std::move(write));
   Result<int64_t> committed = store_.Commit(also);
   return committed.ok() ? Status::Ok() : committed.status();

@@ -32,6 +32,9 @@ class StoredKind {
   Result<api::Json> Replace(const store::StoredObject& old, const api::Json& body);
   // Removes the object, with `also` in the same commit.
   Status Remove(std::string_view id, std::vector<store::Write> also = {});
+  // Removes `loaded` (as Load read it) if nobody changed it since, with
+  // `also` in the same commit.
+  Status Remove(const store::StoredObject& loaded, std::vector<store::Write> also = {});
 
  private:
   store::Store& store_;

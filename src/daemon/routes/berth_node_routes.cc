@@ -86,8 +86,14 @@ void Daemon::AddBerthNodeRoutes() {
       "POST", "/v1/node/register",
       [this](const ApiRequest& r) -> Result<ApiResponse> {
         if (!leading()) return NotLeading();
-        return api::WithBody(
-            r, [&](const Json& body) { return Answer(dispatcher_->Register(body, r.principal)); });
+        return api::WithBody(r, [&](const Json& body) -> Result<ApiResponse> {
+          bool removed = false;
+          Result<Json> joined = dispatcher_->Register(body, r.principal, &removed);
+          // The code berth-node stops on (docs/agent.md, "Removing a node").
+          if (removed)
+            return api::ErrorAnswer(403, api::kNodeRemovedCode, joined.status().message());
+          return Answer(std::move(joined));
+        });
       },
       Access::kNodeJoin);
   server_->Route(

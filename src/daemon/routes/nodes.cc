@@ -1,4 +1,5 @@
 // The node resource: /v1/nodes and /v1/nodes/{id} (docs/api.md, "Nodes").
+#include "core/names.h"
 #include "daemon/daemon.h"
 #include "daemon/registry/task_views.h"
 #include "daemon/routes/removed.h"
@@ -33,10 +34,16 @@ void Daemon::AddNodeRoutes() {
   server_->Route("POST", std::string(kNode) + "/drain", [this](const ApiRequest& r) {
     return Changing(200, [&] { return nodes_.Drain(r.params[0]); });
   });
-  // The leader's: it revokes the credential it holds.
+  // The leader's: it revokes the credential it holds. A ready node only
+  // with ?force=true, as `docker node rm --force`.
   server_->Route("DELETE", kNode, [this](const ApiRequest& r) -> Result<ApiResponse> {
     if (!leading()) return NotLeading();
-    return Changing(200, [&] { return Removed(dispatcher_->Remove(r.params[0]), r.params[0]); });
+    const std::string force = r.Query("force");
+    if (force != "" && force != "true" && force != "false")
+      return api::FieldError("force", "expected true or false, got " + Quoted(force));
+    return Changing(200, [&] {
+      return Removed(dispatcher_->Remove(r.params[0], force == "true"), r.params[0]);
+    });
   });
 }
 
