@@ -2,11 +2,14 @@
 // process, as the README's sequence types it: `service create` waits and
 // prints its progress (standard output is a pipe here, so lines, not a
 // live display), then `task why`, `service ps`, `node ps`, `service
-// update` and `service ls`. Every process is started here and stopped by
-// its pid.
+// update` and `service ls`; and, with a berth-node, services whose tasks
+// are real processes that fail. Every process is started here and stopped
+// by its pid (a node's tasks by the pids its data directory records).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -30,12 +33,13 @@ class ServiceCli : public testing::Test {
     ASSERT_FALSE(port_.empty());
   }
   void TearDown() override { berthd_->Kill(SIGTERM); }
-  // Runs `berth ARGS --server ... --data-dir ...`; its exit status and output.
+  // Runs `berth ARGS --server ... --data-dir ...` (the connection options
+  // before a `--`, whose words are the task's command); its exit status
+  // and output.
   Process::Exit Berth(std::vector<std::string> args) {
     args.insert(args.begin(), BERTH_BINARY);
-    for (std::string a : {std::string("--server"), "127.0.0.1:" + port_, std::string("--data-dir"),
-                          dir_.path() + "/d"})
-      args.push_back(a);
+    args.insert(std::find(args.begin(), args.end(), "--"),
+                {"--server", "127.0.0.1:" + port_, "--data-dir", dir_.path() + "/d"});
     Process berth(args, Process::Stderr::kMerge);
     Process::Exit exit = berth.WaitExit(std::chrono::seconds(60));
     EXPECT_TRUE(WIFEXITED(exit.status)) << exit.output;
@@ -176,6 +180,84 @@ TEST_F(ServiceCli, RebalanceAfterNodesJoin) {
   Process::Exit api_tasks = Berth({"task", "ls", "--service", "api", "--desired-state", "running"});
   EXPECT_EQ(std::count(api_tasks.output.begin(), api_tasks.output.end(), '\n'), 5)
       << api_tasks.output;
+}
+
+// berthd and one berth-node, n1, whose tasks are processes of this machine.
+class ServiceCliNode : public ServiceCli {
+ protected:
+  void SetUp() override {
+    ServiceCli::SetUp();
+    const std::string token_file = dir_.path() + "/node-token";
+    Process::Exit token = Berth({"token", "show", "node"});
+    ASSERT_EQ(token.status, 0) << token.output;
+    std::ofstream(token_file) << token.output;
+    std::filesystem::permissions(
+        token_file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    node_ = std::make_unique<Process>(std::vector<std::string>{
+        BERTH_NODE_BINARY, "--join", "http://127.0.0.1:" + port_, "--token-file", token_file,
+        "--data-dir", dir_.path() + "/n1", "--hostname", "n1", "--listen", "127.0.0.1:0", "--exec",
+        BERTH_EXEC_BINARY});
+    ASSERT_NE(node_->WaitForLine("joined", std::chrono::seconds(30)), "") << "n1 did not join";
+  }
+  void TearDown() override {
+    node_.reset();
+    testing_support::KillTasksOf(dir_.path() + "/n1");
+    ServiceCli::TearDown();
+  }
+
+  std::unique_ptr<Process> node_;
+};
+
+// `--constraint X -- sh -c ...` was refused ("The following argument was
+// not expected: -c"), and a task that failed at once still gave "verify:
+// service converged" and exit 0.
+TEST_F(ServiceCliNode, CreateTakesTheCommandAfterDoubleDashAndReportsTasksThatFail) {
+  Process::Exit hello = Berth({"service", "create", "hello", "--constraint", "node.hostname==n1",
+                               "--", "sh", "-c", "echo hi; exec sleep 600"});
+  ASSERT_EQ(hello.status, 0) << hello.output;
+  EXPECT_NE(hello.output.find("verify: waiting 5s to verify that the tasks keep running\n"
+                              "verify: service converged\n"),
+            std::string::npos)
+      << hello.output;
+  Process::Exit logs = Berth({"service", "logs", "hello"});
+  EXPECT_NE(logs.output.find("@n1    | hi\n"), std::string::npos) << logs.output;
+
+  Process::Exit missing = Berth(
+      {"service", "create", "missing", "--constraint", "node.hostname==n1", "--", "/no/such/prog"});
+  EXPECT_EQ(missing.status, 1) << missing.output;
+  EXPECT_EQ(missing.output.find("verify: service converged"), std::string::npos);
+  EXPECT_NE(missing.output.find("berth: missing: task missing.1 (missing.1."), std::string::npos)
+      << missing.output;
+  EXPECT_NE(missing.output.find(") rejected: cannot run '/no/such/prog'"), std::string::npos)
+      << missing.output;
+
+  Process::Exit failing = Berth({"service", "create", "failing", "--", "false"});
+  EXPECT_EQ(failing.status, 1) << failing.output;
+  EXPECT_NE(failing.output.find(") failed: exit status 1\n"), std::string::npos) << failing.output;
+}
+
+// An update whose new task fails, with --update-failure-action rollback:
+// the wait showed only its last line; it now shows the failed task and the
+// rollback's start.
+TEST_F(ServiceCliNode, UpdateShowsTheFailedTaskAndTheRollback) {
+  ASSERT_EQ(Berth({"service", "create", "web", "--monitor", "0s", "--update-failure-action",
+                   "rollback", "--", "sleep", "600"})
+                .status,
+            0);
+  Process::Exit updated = Berth({"service", "update", "web", "--args", "not-a-number"});
+  EXPECT_EQ(updated.status, 1) << updated.output;
+  EXPECT_NE(updated.output.find("task web.1 (web.1."), std::string::npos) << updated.output;
+  EXPECT_NE(updated.output.find(") failed: exit status 1\n"), std::string::npos) << updated.output;
+  // berthd's reason ("update rolled back due to failure or early
+  // termination of task web.1.N"); berthd loses it when the failed task
+  // was the rollout's last and the rollback has nothing to replace, so
+  // only the line is checked.
+  EXPECT_NE(updated.output.find("rollback started: "), std::string::npos) << updated.output;
+  Process::Exit inspect = Berth({"service", "inspect", "web"});
+  EXPECT_NE(inspect.output.find("Spec version:        3 (rollback)"), std::string::npos)
+      << inspect.output;
+  EXPECT_NE(inspect.output.find(" Command:            sleep 600\n"), std::string::npos)
+      << inspect.output;
 }
 
 }  // namespace

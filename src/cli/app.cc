@@ -1,10 +1,12 @@
 #include "cli/app.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
 #include <optional>
+#include <sstream>
 
-#include "cli/client_commands.h"
+#include "cli/commands.h"
 #include "cli/plan_command.h"
 #include "cli/up_command.h"
 #include "core/names.h"
@@ -29,6 +31,38 @@ Status CheckArguments(const std::vector<std::string>& args) {
 int Run(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
         std::ostream& err, const Clock& clock);
 
+// The command line's parser with every command, and what it parsed. One
+// per parse: CLI11 keeps what it parsed in the app.
+class Program {
+ public:
+  Program();
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+
+  // Parses `args`; nullopt when a command was chosen (Execute runs it),
+  // else the exit status, having printed help, the version or the error.
+  std::optional<int> Parse(const std::vector<std::string>& args, std::ostream& out,
+                           std::ostream& err);
+  // Whether the chosen command takes the words after `--` as its own.
+  bool TakesCommand() const { return verbs_.takes_command(); }
+  // Runs the chosen command; `command`: the words after `--`.
+  int Execute(const std::vector<std::string>& command, std::istream& in, std::ostream& out,
+              std::ostream& err, const Clock& clock);
+
+ private:
+  void AddPlan();
+  void AddUp();
+
+  CLI::App app_{"Berth: a cluster task scheduler.", "berth"};
+  PlanOptions plan_;
+  std::optional<uint64_t> seed_;
+  std::string strategy_ = "spread";
+  CLI::App* plan_command_ = nullptr;
+  UpOptions up_;
+  CLI::App* up_command_ = nullptr;
+  Verbs verbs_;
+};
+
 }  // namespace
 
 // Every command reports its errors as values; a library exception escaping
@@ -49,63 +83,85 @@ int RunBerth(const std::vector<std::string>& args, std::istream& in, std::ostrea
 
 namespace {
 
+// Everything after the first `--` belongs to the command that takes one
+// (service create's task command), whatever its words look like: CLI11
+// would read "-c" as an option, or hand the words to the last repeatable
+// option before `--`. So the words before it are parsed alone; when they
+// do not choose such a command, the whole line is parsed as it is (`berth
+// plan -- FILE` keeps working).
 int Run(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
         std::ostream& err, const Clock& clock) {
-  CLI::App app{"Berth: a cluster task scheduler.", "berth"};
-  app.set_version_flag("--version", std::string("berth ") + BERTH_VERSION);
-  app.set_help_all_flag("--help-all", "Print help for every command and exit");
-  app.require_subcommand(1);
+  const auto dashes = std::find(args.begin(), args.end(), "--");
+  if (dashes != args.end()) {
+    Program head;
+    std::ostringstream ignored;
+    if (!head.Parse({args.begin(), dashes}, ignored, ignored) && head.TakesCommand())
+      return head.Execute({dashes + 1, args.end()}, in, out, err, clock);
+  }
+  Program whole;
+  if (std::optional<int> done = whole.Parse(args, out, err)) return *done;
+  return whole.Execute({}, in, out, err, clock);
+}
 
-  PlanOptions plan;
-  std::optional<uint64_t> seed;
-  CLI::App* plan_command = app.add_subcommand("plan", kPlanDescription);
-  plan_command->add_option("FILE", plan.file, "the plan document; '-' reads standard input")
+Program::Program() {
+  app_.set_version_flag("--version", std::string("berth ") + BERTH_VERSION);
+  app_.set_help_all_flag("--help-all", "Print help for every command and exit");
+  app_.require_subcommand(1);
+  AddPlan();
+  AddUp();
+  AddClientCommands(app_, verbs_);
+}
+
+void Program::AddPlan() {
+  plan_command_ = app_.add_subcommand("plan", kPlanDescription);
+  plan_command_->add_option("FILE", plan_.file, "the plan document; '-' reads standard input")
       ->required();
-  plan_command->add_option("--seed", seed,
-                           "break ties between equal nodes with a shuffle seeded by N "
-                           "(default: the smaller node id wins)");
-  std::string strategy = "spread";
-  plan_command
-      ->add_option("--placement-strategy", strategy,
+  plan_command_->add_option("--seed", seed_,
+                            "break ties between equal nodes with a shuffle seeded by N "
+                            "(default: the smaller node id wins)");
+  plan_command_
+      ->add_option("--placement-strategy", strategy_,
                    "how nodes are ordered when a task's preferences do not end with a "
                    "node.id preference: spread (SwarmKit's) or binpack (least room left first)")
       ->check(CLI::IsMember({"spread", "binpack"}))
       ->capture_default_str();
-  plan_command->add_flag("--compact", plan.compact, "print the output on one line");
+  plan_command_->add_flag("--compact", plan_.compact, "print the output on one line");
+}
 
-  UpOptions up;
-  CLI::App* up_command = app.add_subcommand(
+void Program::AddUp() {
+  up_command_ = app_.add_subcommand(
       "up",
       "Start a local Berth in this process: berthd with simulated nodes on the embedded store");
-  up_command->add_option("--data-dir", up.daemon.data_dir, "data directory (store and API token)")
+  up_command_->add_option("--data-dir", up_.daemon.data_dir, "data directory (store and API token)")
       ->capture_default_str();
-  up_command->add_option("--host", up.daemon.host, "address to listen on")->capture_default_str();
-  up_command->add_option("--port", up.daemon.port, "TCP port (0: any free port)")
+  up_command_->add_option("--host", up_.daemon.host, "address to listen on")->capture_default_str();
+  up_command_->add_option("--port", up_.daemon.port, "TCP port (0: any free port)")
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();
-  up_command->add_option("--nodes", up.nodes, "simulated nodes to register")
+  up_command_->add_option("--nodes", up_.nodes, "simulated nodes to register")
       ->check(CLI::Range(0, 100000))
       ->capture_default_str();
-  up_command->add_flag("--demo", up.demo, "create a demo service and show where its tasks went");
-  up_command->add_flag("--once", up.once, "stop after printing the placements");
-  up_command->add_flag("--local-node", up.local_node,
-                       "also run a real node, 'local', whose tasks are processes of this machine "
-                       "(with --demo: a task that echoes, and its output)");
-  up_command->add_flag("--new-token", up.daemon.new_token,
-                       "issue a new API token if the token file is missing although the data "
-                       "directory holds data");
+  up_command_->add_flag("--demo", up_.demo, "create a demo service and show where its tasks went");
+  up_command_->add_flag("--once", up_.once, "stop after printing the placements");
+  up_command_->add_flag("--local-node", up_.local_node,
+                        "also run a real node, 'local', whose tasks are processes of this machine "
+                        "(with --demo: a task that echoes, and its output)");
+  up_command_->add_flag("--new-token", up_.daemon.new_token,
+                        "issue a new API token if the token file is missing although the data "
+                        "directory holds data");
+}
 
-  ClientCommands client(app);
-
+std::optional<int> Program::Parse(const std::vector<std::string>& args, std::ostream& out,
+                                  std::ostream& err) {
   // CLI11 parses a reversed vector and consumes it.
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
-    app.parse(reversed);
+    app_.parse(reversed);
   } catch (const CLI::CallForHelp&) {
-    out << app.help();
+    out << app_.help();
     return 0;
   } catch (const CLI::CallForAllHelp&) {
-    out << app.help("", CLI::AppFormatMode::All);
+    out << app_.help("", CLI::AppFormatMode::All);
     return 0;
   } catch (const CLI::CallForVersion&) {
     out << "berth " << BERTH_VERSION << "\n";
@@ -113,19 +169,24 @@ int Run(const std::vector<std::string>& args, std::istream& in, std::ostream& ou
   } catch (const CLI::ParseError& e) {
     // A bare `berth` prints the overview; anything else names the problem.
     if (args.empty()) {
-      err << app.help();
+      err << app_.help();
       return 2;
     }
     err << "berth: " << e.what() << "\nRun 'berth --help' for usage.\n";
     return 2;
   }
-  if (plan_command->parsed()) {
-    plan.seed = seed;
-    plan.strategy = *placement::ParsePlacementStrategy(strategy);
-    return RunPlan(plan, in, out, err, clock);
+  return std::nullopt;
+}
+
+int Program::Execute(const std::vector<std::string>& command, std::istream& in, std::ostream& out,
+                     std::ostream& err, const Clock& clock) {
+  if (plan_command_->parsed()) {
+    plan_.seed = seed_;
+    plan_.strategy = *placement::ParsePlacementStrategy(strategy_);
+    return RunPlan(plan_, in, out, err, clock);
   }
-  if (up_command->parsed()) return RunUp(up, out, err);
-  if (client.selected()) return client.Run(out, err);
+  if (up_command_->parsed()) return RunUp(up_, out, err);
+  if (verbs_.selected()) return verbs_.Run(command, out, err);
   return 2;  // unreachable: one subcommand is required
 }
 

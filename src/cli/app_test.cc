@@ -1,24 +1,9 @@
 #include "cli/app.h"
 
-#include <gtest/gtest.h>
-
-#include <sstream>
+#include "cli/cli_test_support.h"
 
 namespace berth::cli {
 namespace {
-
-struct Outcome {
-  int status;
-  std::string out, err;
-};
-
-Outcome Berth(std::vector<std::string> args, const std::string& stdin_text = "") {
-  std::istringstream in(stdin_text);
-  std::ostringstream out, err;
-  ManualClock clock;
-  int status = RunBerth(args, in, out, err, clock);
-  return {status, out.str(), err.str()};
-}
 
 TEST(BerthApp, HelpListsTheCommands) {
   Outcome r = Berth({"--help"});
@@ -85,6 +70,21 @@ TEST(BerthApp, PlanReadsStandardInput) {
   EXPECT_EQ(r.out, R"({"assignments":[{"task":"t","node":"n"}],"pending":[]})"
                    "\n");
   EXPECT_TRUE(r.err.empty());
+}
+
+// Only a command that takes one (service create) gets the words after
+// `--`; for the others the line is parsed as it is, `--` included.
+TEST(BerthApp, DoubleDashIsACommandsOnlyWhereOneIsTaken) {
+  Outcome plan = Berth({"plan", "--compact", "--", "-"}, R"({"nodes": [], "tasks": []})");
+  EXPECT_EQ(plan.status, 0) << plan.err;
+  EXPECT_EQ(plan.out, R"({"assignments":[],"pending":[]})"
+                      "\n");
+  Outcome ls = Berth({"node", "ls", "--", "extra", "--server", "127.0.0.1:1", "--token", "t"});
+  EXPECT_EQ(ls.status, 2);
+  EXPECT_NE(ls.err.find("extra"), std::string::npos) << ls.err;
+  Outcome help = Berth({"service", "create", "--help", "--", "x"});
+  EXPECT_EQ(help.status, 0);
+  EXPECT_NE(help.out.find("Everything after --"), std::string::npos) << help.out;
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "cli/logs.h"
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -93,6 +94,13 @@ int Follow(api::ApiClient& client, std::vector<Reader>& readers, const LogsOptio
 }
 
 }  // namespace
+
+void AddLogsFlags(CLI::App& verb, LogsOptions& options) {
+  verb.add_flag("-f,--follow", options.follow, "keep printing new lines until the task ends");
+  verb.add_option("-n,--tail", options.tail, "only the last N lines (of each task)")
+      ->check(CLI::NonNegativeNumber);
+  verb.add_flag("-t,--timestamps", options.timestamps, "print when each line was written");
+}
 
 int PrintTaskLogs(api::ApiClient& client, const std::string& task, const LogsOptions& options,
                   std::ostream& out, std::ostream& err) {

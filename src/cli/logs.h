@@ -12,6 +12,10 @@
 
 #include "api/api_client.h"
 
+namespace CLI {
+class App;
+}
+
 namespace berth::cli {
 
 struct LogsOptions {
@@ -19,6 +23,8 @@ struct LogsOptions {
   int64_t tail = 0;  // the last N lines only; 0: all
   bool timestamps = false;
 };
+// Adds -f/--follow, -n/--tail and -t/--timestamps to a logs verb.
+void AddLogsFlags(CLI::App& verb, LogsOptions& options);
 
 // Exit status 0, or 1 with "berth: <why>" on `err`.
 int PrintTaskLogs(api::ApiClient& client, const std::string& task, const LogsOptions& options,

@@ -6,7 +6,7 @@
 #include <tuple>
 
 #include "api/lifecycle_codec.h"
-#include "cli/client_commands.h"
+#include "cli/output.h"
 #include "orchestrator/orchestrator.h"
 
 namespace berth::cli {
@@ -28,11 +28,6 @@ auto DisplayKey(const Json& t) {
   return std::make_tuple(t.value("service", ""), t.value("slot", uint64_t{0}),
                          t.contains("slot") ? std::string() : NameOf(t),
                          -orchestrator::SerialOf(id), id);
-}
-
-std::string Cut(std::string text, bool no_trunc) {
-  if (!no_trunc && text.size() > 60) text = text.substr(0, 57) + "...";
-  return text;
 }
 
 }  // namespace
@@ -57,7 +52,7 @@ void PrintTaskTable(const Json& answer, const TaskTableOptions& options, std::os
     previous = name;
     rows.push_back({(older ? " \\_ " : "") + name, Field(t, "id"), Field(t, "spec_version"),
                     Field(t, "node"), Field(t, "desired_state"), Field(t, "state"),
-                    Cut(t.value("message", ""), options.no_trunc)});
+                    options.no_trunc ? t.value("message", "") : Cut(t.value("message", ""))});
   }
   PrintTable(out, {"NAME", "ID", "VERSION", "NODE", "DESIRED", "STATE", "MESSAGE"}, rows);
 }

@@ -7,8 +7,8 @@
 #include <thread>
 
 #include "api/api_client.h"
-#include "cli/client_commands.h"
 #include "cli/logs.h"
+#include "cli/output.h"
 #include "cli/task_table.h"
 #include "node/node_agent.h"
 

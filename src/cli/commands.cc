@@ -1,0 +1,14 @@
+#include "cli/commands.h"
+
+namespace berth::cli {
+
+void AddClientCommands(CLI::App& app, Verbs& verbs) {
+  AddNodeCommands(app, verbs);
+  AddServiceCommands(app, verbs);
+  AddTaskCommands(app, verbs);
+  AddJobCommands(app, verbs);
+  AddClassCommands(app, verbs);
+  AddTokenCommands(app, verbs);
+}
+
+}  // namespace berth::cli
