@@ -56,6 +56,7 @@
 #include "daemon/loop/full_view.h"
 #include "daemon/loop/pass.h"
 #include "daemon/loop/stored_state.h"
+#include "daemon/nodes/node_lifecycle_options.h"
 #include "executor/simulated_executor.h"
 #include "fairshare/admission.h"
 #include "store/watched_store.h"
@@ -67,8 +68,9 @@ struct ReconcilerOptions {
   // service), as Docker's --task-history-limit; older ones are deleted.
   // Negative: none is deleted. Default 5.
   int64_t task_history_limit = 5;
-  // Grace periods of nodes that are not ready (LifecycleOptions' defaults).
-  LifecycleOptions lifecycle;
+  // Grace periods of nodes that are not ready (berthd sets them from
+  // DaemonOptions::node_lifecycle).
+  NodeLifecycleOptions lifecycle;
   // The full-view engine's (berthd --placement-strategy; default spread).
   placement::SchedulerOptions placement;
 };
@@ -89,12 +91,13 @@ class Reconciler {
         options_(options),
         executor_(executor != nullptr ? *executor : simulated_),
         full_view_(options.placement) {
-    state_.track_pending = agents != nullptr;
+    state_.set_track_pending(agents != nullptr);
   }
   Result<PassSummary> RunPass(Timestamp now);
 
  private:
   Status LoadClasses();
+  Status RunSteps(Pass& pass);
 
   store::WatchedStore& store_;
   AgentPlacement* agents_;
