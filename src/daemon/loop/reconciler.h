@@ -1,4 +1,5 @@
-// Reconciler: one pass of berthd's control loop (ARCHITECTURE.md, data flow)
+// Reconciler: one pass of berthd's control loop (docs/architecture.md, "From a
+// request to a running task")
 // over the store. It is the only writer of tasks (kind "task").
 //
 // A pass brings its StoredState up to date with the store's changes (the

@@ -113,7 +113,7 @@ TEST_F(ReconcilerTest, FailingServiceTasksAreReplacedAndFeedTheFaultyNodeRule) {
     clock_.Advance(std::chrono::seconds(1));  // it fails; a replacement follows
   }
   // Equal nodes go to the smaller id until n1 has failed 5 times within 5
-  // minutes (spec/placement.md); then it sorts last.
+  // minutes (docs/placement.md, "The node order"); then it sorts last.
   EXPECT_EQ(nodes, (std::vector<std::string>{"n1", "n1", "n1", "n1", "n1", "n2"}));
   EXPECT_EQ((*WhyTask(store_, first))["reason"], "failed after 1000 ms (simulated)");
 }
