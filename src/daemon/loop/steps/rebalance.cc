@@ -10,8 +10,6 @@ namespace berth::daemon {
 
 using api::Json;
 
-// A visited task of a version before a rebalance, still meant to run on
-// its node: a candidate to move, until the rebalance's movers are chosen.
 void Rebalance::Candidate(TaskEntry& e, const std::string& service_id,
                           const StoredService& service) {
   if (e.task.state < TaskState::kAssigned || e.task.desired > TaskState::kRunning) return;
@@ -80,12 +78,6 @@ void Rebalance::ChooseAllMovers(const FullView& engine) {
   }
 }
 
-// After a node joined: each replicated service with "rebalance": "on-join"
-// whose last rollout is done is rebalanced (a new spec version, as
-// ServiceRegistry::Rebalance makes) if the engine would now place some of
-// its tasks elsewhere (FullView::RebalanceMoves, over the nodes this pass synced).
-// A service whose rollout has not started, is under way or is paused
-// (ServiceRegistry::WhyRebalanceWaits) is asked again in the next passes.
 void Rebalance::OnJoin(const FullView& engine, bool nodes_joined) {
   if (nodes_joined)
     for (const auto& [id, service] : pass_.services())

@@ -21,8 +21,6 @@ const char* RolloutKind(const StoredService& service) {
   return service.rolling_back ? "rollback" : service.rebalancing ? "rebalance" : "update";
 }
 
-// A visited task of an older version: one not placed yet is simply replaced;
-// a placed one waits for its service's rollout (Update).
 void RollingUpdate::Outdated(TaskEntry& e, const std::string& service_id,
                              const StoredService& service) {
   if (e.task.state < TaskState::kAssigned) {
@@ -34,10 +32,6 @@ void RollingUpdate::Outdated(TaskEntry& e, const std::string& service_id,
   RolloutOf(service_id, service).outdated.insert(pass_.PositionOf(e));
 }
 
-// A task of the version a rollout brings, seen by a pass that visits every
-// task (berthd started, or the layout moved): one that has not run for the
-// monitor period yet counts as in flight, so a restarted berthd does not
-// replace more than `parallelism` at once.
 void RollingUpdate::Young(TaskEntry& e, const std::string& service_id,
                           const StoredService& service) {
   ServiceUpdate* rollout = rollouts_.Find(service_id);
