@@ -89,7 +89,7 @@ int Run(int argc, char** argv) {
   app.add_option("--heartbeat-period", heartbeat_period,
                  "How often berth-node machines heartbeat (SwarmKit's dispatcher: 5s)")
       ->capture_default_str();
-  app.add_option("--heartbeat-multiplier", options.node_dispatcher.grace_multiplier,
+  app.add_option("--heartbeat-multiplier", options.node_lifecycle.grace_multiplier,
                  "A berth-node is marked down after this many heartbeat periods without one")
       ->check(CLI::Range(int64_t{2}, int64_t{100}))
       ->capture_default_str();
@@ -144,13 +144,13 @@ int Run(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   for (const auto& [flag, text, out] :
-       {std::tuple{"--node-down-grace", &down_grace, &options.reconciler.lifecycle.down_grace},
-        {"--node-unknown-grace", &unknown_grace, &options.reconciler.lifecycle.unknown_grace},
-        {"--heartbeat-period", &heartbeat_period, &options.node_dispatcher.heartbeat_period},
+       {std::tuple{"--node-down-grace", &down_grace, &options.node_lifecycle.down_grace},
+        {"--node-unknown-grace", &unknown_grace, &options.node_lifecycle.unknown_grace},
+        {"--heartbeat-period", &heartbeat_period, &options.node_lifecycle.heartbeat_period},
         {"--leader-ttl", &leader_ttl, &options.leadership.ttl},
         {"--compact-interval", &compact_interval, &options.leadership.compact_interval}}) {
     berth::Result<berth::Duration> grace = berth::ParseDuration(*text);
-    if (grace.ok() && out == &options.node_dispatcher.heartbeat_period &&
+    if (grace.ok() && out == &options.node_lifecycle.heartbeat_period &&
         *grace < berth::Duration{10})
       grace = berth::Status::InvalidArgument("must be at least 10ms");
     if (grace.ok() && out == &options.leadership.ttl && *grace < std::chrono::seconds(2))

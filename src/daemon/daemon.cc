@@ -64,6 +64,12 @@ std::vector<threephase::AgentTransport*> TransportsOf(
   return transports;
 }
 
+// The reconciler's options with the node graces berthd was given.
+ReconcilerOptions WithLifecycle(ReconcilerOptions options, const NodeLifecycleOptions& lifecycle) {
+  options.lifecycle = lifecycle;
+  return options;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
@@ -153,11 +159,12 @@ Daemon::Daemon(std::shared_ptr<store::Store> store, store::EtcdStore* etcd, std:
       node_executor_(std::make_unique<NodeExecutor>(
           [this] { loop_->Notify(); },
           NodeExecutorOptions{std::max(1, options.threads / 2),
-                              options.node_dispatcher.heartbeat_period})),
+                              options.node_lifecycle.heartbeat_period})),
       dispatcher_(std::make_unique<NodeDispatcher>(
           *store_, nodes_, *node_executor_, clock_, [this] { loop_->Notify(); },
-          options.node_dispatcher)),
-      reconciler_(*store_, agent_placement_.get(), &clock_, options.reconciler,
+          options.node_lifecycle)),
+      reconciler_(*store_, agent_placement_.get(), &clock_,
+                  WithLifecycle(options.reconciler, options.node_lifecycle),
                   options.executor != nullptr ? options.executor : node_executor_.get()),
       loop_(std::make_unique<ControlLoop>(reconciler_, clock_, options.loop)),
       lost_leadership_(options.lost_leadership),

@@ -54,8 +54,10 @@ struct DaemonOptions {
   std::vector<std::string> agents;
   std::string agent_token;  // the agents' bearer token
   AgentPlacementOptions agent_placement;
-  // berth-node machines' heartbeats (docs/agent.md).
-  NodeDispatcherOptions node_dispatcher;
+  // berth-node machines' heartbeats (docs/agent.md) and the graces of nodes
+  // that are not ready, for the dispatcher and the control loop alike (this
+  // one is used, not reconciler.lifecycle).
+  NodeLifecycleOptions node_lifecycle;
 
   // High availability (docs/ha.md): with etcd endpoints, the store is etcd
   // (`etcd.prefix`, shared by every replica) instead of SQLite, and this

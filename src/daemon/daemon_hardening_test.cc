@@ -133,7 +133,7 @@ TEST_F(DaemonTest, ObjectsStoredBeforeTheNamingRuleCanStillBeRemoved) {
   }
   Open();
   EXPECT_EQ(Call("GET", "/v1/nodes/web1.example.com").first, 200);
-  EXPECT_EQ(Call("DELETE", "/v1/nodes/web1.example.com").first, 200);
+  EXPECT_EQ(Call("DELETE", "/v1/nodes/web1.example.com?force=true").first, 200);
   EXPECT_TRUE(Call("GET", "/v1/nodes").second["nodes"].empty());
 }
 

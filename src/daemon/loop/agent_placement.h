@@ -57,7 +57,7 @@ namespace berth::daemon {
 // berthd's sampling defaults: Np = 40 basis points and Cp = 25% rather than
 // the spec's 400 and 50%. Over HTTP every sampled node travels as JSON, and
 // on the 20,000-node benchmark these gave p99 13 ms at 1,000 tasks/s against
-// 123 ms, and twice the throughput (docs/benchmarks.md, issue 14).
+// 123 ms, and twice the throughput (docs/benchmarks.md).
 inline threephase::SchedulerOptions BerthdSampling() {
   threephase::SchedulerOptions options;
   options.cluster_percent = 25;

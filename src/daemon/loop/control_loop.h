@@ -1,5 +1,5 @@
-// ControlLoop: the thread that runs Reconciler passes (ARCHITECTURE.md:
-// "state changes on one control loop").
+// ControlLoop: the thread that runs Reconciler passes: every state change
+// of tasks happens on this one loop (docs/architecture.md, "Principles").
 //
 // When a pass runs:
 //  - after changes (Notify), once the batch window closes
@@ -14,11 +14,11 @@
 //
 // Batching (docs/berthd.md, "Batching"): changes that arrive while a pass
 // runs are handled together by the next one, so a burst of identical tasks
-// is still scheduled as one group (spec/placement.md). The window's `quiet`
+// is still scheduled as one group (docs/placement.md, "Batching"). The window's `quiet`
 // defaults to 0 in berthd: a pass starts as soon as the loop is free,
 // because waiting while nothing runs delays every task and groups nothing
 // that the next pass would not group anyway. Set it (berthd
-// --batch-quiet-ms 50) for the spec's exact window.
+// --batch-quiet-ms 50) for the engine's exact window.
 //
 // The state is settled when a pass changed nothing and waits for no agent.
 //

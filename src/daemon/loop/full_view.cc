@@ -17,14 +17,14 @@ Status FullView::Load(StoredState& state) {
   state_ = placement::ClusterState();
   entry_of_.clear();
   ++generation_;
-  layout_generation_ = state.layout_generation;
-  for (const auto& [id, node] : state.nodes) BERTH_RETURN_IF_ERROR(PutNode(state, id));
+  layout_generation_ = state.layout_generation();
+  for (const auto& [id, node] : state.nodes()) BERTH_RETURN_IF_ERROR(PutNode(state, id));
   return Status::Ok();
 }
 
 Status FullView::PutNode(const StoredState& state, const std::string& id) {
-  const auto stored = state.nodes.find(id);
-  if (stored == state.nodes.end()) return Status::Ok();  // removed since (a reload follows)
+  const auto stored = state.nodes().find(id);
+  if (stored == state.nodes().end()) return Status::Ok();  // removed since (a reload follows)
   const StoredNode& node = stored->second;
   Status status = node.error.empty() ? Status::Ok() : Status::InvalidArgument(node.error);
   if (status.ok()) {
@@ -42,23 +42,23 @@ Status FullView::Sync(StoredState& state, const std::vector<std::string>& change
                       const std::vector<uint32_t>& positions, const Planned& planned,
                       const SpecOf& spec_of, const std::function<bool(const TaskEntry&)>& global) {
   const size_t live = state_.task_count() - state_.forgotten_count();
-  if (generation_ == 0 || state.layout_generation != layout_generation_ ||
+  if (generation_ == 0 || state.layout_generation() != layout_generation_ ||
       state_.forgotten_count() > live + 1024) {
     BERTH_RETURN_IF_ERROR(Load(state));
-    state_.ReserveTasks(state.tasks.size());
-    for (size_t position = 0; position < state.tasks.size(); ++position)
-      BERTH_RETURN_IF_ERROR(SyncEntry(state.tasks[position], position, planned, spec_of, global));
+    state_.ReserveTasks(state.tasks().size());
+    for (size_t position = 0; position < state.tasks().size(); ++position)
+      BERTH_RETURN_IF_ERROR(SyncEntry(state.task(position), position, planned, spec_of, global));
     return Status::Ok();
   }
   for (const std::string& id : changed_nodes) BERTH_RETURN_IF_ERROR(PutNode(state, id));
   size_t added = 0;  // at most: a changed task may be forgotten and added again
   for (uint32_t position : positions) {
-    const TaskEntry& e = state.tasks[position];
+    const TaskEntry& e = state.task(position);
     added += e.engine_generation != generation_ || e.engine_index == TaskEntry::kNotInEngine;
   }
   state_.ReserveTasks(state_.task_count() + added);
   for (uint32_t position : positions)
-    BERTH_RETURN_IF_ERROR(SyncEntry(state.tasks[position], position, planned, spec_of, global));
+    BERTH_RETURN_IF_ERROR(SyncEntry(state.task(position), position, planned, spec_of, global));
   return Status::Ok();
 }
 

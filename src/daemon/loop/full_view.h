@@ -45,7 +45,7 @@ class FullView {
   explicit FullView(placement::SchedulerOptions options = {}) : options_(options) {}
 
   // Brings the engine in line with `state`'s nodes and with the entries at
-  // `positions` in `state.tasks` (every entry after a reload): those
+  // `positions` in `state.tasks()` (every entry after a reload): those
   // `planned` accepts are in the engine in their stored state, no other is
   // (ended ones only left their failures). Entries not named must not have
   // changed since the last Sync. `global(e)` says whether a task belongs to
@@ -71,7 +71,7 @@ class FullView {
   Moves RebalanceMoves(const std::string& service, const std::shared_ptr<const TaskSpec>& spec,
                        uint64_t version, uint64_t replicas, Timestamp now) const;
 
-  // The position in StoredState::tasks of the task at engine index `task`
+  // The position in StoredState::tasks() of the task at engine index `task`
   // (as of the last Sync).
   size_t EntryOf(placement::TaskIndex task) const { return entry_of_[task]; }
   const std::string& NodeId(placement::NodeIndex node) const { return state_.node(node).node().id; }

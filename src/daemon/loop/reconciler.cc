@@ -1,5 +1,19 @@
 #include "daemon/loop/reconciler.h"
 
+#include <optional>
+
+#include "daemon/loop/steps/admission.h"
+#include "daemon/loop/steps/agents.h"
+#include "daemon/loop/steps/global_tasks.h"
+#include "daemon/loop/steps/history.h"
+#include "daemon/loop/steps/jobs.h"
+#include "daemon/loop/steps/node_lifecycle.h"
+#include "daemon/loop/steps/placement.h"
+#include "daemon/loop/steps/rebalance.h"
+#include "daemon/loop/steps/replicas.h"
+#include "daemon/loop/steps/restarts.h"
+#include "daemon/loop/steps/rolling_update.h"
+#include "daemon/loop/steps/task_runs.h"
 #include "daemon/registry/class_registry.h"
 
 namespace berth::daemon {
@@ -27,25 +41,47 @@ Status Reconciler::LoadClasses() {
   return Status::Ok();
 }
 
+// The steps of a pass, in order (docs/architecture.md, "The control loop").
+// Each gets what it needs of the state; the Pass records what they change.
+Status Reconciler::RunSteps(Pass& pass) {
+  Rollouts& rollouts = state_.rollouts();
+  GlobalTasks global(pass);
+  Restarts restarts(pass, state_.restart_attempts(), rollouts, global);
+  Replicas replicas(pass, rollouts);
+  RollingUpdate updates(pass, rollouts);
+  Rebalance rebalance(pass, rollouts, updates);
+  NodeLifecycle nodes(pass, state_.not_ready(), options_.lifecycle);
+  Jobs jobs(pass);
+  std::optional<Agents> agents;
+  if (agents_ != nullptr) agents.emplace(pass, *agents_, restarts, replicas, global);
+
+  if (agents) agents->CheckBindings();
+  TaskRuns(pass, jobs, nodes, restarts, updates, rebalance).Run();
+  updates.Open();
+  rebalance.BeforeRollouts();
+  updates.Advance();
+  replicas.ScaleDown();
+  JobAdmission(pass, agents_ != nullptr ? agents_->Workers() : state_.Workers()).Admit(admission_);
+  if (agents) {
+    agents->Place();
+  } else {
+    BERTH_RETURN_IF_ERROR(Placement(pass, state_, replicas, global, rebalance).Place(full_view_));
+  }
+  History(pass, state_.history()).Prune(options_.task_history_limit);
+  return Status::Ok();
+}
+
 // A pass edits the StoredState as it goes; if it fails, the store does not
 // have its edits, so the state is read again.
 Result<PassSummary> Reconciler::RunPass(Timestamp now) {
   BERTH_RETURN_IF_ERROR(LoadClasses());
   BERTH_RETURN_IF_ERROR(state_.Refresh(store_));
-  Pass pass(now, state_, executor_, agents_, options_.lifecycle);
-  if (agents_ != nullptr) pass.CheckAgentBindings();
-  pass.StartAndStop();
-  pass.Update();
-  pass.ScaleDown();
-  pass.Admit(admission_);
-  if (agents_ != nullptr) {
-    pass.PlaceThroughAgents();
-  } else if (Status placed = pass.Place(full_view_); !placed.ok()) {
+  Pass pass(now, state_, executor_, agents_);
+  if (Status steps = RunSteps(pass); !steps.ok()) {
     state_.Invalidate();
     executor_.Discarded();
-    return placed;
+    return steps;
   }
-  pass.PruneHistory(options_.task_history_limit);
   pass.StampAssigned(clock_ != nullptr ? clock_->Now() : now);
   std::vector<store::Write> writes = pass.Writes();
   int64_t revision = 0;

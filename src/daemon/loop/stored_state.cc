@@ -1,6 +1,7 @@
 #include "daemon/loop/stored_state.h"
 
 #include <algorithm>
+#include <bit>
 #include <tuple>
 
 #include "api/cluster_codec.h"
@@ -121,20 +122,20 @@ Status StoredState::Refresh(store::WatchedStore& store) {
   if (!loaded_) status = Load(store);
   // Read after the changes: a pass that sees a service starts from a
   // revision above the one that created it.
-  revision = store.revision();
+  revision_ = store.revision();
   return status;
 }
 
 Status StoredState::Load(store::WatchedStore& store) {
-  const uint64_t layout = layout_generation;
-  const bool track = track_pending;
+  const uint64_t layout = layout_generation_;
+  const bool track = track_pending_;
   // What a pass still has to do about nodes that joined outlives a reload.
-  std::set<std::string> due = std::move(rebalance_due);
+  std::set<std::string> due = std::move(rollouts_.rebalance_due());
   const bool joined = nodes_joined_;
   *this = StoredState();
-  track_pending = track;
-  layout_generation = layout + 1;
-  rebalance_due = std::move(due);
+  track_pending_ = track;
+  layout_generation_ = layout + 1;
+  rollouts_.rebalance_due() = std::move(due);
   nodes_joined_ = joined;
   Result<std::vector<std::vector<store::StoredObject>>> all =
       store.Watch({std::begin(kKinds), std::end(kKinds)});
@@ -157,46 +158,46 @@ Status StoredState::Apply(const store::Change& change) {
     json = std::move(*parsed);
   }
   if (change.kind == "node") {
-    const auto old = nodes.find(change.id);
-    const int64_t old_workers = old != nodes.end() ? WorkersOf(old->second) : 0;
+    const auto old = nodes_.find(change.id);
+    const int64_t old_workers = old != nodes_.end() ? WorkersOf(old->second) : 0;
     workers_ -= old_workers;
     if (put) {
       StoredNode updated = ToNode(std::move(*json), change.id);
-      if (old != nodes.end() && ConcernsTasks(old->second.node, updated.node))
+      if (old != nodes_.end() && ConcernsTasks(old->second.node, updated.node))
         check_nodes_.insert(change.id);
       // A node joins when it starts to take tasks (WorkersOf: ready, active).
       if (loaded_ && old_workers == 0 && WorkersOf(updated) > 0) nodes_joined_ = true;
-      if (updated.node.state == NodeState::kReady) not_ready_since_.erase(change.id);
-      StoredNode& node = nodes[change.id] = std::move(updated);
+      if (updated.node.state == NodeState::kReady) not_ready_.Forget(change.id);
+      StoredNode& node = nodes_[change.id] = std::move(updated);
       workers_ += WorkersOf(node);
       node_ids_.insert(change.id);
       changed_nodes_.push_back(change.id);  // a new one may take a global service's task
     } else {
-      ++layout_generation;
+      ++layout_generation_;
       visit_all_ = true;  // the tasks on it leave the engine's view
-      nodes.erase(change.id);
+      nodes_.erase(change.id);
       node_ids_.erase(change.id);
-      not_ready_since_.erase(change.id);
+      not_ready_.Forget(change.id);
     }
   } else if (change.kind == "service") {
     ApplyService(change.id, std::move(json));
-    if (auto it = services.find(change.id); it != services.end()) {
+    if (auto it = services_.find(change.id); it != services_.end()) {
       it->second.body = change.body;
       it->second.revision = change.revision;
     }
   } else if (change.kind == "job") {
     ApplyJob(change.id, std::move(json), change.revision);
   } else if (change.kind == "update") {
-    ApplyUpdateStatus(change.id, json, change.body);
+    rollouts_.Apply(change.id, json, change.body);
   } else if (change.kind == "duration") {
     if (put)
-      durations[change.id] = ToRecorded(*json, change.revision);
+      durations_[change.id] = ToRecorded(*json, change.revision);
     else
-      durations.erase(change.id);
+      durations_.erase(change.id);
   } else if (change.kind == "task") {
     if (put) {
       PutTask(change.id, *json, change.revision);
-    } else if (auto it = task_index.find(change.id); it != task_index.end()) {
+    } else if (auto it = task_index_.find(change.id); it != task_index_.end()) {
       EraseTask(it->second);
     }
   }
@@ -208,69 +209,47 @@ Status StoredState::Apply(const store::Change& change) {
 // a new spec version, a new template or run) concerns all its tasks.
 void StoredState::ApplyService(const std::string& id, std::optional<Json> json) {
   dirty_services_.insert(id);
-  auto it = services.find(id);
+  auto it = services_.find(id);
   if (!json) {
-    if (it != services.end()) services.erase(it);
+    if (it != services_.end()) services_.erase(it);
     visit_all_ = true;
     return;
   }
   StoredService service = ToService(*json);
   // The API gives a new template a new spec version. A service created
   // again under the name concerns the earlier one's tasks.
-  if (it != services.end() &&
+  if (it != services_.end() &&
       (it->second.replicas.has_value() != service.replicas.has_value() ||
        it->second.spec_version != service.spec_version || it->second.run != service.run ||
        it->second.incarnation != service.incarnation))
     visit_all_ = true;
   if (auto tally = tallies_.find(id); tally != tallies_.end())
     tally->second.global = !service.replicas.has_value();
-  services[id] = std::move(service);
-}
-
-// A rollout's stored status: a restarted berthd goes on from it (a paused
-// update stays paused). Its own writes come back here too (the same text).
-void StoredState::ApplyUpdateStatus(const std::string& id, const std::optional<Json>& json,
-                                    const std::string& text) {
-  if (!json) {
-    updates.erase(id);
-    return;
-  }
-  ServiceUpdate& u = updates[id];
-  if (u.stored == text) return;
-  u.stored = text;
-  u.spec_version = json->value("spec_version", uint64_t{0});
-  u.state = json->value("state", "");
-  u.message = json->value("message", "");
-  u.replaced = json->value("replaced", uint64_t{0});
-  u.failures = json->value("failures", uint64_t{0});
-  if (Result<Timestamp> at = ParseRfc3339(json->value("started_at", "")); at.ok())
-    u.started_at = *at;
-  if (Result<Timestamp> at = ParseRfc3339(json->value("completed_at", "")); at.ok())
-    u.completed_at = *at;
+  services_[id] = std::move(service);
 }
 
 // A job's tasks are visited when it changes (killed, or removed).
 void StoredState::ApplyJob(const std::string& id, std::optional<Json> json, int64_t revision) {
-  auto it = jobs.find(id);
-  if (it != jobs.end()) QueueJobTasks(id, it->second.tasks);
+  auto it = jobs_.find(id);
+  if (it != jobs_.end()) QueueJobTasks(id, it->second.tasks);
   if (!json) {
-    if (it != jobs.end()) jobs.erase(it);
+    if (it != jobs_.end()) jobs_.erase(it);
     return;
   }
-  StoredJob& job = jobs[id] = ToJob(*json, revision);
+  StoredJob& job = jobs_[id] = ToJob(*json, revision);
   QueueJobTasks(id, job.tasks);
 }
 
 void StoredState::QueueJobTasks(const std::string& job, int64_t tasks) {
   for (int64_t i = 1; i <= tasks; ++i)
-    if (auto it = task_index.find(job + "." + std::to_string(i)); it != task_index.end())
+    if (auto it = task_index_.find(job + "." + std::to_string(i)); it != task_index_.end())
       Queue(static_cast<uint32_t>(it->second));
 }
 
 void StoredState::PutTask(const std::string& id, const Json& body, int64_t revision) {
-  auto it = task_index.find(id);
-  if (it == task_index.end()) it = task_index.emplace(id, NewEntry(id)).first;
-  TaskEntry& e = tasks[it->second];
+  auto it = task_index_.find(id);
+  if (it == task_index_.end()) it = task_index_.emplace(id, NewEntry(id)).first;
+  TaskEntry& e = tasks_[it->second];
   Uncount(e);
   e.task = DecodeStoredTask(body, id);
   e.revision = revision;
@@ -278,9 +257,28 @@ void StoredState::PutTask(const std::string& id, const Json& body, int64_t revis
   Queue(static_cast<uint32_t>(it->second));
 }
 
+TaskEntry* StoredState::FindTask(std::string_view id) {
+  const auto it = task_index_.find(std::string(id));
+  return it == task_index_.end() ? nullptr : &tasks_[it->second];
+}
+
+TaskEntry& StoredState::EntryFor(std::string id) {
+  auto [it, added] = task_index_.try_emplace(std::move(id), 0);
+  if (added) it->second = NewEntry(it->first);
+  return tasks_[it->second];
+}
+
+// Powers of two: a reserve of exactly what one service needs would move
+// every entry for the next small service. The index grows with the entries.
+void StoredState::ReserveTasks(size_t count) {
+  if (tasks_.capacity() >= count) return;
+  tasks_.reserve(std::bit_ceil(count));
+  task_index_.reserve(tasks_.capacity());
+}
+
 uint32_t StoredState::NewEntry(const std::string& id) {
-  tasks.emplace_back().task.id = id;
-  return static_cast<uint32_t>(tasks.size() - 1);
+  tasks_.emplace_back().task.id = id;
+  return static_cast<uint32_t>(tasks_.size() - 1);
 }
 
 // A ready, active node offers its "slots" workers (default 1).
@@ -297,29 +295,29 @@ void StoredState::Retire(TaskEntry& e) {
 }
 
 void StoredState::EraseTask(size_t i, bool in_history) {
-  TaskEntry& e = tasks[i];
+  TaskEntry& e = tasks_[i];
   if (in_history)
     Retire(e);
   else
     Uncount(e);
-  task_index.erase(e.task.id);
+  task_index_.erase(e.task.id);
   e = TaskEntry();
   e.in_plan = false;
   ++free_entries_;
 }
 
 void StoredState::Queue(uint32_t position) {
-  if (std::exchange(tasks[position].queued, true)) return;
+  if (std::exchange(tasks_[position].queued, true)) return;
   queued_.push_back(position);
 }
 
 void StoredState::QueueTask(const std::string& id) {
-  if (auto it = task_index.find(id); it != task_index.end())
+  if (auto it = task_index_.find(id); it != task_index_.end())
     Queue(static_cast<uint32_t>(it->second));
 }
 
 void StoredState::CheckAt(uint32_t position, Timestamp due) {
-  timers_.push({due, position, tasks[position].task.id});
+  timers_.push({due, position, tasks_[position].task.id});
 }
 
 std::optional<Timestamp> StoredState::NextTimer() const {
@@ -328,22 +326,22 @@ std::optional<Timestamp> StoredState::NextTimer() const {
 }
 
 std::vector<uint32_t> StoredState::TakeVisit(Timestamp now, bool* all) {
-  if (free_entries_ > (tasks.size() - free_entries_) / 2 + 1024) Compact();
+  if (free_entries_ > (tasks_.size() - free_entries_) / 2 + 1024) Compact();
   while (!timers_.empty() && timers_.top().due <= now) {
     const Timer& t = timers_.top();
-    if (t.position < tasks.size() && tasks[t.position].task.id == t.id) Queue(t.position);
+    if (t.position < tasks_.size() && tasks_[t.position].task.id == t.id) Queue(t.position);
     timers_.pop();
   }
   // One scan of the tasks for the nodes that changed in a way that concerns
   // them since the last pass (rare: a drain, a state change, new labels); an
   // index by node would cost something on every task placed.
   if (!check_nodes_.empty() && !visit_all_)
-    for (uint32_t p = 0; p < tasks.size(); ++p)
-      if (!tasks[p].task.node.empty() && check_nodes_.contains(tasks[p].task.node)) Queue(p);
+    for (uint32_t p = 0; p < tasks_.size(); ++p)
+      if (!tasks_[p].task.node.empty() && check_nodes_.contains(tasks_[p].task.node)) Queue(p);
   check_nodes_.clear();
   std::vector<uint32_t> visit = std::move(queued_);
   queued_.clear();
-  for (uint32_t p : visit) tasks[p].queued = false;
+  for (uint32_t p : visit) tasks_[p].queued = false;
   *all = std::exchange(visit_all_, false);
   if (!*all) {
     std::sort(visit.begin(), visit.end());
@@ -351,51 +349,51 @@ std::vector<uint32_t> StoredState::TakeVisit(Timestamp now, bool* all) {
   }
   Rebuild();
   visit.clear();
-  for (uint32_t p = 0; p < tasks.size(); ++p)
-    if (tasks[p].live()) visit.push_back(p);
+  for (uint32_t p = 0; p < tasks_.size(); ++p)
+    if (tasks_[p].live()) visit.push_back(p);
   return visit;
 }
 
 // Moves the live entries together, in order; the engine's indices of them
-// are stale (layout_generation), and the next pass visits everything.
+// are stale (layout_generation_), and the next pass visits everything.
 void StoredState::Compact() {
-  std::erase_if(tasks, [](const TaskEntry& e) { return !e.live(); });
-  task_index.clear();
-  for (size_t i = 0; i < tasks.size(); ++i) {
-    task_index.emplace(tasks[i].task.id, i);
-    tasks[i].queued = false;
+  std::erase_if(tasks_, [](const TaskEntry& e) { return !e.live(); });
+  task_index_.clear();
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    task_index_.emplace(tasks_[i].task.id, i);
+    tasks_[i].queued = false;
   }
   queued_.clear();
   timers_ = {};
   free_entries_ = 0;
-  ++layout_generation;
+  ++layout_generation_;
   visit_all_ = true;
 }
 
 void StoredState::Rebuild() {
   tallies_.clear();
   pending_.clear();
-  for (TaskEntry& e : tasks) {
+  for (TaskEntry& e : tasks_) {
     e.tally = 0;
     e.counted_in = nullptr;
     if (e.live()) Recount(e);
   }
-  for (const auto& [id, service] : services) dirty_services_.insert(id);
-  // History: ended tasks of services, by (revision, replica number).
+  for (const auto& [id, service] : services_) dirty_services_.insert(id);
+  // History: ended tasks of services_, by (revision, replica number).
   history_.Clear();
   std::vector<std::tuple<int64_t, int64_t, uint32_t>> ended;
-  for (uint32_t p = 0; p < tasks.size(); ++p)
-    if (tasks[p].live() && tasks[p].terminal() && !tasks[p].task.service.empty())
-      ended.emplace_back(tasks[p].revision, SlotOf(tasks[p]), p);
+  for (uint32_t p = 0; p < tasks_.size(); ++p)
+    if (tasks_[p].live() && tasks_[p].terminal() && !tasks_[p].task.service.empty())
+      ended.emplace_back(tasks_[p].revision, SlotOf(tasks_[p]), p);
   std::sort(ended.begin(), ended.end());
   for (const auto& [revision, number, p] : ended)
-    history_.Add(HistoryGroupOf(tasks[p]), {p, revision});
+    history_.Add(HistoryGroupOf(tasks_[p]), {p, revision});
 }
 
 // A removed service's tasks are grouped as a replicated service's.
 std::string StoredState::HistoryGroupOf(const TaskEntry& e) const {
-  const auto svc = services.find(e.task.service);
-  if (svc != services.end() && !svc->second.replicas)
+  const auto svc = services_.find(e.task.service);
+  if (svc != services_.end() && !svc->second.replicas)
     return TaskHistory::GroupKey(e.task.service, e.task.node);
   return TaskHistory::GroupKey(e.task.service, std::to_string(std::max(SlotOf(e), 0)));
 }
@@ -426,7 +424,7 @@ void StoredState::MarkDirty(const std::string& service, orchestrator::ServiceTal
 void StoredState::Recount(TaskEntry& e) {
   const bool planned = e.planned();
   uint8_t now = 0;
-  if (track_pending && planned && e.runnable() && e.task.state == TaskState::kPending)
+  if (track_pending_ && planned && e.runnable() && e.task.state == TaskState::kPending)
     now |= kListed;
   orchestrator::ServiceTally* tally = e.counted_in;
   if (!e.task.service.empty() && planned) {
@@ -451,8 +449,8 @@ void StoredState::Recount(TaskEntry& e) {
 orchestrator::ServiceTally& StoredState::TallyFor(const std::string& service) {
   auto [it, added] = tallies_.try_emplace(service);
   if (added) {
-    const auto svc = services.find(service);
-    it->second.global = svc != services.end() && !svc->second.replicas;
+    const auto svc = services_.find(service);
+    it->second.global = svc != services_.end() && !svc->second.replicas;
   }
   return it->second;
 }
@@ -475,7 +473,7 @@ void StoredState::EndPass(const std::vector<uint32_t>& touched,
                           const std::vector<std::string>& recorded, int64_t revision) {
   std::vector<std::pair<int64_t, uint32_t>> ended;
   for (uint32_t p : touched) {
-    TaskEntry& e = tasks[p];
+    TaskEntry& e = tasks_[p];
     e.touched = false;
     if (e.pruned) {
       EraseTask(p, false);  // TaskHistory::Trim took it out
@@ -489,9 +487,9 @@ void StoredState::EndPass(const std::vector<uint32_t>& touched,
     if (e.terminal() && !e.task.service.empty()) ended.emplace_back(SlotOf(e), p);
   }
   std::sort(ended.begin(), ended.end());
-  for (const auto& [number, p] : ended) history_.Add(HistoryGroupOf(tasks[p]), {p, revision});
+  for (const auto& [number, p] : ended) history_.Add(HistoryGroupOf(tasks_[p]), {p, revision});
   for (const std::string& name : recorded) {
-    Recorded& r = durations.at(name);
+    Recorded& r = durations_.at(name);
     r.changed = false;
     r.revision = revision;
   }

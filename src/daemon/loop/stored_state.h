@@ -35,6 +35,7 @@
 #include <optional>
 #include <queue>
 #include <set>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -47,7 +48,9 @@
 #include "core/status.h"
 #include "core/task.h"
 #include "core/time.h"
+#include "daemon/loop/rollouts.h"
 #include "daemon/loop/stored_task.h"
+#include "daemon/loop/task_entry.h"
 #include "daemon/loop/task_history.h"
 #include "orchestrator/orchestrator.h"
 #include "orchestrator/restart_policy.h"
@@ -56,49 +59,6 @@
 #include "store/watched_store.h"
 
 namespace berth::daemon {
-
-// A stored task, with what the loop keeps about it between passes.
-struct TaskEntry {
-  StoredTask task;
-  int64_t revision = 0;  // 0: created by this pass
-  bool changed = false;
-  bool in_plan = true;  // handed to the placement engine
-  bool pruned = false;  // ended and beyond the history limit: deleted by this pass
-  // StoredState's bookkeeping: in the next pass's visit list; in this pass's
-  // touched list (Pass); how the task counts in its service's tally, which
-  // tally that is and its replica number there (-1: none), both cached
-  // while it counts (the id and service of a counted entry do not change).
-  bool queued = false, touched = false;
-  uint8_t tally = 0;
-  int32_t number = -1;
-  orchestrator::ServiceTally* counted_in = nullptr;
-  // The full-view engine's record of the task (FullView): its index there,
-  // valid while engine_generation is the engine's; kNotInEngine when the
-  // engine has none (never had, or forgot it).
-  static constexpr uint32_t kNotInEngine = UINT32_MAX;
-  uint32_t engine_index = kNotInEngine;
-  uint64_t engine_generation = 0;
-
-  bool live() const { return !task.id.empty(); }  // false: a free entry
-  bool terminal() const { return task.state > TaskState::kRunning; }
-  // Fills one of its service's slots: not finished and still meant to run.
-  bool runnable() const { return orchestrator::Runnable(task.state, task.desired); }
-  // Seen by the placement engine: not if its service or node is gone
-  // (in_plan), nor if the running pass stopped it while it ran (one that
-  // ended, and whose restart set its desired state, still tells the engine
-  // its failure: the faulty-node rule).
-  bool planned() const {
-    return in_plan && !(changed && task.desired == TaskState::kShutdown && !terminal());
-  }
-  // Holds a binding on its agent (the agent's capacity).
-  bool bound_on_agent() const {
-    return !task.agent.empty() && task.state >= TaskState::kAssigned && !terminal();
-  }
-};
-
-// The entries by position, prefaulted: a large service fills millions
-// of them at once (core/prefault_allocator.h).
-using TaskEntries = std::vector<TaskEntry, PrefaultAllocator<TaskEntry>>;
 
 struct Recorded {  // durations recorded for one task name
   int64_t count = 0, total_ms = 0, revision = 0;
@@ -150,35 +110,6 @@ struct StoredService {
   }
 };
 
-// A service's rollout of a spec version (a rolling update or a rollback),
-// as Pass::Update drives it; its status is stored as kind "update" (id: the
-// service) and shown with the service (docs/api.md, "update_status").
-struct ServiceUpdate {
-  uint64_t spec_version = 0;  // the version it rolls out
-  // updating | paused | completed | rollback_started | rollback_paused |
-  // rollback_completed (Docker's UpdateStatus states).
-  std::string state;
-  std::string message;
-  std::optional<Timestamp> started_at, completed_at;
-  // Placed tasks of older versions not replaced yet (positions; checked
-  // before use), and the replacements in flight with the task each
-  // replaces (kNone: already stopped, stop-first).
-  static constexpr uint32_t kNone = UINT32_MAX;
-  std::set<uint32_t> outdated;
-  std::vector<std::pair<uint32_t, uint32_t>> in_flight;
-  // A rebalance's tasks of older versions on nodes, until its movers are
-  // chosen (Pass::ChooseMovers): those go to `outdated`, the others stay.
-  // `room`: by node id, the replacements the target still sends there.
-  std::set<uint32_t> candidates;
-  std::map<std::string, uint32_t> room;
-  bool movers_chosen = false;
-  uint64_t replaced = 0, failures = 0;
-  Timestamp next_batch_at;
-  std::string stored;  // the status as last read or written
-  bool active() const { return state == "updating" || state == "rollback_started"; }
-  bool paused() const { return state == "paused" || state == "rollback_paused"; }
-};
-
 struct StoredJob {
   std::string requestor;  // its fair-share class's member
   int64_t tasks = 0;      // its tasks are "<job>.1" .. "<job>.<tasks>"
@@ -188,8 +119,39 @@ struct StoredJob {
   std::shared_ptr<const TaskSpec> spec;
 };
 
+// When each slot (or global service's node), by history group, was
+// restarted by the restart policy, oldest first. In memory only: a
+// restarted berthd counts max_attempts afresh, as a new SwarmKit leader's
+// restart supervisor does.
+class RestartAttempts {
+ public:
+  std::deque<Timestamp>& Of(const std::string& group) { return by_group_[group]; }
+
+ private:
+  std::unordered_map<std::string, std::deque<Timestamp>> by_group_;
+};
+
+// Since when each node has been seen not ready (down, unknown,
+// disconnected) by a pass. In memory only: a restarted berthd gives every
+// node a fresh grace period, as a new SwarmKit leader.
+class NotReadyClock {
+ public:
+  // `now` the first time it is asked about `node` since it was ready.
+  Timestamp Since(const std::string& node, Timestamp now) {
+    return since_.try_emplace(node, now).first->second;
+  }
+  void Forget(const std::string& node) { since_.erase(node); }
+
+ private:
+  std::unordered_map<std::string, Timestamp> since_;
+};
+
 class StoredState {
  public:
+  using Nodes = std::map<std::string, StoredNode, std::less<>>;
+  using Services = std::unordered_map<std::string, StoredService>;
+  using Jobs = std::map<std::string, StoredJob, std::less<>>;
+
   // Brings the state up to date: everything on the first call and after
   // Invalidate, the store's changes since the last call otherwise.
   Status Refresh(store::WatchedStore& store);
@@ -201,7 +163,7 @@ class StoredState {
   }
   // The store's revision when Refresh last returned: the serial of the ids
   // of the tasks the next pass makes (orchestrator::TaskId).
-  int64_t revision = 0;
+  int64_t revision() const { return revision_; }
   // The pass that touched `touched` (positions) and recorded durations
   // under `recorded` (names) ends: if it committed at `revision` (0: it
   // wrote nothing), its changed entries and durations take the revision and
@@ -226,17 +188,32 @@ class StoredState {
   // Before `e` is replaced by a new task: it leaves every count and its
   // history group (TaskHistory::MarkStale).
   void Retire(TaskEntry& e);
-  // A new entry for task `id` (not stored yet); its position.
-  uint32_t NewEntry(const std::string& id);
-  uint32_t PositionOf(const TaskEntry& e) const { return static_cast<uint32_t>(&e - tasks.data()); }
+
+  // Tasks, by position (stable; a free entry has an empty id).
+  std::span<TaskEntry> tasks() { return {tasks_.data(), tasks_.size()}; }
+  std::span<const TaskEntry> tasks() const { return {tasks_.data(), tasks_.size()}; }
+  TaskEntry& task(uint32_t position) { return tasks_[position]; }
+  const TaskEntry& task(uint32_t position) const { return tasks_[position]; }
+  // The entry of stored task `id`, or null.
+  TaskEntry* FindTask(std::string_view id);
+  // The entry for a new task `id`: its stored one if it has one (written
+  // behind berthd's back), else a new entry (not stored yet).
+  TaskEntry& EntryFor(std::string id);
+  // Room for `count` entries in all, so that a large service does not move
+  // the entries (and rehash their index) a dozen times.
+  void ReserveTasks(size_t count);
+  uint32_t PositionOf(const TaskEntry& e) const {
+    return static_cast<uint32_t>(&e - tasks_.data());
+  }
+
   const orchestrator::ServiceTally* TallyOf(const std::string& service) const;
   // Services whose tally or record changed since the last call, by id.
   std::set<std::string> TakeDirtyServices();
   // Positions of the runnable pending tasks the engine sees, in order; kept
-  // only when `track_pending` is set (the three-phase path hands them to
-  // the agents on every pass; the full-view engine keeps its own).
+  // only when set_track_pending (the three-phase path hands them to the
+  // agents on every pass; the full-view engine keeps its own).
   const std::set<uint32_t>& pending() const { return pending_; }
-  bool track_pending = false;
+  void set_track_pending(bool track) { track_pending_ = track; }
   TaskHistory& history() { return history_; }
   // The history group of an ended service task (TaskHistory::GroupKey):
   // its slot, or its node for a global service's.
@@ -244,9 +221,14 @@ class StoredState {
   static int32_t SlotOf(const TaskEntry& e);
   // Grows when a node is removed or the task positions move (a compaction,
   // a load): a placement engine's state built from them is stale.
-  uint64_t layout_generation = 0;
+  uint64_t layout_generation() const { return layout_generation_; }
 
-  std::map<std::string, StoredNode, std::less<>> nodes;  // by id
+  // Nodes by id.
+  const Nodes& nodes() const { return nodes_; }
+  const StoredNode* FindNode(std::string_view id) const {
+    const auto it = nodes_.find(id);
+    return it == nodes_.end() ? nullptr : &it->second;
+  }
   // Nodes added or updated since the last call, by id (a removed node makes
   // every task visited and moves layout_generation instead).
   std::vector<std::string> TakeChangedNodes() { return std::exchange(changed_nodes_, {}); }
@@ -256,45 +238,45 @@ class StoredState {
   // Whether `id` is a stored node: a hash lookup, since a pass asks it for
   // every task.
   bool HasNode(const std::string& id) const { return node_ids_.contains(id); }
-  // When each slot (or global service's node), by history group, was
-  // restarted by the restart policy, oldest first. In memory only: a
-  // restarted berthd counts max_attempts afresh, as a new SwarmKit leader's
-  // restart supervisor does.
-  std::deque<Timestamp>& RestartsOf(const std::string& group) { return restarts_[group]; }
-  // Since when `node` has been seen not ready (down, unknown, disconnected)
-  // by a pass: `now` the first time it asks. In memory only: a restarted
-  // berthd gives every node a fresh grace period, as a new SwarmKit leader.
-  Timestamp NotReadySince(const std::string& node, Timestamp now) {
-    return not_ready_since_.try_emplace(node, now).first->second;
-  }
+  // When each slot (or global service's node) was restarted, and since
+  // when each node has been seen not ready (both in memory only).
+  RestartAttempts& restart_attempts() { return restart_attempts_; }
+  NotReadyClock& not_ready() { return not_ready_; }
   // W of fair-share admission: the slots of the ready, active nodes (kept
   // as nodes change).
   int64_t Workers() const { return workers_; }
-  // By id; a pass looks a service up for each task, so a hash map.
-  std::unordered_map<std::string, StoredService> services;
-  TaskEntries tasks;
-  std::unordered_map<std::string, size_t> task_index;  // id -> tasks[i]
-  std::map<std::string, StoredJob, std::less<>> jobs;
-  std::map<std::string, Recorded, std::less<>> durations;  // by task name
-  // The admission status a pass last stored (Pass::ExplainAdmission).
-  std::string admission_status;
-  // Rollouts by service id; kept while the service exists.
-  std::map<std::string, ServiceUpdate> updates;
-  // Services with "rebalance": "on-join" to look at since a node joined
-  // (Pass::RebalanceOnJoin keeps those whose rollout is under way).
-  std::set<std::string> rebalance_due;
+
+  // Services by id (a pass looks a service up for each task: a hash map).
+  const Services& services() const { return services_; }
+  const StoredService* FindService(const std::string& id) const {
+    const auto it = services_.find(id);
+    return it == services_.end() ? nullptr : &it->second;
+  }
+  const Jobs& jobs() const { return jobs_; }
+  // Durations recorded, by task name: the one of `name` (made if absent),
+  // or null when none is recorded.
+  Recorded& DurationOf(const std::string& name) { return durations_[name]; }
+  const Recorded* FindDuration(const std::string& name) const {
+    const auto it = durations_.find(name);
+    return it == durations_.end() ? nullptr : &it->second;
+  }
+  // The admission status a pass last stored (steps/admission.h).
+  const std::string& admission_status() const { return admission_status_; }
+  void set_admission_status(std::string status) { admission_status_ = std::move(status); }
+  Rollouts& rollouts() { return rollouts_; }
+  const Rollouts& rollouts() const { return rollouts_; }
 
  private:
   Status Load(store::WatchedStore& store);
   Status Apply(const store::Change& change);
   void ApplyService(const std::string& id, std::optional<api::Json> json);
   void ApplyJob(const std::string& id, std::optional<api::Json> json, int64_t revision);
-  void ApplyUpdateStatus(const std::string& id, const std::optional<api::Json>& json,
-                         const std::string& text);
   void PutTask(const std::string& id, const api::Json& body, int64_t revision);
   // Deletes tasks[i], leaving a free entry; `in_history`: its history
   // group may still hold it.
   void EraseTask(size_t i, bool in_history = true);
+  // A new entry for task `id` (not stored yet); its position.
+  uint32_t NewEntry(const std::string& id);
   void Queue(uint32_t position);
   // Queues a job's tasks ("<job>.<n>", n <= its task count).
   void QueueJobTasks(const std::string& job, int64_t tasks);
@@ -305,6 +287,18 @@ class StoredState {
   orchestrator::ServiceTally& TallyFor(const std::string& service);
   void MarkDirty(const std::string& service, orchestrator::ServiceTally& tally);
   void Rebuild();  // every tally, the pending set and the history, from the tasks
+
+  int64_t revision_ = 0;
+  uint64_t layout_generation_ = 0;
+  bool track_pending_ = false;
+  Nodes nodes_;
+  Services services_;
+  TaskEntries tasks_;
+  std::unordered_map<std::string, size_t> task_index_;  // id -> tasks_[i]
+  Jobs jobs_;
+  std::map<std::string, Recorded, std::less<>> durations_;  // by task name
+  std::string admission_status_;
+  Rollouts rollouts_;
 
   // TaskEntry::tally: the flags of orchestrator::ServiceTally::Mark, and
   // kListed for an entry in pending_.
@@ -324,8 +318,8 @@ class StoredState {
   // Known nodes whose update may concern their tasks (drained, not ready,
   // relabelled): TakeVisit queues the tasks on them.
   std::unordered_set<std::string> check_nodes_;
-  std::unordered_map<std::string, Timestamp> not_ready_since_;
-  std::unordered_map<std::string, std::deque<Timestamp>> restarts_;
+  NotReadyClock not_ready_;
+  RestartAttempts restart_attempts_;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   std::unordered_map<std::string, orchestrator::ServiceTally> tallies_;
   std::set<std::string> dirty_services_;

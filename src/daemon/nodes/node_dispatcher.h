@@ -49,19 +49,14 @@
 #include "core/status.h"
 #include "core/time.h"
 #include "daemon/nodes/node_executor.h"
+#include "daemon/nodes/node_lifecycle_options.h"
 #include "daemon/registry/node_registry.h"
 #include "store/store.h"
 
 namespace berth::daemon {
 
-struct NodeDispatcherOptions {
-  // How often nodes heartbeat (told to them in every answer). Default 5 s,
-  // SwarmKit's DefaultHeartBeatPeriod.
-  Duration heartbeat_period = std::chrono::seconds(5);
-  // A node is down after heartbeat_period x grace_multiplier without a
-  // heartbeat. Default 3 (SwarmKit's dispatcher: 15 s).
-  int64_t grace_multiplier = 3;
-};
+// Its heartbeat_period and grace_multiplier; the loop takes the graces.
+using NodeDispatcherOptions = NodeLifecycleOptions;
 
 class NodeDispatcher {
  public:
@@ -103,7 +98,7 @@ class NodeDispatcher {
   // The refusal of a node removed from the cluster: what happened and how
   // the machine joins again.
   static std::string RemovedMessage(const std::string& node);
-  Duration grace() const { return options_.heartbeat_period * options_.grace_multiplier; }
+  Duration grace() const { return options_.heartbeat_grace(); }
   // Heartbeats taken so far (berth_node_heartbeats_total).
   uint64_t heartbeats() const { return heartbeats_.load(); }
 

@@ -32,7 +32,7 @@ bool Named(std::string_view id, std::string_view name) {
 
 // A job's task waiting for admission: its class, the class's running tasks
 // against its entitlement, and the idle workers, as the last pass found them
-// (Pass::ExplainAdmission). "" when that is not known.
+// (loop/steps/admission.h). "" when that is not known.
 std::string AdmissionWait(const store::Store& store, const std::string& job) {
   Result<std::optional<store::StoredObject>> status = store.Get("admission", "status");
   Result<std::optional<store::StoredObject>> stored_job = store.Get("job", job);

@@ -1,13 +1,8 @@
-// The fair-share classes: /v1/classes (docs/api.md, "Classes").
+// The fair-share classes: /v1/classes (docs/api.md, "Endpoints").
 #include "daemon/daemon.h"
+#include "daemon/routes/routes.h"
 
 namespace berth::daemon {
-
-using api::Answer;
-using api::ApiRequest;
-using api::ApiResponse;
-using api::Json;
-using api::WithBody;
 
 void Daemon::AddClassRoutes() {
   server_->Route("GET", "/v1/classes",

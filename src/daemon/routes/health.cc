@@ -1,13 +1,8 @@
-// berthd itself: /v1/health and /metrics (docs/api.md, "Health" and "Metrics").
+// berthd itself: /v1/health and /metrics (docs/api.md, "Endpoints" and "Metrics").
 #include "daemon/daemon.h"
+#include "daemon/routes/routes.h"
 
 namespace berth::daemon {
-
-using api::Answer;
-using api::ApiRequest;
-using api::ApiResponse;
-using api::Json;
-using api::WithBody;
 
 // ?wait=settled[&timeout=SECONDS] answers once the control loop has acted
 // on every change made before the request (503 if it has not in time, or

@@ -1,13 +1,8 @@
-// The job resource: /v1/jobs and /v1/jobs/{id} (docs/api.md, "Jobs").
+// The job resource: /v1/jobs and /v1/jobs/{id} (docs/api.md, "Endpoints").
 #include "daemon/daemon.h"
+#include "daemon/routes/routes.h"
 
 namespace berth::daemon {
-
-using api::Answer;
-using api::ApiRequest;
-using api::ApiResponse;
-using api::Json;
-using api::WithBody;
 
 void Daemon::AddJobRoutes() {
   constexpr const char* kJob = R"(/v1/jobs/([^/]+))";

@@ -1,16 +1,10 @@
-// The node resource: /v1/nodes and /v1/nodes/{id} (docs/api.md, "Nodes").
+// The node resource: /v1/nodes and /v1/nodes/{id} (docs/api.md, "Endpoints").
 #include "core/names.h"
 #include "daemon/daemon.h"
 #include "daemon/registry/task_views.h"
-#include "daemon/routes/removed.h"
+#include "daemon/routes/routes.h"
 
 namespace berth::daemon {
-
-using api::Answer;
-using api::ApiRequest;
-using api::ApiResponse;
-using api::Json;
-using api::WithBody;
 
 void Daemon::AddNodeRoutes() {
   constexpr const char* kNode = R"(/v1/nodes/([^/]+))";

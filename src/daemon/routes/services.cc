@@ -1,15 +1,9 @@
 // The service resource: /v1/services and /v1/services/{id}, with rollback
-// and rebalance (docs/api.md, "Services").
+// and rebalance (docs/api.md, "Endpoints").
 #include "daemon/daemon.h"
-#include "daemon/routes/removed.h"
+#include "daemon/routes/routes.h"
 
 namespace berth::daemon {
-
-using api::Answer;
-using api::ApiRequest;
-using api::ApiResponse;
-using api::Json;
-using api::WithBody;
 
 void Daemon::AddServiceRoutes() {
   constexpr const char* kService = R"(/v1/services/([^/]+))";

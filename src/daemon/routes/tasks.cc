@@ -1,14 +1,9 @@
-// The task resource: /v1/tasks, /v1/tasks/{id} and /why (docs/api.md, "Tasks").
+// The task resource: /v1/tasks, /v1/tasks/{id} and /why (docs/api.md, "Endpoints").
 #include "daemon/daemon.h"
 #include "daemon/registry/task_views.h"
+#include "daemon/routes/routes.h"
 
 namespace berth::daemon {
-
-using api::Answer;
-using api::ApiRequest;
-using api::ApiResponse;
-using api::Json;
-using api::WithBody;
 
 void Daemon::AddTaskRoutes() {
   constexpr const char* kTask = R"(/v1/tasks/([^/]+))";
