@@ -113,8 +113,12 @@ void RollingUpdate::RollOut(const std::string& service_id, const StoredService& 
     return Landed(flight, config, service.rebalancing, u, &failed_task);
   });
   if (!failed_task.empty() && u.active() &&
-      orchestrator::TooManyFailures(config, u.failures, u.replaced))
+      orchestrator::TooManyFailures(config, u.failures, u.replaced)) {
     FailureAction(service_id, service, config, u, failed_task);
+    // Rolled back: the next spec version takes over; this one neither
+    // starts another batch nor completes.
+    if (u.state == "rollback_started" && !service.rolling_back) return;
+  }
   if (u.active() && pass_.now() >= u.next_batch_at) StartBatch(service_id, service, config, u);
   if (u.active() && u.outdated.empty() && u.in_flight.empty()) {
     u.state = service.rolling_back ? "rollback_completed" : "completed";

@@ -88,6 +88,31 @@ TEST_P(FailureActionTest, TheFailureActionIsTaken) {
 INSTANTIATE_TEST_SUITE_P(EachAction, FailureActionTest,
                          testing::Values("pause", "continue", "rollback"));
 
+// When the task that fails is the last of the rollout, the rollout is
+// rolled back, not completed: no further batch of the failing version
+// starts, and the rollback's status keeps saying why it started.
+TEST_F(LifecycleTest, ARollbackOnTheLastTaskKeepsItsReason) {
+  AddNode("n1");
+  CreateService({{"id", "web"},
+                 {"replicas", 1},
+                 {"restart_policy", {{"condition", "none"}}},
+                 {"update_config", {{"failure_action", "rollback"}}}});
+  Settle();
+  ASSERT_TRUE(services_.Update("web", {{"run", {{"duration", 0.5}, {"outcome", "fail"}}}}).ok());
+  Settle();
+  Advance(Duration{500});  // the only new task fails
+  Advance(seconds(5));     // the rollback runs its monitor period
+  EXPECT_EQ((*services_.Get("web"))["update_kind"], "rollback");
+  const Json status = UpdateStatus("web");
+  EXPECT_EQ(status["state"], "rollback_completed");
+  EXPECT_TRUE(status["message"].get<std::string>().starts_with(
+      "update rolled back due to failure or early termination of task web.1."))
+      << status;
+  // Its restart condition none keeps the failed task in its slot, as in
+  // TheFailureActionIsTaken.
+  EXPECT_EQ(Versions("web"), (std::map<std::string, int>{{"v2 failed", 1}}));
+}
+
 // start-first places the new task while the old one runs, so both hold
 // their reservations: on a node with room for one more it runs three at the
 // peak; on a full node the new task waits and nothing is over-committed.
