@@ -274,8 +274,9 @@ Status PlacementFlags::Apply(Json* task) const {
 
 void PublishFlags::Add(CLI::App& verb) {
   verb.add_option("--publish", ports,
-                  "8080:80[/udp], or mode=host,target=80,published=8080[,protocol=tcp] "
-                  "(repeatable)");
+                  "mode=host,target=80,published=8080[,protocol=tcp]: the node books the "
+                  "port (repeatable; Docker's short form 8080:80 is ingress mode, which "
+                  "berthd refuses: Berth has no routing mesh)");
 }
 
 Status PublishFlags::Apply(Json* task) const {
