@@ -113,4 +113,60 @@ Json EncodeProcessSpec(const executor::ProcessSpec& spec) {
   return j;
 }
 
+namespace {
+
+constexpr std::string_view kIndexName = ".Index";
+
+std::string_view Trimmed(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+Result<std::string> ExpandIndex(std::string_view text, int64_t index) {
+  std::string out;
+  for (size_t at = 0;;) {
+    const size_t open = text.find("{{", at);
+    out.append(text.substr(at, open == std::string_view::npos ? open : open - at));
+    if (open == std::string_view::npos) return out;
+    const size_t close = text.find("}}", open + 2);
+    if (close == std::string_view::npos)
+      return Status::InvalidArgument("'{{' is not closed by '}}' (only {{.Index}} expands)");
+    const std::string_view name = Trimmed(text.substr(open + 2, close - open - 2));
+    if (name != kIndexName)
+      return Status::InvalidArgument("unknown template '" +
+                                     std::string(text.substr(open, close + 2 - open)) +
+                                     "' (only {{.Index}} expands)");
+    out += std::to_string(index);
+    at = close + 2;
+  }
+}
+
+Result<executor::ProcessSpec> ExpandProcessIndex(const executor::ProcessSpec& spec,
+                                                 const std::string& path, int64_t index) {
+  executor::ProcessSpec out = spec;
+  for (size_t i = 0; i < out.args.size(); ++i) {
+    Result<std::string> arg = ExpandIndex(out.args[i], index);
+    if (!arg.ok()) return FieldError(IndexPath(FieldPath(path, "args"), i), arg.status().message());
+    out.args[i] = std::move(*arg);
+  }
+  for (size_t i = 0; i < out.env.size(); ++i) {
+    std::string& entry = out.env[i];
+    const size_t eq = entry.find('=');  // DecodeProcessSpec checked NAME=value
+    Result<std::string> value = ExpandIndex(std::string_view(entry).substr(eq + 1), index);
+    if (!value.ok())
+      return FieldError(IndexPath(FieldPath(path, "env"), i), value.status().message());
+    entry = entry.substr(0, eq + 1) + *value;
+  }
+  return out;
+}
+
+bool HasIndexTemplate(const executor::ProcessSpec& spec) {
+  auto templated = [](const std::string& s) { return s.find("{{") != std::string::npos; };
+  return std::any_of(spec.args.begin(), spec.args.end(), templated) ||
+         std::any_of(spec.env.begin(), spec.env.end(), templated);
+}
+
 }  // namespace berth::api

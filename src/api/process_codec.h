@@ -13,6 +13,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "api/json_fields.h"
 #include "core/status.h"
@@ -31,5 +32,17 @@ Status DecodeProcessSpec(const Json& task, const std::string& path,
 // The fields of `spec` (defaults left out but "command"), for merging into
 // a template or sending to a node.
 Json EncodeProcessSpec(const executor::ProcessSpec& spec);
+
+// A job's per-task arguments (docs/api.md, "jobs"): `{{.Index}}` (spaces
+// allowed inside the braces) in `text` becomes `index`, the task's 1-based
+// index, as Docker's `{{.Task.Slot}}` does for a service. Any other `{{`
+// is an error naming it, so a typo never reaches a node as literal text.
+Result<std::string> ExpandIndex(std::string_view text, int64_t index);
+// `spec` with ExpandIndex applied to its args and to the values of its env
+// entries; the error names the field under `path` (e.g. "task.args[1]").
+Result<executor::ProcessSpec> ExpandProcessIndex(const executor::ProcessSpec& spec,
+                                                 const std::string& path, int64_t index);
+// Whether `spec`'s args or env hold a `{{` (ExpandProcessIndex changes it).
+bool HasIndexTemplate(const executor::ProcessSpec& spec);
 
 }  // namespace berth::api

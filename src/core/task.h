@@ -125,4 +125,19 @@ struct Task {
   std::shared_ptr<const TaskSpec> spec;  // never null
 };
 
+// A job's task can run several times under one id (a retry after a
+// failure, a requeue after a rebalance or a lost node), and a berth-node
+// never starts a task id twice (its directory keeps the first run's output
+// and exit). Each run therefore has its own id on the node: the task's id
+// for the first run, "<id>~<attempt>" for later ones ('~' never appears in
+// an id). TaskIdOfRun inverts it.
+inline std::string RunIdOf(std::string_view task_id, int64_t attempt) {
+  std::string id(task_id);
+  if (attempt > 0) id += "~" + std::to_string(attempt);
+  return id;
+}
+inline std::string_view TaskIdOfRun(std::string_view run_id) {
+  return run_id.substr(0, run_id.find('~'));
+}
+
 }  // namespace berth

@@ -1,9 +1,11 @@
 #include "daemon/loop/pass.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
 #include <thread>
 
+#include "api/process_codec.h"
 #include "core/id_order.h"
 #include "orchestrator/orchestrator.h"
 
@@ -21,7 +23,9 @@ using api::Json;
 
 Pass::Pass(Timestamp now, StoredState& state, executor::Executor& executor, AgentPlacement* agents)
     : now_(now), state_(state), executor_(executor), agents_(agents) {
-  for (const std::string& id : executor.TakeChanged()) state.QueueTask(id);
+  // A job's task reports under its run's id (RunIdOf).
+  for (const std::string& id : executor.TakeChanged())
+    state.QueueTask(std::string(TaskIdOfRun(id)));
   visit_ = state.TakeVisit(now, &summary.visited_all);
   changed_nodes_ = state.TakeChangedNodes();
   if (summary.visited_all) state.rollouts().ForgetPositions();
@@ -46,7 +50,7 @@ void Pass::SetState(TaskEntry& e, TaskState state, std::string message, bool sto
   if (was_started && !exiting_ && (e.terminal() || e.task.state == TaskState::kNew)) {
     const ServiceIt svc =
         e.task.service.empty() ? state_.services().end() : state_.services().find(e.task.service);
-    executor_.Stop({e.task.id, stopped_on, RunOf(e, svc), e.task.started_at, ProcessOf(e, svc)});
+    executor_.Stop({RunIdRef(e), stopped_on, RunOf(e, svc), e.task.started_at, ProcessOf(e, svc)});
   }
 }
 void Pass::MarkChanged(TaskEntry& e) {
@@ -91,14 +95,22 @@ TaskEntry& Pass::NewTask(const std::string& service, uint64_t spec_version, uint
   MarkChanged(e);
   return e;
 }
+// Its next run gets a new id on the node (RunIdOf), after the stop of this
+// one went out under the old id.
 void Pass::Requeue(TaskEntry& e, std::string message) {
   SetState(e, TaskState::kNew, std::move(message));
+  ++e.task.attempt;
   e.task.node.clear();
   e.task.admitted_at.reset();
   e.task.assigned_at.reset();
   e.task.started_at.reset();
   SetInPlan(e, false);
   state_.Recount(e);  // without its node
+}
+void Pass::SetDesired(TaskEntry& e, TaskState desired) {
+  if (e.task.desired == desired) return;
+  e.task.desired = desired;
+  MarkChanged(e);
 }
 void Pass::Prune(TaskEntry& e) {
   e.pruned = true;
@@ -141,7 +153,12 @@ int64_t Pass::Finish(TaskEntry& e, ServiceIt svc) {
 // stored without ends at once: a job's task always has one), a service's
 // task by its service's (`svc`, looked up by the caller; none if it is gone).
 executor::TaskToRun Pass::ToRun(const TaskEntry& e, ServiceIt svc) const {
-  return {e.task.id, e.task.node, RunOf(e, svc), e.task.started_at, ProcessOf(e, svc)};
+  return {RunIdRef(e), e.task.node, RunOf(e, svc), e.task.started_at, ProcessOf(e, svc)};
+}
+// A first run's id is the task's own; a later run's is kept for the pass.
+const std::string& Pass::RunIdRef(const TaskEntry& e) const {
+  if (e.task.attempt == 0) return e.task.id;
+  return run_ids_.emplace_back(RunIdOf(e.task.id, e.task.attempt));
 }
 const std::optional<SimulatedRun>& Pass::RunOf(const TaskEntry& e, ServiceIt svc) const {
   static const std::optional<SimulatedRun> kNone, kEndsAtOnce = SimulatedRun{};
@@ -151,12 +168,25 @@ const std::optional<SimulatedRun>& Pass::RunOf(const TaskEntry& e, ServiceIt svc
   if (svc->second.RunsPrevious(e.task.spec_version)) return svc->second.previous_run;
   return svc->second.run;
 }
-// How a berth-node runs `e`: its version's template's process (a job's
-// tasks have none).
+// How a berth-node runs `e`: its version's template's process, or its job's
+// with `{{.Index}}` expanded to the task's index (kept for the pass: the
+// executor copies what it keeps).
 const executor::ProcessSpec* Pass::ProcessOf(const TaskEntry& e, ServiceIt svc) const {
+  if (!e.task.job.empty()) return JobProcessOf(e);
   if (svc == state_.services().end()) return nullptr;
   if (svc->second.RunsPrevious(e.task.spec_version)) return svc->second.previous_process.get();
   return svc->second.process.get();
+}
+const executor::ProcessSpec* Pass::JobProcessOf(const TaskEntry& e) const {
+  const auto job = state_.jobs().find(e.task.job);
+  if (job == state_.jobs().end() || !job->second.process) return nullptr;
+  if (!job->second.indexed) return job->second.process.get();
+  const std::string_view id = e.task.id;
+  const int64_t index = std::strtoll(id.substr(id.rfind('.') + 1).data(), nullptr, 10);
+  // The registry checked that the template expands.
+  Result<executor::ProcessSpec> expanded =
+      api::ExpandProcessIndex(*job->second.process, "task", index);
+  return expanded.ok() ? &expanded_.emplace_back(std::move(*expanded)) : nullptr;
 }
 // A service's task runs its service's template, a job's task its job's
 // (both decoded once, when the store's change was read).

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -112,8 +113,12 @@ class Pass {
                      const std::string& node);
   // Grows the entries ahead of `count` new tasks.
   void ReserveNewTasks(size_t count) { state_.ReserveTasks(state_.tasks().size() + count); }
-  // A task back to waiting for admission, off its node.
+  // A task back to waiting for admission, off its node (a job's task; its
+  // run is stopped, and its next one has a new attempt).
   void Requeue(TaskEntry& e, std::string message);
+  // The state an ended job's task is meant to be in (complete, or shutdown
+  // when it failed for good), instead of running.
+  void SetDesired(TaskEntry& e, TaskState desired);
   // Deletes `e` (ended) with this pass's commit.
   void Prune(TaskEntry& e);
 
@@ -164,6 +169,9 @@ class Pass {
   executor::TaskToRun ToRun(const TaskEntry& e, ServiceIt svc) const;
   const std::optional<SimulatedRun>& RunOf(const TaskEntry& e, ServiceIt svc) const;
   const executor::ProcessSpec* ProcessOf(const TaskEntry& e, ServiceIt svc) const;
+  const executor::ProcessSpec* JobProcessOf(const TaskEntry& e) const;
+  // The id `e`'s current run has on its node (RunIdOf); valid for the pass.
+  const std::string& RunIdRef(const TaskEntry& e) const;
 
   Timestamp now_;
   StoredState& state_;
@@ -184,6 +192,10 @@ class Pass {
   // services the loop rewrites (with revision preconditions).
   std::vector<store::Write> status_writes_, service_writes_;
   std::vector<std::string> removed_updates_;
+  // What ToRun hands the executor by reference: later runs' ids and
+  // expanded job processes (deques: their elements never move).
+  mutable std::deque<std::string> run_ids_;
+  mutable std::deque<executor::ProcessSpec> expanded_;
 };
 
 }  // namespace berth::daemon

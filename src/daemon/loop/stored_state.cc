@@ -88,6 +88,9 @@ StoredJob ToJob(const Json& json, int64_t revision) {
   j.tasks = json.value("tasks", int64_t{0});
   j.killed = json.value("killed", false);
   j.spec = TemplateOf(json);
+  j.process = ProcessOf(json.value("task", Json::object()));
+  j.indexed = j.process && api::HasIndexTemplate(*j.process);
+  j.max_retries = json.value("max_retries", int64_t{0});  // the registry stores the default
   j.revision = revision;
   return j;
 }

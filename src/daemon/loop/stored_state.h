@@ -117,6 +117,12 @@ struct StoredJob {
   bool killed = false;
   // Its tasks' template (the job's "task"); null if it does not decode.
   std::shared_ptr<const TaskSpec> spec;
+  // How a berth-node runs its tasks (the template's command), before
+  // `{{.Index}}` is expanded for each task (`indexed`: it has one); null:
+  // no command, its tasks are simulated.
+  std::shared_ptr<const executor::ProcessSpec> process;
+  bool indexed = false;
+  int64_t max_retries = 0;  // a failed task waits again this many times
 };
 
 // When each slot (or global service's node), by history group, was

@@ -158,6 +158,9 @@ StoredTask DecodeStoredTask(const Json& body, std::string_view id) {
     run.fail = it->value("outcome", "complete") == "fail";
     t.run = run;
   }
+  for (auto [key, out] : {std::pair{"attempt", &t.attempt}, {"retries", &t.retries}})
+    if (auto it = body.find(key); it != body.end() && it->is_number_integer())
+      *out = it->get<int64_t>();
   return t;
 }
 
@@ -169,12 +172,14 @@ std::string EncodeStoredTask(const StoredTask& t) {
     w.Time("admitted_at", t.admitted_at);
     w.Text("agent", t.agent);
     w.Time("assigned_at", t.assigned_at);
+    if (t.attempt != 0) w.Number("attempt", t.attempt);
     if (t.desired != TaskState::kRunning) w.Text("desired_state", ToString(t.desired));
     w.Text("job", t.job);
     w.Text("message", t.message);
     w.Text("name", t.name);
     w.Text("node", t.node);
     w.Time("restart_at", t.restart_at);
+    if (t.retries != 0) w.Number("retries", t.retries);
     if (t.run) {
       w.Key("run");
       ObjectWriter run(out);

@@ -43,6 +43,10 @@ struct StoredTask {
   std::optional<Timestamp> restart_at;
   std::optional<Timestamp> updated_at, admitted_at, assigned_at, started_at;
   std::optional<SimulatedRun> run;  // a job's task
+  // A job's task: how often it went back to waiting after admission (each
+  // run has its own id on the node: RunIdOf), and how many of its job's
+  // retries its failures used.
+  int64_t attempt = 0, retries = 0;
   bool operator==(const StoredTask&) const = default;
 };
 

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "api/cluster_codec.h"
+#include "api/process_codec.h"
 #include "core/task.h"
 #include "daemon/loop/simulated_run.h"
 
@@ -20,8 +21,18 @@ Result<Json> ReadRun(const Json& task, const std::string& path) {
   return ReadSimulatedRun(task, path);
 }
 
+// Every task's args and env must expand (the first task's as well as any:
+// the template is the same but for the index).
+Status CheckIndexTemplate(const Json& task) {
+  std::optional<executor::ProcessSpec> process;
+  BERTH_RETURN_IF_ERROR(api::DecodeProcessSpec(task, "task", &process));
+  if (!process) return Status::Ok();
+  return api::ExpandProcessIndex(*process, "task", 1).status();
+}
+
 Status Validate(const Json& job) {
-  BERTH_RETURN_IF_ERROR(api::CheckObject(job, "", {"id", "requestor", "task", "tasks"}));
+  BERTH_RETURN_IF_ERROR(
+      api::CheckObject(job, "", {"id", "requestor", "task", "tasks", "max_retries"}));
   std::string id, requestor;
   BERTH_RETURN_IF_ERROR(api::RequireField(job, "id", "", api::ReadId, &id));
   BERTH_RETURN_IF_ERROR(api::RequireField(job, "requestor", "", api::ReadText, &requestor));
@@ -29,12 +40,44 @@ Status Validate(const Json& job) {
     TaskSpec spec;
     BERTH_RETURN_IF_ERROR(api::DecodeTaskSpec(job["task"], "task", &spec));
     BERTH_RETURN_IF_ERROR(api::RefuseIngressPorts(job["task"], "task"));
+    BERTH_RETURN_IF_ERROR(CheckIndexTemplate(job["task"]));
   }
+  if (auto it = job.find("max_retries");
+      it != job.end() &&
+      (!it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() > kMaxRetries))
+    return api::FieldError("max_retries", "expected an integer from 0 to " +
+                                              std::to_string(kMaxRetries) + ", got " + it->dump());
   if (!job.contains("tasks")) return api::FieldError("", "missing field 'tasks'");
   BERTH_RETURN_IF_ERROR(api::CheckArray(job["tasks"], "tasks"));
   if (job["tasks"].empty() || job["tasks"].size() > kMaxTasksPerJob)
     return api::FieldError("tasks", "expected 1 to " + std::to_string(kMaxTasksPerJob) + " tasks");
   return Status::Ok();
+}
+
+// Counts the job tasks among `tasks` by job and state.
+void CountStates(const std::vector<store::StoredObject>& tasks,
+                 std::map<std::string, std::map<std::string, int>>* states) {
+  for (const store::StoredObject& t : tasks) {
+    const Json task = Json::parse(t.body, nullptr, false);
+    if (!task.is_object() || !task.contains("job")) continue;
+    ++(*states)[task.value("job", "")][task.value("state", "new")];
+  }
+}
+
+// The job's "states" and "state", derived from its tasks' (not stored: the
+// loop writes tasks only, and a job's state follows from them).
+void AddProgress(const std::map<std::string, int>& states, Json* job) {
+  (*job)["states"] = states;
+  int ended = 0;
+  for (const char* state : {"complete", "failed", "rejected", "shutdown"})
+    if (auto it = states.find(state); it != states.end()) ended += it->second;
+  const bool failed = states.contains("failed") || states.contains("rejected");
+  if (job->value("killed", false))
+    (*job)["state"] = "killed";
+  else if (ended < job->value("tasks", 0))
+    (*job)["state"] = "active";
+  else
+    (*job)["state"] = failed ? "failed" : "complete";
 }
 
 }  // namespace
@@ -47,6 +90,7 @@ Result<Json> JobRegistry::Submit(const Json& job) {
   Json stored = {{"id", id},
                  {"requestor", job["requestor"]},
                  {"tasks", job["tasks"].size()},
+                 {"max_retries", job.value("max_retries", kDefaultMaxRetries)},
                  {"submitted_at", now}};
   if (job.contains("task")) stored["task"] = job["task"];
   writes.push_back(store::Write::Create("job", id, stored.dump()));
@@ -75,25 +119,29 @@ Result<Json> JobRegistry::Submit(const Json& job) {
 Result<Json> JobRegistry::Get(std::string_view id) const {
   Result<Json> job = jobs_.Get(id);
   if (!job.ok()) return job.status();
-  Result<std::vector<store::StoredObject>> tasks = store_.List("task");
+  Result<std::vector<store::StoredObject>> tasks = store_.ListPrefix("task", std::string(id) + ".");
   if (!tasks.ok()) return tasks.status();
-  std::map<std::string, int> states;
-  for (const store::StoredObject& t : *tasks) {
-    if (!t.id.starts_with(std::string(id) + ".")) continue;
-    const Json task = Json::parse(t.body);
-    if (task.value("job", "") == id) ++states[task.value("state", "new")];
-  }
-  (*job)["states"] = states;
+  std::map<std::string, std::map<std::string, int>> states;
+  CountStates(*tasks, &states);
+  AddProgress(states[std::string(id)], &*job);
   return job;
 }
 
 Result<Json> JobRegistry::List() const {
   Result<std::vector<store::StoredObject>> objects = store_.List("job");
   if (!objects.ok()) return objects.status();
+  Result<std::vector<store::StoredObject>> tasks = store_.List("task");
+  if (!tasks.ok()) return tasks.status();
+  std::map<std::string, std::map<std::string, int>> states;
+  CountStates(*tasks, &states);
   std::sort(objects->begin(), objects->end(),
             [](const auto& a, const auto& b) { return a.revision < b.revision; });
   Json jobs = Json::array();
-  for (const store::StoredObject& o : *objects) jobs.push_back(StoredKind::View(o));
+  for (const store::StoredObject& o : *objects) {
+    Json job = StoredKind::View(o);
+    AddProgress(states[o.id], &job);
+    jobs.push_back(std::move(job));
+  }
   return Json{{"jobs", std::move(jobs)}};
 }
 

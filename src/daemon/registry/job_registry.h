@@ -23,18 +23,27 @@
 namespace berth::daemon {
 
 inline constexpr size_t kMaxTasksPerJob = 100'000;
+// A failed task waits again this many times unless the job says otherwise
+// (Scoot retries a failed task a few times too), at most kMaxRetries.
+inline constexpr int64_t kDefaultMaxRetries = 2;
+inline constexpr int64_t kMaxRetries = 100;
 
 class JobRegistry {
  public:
   JobRegistry(store::Store& store, const Clock& clock)
       : store_(store), jobs_(store, "job"), clock_(clock) {}
 
-  // Body: {"id", "requestor", "task"?: template,
+  // Body: {"id", "requestor", "task"?: template, "max_retries"?: 0..100 (default 2),
   //        "tasks": [{"name"?, "duration"?: seconds (default 1), "outcome"?: "complete" | "fail"}]}
-  // Task i is "<job>.<i+1>"; its name defaults to its id.
+  // Task i is "<job>.<i+1>"; its name defaults to its id. A template's
+  // args and env values may hold `{{.Index}}` (api::ExpandIndex); one that
+  // does not expand is refused.
   Result<api::Json> Submit(const api::Json& job);
-  Result<api::Json> Get(std::string_view id) const;  // the job and its tasks' states
-  Result<api::Json> List() const;                    // {"jobs": [...]}, arrival order
+  // A job with "states" (how many of its tasks are in each state) and
+  // "state": killed; active while a task has not ended; else failed when a
+  // task failed for good, complete when all completed.
+  Result<api::Json> Get(std::string_view id) const;
+  Result<api::Json> List() const;  // {"jobs": [...]}, arrival order, each as Get's
   Result<api::Json> Kill(std::string_view id);
 
  private:

@@ -100,14 +100,17 @@ Result<api::Json> ListTasks(const store::Store& store, const TaskFilter& filter)
     if (found->has_value())
       incarnation = api::Json::parse((*found)->body, nullptr, false).value("incarnation", 0);
   }
+  // A job's or service's tasks are named "<name>.<...>".
+  const std::string& owner = service.empty() ? filter.job : service;
   Result<std::vector<store::StoredObject>> objects =
-      service.empty() ? store.List("task") : store.ListPrefix("task", std::string(service) + ".");
+      owner.empty() ? store.List("task") : store.ListPrefix("task", owner + ".");
   if (!objects.ok()) return objects.status();
   api::Json tasks = api::Json::array();
   for (const store::StoredObject& o : *objects) {
     if (!service.empty() && orchestrator::SerialOf(o.id) < incarnation) continue;
     api::Json task = TaskView(o);
     if ((service.empty() || task.value("service", "") == service) &&
+        (filter.job.empty() || task.value("job", "") == filter.job) &&
         (filter.node.empty() || task.value("node", "") == filter.node) &&
         (filter.state.empty() || task.value("state", "new") == filter.state) &&
         (filter.desired_state.empty() || task["desired_state"] == filter.desired_state))

@@ -27,11 +27,12 @@ struct TaskFilter {
   std::string node;
   std::string state;          // a task state ("running"); checked
   std::string desired_state;  // "running", "shutdown", "complete"; checked
+  std::string job;            // a job's tasks
 };
 // {"tasks": [...]} ordered by id. InvalidArgument: an unknown state.
 Result<api::Json> ListTasks(const store::Store& store, const TaskFilter& filter);
 inline Result<api::Json> ListTasks(const store::Store& store, std::string_view service) {
-  return ListTasks(store, TaskFilter{std::string(service), "", "", ""});
+  return ListTasks(store, TaskFilter{std::string(service), "", "", "", ""});
 }
 // By id or name.
 Result<api::Json> GetTask(const store::Store& store, std::string_view id_or_name);

@@ -5,6 +5,7 @@
 
 #include "api/api_client.h"
 #include "api/process_codec.h"
+#include "core/task.h"
 #include "daemon/daemon.h"
 #include "daemon/registry/task_views.h"
 
@@ -186,8 +187,11 @@ Result<Json> Daemon::TaskLogs(const ApiRequest& r) {
     return Status::NotFound("task '" + id + "' runs on node '" + node +
                             "', which is simulated: it has no logs");
   api::ApiClient client(endpoint, *credential, 10);
+  // A job's task that ran again has its current run's output under the
+  // run's id (RunIdOf).
+  const std::string run = RunIdOf(id, task->value("attempt", int64_t{0}));
   Result<Json> lines =
-      client.Call("GET", "/v1/tasks/" + id + "/logs?tail=" + std::to_string(*tail) +
+      client.Call("GET", "/v1/tasks/" + run + "/logs?tail=" + std::to_string(*tail) +
                              "&after=" + std::to_string(*after));
   if (!lines.ok() && lines.status().code() != StatusCode::kNotFound)
     return Status::Unavailable("cannot read the logs of task '" + id + "' from node '" + node +

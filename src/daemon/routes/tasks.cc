@@ -9,7 +9,7 @@ void Daemon::AddTaskRoutes() {
   constexpr const char* kTask = R"(/v1/tasks/([^/]+))";
   server_->Route("GET", "/v1/tasks", [this](const ApiRequest& r) {
     return Answer(ListTasks(*store_, {r.Query("service"), r.Query("node"), r.Query("state"),
-                                      r.Query("desired_state")}));
+                                      r.Query("desired_state"), r.Query("job")}));
   });
   server_->Route("GET", kTask,
                  [this](const ApiRequest& r) { return Answer(GetTask(*store_, r.params[0])); });

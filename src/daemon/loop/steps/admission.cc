@@ -49,14 +49,23 @@ void JobAdmission::Admit(fairshare::Admission& admission) {
     TaskEntry& e = *waiting[ref.job][ref.task];
     pass_.SetInPlan(e, true);
     pass_.SetState(e, TaskState::kPending,
-                   "admitted for requestor '" + jobs[ref.job].requestor + "'");
+                   "admitted for requestor '" + jobs[ref.job].requestor + "'" + RetryNote(e));
     e.task.admitted_at = pass_.now();
     ++pass_.summary.admitted;
   }
   for (const fairshare::TaskRef& ref : result.stop_tasks) {
-    pass_.Requeue(*running[ref.job][ref.task], "stopped by rebalancing; waiting again");
+    pass_.Requeue(*running[ref.job][ref.task], "preempted by rebalance; waiting again");
     ++pass_.summary.stopped;
   }
+}
+
+// A retried task says which retry it runs (steps/jobs.h): its failure's
+// message is replaced by this one in the same pass when a worker is free.
+std::string JobAdmission::RetryNote(const TaskEntry& e) const {
+  if (e.task.retries == 0) return "";
+  const auto job = pass_.jobs().find(e.task.job);
+  const int64_t of = job == pass_.jobs().end() ? e.task.retries : job->second.max_retries;
+  return "; retry " + std::to_string(e.task.retries) + " of " + std::to_string(of);
 }
 
 void JobAdmission::Explain(const fairshare::Config& config,

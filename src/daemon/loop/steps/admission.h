@@ -3,7 +3,9 @@
 // arrival order (the revision of their last write). W is the workers of
 // the ready, active nodes (their "slots", default 1), or with agents one
 // per node of every agent. Admitted tasks become pending (the placement
-// step places them); tasks stopped by rebalancing go back to waiting. An
+// step places them); tasks stopped by rebalancing go back to waiting
+// ("preempted by rebalance"; Pass::Requeue stops their run on its node,
+// with the template's stop grace, and their next run is a new one). An
 // admitted task counts as running from admission on, so a task the engine
 // cannot place yet keeps its worker instead of letting admission start
 // more. A job's waiting tasks are offered longest expected duration first
@@ -31,6 +33,7 @@ class JobAdmission {
  private:
   void Explain(const fairshare::Config& config, const fairshare::IterationResult& result);
   std::optional<Duration> ExpectedDuration(const TaskEntry& e) const;
+  std::string RetryNote(const TaskEntry& e) const;
 
   Pass& pass_;
   int64_t workers_;

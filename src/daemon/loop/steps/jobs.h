@@ -1,8 +1,15 @@
 // Jobs: a batch job's task, visited by TaskRuns. It is stopped when its job
-// is killed, waits again when its node is gone, and is run by the executor:
-// assigned -> running -> complete or failed, recording how long it ran
-// under its name (admission orders waiting tasks by those durations:
-// steps/admission.h).
+// is killed, waits again when its node is gone, and is run by the executor
+// (a berth-node's process when its job's template has a command and it is
+// placed on one, else the simulated executor): assigned -> running ->
+// complete or failed, recording how long it ran under its name (admission
+// orders waiting tasks by those durations: steps/admission.h).
+//
+// A failed run (exit status not 0, a command that cannot start) waits for
+// admission again while its job's max_retries are not used up, as Scoot
+// retries a failed task; after that the task stays failed. An ended task's
+// desired state follows it: complete, or shutdown when it failed for good
+// (or was killed), as Docker's job tasks.
 #pragma once
 
 #include <string>
@@ -20,11 +27,14 @@ inline const std::string& DurationName(const TaskEntry& e) {
 class Jobs {
  public:
   explicit Jobs(Pass& pass) : pass_(pass) {}
-  // `killed`: its job was killed (or is gone); `node_gone`: its node was
-  // removed.
-  void Run(TaskEntry& e, bool killed, bool node_gone);
+  // `job`: its job, null when gone (its tasks stop as a killed job's);
+  // `node_gone`: its node was removed.
+  void Run(TaskEntry& e, const StoredJob* job, bool node_gone);
 
  private:
+  // A running task's executor says it ended: retried, or ended for good.
+  void Ended(TaskEntry& e, const StoredJob& job);
+
   Pass& pass_;
 };
 

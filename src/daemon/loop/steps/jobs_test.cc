@@ -2,6 +2,7 @@
 // injected clock and the in-memory store.
 #include <gtest/gtest.h>
 
+#include "core/task.h"
 #include "daemon/loop/reconciler_test_support.h"
 
 namespace berth::daemon {
@@ -43,6 +44,218 @@ TEST_F(ReconcilerTest, AJobIsStoredWholeOrNotAtAll) {
                 .status()
                 .message(),
             "tasks: expected 1 to 100000 tasks");
+}
+
+// An executor that runs every task at once and records what it was told:
+// each run's id with its command line, and the runs it stopped. A run of a
+// task in `failing` fails while that task has failures left; with `endless`
+// no run ends.
+class RecordingExecutor final : public executor::Executor {
+ public:
+  std::optional<std::string> Start(const executor::TaskToRun& task, Timestamp) override {
+    std::string line = task.id + ":";
+    if (task.process != nullptr) {
+      line += " " + task.process->command;
+      for (const std::string& arg : task.process->args) line += " " + arg;
+      for (const std::string& env : task.process->env) line += " " + env;
+    }
+    starts.push_back(line);
+    started_.push_back(task.id);
+    if (!endless) changed_.push_back(task.id);  // the next pass checks it, and it ends
+    return "running (test)";
+  }
+  std::optional<executor::Ended> Check(const executor::TaskToRun& task, Timestamp,
+                                       std::optional<Timestamp>*) override {
+    if (endless) return std::nullopt;
+    int& left = failing[std::string(TaskIdOfRun(task.id))];
+    if (left > 0) {
+      --left;
+      return executor::Ended{true, 1000, "exit status 3"};
+    }
+    return executor::Ended{false, 1000, "exit status 0"};
+  }
+  void Stop(const executor::TaskToRun& task) override {
+    stops.push_back(task.id + " grace " +
+                    (task.process ? FormatDuration(task.process->stop_grace_period) : "-"));
+  }
+  std::vector<std::string> TakeChanged() override { return std::exchange(changed_, {}); }
+  // Lets every run end: the next pass checks the runs started so far.
+  void EndAll() {
+    endless = false;
+    changed_ = started_;
+  }
+  std::vector<std::string> starts, stops;
+  std::map<std::string, int> failing;
+  bool endless = false;
+
+ private:
+  std::vector<std::string> started_, changed_;
+};
+
+class JobRunsTest : public ReconcilerTest {
+ protected:
+  void SettleRuns() {
+    for (int i = 0; i < 30; ++i) {
+      Result<PassSummary> pass = runner_.RunPass(clock_.Now());
+      ASSERT_TRUE(pass.ok()) << pass.status().message();
+      if (!pass->wrote) return;
+    }
+    FAIL() << "no settled state after 30 passes";
+  }
+  // A node of two workers.
+  void AddNode2(const std::string& id) {
+    ASSERT_TRUE(nodes_
+                    .Register(Json{
+                        {"id", id}, {"slots", 2}, {"resources", {{"cpu", 4}, {"memory", "8Gi"}}}})
+                    .ok());
+  }
+  // What was started, in id order.
+  std::vector<std::string> Starts() const {
+    std::vector<std::string> starts = executor_.starts;
+    std::sort(starts.begin(), starts.end());
+    return starts;
+  }
+  Json StoredTaskBody(const std::string& id) {
+    return Json::parse((*store_.Get("task", id))->body);
+  }
+  // A job of `count` tasks running `args` (with {{.Index}}) under sh.
+  static Json CommandJob(const std::string& id, const std::string& requestor, int count,
+                         Json args) {
+    Json job = Job(id, requestor, count, 1);
+    job["task"]["command"] = "sh";
+    job["task"]["args"] = std::move(args);
+    return job;
+  }
+
+  RecordingExecutor executor_;
+  Reconciler runner_{store_, nullptr, nullptr, {}, &executor_};
+};
+
+TEST_F(JobRunsTest, EachTaskRunsItsIndexedCommandAndTheJobEndsComplete) {
+  AddNode2("n1");
+  Json job = CommandJob("j", "x", 2, {"-c", "echo part {{.Index}}"});
+  job["task"]["env"] = {"PART={{ .Index }}"};
+  ASSERT_TRUE(jobs_.Submit(job).ok());
+  SettleRuns();
+  EXPECT_EQ(Starts(), (std::vector<std::string>{"j.1: sh -c echo part 1 PART=1",
+                                                "j.2: sh -c echo part 2 PART=2"}));
+  for (const char* id : {"j.1", "j.2"}) {
+    EXPECT_EQ(StoredTaskBody(id)["state"], "complete");
+    EXPECT_EQ(StoredTaskBody(id)["desired_state"], "complete");  // no longer "running"
+  }
+  const Json got = *jobs_.Get("j");
+  EXPECT_EQ(got["state"], "complete");
+  EXPECT_EQ(got["states"], (Json{{"complete", 2}}));
+  EXPECT_EQ(got["max_retries"], 2);  // the default, stored
+}
+
+TEST_F(JobRunsTest, AFailedTaskWaitsAgainUntilItsRetriesAreUsedThenStaysFailed) {
+  AddNode2("n1");
+  Json job = CommandJob("j", "x", 2, {"-c", "exit {{.Index}}"});
+  ASSERT_TRUE(jobs_.Submit(job).ok());
+  executor_.failing["j.1"] = 5;  // fails every run
+  executor_.failing["j.2"] = 1;  // fails once, then completes
+  SettleRuns();
+  // Each run has its own id on the node, so a berth-node starts it afresh.
+  EXPECT_EQ(Starts(), (std::vector<std::string>{"j.1: sh -c exit 1", "j.1~1: sh -c exit 1",
+                                                "j.1~2: sh -c exit 1", "j.2: sh -c exit 2",
+                                                "j.2~1: sh -c exit 2"}));
+  const Json failed = StoredTaskBody("j.1");
+  EXPECT_EQ(failed["state"], "failed");
+  EXPECT_EQ(failed["desired_state"], "shutdown");
+  EXPECT_EQ(failed["message"], "exit status 3; failed after 2 retries");
+  EXPECT_EQ(failed["retries"], 2);
+  EXPECT_EQ(StoredTaskBody("j.2")["state"], "complete");
+  EXPECT_EQ(StoredTaskBody("j.2")["retries"], 1);
+  const Json got = *jobs_.Get("j");
+  EXPECT_EQ(got["state"], "failed");  // once every task ended
+  EXPECT_EQ(got["states"], (Json{{"complete", 1}, {"failed", 1}}));
+}
+
+TEST_F(JobRunsTest, NoRetriesMeansFailedAtOnceAndARetriedTaskRunsAsANewRun) {
+  AddNode("n1", 4);
+  Json job = CommandJob("j", "x", 1, {"-c", "exit 3"});
+  job["max_retries"] = 0;
+  ASSERT_TRUE(jobs_.Submit(job).ok());
+  executor_.failing["j.1"] = 1;
+  SettleRuns();
+  EXPECT_EQ(executor_.starts, (std::vector<std::string>{"j.1: sh -c exit 3"}));
+  EXPECT_EQ(StoredTaskBody("j.1")["message"], "exit status 3");
+  EXPECT_EQ((*jobs_.Get("j"))["state"], "failed");
+  // One retry: the message of the waiting task says which.
+  job = CommandJob("k", "x", 1, {"-c", "exit 3"});
+  job["max_retries"] = 1;
+  ASSERT_TRUE(jobs_.Submit(job).ok());
+  executor_.failing["k.1"] = 1;
+  executor_.endless = true;
+  SettleRuns();  // its first run starts
+  executor_.EndAll();
+  SettleRuns();  // it fails, waits again and its second run completes
+  EXPECT_EQ(executor_.starts.back(), "k.1~1: sh -c exit 3");
+  EXPECT_EQ(StoredTaskBody("k.1")["retries"], 1);
+  EXPECT_EQ(StoredTaskBody("k.1")["attempt"], 1);
+  EXPECT_EQ((*jobs_.Get("k"))["state"], "complete");
+}
+
+TEST_F(JobRunsTest, ASubmissionWhoseArgumentsDoNotExpandIsRefused) {
+  EXPECT_EQ(jobs_.Submit(CommandJob("j", "x", 2, {"-c", "echo {{.Slot}}"})).status().message(),
+            "task.args[1]: unknown template '{{.Slot}}' (only {{.Index}} expands)");
+  Json env = CommandJob("j", "x", 1, {"-c", "true"});
+  env["task"]["env"] = {"A={{.Index"};
+  EXPECT_EQ(jobs_.Submit(env).status().message(),
+            "task.env[0]: '{{' is not closed by '}}' (only {{.Index}} expands)");
+  Json retries = CommandJob("j", "x", 1, {"-c", "true"});
+  retries["max_retries"] = -1;
+  EXPECT_EQ(jobs_.Submit(retries).status().message(),
+            "max_retries: expected an integer from 0 to 100, got -1");
+  Json none = CommandJob("j", "x", 1, {"-c", "true"});
+  none["tasks"] = Json::array();
+  EXPECT_EQ(jobs_.Submit(none).status().message(), "tasks: expected 1 to 100000 tasks");
+  Json over = CommandJob("j", "x", 1, {"-c", "true"});
+  over["tasks"] = Json::array();
+  for (int i = 0; i < 100'001; ++i) over["tasks"].push_back(Json::object());
+  EXPECT_EQ(jobs_.Submit(over).status().message(), "tasks: expected 1 to 100000 tasks");
+  EXPECT_EQ(store_.revision(), 0);
+}
+
+// Fair-share rebalancing takes a loaned worker back: the task's process is
+// stopped with its stop grace, and the task waits again to start later as a
+// new run.
+TEST_F(JobRunsTest, ARebalanceStopsTheRunOfALoanedWorkerAndTheTaskWaitsAgain) {
+  AddNode2("n1");
+  ASSERT_TRUE(classes_
+                  .Update(Json{{"classes", {{"a", 50}, {"b", 50}}},
+                               {"requestors",
+                                Json::array({Json::array({"^a", "a"}), Json::array({"^b", "b"})})},
+                               {"rebalance", {{"threshold", 10}, {"min_duration_s", 60}}}})
+                  .ok());
+  executor_.endless = true;
+  Json a = CommandJob("a", "a-ci", 2, {"-c", "sleep 600"});
+  a["task"]["stop_grace_period"] = "3s";
+  ASSERT_TRUE(jobs_.Submit(a).ok());
+  SettleRuns();  // a borrows b's idle worker
+  ASSERT_TRUE(jobs_.Submit(CommandJob("b", "b-ci", 1, {"-c", "sleep 600"})).ok());
+  SettleRuns();  // the spread is over the threshold: the timer starts
+  EXPECT_TRUE(executor_.stops.empty());
+  clock_.Advance(std::chrono::seconds(61));
+  SettleRuns();  // the timer fires: one of a's tasks gives its worker to b
+  ASSERT_EQ(executor_.stops.size(), 1u);
+  const std::string stopped(TaskIdOfRun(executor_.stops[0].substr(0, 3)));
+  EXPECT_EQ(executor_.stops[0], stopped + " grace 3s");
+  const Json waiting = StoredTaskBody(stopped);
+  EXPECT_EQ(waiting["state"], "new");
+  EXPECT_EQ(waiting["message"], "preempted by rebalance; waiting again");
+  EXPECT_EQ(waiting["attempt"], 1);
+  EXPECT_FALSE(waiting.contains("node"));
+  EXPECT_EQ(StoredTaskBody("b.1")["state"], "running");
+  // b ends: the preempted task starts again, as a new run on the node.
+  executor_.EndAll();
+  SettleRuns();
+  EXPECT_EQ(StoredTaskBody(stopped)["state"], "complete");
+  EXPECT_NE(
+      std::find(executor_.starts.begin(), executor_.starts.end(), stopped + "~1: sh -c sleep 600"),
+      executor_.starts.end());
+  EXPECT_EQ((*jobs_.Get("a"))["state"], "complete");
 }
 
 }  // namespace

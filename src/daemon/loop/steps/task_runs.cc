@@ -14,7 +14,7 @@ void TaskRuns::Run() {
     const bool node_gone = !node.empty() && !on_agent && !pass_.HasNode(node);
     if (!e.task.job.empty()) {
       const auto job = pass_.jobs().find(e.task.job);
-      jobs_.Run(e, job == pass_.jobs().end() || job->second.killed, node_gone);
+      jobs_.Run(e, job == pass_.jobs().end() ? nullptr : &job->second, node_gone);
       continue;
     }
     RunServiceTask(e, node_gone);
