@@ -65,5 +65,30 @@ TEST(ProcessCodec, ThePlacementTemplateAcceptsAndChecksThem) {
   EXPECT_FALSE(DecodeTaskSpec(Json{{"args", {"5"}}}, "task", &spec).ok());
 }
 
+// A job's per-task arguments: {{.Index}} only, anything else refused.
+TEST(ProcessCodec, IndexTemplatesExpandToTheTaskIndexAndNothingElseExpands) {
+  EXPECT_EQ(*ExpandIndex("shard-{{.Index}}/{{ .Index }}", 7), "shard-7/7");
+  EXPECT_EQ(*ExpandIndex("no template", 7), "no template");
+  EXPECT_EQ(ExpandIndex("{{.Task.Slot}}", 1).status().message(),
+            "unknown template '{{.Task.Slot}}' (only {{.Index}} expands)");
+  EXPECT_EQ(ExpandIndex("a {{.Index", 1).status().message(),
+            "'{{' is not closed by '}}' (only {{.Index}} expands)");
+  executor::ProcessSpec spec;
+  spec.command = "sh";
+  spec.args = {"-c", "echo {{.Index}}"};
+  spec.env = {"PART={{.Index}}", "X=={{.Index}}"};
+  EXPECT_TRUE(HasIndexTemplate(spec));
+  Result<executor::ProcessSpec> expanded = ExpandProcessIndex(spec, "task", 3);
+  ASSERT_TRUE(expanded.ok());
+  EXPECT_EQ(expanded->args, (std::vector<std::string>{"-c", "echo 3"}));
+  EXPECT_EQ(expanded->env, (std::vector<std::string>{"PART=3", "X==3"}));
+  spec.env = {"BAD={{.Nope}}"};
+  EXPECT_EQ(ExpandProcessIndex(spec, "task", 3).status().message(),
+            "task.env[0]: unknown template '{{.Nope}}' (only {{.Index}} expands)");
+  spec.args = {"-c", "true"};
+  spec.env.clear();
+  EXPECT_FALSE(HasIndexTemplate(spec));
+}
+
 }  // namespace
 }  // namespace berth::api
