@@ -134,4 +134,30 @@ int PrintServiceLogs(api::ApiClient& client, const std::string& service, const L
   return Follow(client, readers, options, out, err);
 }
 
+// A job's tasks are prefixed "<task id>@<node>": a job's task is known by
+// its id ("j.3"), not by a slot.
+int PrintJobLogs(api::ApiClient& client, const std::string& job, const LogsOptions& options,
+                 std::ostream& out, std::ostream& err) {
+  if (Result<Json> found = client.Call("GET", "/v1/jobs/" + job); !found.ok()) {
+    err << "berth: " << found.status().message() << "\n";
+    return 1;
+  }
+  Result<Json> tasks = client.Call("GET", "/v1/tasks?job=" + job);
+  if (!tasks.ok()) {
+    err << "berth: " << tasks.status().message() << "\n";
+    return 1;
+  }
+  std::vector<Reader> readers;
+  for (const Json& t : (*tasks)["tasks"]) {
+    if (t.value("node", "").empty()) continue;  // not placed now: no logs to read
+    const std::string id = t.value("id", "");
+    readers.push_back({id, id + "@" + t.value("node", ""), 0, false});
+  }
+  if (readers.empty()) {
+    err << "berth: job " << job << " has no task placed on a node\n";
+    return 1;
+  }
+  return Follow(client, readers, options, out, err);
+}
+
 }  // namespace berth::cli

@@ -31,5 +31,10 @@ int PrintTaskLogs(api::ApiClient& client, const std::string& task, const LogsOpt
                   std::ostream& out, std::ostream& err);
 int PrintServiceLogs(api::ApiClient& client, const std::string& service, const LogsOptions& options,
                      std::ostream& out, std::ostream& err);
+// `berth job logs JOB`: the output of the job's tasks that are placed (the
+// current run of each: a retried task's earlier runs are not shown), each
+// line prefixed by the task's id and node.
+int PrintJobLogs(api::ApiClient& client, const std::string& job, const LogsOptions& options,
+                 std::ostream& out, std::ostream& err);
 
 }  // namespace berth::cli

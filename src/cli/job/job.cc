@@ -1,60 +1,141 @@
-// `berth job`: submit, ls, inspect and kill, each one request.
+// `berth job`: submit, ls, inspect and kill, each one request, and logs
+// (cli/logs.h).
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <ostream>
 
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/logs.h"
 #include "cli/output.h"
 
 namespace berth::cli {
 namespace {
+
+// berthd's bound on a job's tasks (daemon/registry/job_registry.h).
+constexpr int64_t kMaxTasks = 100'000;
+
+// "complete=2 running=1": how many of a job's tasks are in each state.
+std::string Progress(const Json& job) {
+  if (!job.contains("states") || job["states"].empty()) return "-";
+  std::string text;
+  for (const auto& [state, count] : job["states"].items())
+    text += (text.empty() ? "" : " ") + state + "=" + Text(count);
+  return text;
+}
 
 void PrintJobs(const Json& answer, std::ostream& out) {
   std::vector<std::vector<std::string>> rows;
   const Json& jobs = answer.contains("jobs") ? answer["jobs"] : Json::array({answer});
   for (const Json& j : jobs)
     rows.push_back({Text(j["id"]), Text(j.value("requestor", Json())),
-                    Text(j.value("tasks", Json())), j.value("killed", false) ? "killed" : "active",
-                    j.contains("states") ? j["states"].dump() : "-"});
-  PrintTable(out, {"ID", "REQUESTOR", "TASKS", "STATUS", "TASK STATES"}, rows);
+                    Text(j.value("tasks", Json())),
+                    j.value("state", j.value("killed", false) ? "killed" : "active"), Progress(j)});
+  PrintTable(out, {"ID", "REQUESTOR", "TASKS", "STATE", "TASK STATES"}, rows);
 }
 
 struct JobSubmitOptions {
   std::string id, requestor, duration = "1", outcome = "complete";
-  int64_t tasks = 1;
+  int64_t tasks = 1, max_retries = -1;  // -1: berthd's default
+  // COMMAND words before `--` (any after it come from the context).
+  std::vector<std::string> command;
   ReserveFlags reserve;
   ConstraintFlags constraints;
+  ProcessFlags process;
 };
 
-Result<Request> JobSubmitRequest(const JobSubmitOptions& o) {
-  Json task = Json::object();
-  o.reserve.Apply(&task);
-  o.constraints.Set(&task);
+// One entry of "tasks": only what differs from berthd's defaults (1 s,
+// complete), so that a large job's body stays small.
+Result<Json> TaskEntry(const JobSubmitOptions& o) {
+  Json entry = Json::object();
   char* rest = nullptr;
   const double seconds = std::strtod(o.duration.c_str(), &rest);
   if (o.duration.empty() || *rest != '\0' || !(seconds >= 0))
     return Status::InvalidArgument("--duration '" + o.duration + "': expected seconds");
-  Json tasks = Json::array();
-  for (int64_t i = 0; i < o.tasks; ++i)
-    tasks.push_back({{"duration", seconds}, {"outcome", o.outcome}});
-  return Request{"POST", "/v1/jobs",
-                 Json{{"id", o.id}, {"requestor", o.requestor}, {"task", task}, {"tasks", tasks}}};
+  if (seconds != 1) entry["duration"] = seconds;
+  if (o.outcome != "complete") entry["outcome"] = o.outcome;
+  return entry;
 }
 
-OneRequest DefineJobSubmit(CLI::App& verb) {
+// The POST body, or InvalidArgument (bad usage, exit 2).
+Result<Json> JobSubmitBody(const JobSubmitOptions& o,
+                           const std::vector<std::string>& after_dashes) {
+  if (o.tasks < 1 || o.tasks > kMaxTasks)
+    return Status::InvalidArgument("--tasks " + std::to_string(o.tasks) + ": a job has 1 to " +
+                                   std::to_string(kMaxTasks) + " tasks");
+  std::vector<std::string> command = o.command;
+  command.insert(command.end(), after_dashes.begin(), after_dashes.end());
+  Json task = Json::object();
+  o.reserve.Apply(&task);
+  o.constraints.Set(&task);
+  BERTH_RETURN_IF_ERROR(o.process.Apply(command, &task));
+  Result<Json> entry = TaskEntry(o);
+  if (!entry.ok()) return entry.status();
+  Json body = {{"id", o.id}, {"requestor", o.requestor}, {"task", task}, {"tasks", Json::array()}};
+  for (int64_t i = 0; i < o.tasks; ++i) body["tasks"].push_back(*entry);
+  if (o.max_retries >= 0) body["max_retries"] = o.max_retries;
+  return body;
+}
+
+int RunJobSubmit(const JobSubmitOptions& o, const VerbContext& context) {
+  Result<Json> body = JobSubmitBody(o, context.command);
+  if (!body.ok()) {
+    context.err << "berth: " << body.status().message() << "\n";
+    return 2;
+  }
+  std::optional<Json> answer = CallOrSay(context.client, "POST", "/v1/jobs", *body, context.err);
+  if (!answer) return 1;
+  if (context.json)
+    context.out << answer->dump(2) << "\n";
+  else
+    PrintJobs(*answer, context.out);
+  return 0;
+}
+
+void AddJobSubmit(CLI::App& noun, Verbs& verbs) {
   auto o = std::make_shared<JobSubmitOptions>();
-  AddIdArgument(verb, "ID", "job id", o->id);
-  verb.add_option("--requestor", o->requestor, "who asks (decides the fair-share class)")
+  CLI::App* verb = verbs.Add(
+      noun, "submit", "Submit a job of N tasks",
+      [o](const VerbContext& context) { return RunJobSubmit(*o, context); }, TakesCommand::kYes);
+  verb->footer(
+      "Everything after -- is each task's command and its arguments, run by berth-node "
+      "machines; {{.Index}} in an argument or env value is the task's index (1 to N): "
+      "berth job submit j --requestor me --tasks 3 -- sh -c 'echo part {{.Index}}'");
+  AddIdArgument(*verb, "ID", "job id", o->id);
+  verb->add_option("--requestor", o->requestor, "who asks (decides the fair-share class)")
       ->required();
-  verb.add_option("--tasks", o->tasks, "number of tasks (default 1)")->check(CLI::Range(1, 100000));
-  verb.add_option("--duration", o->duration,
-                  "seconds each task runs in the simulated executor (default 1)");
-  verb.add_option("--outcome", o->outcome, "complete | fail")
+  verb->add_option("--tasks", o->tasks, "number of tasks, 1 to 100000 (default 1)");
+  verb->add_option("--max-retries", o->max_retries,
+                   "times a failed task waits again before it stays failed (default 2)");
+  verb->add_option("--duration", o->duration,
+                   "seconds each task runs in the simulated executor (default 1)");
+  verb->add_option("--outcome", o->outcome, "simulated executor: complete | fail")
       ->check(CLI::IsMember({"complete", "fail"}));
-  o->reserve.Add(verb);
-  verb.add_option("--constraint", o->constraints.add, "placement constraint (repeatable)");
-  return {[o] { return JobSubmitRequest(*o); }, PrintJobs};
+  o->reserve.Add(*verb);
+  verb->add_option("--constraint", o->constraints.add, "placement constraint (repeatable)");
+  o->process.AddCreate(*verb);
+  verb->add_option("COMMAND", o->command,
+                   "the program and its arguments, after --, run by a berth-node machine "
+                   "(default: none, the simulated executor runs the tasks)");
+}
+
+struct JobLogsOptions {
+  std::string target;  // JOB or JOB.N
+  LogsOptions logs;
+};
+
+void AddJobLogs(CLI::App& noun, Verbs& verbs) {
+  auto o = std::make_shared<JobLogsOptions>();
+  CLI::App* verb = verbs.Add(
+      noun, "logs", "Show the output of a job's tasks (or of one, JOB.N), merged in time",
+      [o](const VerbContext& context) {
+        // A job id never holds '.', a task id always does.
+        if (o->target.find('.') != std::string::npos)
+          return PrintTaskLogs(context.client, o->target, o->logs, context.out, context.err);
+        return PrintJobLogs(context.client, o->target, o->logs, context.out, context.err);
+      });
+  verb->add_option("JOB", o->target, "job id, or JOB.N for its task N")->required();
+  AddLogsFlags(*verb, o->logs);
 }
 
 // A simple verb of one job: METHOD /v1/jobs/ID.
@@ -74,9 +155,10 @@ SimpleVerb OnJob(const char* name, const char* help, const char* method) {
 void AddJobCommands(CLI::App& app, Verbs& verbs) {
   CLI::App& noun = *app.add_subcommand("job", "Submit and manage batch jobs of a running berthd")
                         ->require_subcommand(1);
+  AddJobSubmit(noun, verbs);
+  AddJobLogs(noun, verbs);
   verbs.AddTable(noun,
-                 {{"submit", "Submit a job of identical tasks", DefineJobSubmit},
-                  {"ls", "List jobs in arrival order",
+                 {{"ls", "List jobs in arrival order",
                    [](CLI::App&) {
                      return OneRequest{[] { return Result<Request>(Get("/v1/jobs")); }, PrintJobs};
                    }},

@@ -43,10 +43,67 @@ TEST_F(ClientCommandsTest, JobSubmitTakesTheTemplateFlags) {
                            "--reserve-cpu", "0.5", "--constraint", "node.labels.az==a"});
   ASSERT_EQ(submitted.status, 0) << submitted.err;
   EXPECT_EQ(submitted.out.substr(0, submitted.out.find('\n')),
-            "ID  REQUESTOR  TASKS  STATUS  TASK STATES");
+            "ID  REQUESTOR  TASKS  STATE   TASK STATES");
   const Json job = ApiGet("/v1/jobs/j");
   EXPECT_EQ(job["task"], Json::parse(R"({"resources": {"cpu": "0.5"},
                                          "constraints": ["node.labels.az==a"]})"));
+}
+
+TEST_F(ClientCommandsTest, JobSubmitTakesACommandWithPerTaskArguments) {
+  Outcome submitted =
+      Run({"job", "submit", "j", "--requestor", "r", "--tasks", "2", "--max-retries", "1", "-e",
+           "PART={{.Index}}", "--stop-grace-period", "2s", "--", "sh", "-c", "echo {{.Index}}"});
+  ASSERT_EQ(submitted.status, 0) << submitted.err;
+  const Json job = ApiGet("/v1/jobs/j");
+  EXPECT_EQ(job["task"], Json::parse(R"({"command": "sh", "args": ["-c", "echo {{.Index}}"],
+                                         "env": ["PART={{.Index}}"], "stop_grace_period": "2s"})"));
+  EXPECT_EQ(job["max_retries"], 1);
+  EXPECT_EQ(job["tasks"], 2);
+}
+
+TEST_F(ClientCommandsTest, JobSubmitRefusesABadTemplateAndATaskCountOutOfRange) {
+  Outcome bad = Run({"job", "submit", "j", "--requestor", "r", "--", "echo", "{{.Task.Slot}}"});
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_EQ(bad.err,
+            "berth: task.args[0]: unknown template '{{.Task.Slot}}' (only {{.Index}} expands)\n");
+  for (const char* count : {"0", "100001"}) {
+    Outcome out_of_range = Run({"job", "submit", "j", "--requestor", "r", "--tasks", count});
+    EXPECT_EQ(out_of_range.status, 2);
+    EXPECT_EQ(out_of_range.err,
+              "berth: --tasks " + std::string(count) + ": a job has 1 to 100000 tasks\n");
+  }
+  EXPECT_EQ(Run({"job", "submit", "j", "--requestor", "r", "--max-retries", "101"}).err,
+            "berth: max_retries: expected an integer from 0 to 100, got 101\n");
+  EXPECT_EQ(ApiGet("/v1/jobs")["jobs"], Json::array());
+}
+
+TEST_F(ClientCommandsTest, JobLsShowsEachJobsStateAndProgress) {
+  ASSERT_EQ(Run({"node", "add", "n1"}).status, 0);
+  ASSERT_EQ(Run({"job", "submit", "ok", "--requestor", "r", "--duration", "0"}).status, 0);
+  ASSERT_EQ(Run({"job", "submit", "bad", "--requestor", "r", "--duration", "0", "--outcome", "fail",
+                 "--max-retries", "0"})
+                .status,
+            0);
+  ASSERT_TRUE(daemon_->WaitSettled(std::chrono::seconds(20)));
+  Outcome listed = Run({"job", "ls"});
+  ASSERT_EQ(listed.status, 0) << listed.err;
+  EXPECT_EQ(listed.out,
+            "ID   REQUESTOR  TASKS  STATE     TASK STATES\n"
+            "ok   r          1      complete  complete=1\n"
+            "bad  r          1      failed    failed=1\n");
+  EXPECT_EQ(ApiGet("/v1/tasks/ok.1")["desired_state"], "complete");
+  EXPECT_EQ(ApiGet("/v1/tasks/bad.1")["desired_state"], "shutdown");
+}
+
+TEST_F(ClientCommandsTest, JobLogsNeedATaskThatWasPlaced) {
+  ASSERT_EQ(Run({"job", "submit", "j", "--requestor", "r", "--", "echo", "hi"}).status, 0);
+  Outcome none = Run({"job", "logs", "j"});
+  EXPECT_EQ(none.status, 1);
+  EXPECT_EQ(none.err, "berth: job j has no task placed on a node\n");
+  EXPECT_EQ(Run({"job", "logs", "nothing"}).err, "berth: no job 'nothing'\n");
+  Outcome task = Run({"job", "logs", "j.1"});
+  EXPECT_EQ(task.status, 1);
+  EXPECT_EQ(task.err, "berth: task 'j.1' has not been placed: no logs yet\n");
 }
 
 }  // namespace
