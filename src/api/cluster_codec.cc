@@ -337,7 +337,7 @@ Status DecodeNode(const Json& value, const std::string& path, Node* node) {
   BERTH_RETURN_IF_ERROR(
       CheckObject(value, path,
                   {"id", "hostname", "role", "state", "availability", "platform", "resources",
-                   "labels", "engine_labels", "plugins", "address"}));
+                   "labels", "engine_labels", "plugins", "address", "limits_enforced"}));
   Node n;
   BERTH_RETURN_IF_ERROR(RequireField(value, "id", path, ReadId, &n.id));
   BERTH_RETURN_IF_ERROR(ReadField(value, "hostname", path, ReadText, &n.hostname));
@@ -351,6 +351,10 @@ Status DecodeNode(const Json& value, const std::string& path, Node* node) {
   BERTH_RETURN_IF_ERROR(ReadField(value, "engine_labels", path, ReadLabels, &n.engine_labels));
   BERTH_RETURN_IF_ERROR(ReadField(value, "plugins", path, ReadPlugins, &n.plugins));
   BERTH_RETURN_IF_ERROR(ReadField(value, "address", path, ReadAddress, &n.address));
+  if (value.contains("limits_enforced")) {
+    BERTH_RETURN_IF_ERROR(ReadBool(value["limits_enforced"], FieldPath(path, "limits_enforced"),
+                                   &n.limits_enforced.emplace()));
+  }
   *node = std::move(n);
   return Status::Ok();
 }
@@ -396,6 +400,7 @@ Status DecodeTaskSpec(const Json& value, const std::string& path, TaskSpec* spec
   BERTH_RETURN_IF_ERROR(ReadField(value, "networks", path, ReadNames, &s.networks));
   BERTH_RETURN_IF_ERROR(ReadField(value, "volume_drivers", path, ReadNames, &s.volume_drivers));
   BERTH_RETURN_IF_ERROR(ReadField(value, "log_driver", path, ReadText, &s.log_driver));
+  s.has_limits = process && (process->limit_cpu || process->limit_memory);
   *spec = std::move(s);
   return Status::Ok();
 }

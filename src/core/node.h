@@ -49,6 +49,9 @@ struct Node {
   Labels engine_labels;  // labels reported by the node's engine
   std::vector<PluginRef> plugins;
   std::string address;  // IP address as text; may be empty
+  // Whether the node's executor holds tasks' resource limits (a berth-node
+  // says, from its cgroups); absent: the node says nothing (simulated).
+  std::optional<bool> limits_enforced;
 };
 
 std::string_view ToString(NodeRole role);

@@ -1,14 +1,38 @@
 #include "executor/cgroup_files.h"
 
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <csignal>
+#include <sstream>
 
 #include "executor/task_dir.h"
 
 namespace berth::executor {
+namespace {
+
+// The next line of `rest`, which loses it.
+std::string_view NextLine(std::string_view* rest) {
+  const size_t end = rest->find('\n');
+  const std::string_view line = rest->substr(0, end);
+  rest->remove_prefix(end == std::string_view::npos ? rest->size() : end + 1);
+  return line;
+}
+
+// The controllers of cgroup v1, as its mount options name them.
+bool IsV1Controller(std::string_view option) {
+  static constexpr std::string_view kControllers[] = {
+      "cpu",        "cpuacct",  "cpuset",  "memory", "devices", "freezer", "net_cls",
+      "perf_event", "net_prio", "hugetlb", "pids",   "rdma",    "misc",    "blkio"};
+  return std::find(std::begin(kControllers), std::end(kControllers), option) !=
+         std::end(kControllers);
+}
+
+}  // namespace
 
 int WriteCgroupFile(const std::string& path, std::string_view text) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
@@ -26,14 +50,65 @@ std::vector<pid_t> CgroupProcs(const std::string& dir) {
   const std::string text = ReadSmallFile(dir + "/cgroup.procs").value_or("");
   std::string_view rest = text;
   while (!rest.empty()) {
-    const size_t end = rest.find('\n');
-    const std::string_view line = rest.substr(0, end);
-    rest.remove_prefix(end == std::string_view::npos ? rest.size() : end + 1);
+    const std::string_view line = NextLine(&rest);
     pid_t pid = 0;
     const auto [ptr, ec] = std::from_chars(line.data(), line.data() + line.size(), pid);
     if (ec == std::errc() && ptr == line.data() + line.size() && pid > 0) pids.push_back(pid);
   }
   return pids;
+}
+
+// A line of /proc/mounts: "<source> <mount point> <type> <options> 0 0".
+std::map<std::string, std::string> CgroupV1Mounts(std::string_view text) {
+  std::map<std::string, std::string> mounts;
+  while (!text.empty()) {
+    std::istringstream line{std::string(NextLine(&text))};
+    std::string source, point, type, options;
+    if (!(line >> source >> point >> type >> options) || type != "cgroup") continue;
+    std::string_view rest = options;
+    while (!rest.empty()) {
+      const size_t comma = rest.find(',');
+      const std::string_view option = rest.substr(0, comma);
+      rest.remove_prefix(comma == std::string_view::npos ? rest.size() : comma + 1);
+      if (!IsV1Controller(option)) continue;  // a mount option (rw, relatime, name=...)
+      mounts.emplace(std::string(option), point);
+    }
+  }
+  return mounts;
+}
+
+void KillCgroupProcs(const std::string& dir) {
+  std::vector<std::pair<pid_t, int>> pidfds;
+  for (pid_t pid : CgroupProcs(dir)) {
+    const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+    if (fd >= 0 || errno == ENOSYS) pidfds.emplace_back(pid, fd);
+  }
+  const std::vector<pid_t> listed = CgroupProcs(dir);
+  for (const auto& [pid, fd] : pidfds) {
+    if (std::find(listed.begin(), listed.end(), pid) != listed.end()) {
+      if (fd >= 0) {
+        ::syscall(SYS_pidfd_send_signal, fd, SIGKILL, nullptr, 0);
+      } else {
+        ::kill(pid, SIGKILL);  // a kernel before 5.3, without pidfds
+      }
+    }
+    if (fd >= 0) ::close(fd);
+  }
+}
+
+std::optional<int64_t> CgroupStat(const std::string& file, std::string_view key) {
+  const std::optional<std::string> text = ReadSmallFile(file);
+  if (!text) return std::nullopt;
+  std::string_view rest = *text;
+  while (!rest.empty()) {
+    const std::string_view line = NextLine(&rest);
+    if (!line.starts_with(key) || line.size() <= key.size() || line[key.size()] != ' ') continue;
+    const std::string_view value = line.substr(key.size() + 1);
+    int64_t number = 0;
+    const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
+    if (ec == std::errc()) return number;
+  }
+  return std::nullopt;
 }
 
 }  // namespace berth::executor

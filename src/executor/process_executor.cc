@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <sstream>
+#include <thread>
 #include <utility>
 
 #include "executor/cgroup_files.h"
@@ -30,6 +31,7 @@ namespace fs = std::filesystem;
 
 constexpr char kNoCommand[] = "the task template gives no command";
 constexpr char kSupervisorDied[] = "the task's supervisor died without an exit status";
+constexpr int kCgroupReleaseTries = 100;  // 10 ms apart
 
 std::string SignalName(int sig) {
   static constexpr std::pair<int, const char*> kNames[] = {
@@ -76,6 +78,31 @@ int64_t RanMs(const TaskToRun& task, Timestamp now) {
   return task.started_at ? std::max<int64_t>(0, (now - *task.started_at).count()) : 0;
 }
 
+// Bytes as the CLI shows them: "64Mi", "1.5Gi", "1000".
+std::string BytesText(int64_t bytes) {
+  static constexpr const char* kUnits[] = {"Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+  int unit = -1;
+  double scaled = static_cast<double>(bytes);
+  while (unit + 1 < 6 && scaled >= 1024) {
+    scaled /= 1024;
+    ++unit;
+  }
+  if (unit < 0) return std::to_string(bytes);
+  const bool exact = bytes % (int64_t{1} << (10 * (unit + 1))) == 0;
+  char text[32];
+  std::snprintf(text, sizeof text, exact ? "%.0f%s" : "%.1f%s", scaled, kUnits[unit]);
+  return text;
+}
+
+// An end the memory limit caused says so: a SIGKILL of the main process
+// is the kernel's OOM kill, any other end follows the kill of another of
+// the task's processes.
+std::string OomMessage(const ExitRecord& r, const std::string& message) {
+  const std::string limit = "limit " + BytesText(*r.oom_limit);
+  if (r.signal == SIGKILL) return "killed: out of memory (" + limit + ")";
+  return message + " (a process of the task was killed: out of memory, " + limit + ")";
+}
+
 Ended FromExitRecord(const ExitRecord& r, int64_t fallback_ran_ms) {
   if (r.rejected) return Failed(true, 0, *r.rejected);
   Ended ended;
@@ -90,6 +117,7 @@ Ended FromExitRecord(const ExitRecord& r, int64_t fallback_ran_ms) {
     ended.message =
         ended.failed ? "exit status " + std::to_string(*r.exit_code) : "completed (exit status 0)";
   }
+  if (r.oom_limit) ended.message = OomMessage(r, ended.message);
   if (r.stopped) ended.message = "stopped: " + ended.message;
   return ended;
 }
@@ -150,35 +178,25 @@ std::vector<std::string> Words(const std::string& text) {
 
 constexpr char kNotEnforced[] = ": limits are not enforced";
 
-LimitsSupport NotEnforced(const std::string& why) { return {false, why + kNotEnforced, ""}; }
+LimitsSupport NotEnforced(const std::string& why) {
+  LimitsSupport limits;
+  limits.reason = why + kNotEnforced;
+  return limits;
+}
 
 std::string ErrnoText(int error) { return std::strerror(error); }
 
-// /sys/fs/cgroup as cgroup v1 has it: a tmpfs of cgroup (v1) mounts.
-bool HasCgroupV1(const std::string& cgroup_fs) {
-  for (const char* hierarchy : {"memory", "cpu", "systemd"}) {
-    struct statfs info {};
-    if (::statfs((cgroup_fs + "/" + hierarchy).c_str(), &info) == 0 &&
-        info.f_type == CGROUP_SUPER_MAGIC) {
-      return true;
-    }
-  }
-  return false;
+bool IsCgroup2(const std::string& dir) {
+  struct statfs info {};
+  return ::statfs(dir.c_str(), &info) == 0 && info.f_type == CGROUP2_SUPER_MAGIC;
 }
 
-// PrepareLimits's checks, which change nothing: enforced with root = the
-// directory of this process's group when they all hold.
+// PrepareLimits's checks of a cgroup2 `cgroup_fs`, which change nothing:
+// enforced with root = the directory of this process's group when they
+// all hold.
 LimitsSupport CheckLimits(std::string_view cgroup_fs_view, std::string_view self_cgroup_view) {
   const std::string cgroup_fs(cgroup_fs_view);
   const std::string self_cgroup(self_cgroup_view);
-  struct statfs fs_info {};
-  if (::statfs(cgroup_fs.c_str(), &fs_info) != 0) {
-    return NotEnforced("cgroup v2 is not mounted at " + cgroup_fs + " (" + ErrnoText(errno) + ")");
-  }
-  if (fs_info.f_type != CGROUP2_SUPER_MAGIC) {
-    return NotEnforced("cgroup v2 is not mounted at " + cgroup_fs +
-                       (HasCgroupV1(cgroup_fs) ? " (this node has cgroup v1)" : ""));
-  }
   const std::optional<std::string> text = ReadSmallFile(self_cgroup);
   if (!text) return NotEnforced("cannot read " + self_cgroup);
   const std::optional<std::string> path = OwnCgroupPath(*text);
@@ -198,7 +216,50 @@ LimitsSupport CheckLimits(std::string_view cgroup_fs_view, std::string_view self
       std::find(controllers.begin(), controllers.end(), "memory") == controllers.end()) {
     return NotEnforced("the cpu and memory controllers are not available in " + own);
   }
-  return {true, "", own};
+  LimitsSupport limits;
+  limits.enforced = true;
+  limits.cgroup_version = 2;
+  limits.root = own;
+  return limits;
+}
+
+// berth's group in each cgroup v1 hierarchy, under the hierarchy's root
+// (as Docker's /docker): memory and cpu are needed, cpuacct is joined
+// when mounted so that a task's CPU time is measured.
+LimitsSupport PrepareLimitsV1(const std::string& cgroup_fs, const std::string& mounts_file) {
+  const std::map<std::string, std::string> mounts =
+      CgroupV1Mounts(ReadSmallFile(mounts_file).value_or(""));
+  if (!mounts.contains("memory") || !mounts.contains("cpu")) {
+    return NotEnforced("cgroup v2 is not mounted at " + cgroup_fs +
+                       ", nor are cgroup v1's memory and cpu controllers (" + mounts_file + ")");
+  }
+  LimitsSupport limits;
+  for (const char* controller : {"memory", "cpu", "cpuacct"}) {
+    const auto it = mounts.find(controller);
+    if (it == mounts.end()) continue;
+    const std::string parent = it->second + "/berth";
+    if (::mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST) {
+      return NotEnforced("cannot create " + parent + ": " + ErrnoText(errno));
+    }
+    if (::access(parent.c_str(), W_OK) != 0) {
+      return NotEnforced("cannot write to " + parent + ": " + ErrnoText(errno));
+    }
+    limits.v1_parents[controller] = parent;
+  }
+  limits.enforced = true;
+  limits.cgroup_version = 1;
+  return limits;
+}
+
+// The groups of tasks whose shim was killed: an empty one goes (rmdir
+// refuses a group with processes, a running task's).
+void RemoveStaleTaskCgroups(const std::string& parent) {
+  std::error_code error;
+  for (fs::directory_iterator it(parent, error), end; !error && it != end; it.increment(error)) {
+    if (it->path().filename().string().starts_with("task-") && it->is_directory(error)) {
+      ::rmdir(it->path().c_str());
+    }
+  }
 }
 
 // cpu.max for a limit in cores: "<quota> <period>" in microseconds, the
@@ -279,8 +340,16 @@ std::string ProcessExecutor::Spawn(const TaskToRun& task, const std::string& dir
       "--log-max-files",
       std::to_string(options_.log_max_files),
   };
-  if ((spec.limit_cpu || spec.limit_memory) && !options_.cgroup_root.empty()) {
-    args.insert(args.end(), {"--cgroup", options_.cgroup_root + "/task-" + task.id});
+  if ((spec.limit_cpu || spec.limit_memory) &&
+      (!options_.cgroup_root.empty() || !options_.cgroup_v1_parents.empty())) {
+    if (!options_.cgroup_root.empty()) {
+      args.insert(args.end(), {"--cgroup", options_.cgroup_root + "/task-" + task.id});
+    }
+    for (const auto& [controller, parent] : options_.cgroup_v1_parents) {
+      if (options_.cgroup_root.empty()) {
+        args.insert(args.end(), {"--cgroup-v1", controller + "=" + parent + "/task-" + task.id});
+      }
+    }
     if (spec.limit_cpu) args.insert(args.end(), {"--cpu-max", CpuMax(*spec.limit_cpu)});
     if (spec.limit_memory) {
       args.insert(args.end(), {"--memory-max", std::to_string(*spec.limit_memory)});
@@ -381,6 +450,7 @@ std::optional<Ended> ProcessExecutor::Outcome(const TaskToRun& task, Timestamp n
     }
   }
   KillStrayTask(dir);
+  ReleaseCgroups(task.id);
   std::string message = kSupervisorDied;
   if (shim && shim->wait_status) message += " (it " + ShimStatus(*shim->wait_status) + ")";
   std::error_code error;
@@ -390,6 +460,32 @@ std::optional<Ended> ProcessExecutor::Outcome(const TaskToRun& task, Timestamp n
   return Failed(false, RanMs(task, now), message);
 }
 
+// The cgroups a task with limits runs in (whether it has them or not).
+std::vector<std::string> ProcessExecutor::CgroupsOf(const std::string& id) const {
+  std::vector<std::string> dirs;
+  if (!options_.cgroup_root.empty()) dirs.push_back(options_.cgroup_root + "/task-" + id);
+  for (const auto& [controller, parent] : options_.cgroup_v1_parents) {
+    const std::string dir = parent + "/task-" + id;
+    if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(dir);
+  }
+  return dirs;
+}
+
+// A task whose shim died leaves its cgroups behind, maybe with processes
+// that left its group: they are killed and the cgroups removed, the
+// kernel given up to a second to be done with the dead (EBUSY).
+void ProcessExecutor::ReleaseCgroups(const std::string& id) {
+  for (const std::string& dir : CgroupsOf(id)) {
+    std::error_code error;
+    if (!fs::exists(dir, error)) continue;
+    for (int tries = 0; tries < kCgroupReleaseTries; ++tries) {
+      if (WriteCgroupFile(dir + "/cgroup.kill", "1") != 0) KillCgroupProcs(dir);
+      if (::rmdir(dir.c_str()) == 0 || errno != EBUSY) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+}
+
 void ProcessExecutor::Stop(const TaskToRun& task) {
   if (rejected_.contains(task.id) || !IsValidTaskDirName(task.id)) return;
   if (Shim* shim = Watch(task.id); shim && Poll(*shim)) {
@@ -397,6 +493,7 @@ void ProcessExecutor::Stop(const TaskToRun& task) {
     return;
   }
   KillStrayTask(LogDir(task.id));
+  ReleaseCgroups(task.id);
 }
 
 std::vector<std::string> ProcessExecutor::TakeChanged() {
@@ -437,12 +534,17 @@ Status ProcessExecutor::Remove(const std::string& id) {
   }
   const std::string dir = LogDir(id);
   KillStrayTask(dir);  // its pid goes with the directory
+  ReleaseCgroups(id);
   std::error_code error;
   fs::remove_all(dir, error);
   if (error) return Status::Internal("cannot remove " + dir + ": " + error.message());
   shims_.erase(id);
   rejected_.erase(id);
   return Status::Ok();
+}
+
+void ReleaseLimits(const LimitsSupport& limits) {
+  for (const auto& [controller, parent] : limits.v1_parents) ::rmdir(parent.c_str());
 }
 
 std::optional<std::string> OwnCgroupPath(std::string_view text) {
@@ -461,9 +563,16 @@ std::optional<std::string> OwnCgroupPath(std::string_view text) {
 
 // Moving the processes: a pid that exits meanwhile is no matter (ESRCH);
 // ones that the others fork meanwhile are moved by the next round.
-LimitsSupport PrepareLimits(std::string_view cgroup_fs, std::string_view self_cgroup_file) {
+LimitsSupport PrepareLimits(std::string_view cgroup_fs, std::string_view self_cgroup_file,
+                            std::string_view mounts_file) {
+  if (!IsCgroup2(std::string(cgroup_fs))) {
+    LimitsSupport limits = PrepareLimitsV1(std::string(cgroup_fs), std::string(mounts_file));
+    for (const auto& [controller, parent] : limits.v1_parents) RemoveStaleTaskCgroups(parent);
+    return limits;
+  }
   LimitsSupport limits = CheckLimits(cgroup_fs, self_cgroup_file);
   if (!limits.enforced) return limits;
+  RemoveStaleTaskCgroups(limits.root);
   const std::string& own = limits.root;
   const std::string node = own + "/berth-node";
   if (::mkdir(node.c_str(), 0755) != 0 && errno != EEXIST) {

@@ -68,6 +68,10 @@ struct ProcessExecutorOptions {
   // Where tasks with limits get their cgroup (<cgroup_root>/task-<id>):
   // PrepareLimits's root. "": limits are not applied.
   std::string cgroup_root;
+  // cgroup v1 instead (PrepareLimits's v1_parents): each controller's
+  // berth-owned group, under which a task with limits gets
+  // <parent>/task-<id>. Used only when cgroup_root is "".
+  std::map<std::string, std::string> cgroup_v1_parents;
 };
 
 // What Adopt found in a task directory.
@@ -120,6 +124,8 @@ class ProcessExecutor final : public Executor {
   bool Poll(Shim& shim);
   Shim* Watch(const std::string& id);
   std::optional<Ended> Outcome(const TaskToRun& task, Timestamp now, const Shim* shim);
+  std::vector<std::string> CgroupsOf(const std::string& id) const;
+  void ReleaseCgroups(const std::string& id);
 
   ProcessExecutorOptions options_;
   std::map<std::string, Shim> shims_;
@@ -131,12 +137,19 @@ class ProcessExecutor final : public Executor {
 // why (for the node's status).
 struct LimitsSupport {
   bool enforced = false;
-  std::string reason;  // why not ("...: limits are not enforced"); "" when enforced
-  std::string root;    // the directory under which task cgroups are made; "" when not enforced
+  std::string reason;      // why not ("...: limits are not enforced"); "" when enforced
+  int cgroup_version = 0;  // 1 or 2 when enforced
+  // cgroup v2: the directory under which task cgroups are made; "" otherwise.
+  std::string root;
+  // cgroup v1: berth's group in each hierarchy a task joins, by controller
+  // ("memory" -> "/sys/fs/cgroup/memory/berth"; "cpu", and "cpuacct" when
+  // mounted); empty otherwise.
+  std::map<std::string, std::string> v1_parents;
 };
 
-// Checks that limits can be enforced, and if so prepares this process's
-// cgroup v2 group for them. They are when all of these hold:
+// Checks that limits can be enforced, with cgroup v2 or else v1, and if so
+// prepares the cgroups for them. With cgroup v2 they are when all of
+// these hold:
 //   - `cgroup_fs` is a cgroup2 filesystem;
 //   - this process's group (the "0::" line of `self_cgroup_file`, under
 //     `cgroup_fs`) is delegated to it: the directory, its cgroup.procs and
@@ -148,11 +161,32 @@ struct LimitsSupport {
 // "+cpu +memory" goes to <own>/cgroup.subtree_control; `root` is <own>.
 // The first check or step that fails gives `reason` and enforced=false.
 //
+// When `cgroup_fs` is not cgroup2 but `mounts_file` (/proc/mounts) shows
+// the cgroup v1 controllers memory and cpu mounted (and writable: this
+// process runs as root), each of them, and cpuacct when mounted, gets a
+// group of berth's own, <mount>/berth, made when missing: v1_parents. v1
+// needs no delegation nor moving processes: a task joins one group per
+// hierarchy. The v1 hierarchies are shared with the rest of the machine
+// (Docker's /docker is beside berth's), so berth-node's own cgroups are
+// left alone.
+//
+// Either way, the task groups left under berth's groups by a shim that was
+// killed (task-<id>, now empty) are removed; a group that still has
+// processes (a running task the node adopts) stays.
+//
 // Call it once, as berth-node starts, on its single thread before any
 // other starts: it moves the whole process, all threads, to another group.
 // The arguments are for tests.
 LimitsSupport PrepareLimits(std::string_view cgroup_fs = "/sys/fs/cgroup",
-                            std::string_view self_cgroup_file = "/proc/self/cgroup");
+                            std::string_view self_cgroup_file = "/proc/self/cgroup",
+                            std::string_view mounts_file = "/proc/mounts");
+
+// As berth-node stops: berth's cgroup v1 groups (v1_parents) are removed
+// when they hold no task's group, so that a node that runs nothing leaves
+// no cgroup behind. One that tasks still use stays (they outlive
+// berth-node); the next PrepareLimits finds it, and a shim makes it
+// again when it is missing.
+void ReleaseLimits(const LimitsSupport& limits);
 
 // The path of this process's cgroup v2 group, from the text of
 // /proc/self/cgroup: the "0::<path>" line's path ("/a/b"; "/" for the

@@ -475,6 +475,10 @@ TEST_F(ProcessExecutorTest, ATaskWithALimitOfZeroIsRejected) {
 TEST_F(ProcessExecutorTest, ATaskWithLimitsRunsInItsOwnCgroupWhereTheNodeCan) {
   const LimitsSupport limits = PrepareLimits();
   if (!limits.enforced) GTEST_SKIP() << "needs limits enforced on this machine: " << limits.reason;
+  if (limits.cgroup_version != 2) {
+    ReleaseLimits(limits);
+    GTEST_SKIP() << "needs cgroup v2 (cgroup_limits_test.cc runs tasks under v1's limits)";
+  }
   ASSERT_FALSE(limits.root.empty());
   ProcessExecutorOptions options = Options();
   options.cgroup_root = limits.root;
@@ -508,16 +512,19 @@ TEST_F(ProcessExecutorTest, ATaskWithLimitsRunsInItsOwnCgroupWhereTheNodeCan) {
 TEST(PrepareLimits, ADirectoryThatIsNotCgroupV2EnforcesNothing) {
   store::TestDir dir;
   std::ofstream(dir.path() + "/self-cgroup") << "0::/\n";
-  LimitsSupport limits = PrepareLimits(dir.path(), dir.path() + "/self-cgroup");
-  EXPECT_FALSE(limits.enforced);
-  EXPECT_EQ(limits.reason,
-            "cgroup v2 is not mounted at " + dir.path() + ": limits are not enforced");
-  EXPECT_EQ(limits.root, "");
-  EXPECT_FALSE(fs::exists(dir.path() + "/berth-node"));
-  limits = PrepareLimits(dir.path() + "/none", dir.path() + "/self-cgroup");
+  const std::string mounts = dir.path() + "/mounts";  // none: no cgroup v1 either
+  LimitsSupport limits = PrepareLimits(dir.path(), dir.path() + "/self-cgroup", mounts);
   EXPECT_FALSE(limits.enforced);
   EXPECT_EQ(limits.reason, "cgroup v2 is not mounted at " + dir.path() +
-                               "/none (No such file or directory): limits are not enforced");
+                               ", nor are cgroup v1's memory and cpu controllers (" + mounts +
+                               "): limits are not enforced");
+  EXPECT_EQ(limits.root, "");
+  EXPECT_FALSE(fs::exists(dir.path() + "/berth-node"));
+  limits = PrepareLimits(dir.path() + "/none", dir.path() + "/self-cgroup", mounts);
+  EXPECT_FALSE(limits.enforced);
+  EXPECT_EQ(limits.reason, "cgroup v2 is not mounted at " + dir.path() +
+                               "/none, nor are cgroup v1's memory and cpu controllers (" + mounts +
+                               "): limits are not enforced");
 }
 
 TEST(PrepareLimits, OwnCgroupPathIsTheCgroupV2Line) {

@@ -57,6 +57,7 @@ std::string FormatExitRecord(const ExitRecord& r) {
     out += "rejected " + why + "\n";
   }
   if (r.stopped) out += "stopped 1\n";
+  if (r.oom_limit) out += "oom_killed " + std::to_string(*r.oom_limit) + "\n";
   if (r.started_at_ms) out += "started_at_ms " + std::to_string(r.started_at_ms) + "\n";
   if (r.finished_at_ms) out += "finished_at_ms " + std::to_string(r.finished_at_ms) + "\n";
   return out;
@@ -84,6 +85,8 @@ std::optional<ExitRecord> ParseExitRecord(std::string_view text) {
       ++outcomes;
     } else if (key == "stopped") {
       r.stopped = value == "1";
+    } else if (key == "oom_killed") {
+      ok = ParseNumber(value, &r.oom_limit.emplace());
     } else if (key == "started_at_ms") {
       ok = ParseNumber(value, &r.started_at_ms);
     } else if (key == "finished_at_ms") {

@@ -17,6 +17,8 @@
 //
 //   exit_code <n>        | signal <n>  | rejected <why, one line>
 //   stopped 1            only when a stop was asked for before the end
+//   oom_killed <bytes>   only when the kernel killed a process of the task
+//                        for going over its memory limit, <bytes>
 //   started_at_ms <ms>   unix time the task's process started; not when rejected
 //   finished_at_ms <ms>  unix time the shim saw the task end
 //
@@ -55,6 +57,9 @@ struct ExitRecord {
   std::optional<int> signal;            // a signal killed it
   std::optional<std::string> rejected;  // it never ran: why ("cannot run 'x': ...")
   bool stopped = false;                 // a stop was asked for before it ended
+  // The memory limit, when the kernel killed a process of the task (the
+  // main one or another) for going over it.
+  std::optional<int64_t> oom_limit;
   int64_t started_at_ms = 0;            // unix ms; 0: not known
   int64_t finished_at_ms = 0;           // unix ms; 0: not known
   bool operator==(const ExitRecord&) const = default;

@@ -6,7 +6,6 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,7 +35,8 @@ namespace {
 constexpr char kUsage[] =
     "usage: berth-exec --dir DIR [--grace-ms N] [--workdir W] [--env NAME=VALUE]...\n"
     "                  [--log-max-bytes N] [--log-max-files N]\n"
-    "                  [--cgroup DIR [--cpu-max \"QUOTA PERIOD\"] [--memory-max BYTES]]\n"
+    "                  [(--cgroup DIR | --cgroup-v1 CONTROLLER=DIR...)\n"
+    "                   [--cpu-max \"QUOTA PERIOD\"] [--memory-max BYTES]]\n"
     "                  -- COMMAND [ARG]...\n";
 
 // After the task's process exited: how long the shim spends killing what
@@ -66,14 +67,20 @@ struct ShimArgs {
   std::vector<std::string> env;
   LogWriterOptions log;
   std::string cgroup;  // "": none
+  // cgroup v1: the task's directory in each hierarchy, by controller.
+  std::map<std::string, std::string> cgroup_v1;
   std::optional<std::string> cpu_max;
   std::optional<int64_t> memory_max;
   std::vector<std::string> command;
 };
 
-constexpr std::string_view kFlags[] = {"--dir",    "--grace-ms",      "--workdir",
-                                       "--env",    "--log-max-bytes", "--log-max-files",
-                                       "--cgroup", "--cpu-max",       "--memory-max"};
+constexpr std::string_view kFlags[] = {
+    "--dir",           "--grace-ms", "--workdir",   "--env",     "--log-max-bytes",
+    "--log-max-files", "--cgroup",   "--cgroup-v1", "--cpu-max", "--memory-max"};
+
+// The cgroup v1 controllers the shim puts a task in: those its limits
+// need, and cpuacct, which measures its CPU time.
+constexpr std::string_view kV1Controllers[] = {"memory", "cpu", "cpuacct"};
 
 template <typename T>
 bool ParseNumber(std::string_view text, T* out) {
@@ -120,6 +127,18 @@ Status ParseFlag(std::string_view flag, std::string_view value, ShimArgs* args) 
                                      std::string(value) + "'");
     }
     args->cgroup = value;
+  } else if (flag == "--cgroup-v1") {
+    const size_t equals = value.find('=');
+    const std::string_view controller = value.substr(0, equals);
+    if (equals == std::string_view::npos ||
+        std::find(std::begin(kV1Controllers), std::end(kV1Controllers), controller) ==
+            std::end(kV1Controllers) ||
+        !value.substr(equals + 1).starts_with('/')) {
+      return Status::InvalidArgument(
+          "--cgroup-v1 takes CONTROLLER=DIR (memory, cpu or cpuacct; DIR absolute), not '" +
+          std::string(value) + "'");
+    }
+    args->cgroup_v1[std::string(controller)] = value.substr(equals + 1);
   } else if (flag == "--cpu-max") {
     if (!IsCpuMax(value)) {
       return Status::InvalidArgument(
@@ -157,8 +176,16 @@ Result<ShimArgs> ParseArgs(int argc, char** argv) {
     BERTH_RETURN_IF_ERROR(ParseFlag(flag, argv[++i], &args));
   }
   if (args.dir.empty()) return Status::InvalidArgument("--dir is required");
-  if ((args.cpu_max || args.memory_max) && args.cgroup.empty()) {
+  if (!args.cgroup.empty() && !args.cgroup_v1.empty()) {
+    return Status::InvalidArgument("--cgroup and --cgroup-v1 exclude each other");
+  }
+  if ((args.cpu_max || args.memory_max) && args.cgroup.empty() && args.cgroup_v1.empty()) {
     return Status::InvalidArgument("--cpu-max and --memory-max need --cgroup");
+  }
+  if (!args.cgroup_v1.empty() && ((args.cpu_max && !args.cgroup_v1.contains("cpu")) ||
+                                  (args.memory_max && !args.cgroup_v1.contains("memory")))) {
+    return Status::InvalidArgument(
+        "--cpu-max needs --cgroup-v1 cpu=DIR, --memory-max --cgroup-v1 memory=DIR");
   }
   struct stat st;
   if (::stat(args.dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -246,6 +273,10 @@ class TaskShim {
   Status Prepare();
   std::optional<std::string> StartTask();
   std::optional<std::string> ApplyLimits(pid_t pid);
+  std::optional<std::string> MakeCgroup(const std::string& dir);
+  std::optional<std::string> WriteLimitsV2();
+  std::optional<std::string> WriteLimitsV1();
+  bool OomKilled() const;
   [[noreturn]] void RunChild(int out, int err, int report, int go, char* const* argv);
   std::string Rejection(const ChildError& e) const;
   void Supervise();
@@ -254,7 +285,7 @@ class TaskShim {
   void ReapChildren();
   void KillLeftovers();
   void KillCgroup();
-  void RemoveCgroup();
+  void RemoveCgroups();
   void DrainOutput();
   void ReadOutput(Output& output);
   void CloseOutput(Output& output);
@@ -273,8 +304,10 @@ class TaskShim {
   std::optional<int64_t> kill_at_ns_;  // steady clock; SIGKILL then
   int64_t started_at_ms_ = 0;
   int64_t finished_at_ms_ = 0;
-  bool log_failed_ = false;   // said so once on stderr
-  bool cgroup_made_ = false;  // args_.cgroup exists, made (or found) by this shim
+  bool log_failed_ = false;  // said so once on stderr
+  // The task's cgroups (args_.cgroup, or those of args_.cgroup_v1) that
+  // this shim made (or found): what it empties and removes at the end.
+  std::vector<std::string> cgroups_;
 };
 
 TaskShim::~TaskShim() {
@@ -292,7 +325,7 @@ int TaskShim::Run() {
     rejected = StartTask();
   }
   if (rejected) {
-    RemoveCgroup();
+    RemoveCgroups();
     ExitRecord record;
     record.rejected = std::move(rejected);
     record.finished_at_ms = UnixNowMs();
@@ -302,8 +335,9 @@ int TaskShim::Run() {
   KillLeftovers();
   DrainOutput();
   ReapChildren();
-  RemoveCgroup();
   ExitRecord record;
+  if (args_.memory_max && OomKilled()) record.oom_limit = args_.memory_max;
+  RemoveCgroups();
   record.stopped = stop_requested_;
   record.started_at_ms = started_at_ms_;
   record.finished_at_ms = finished_at_ms_;
@@ -391,29 +425,91 @@ std::optional<std::string> TaskShim::StartTask() {
   return Rejection(error);
 }
 
-// The task's cgroup, its limits, and the child in it (the shim itself
+std::string CannotApply(const std::string& file, int error) {
+  return "cannot apply limits: " + file + ": " + strerror(error);
+}
+
+// Writes `value` to `dir`/`name`; the rejection when that fails.
+std::optional<std::string> WriteLimit(const std::string& dir, const char* name,
+                                      const std::string& value) {
+  const std::string file = dir + "/" + name;
+  if (const int error = WriteCgroupFile(file, value)) return CannotApply(file, error);
+  return std::nullopt;
+}
+
+// The task's cgroups, its limits, and the child in them (the shim itself
 // stays where it is, outside the task's limits and its cgroup.kill).
 std::optional<std::string> TaskShim::ApplyLimits(pid_t pid) {
-  if (args_.cgroup.empty()) return std::nullopt;
-  const auto failed = [](const std::string& file, int error) {
-    return "cannot apply limits: " + file + ": " + strerror(error);
-  };
-  if (::mkdir(args_.cgroup.c_str(), 0755) != 0 && errno != EEXIST) {
-    return failed(args_.cgroup, errno);
+  std::vector<std::string> dirs;
+  if (!args_.cgroup.empty()) dirs.push_back(args_.cgroup);
+  for (const auto& [controller, dir] : args_.cgroup_v1) {
+    if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(dir);
   }
-  cgroup_made_ = true;
-  const auto write = [&](const char* name, const std::string& value) -> std::optional<std::string> {
-    const std::string file = args_.cgroup + "/" + name;
-    if (const int error = WriteCgroupFile(file, value)) return failed(file, error);
-    return std::nullopt;
-  };
+  for (const std::string& dir : dirs) {
+    if (auto error = MakeCgroup(dir)) return error;
+  }
+  if (auto error = args_.cgroup.empty() ? WriteLimitsV1() : WriteLimitsV2()) return error;
+  for (const std::string& dir : dirs) {
+    if (auto error = WriteLimit(dir, "cgroup.procs", std::to_string(pid))) return error;
+  }
+  return std::nullopt;
+}
+
+// A cgroup v1 parent (berth's group) that a berth-node removed as it
+// stopped, having no tasks, is made again; the tries cover another one
+// removing it meanwhile.
+std::optional<std::string> TaskShim::MakeCgroup(const std::string& dir) {
+  for (int tries = 1;; ++tries) {
+    if (::mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST) break;
+    if (errno != ENOENT || args_.cgroup_v1.empty() || tries == 3) return CannotApply(dir, errno);
+    const std::string parent = dir.substr(0, dir.rfind('/'));
+    if (::mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST) return CannotApply(parent, errno);
+  }
+  cgroups_.push_back(dir);
+  return std::nullopt;
+}
+
+std::optional<std::string> TaskShim::WriteLimitsV2() {
   if (args_.cpu_max) {
-    if (auto error = write("cpu.max", *args_.cpu_max)) return error;
+    if (auto error = WriteLimit(args_.cgroup, "cpu.max", *args_.cpu_max)) return error;
   }
   if (args_.memory_max) {
-    if (auto error = write("memory.max", std::to_string(*args_.memory_max))) return error;
+    return WriteLimit(args_.cgroup, "memory.max", std::to_string(*args_.memory_max));
   }
-  return write("cgroup.procs", std::to_string(pid));
+  return std::nullopt;
+}
+
+// cgroup v1 spells cpu.max as two files, the period first (a quota is
+// checked against the period in force), and "max" as -1.
+std::optional<std::string> TaskShim::WriteLimitsV1() {
+  if (args_.cpu_max) {
+    const std::string& dir = args_.cgroup_v1.at("cpu");
+    const size_t space = args_.cpu_max->find(' ');
+    const std::string quota = args_.cpu_max->substr(0, space);
+    if (auto error = WriteLimit(dir, "cpu.cfs_period_us", args_.cpu_max->substr(space + 1))) {
+      return error;
+    }
+    if (auto error = WriteLimit(dir, "cpu.cfs_quota_us", quota == "max" ? "-1" : quota)) {
+      return error;
+    }
+  }
+  if (args_.memory_max) {
+    return WriteLimit(args_.cgroup_v1.at("memory"), "memory.limit_in_bytes",
+                      std::to_string(*args_.memory_max));
+  }
+  return std::nullopt;
+}
+
+// The kernel counts the processes it killed for the memory limit: v2 in
+// memory.events, v1 in memory.oom_control (Linux 4.13).
+bool TaskShim::OomKilled() const {
+  const std::optional<int64_t> kills =
+      args_.cgroup.empty()
+          ? (args_.cgroup_v1.contains("memory")
+                 ? CgroupStat(args_.cgroup_v1.at("memory") + "/memory.oom_control", "oom_kill")
+                 : std::nullopt)
+          : CgroupStat(args_.cgroup + "/memory.events", "oom_kill");
+  return kills.value_or(0) > 0;
 }
 
 void TaskShim::RunChild(int out, int err, int report, int go, char* const* argv) {
@@ -534,11 +630,12 @@ void TaskShim::KillLeftovers() {
   for (;;) {
     ReapChildren();
     const std::vector<pid_t> children = ChildrenOfThisProcess();
-    const size_t in_cgroup = cgroup_made_ ? CgroupProcs(args_.cgroup).size() : 0;
+    size_t in_cgroup = 0;
+    for (const std::string& dir : cgroups_) in_cgroup += CgroupProcs(dir).size();
     if (children.empty() && in_cgroup == 0) return;
     if (SteadyNowNs() >= deadline) {
       Warn(std::to_string(children.size()) + " process(es) of the task would not die" +
-           (in_cgroup ? ", " + std::to_string(in_cgroup) + " left in " + args_.cgroup : ""));
+           (in_cgroup ? ", " + std::to_string(in_cgroup) + " left in the task's cgroups" : ""));
       return;
     }
     for (pid_t child : children) ::kill(child, SIGKILL);
@@ -547,41 +644,31 @@ void TaskShim::KillLeftovers() {
   }
 }
 
-// cgroup.kill (Linux 5.14) kills every process of the cgroup at once, and
-// those that fork meanwhile. Without it, each pid cgroup.procs lists: by a
-// pidfd taken before the pid is seen listed again, so that a pid reused
-// since by a process outside the cgroup is not signalled.
+// cgroup.kill (cgroup v2, Linux 5.14) kills every process of the cgroup
+// at once, and those that fork meanwhile. Without it (and on cgroup v1),
+// each pid cgroup.procs lists.
 void TaskShim::KillCgroup() {
-  if (!cgroup_made_ || WriteCgroupFile(args_.cgroup + "/cgroup.kill", "1") == 0) return;
-  std::vector<std::pair<pid_t, int>> pidfds;
-  for (pid_t pid : CgroupProcs(args_.cgroup)) {
-    const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-    if (fd >= 0 || errno == ENOSYS) pidfds.emplace_back(pid, fd);
-  }
-  const std::vector<pid_t> listed = CgroupProcs(args_.cgroup);
-  for (const auto& [pid, fd] : pidfds) {
-    if (std::find(listed.begin(), listed.end(), pid) != listed.end()) {
-      if (fd >= 0) {
-        ::syscall(SYS_pidfd_send_signal, fd, SIGKILL, nullptr, 0);
-      } else {
-        ::kill(pid, SIGKILL);  // a kernel before 5.3, without pidfds
-      }
-    }
-    if (fd >= 0) ::close(fd);
+  for (const std::string& dir : cgroups_) {
+    if (dir == args_.cgroup && WriteCgroupFile(dir + "/cgroup.kill", "1") == 0) continue;
+    KillCgroupProcs(dir);
   }
 }
 
 // Once the task's processes are gone; the kernel may take a moment to be
 // done with the last of them (EBUSY) meanwhile.
-void TaskShim::RemoveCgroup() {
-  if (!cgroup_made_) return;
-  for (int tries = 1;; ++tries) {
-    if (::rmdir(args_.cgroup.c_str()) == 0 || errno == ENOENT) {
-      cgroup_made_ = false;
-      return;
-    }
-    if (errno != EBUSY || tries == kCgroupRemoveTries) {
-      Warn("cannot remove the task's cgroup " + args_.cgroup + ": " + strerror(errno));
+void TaskShim::RemoveCgroups() {
+  for (int tries = 1; !cgroups_.empty(); ++tries) {
+    int error = 0;  // the first that is not ENOENT
+    std::erase_if(cgroups_, [&error](const std::string& dir) {
+      if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) return true;
+      if (error == 0) error = errno;
+      return false;
+    });
+    if (cgroups_.empty()) return;
+    if (error != EBUSY || tries == kCgroupRemoveTries) {
+      for (const std::string& dir : cgroups_) {
+        Warn("cannot remove the task's cgroup " + dir + ": " + strerror(error));
+      }
       return;
     }
     KillCgroup();

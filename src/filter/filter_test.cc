@@ -7,6 +7,7 @@
 #include "filter/affinity_filter.h"
 #include "filter/constraint_filter.h"
 #include "filter/host_port_filter.h"
+#include "filter/limits_filter.h"
 #include "filter/max_replicas_filter.h"
 #include "filter/platform_filter.h"
 #include "filter/plugin_filter.h"
@@ -59,6 +60,8 @@ INSTANTIATE_TEST_SUITE_P(
                    "scheduling constraints not satisfied on 3 nodes"},
         FilterCase{"platform", [] { return std::make_unique<PlatformFilter>(); }, false,
                    "unsupported platform on 1 node", "unsupported platform on 3 nodes"},
+        FilterCase{"limits", [] { return std::make_unique<LimitsFilter>(); }, false,
+                   "limits not enforceable on 1 node", "limits not enforceable on 3 nodes"},
         FilterCase{"host_ports", [] { return std::make_unique<HostPortFilter>(); }, false,
                    "host-mode port already in use on 1 node",
                    "host-mode port already in use on 3 nodes"},
@@ -75,6 +78,19 @@ TEST(ReadyFilter, NeedsReadyAndActive) {
     EXPECT_FALSE(f.Check(MakeNodeInfo([&](Node& n) { n.state = s; })));
   for (NodeAvailability a : {NodeAvailability::kPause, NodeAvailability::kDrain})
     EXPECT_FALSE(f.Check(MakeNodeInfo([&](Node& n) { n.availability = a; })));
+}
+
+// A task with limits goes where they hold, or where nobody says (a
+// simulated node); a task without limits goes anywhere.
+TEST(LimitsFilter, ATaskWithLimitsNeedsANodeThatEnforcesThem) {
+  LimitsFilter f;
+  TaskSpec spec;
+  EXPECT_FALSE(f.SetTask(spec, 0));
+  spec.has_limits = true;
+  ASSERT_TRUE(f.SetTask(spec, 0));
+  EXPECT_TRUE(f.Check(MakeNodeInfo([](Node& n) { n.limits_enforced = true; })));
+  EXPECT_FALSE(f.Check(MakeNodeInfo([](Node& n) { n.limits_enforced = false; })));
+  EXPECT_TRUE(f.Check(MakeNodeInfo()));
 }
 
 TEST(ResourceFilter, EqualPassesMoreFails) {

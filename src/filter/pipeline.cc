@@ -4,6 +4,7 @@
 
 #include "filter/constraint_filter.h"
 #include "filter/host_port_filter.h"
+#include "filter/limits_filter.h"
 #include "filter/max_replicas_filter.h"
 #include "filter/platform_filter.h"
 #include "filter/plugin_filter.h"
@@ -13,17 +14,18 @@
 namespace berth::filter {
 
 Pipeline::Pipeline()
-    : filters_{std::make_unique<ReadyFilter>(),       std::make_unique<ResourceFilter>(),
-               std::make_unique<PluginFilter>(),      std::make_unique<ConstraintFilter>(),
-               std::make_unique<PlatformFilter>(),    std::make_unique<HostPortFilter>(),
-               std::make_unique<MaxReplicasFilter>(), std::make_unique<AffinityFilter>()},
+    : filters_{std::make_unique<ReadyFilter>(),    std::make_unique<ResourceFilter>(),
+               std::make_unique<PluginFilter>(),   std::make_unique<ConstraintFilter>(),
+               std::make_unique<PlatformFilter>(), std::make_unique<LimitsFilter>(),
+               std::make_unique<HostPortFilter>(), std::make_unique<MaxReplicasFilter>(),
+               std::make_unique<AffinityFilter>()},
       affinity_(static_cast<AffinityFilter*>(filters_.back().get())) {}
 
 void Pipeline::SetTask(const TaskSpec& spec, ServiceIndex service, Scope scope,
                        const ServiceLookup& services) {
   // In filters_ order: resources, host ports, max replicas and affinity
   // depend on what else runs on the node.
-  static constexpr std::array<bool, kFilterCount> kNodeOnly = {true, false, true,  true,
+  static constexpr std::array<bool, kFilterCount> kNodeOnly = {true, false, true,  true, true,
                                                                true, false, false, false};
   affinity_->Resolve(spec, services);
   enabled_count_ = 0;

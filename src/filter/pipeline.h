@@ -1,6 +1,6 @@
 // Pipeline: the seven filters of docs/placement.md ("Filter pipeline") in
-// that order, then affinity (filter 8), with the failure counts that explain
-// why a task fits nowhere.
+// that order, with limits (limits_filter.h) after platform, then affinity
+// (filter 8), with the failure counts that explain why a task fits nowhere.
 //
 // Process(node) runs the filters that take part for the loaded task; the first
 // one that rejects the node gets one more failure. When a node passes, every
@@ -21,10 +21,10 @@ namespace berth::filter {
 
 class Pipeline {
  public:
-  static constexpr int kFilterCount = 8;
+  static constexpr int kFilterCount = 9;
 
   // Which filters take part: all of them, or only those the node alone
-  // decides (ready, plugins, constraints, platform) - what a global
+  // decides (ready, plugins, constraints, platform, limits) - what a global
   // service's orchestrator checks before it makes a task for a node.
   enum class Scope { kAll, kNodeOnly };
 

@@ -102,6 +102,7 @@ NodeAgent::NodeAgent(NodeAgentOptions options, const Clock& clock)
         o.tasks_dir = options_.data_dir + "/tasks";
         o.shim_path = options_.exec_path;
         o.cgroup_root = limits_.root;
+        o.cgroup_v1_parents = limits_.v1_parents;
         return o;
       }()) {}
 
@@ -151,6 +152,7 @@ void NodeAgent::Stop() {
   for (std::thread& t : threads_) t.join();
   threads_.clear();
   if (server_) server_->Stop();
+  executor::ReleaseLimits(limits_);
 }
 
 std::string NodeAgent::Credential() const {
