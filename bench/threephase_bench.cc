@@ -15,7 +15,8 @@
 // task (summed over its attempts) and end to end (submit -> bound, which at
 // saturation is mostly waiting in the queue); reschedules (attempts after
 // the first); conflicts per bound task; failed tasks; over-committed nodes
-// (must be 0).
+// (must be 0). Below a row: failed tasks that a node could still take at
+// the end (must be 0) and attempts widened to every agent.
 //
 // Usage: threephase_bench [--tasks N] [--quick] [--only-small]
 //                         [--instances N] [--m M]   (one configuration only)
@@ -54,8 +55,29 @@ struct Row {
   int64_t p50[4] = {}, p99[4] = {};  // sampling, decision, commit, end to end (ns)
   uint64_t reschedules = 0, conflicts = 0, conflicted_commits = 0, bound = 0, failed = 0;
   int overcommitted = 0;
+  // Failed tasks that some agent could still place once the run is over
+  // (asked about every node): failed while capacity existed. Must be 0.
+  int failed_with_room = 0;
+  uint64_t widened = 0;                        // attempts that asked every agent
   std::map<std::string, int> failure_reasons;  // reason -> failed tasks
 };
+
+// Failed tasks (indexes into MakeTasks' list) that a node of some agent
+// still passes at the end of the run.
+int FailedWithRoom(const std::vector<std::unique_ptr<agent::Agent>>& agents,
+                   const std::vector<agent::PlacementTask>& tasks,
+                   const std::vector<size_t>& failed) {
+  int with_room = 0;
+  for (size_t i : failed) {
+    const agent::SampleRequest request{tasks[i], 10'000, std::chrono::seconds(10), ""};
+    for (const auto& a : agents)
+      if (!a->Sample(request).nodes.empty()) {
+        ++with_room;
+        break;
+      }
+  }
+  return with_room;
+}
 
 std::vector<agent::PlacementTask> MakeTasks(int count) {
   auto cpu1 = std::make_shared<TaskSpec>(), cpu05 = std::make_shared<TaskSpec>();
@@ -97,6 +119,8 @@ Row Run(const Setup& s) {
     views.push_back(transports.back().get());
   }
   std::vector<agent::PlacementTask> tasks = MakeTasks(s.tasks);
+  const std::vector<agent::PlacementTask> probes = tasks;  // `tasks` are moved into the instances
+  std::vector<size_t> failed;
   std::mutex mu;
   std::vector<int64_t> phase[4];
   for (auto& p : phase) p.reserve(static_cast<size_t>(s.tasks));
@@ -104,6 +128,7 @@ Row Run(const Setup& s) {
   auto record = [&](const TaskOutcome& o) {
     std::lock_guard lock(mu);
     if (!o.bound) {
+      failed.push_back(std::stoul(o.task_id.substr(1)));
       ++row.failure_reasons[(std::stoi(o.task_id.substr(1)) % 20 == 0 ? "edge task: " : "task: ") +
                             o.reason];
       return;
@@ -138,7 +163,9 @@ Row Run(const Setup& s) {
     row.conflicted_commits += instance->counters().conflicted_commits.load();
     row.bound += instance->counters().bound.load();
     row.failed += instance->counters().failed.load();
+    row.widened += instance->counters().widened.load();
   }
+  row.failed_with_room = FailedWithRoom(agents, probes, failed);
   row.tasks_per_s = static_cast<double>(row.bound) / seconds;
   for (int p = 0; p < 4; ++p) {
     row.p50[p] = Percentile(phase[p], 0.50);
@@ -210,6 +237,8 @@ void PrintRow(const Setup& s, const Row& r) {
       per_task(r.conflicted_commits), static_cast<unsigned long long>(r.failed), r.overcommitted);
   for (const auto& [reason, count] : r.failure_reasons)
     std::printf("    %d failed, %s\n", count, reason.c_str());
+  std::printf("    failed while a node had room: %d; attempts widened to every agent: %llu\n",
+              r.failed_with_room, static_cast<unsigned long long>(r.widened));
   std::fflush(stdout);
 }
 
@@ -236,7 +265,7 @@ int Main(int argc, char** argv) {
                             m,      scoring,   f.samplers, f.deciders};
           const Row row = Run(setup);
           PrintRow(setup, row);
-          failures += row.overcommitted > 0;
+          failures += row.overcommitted > 0 || row.failed_with_room > 0;
         }
   return failures == 0 ? 0 : 1;
 }

@@ -9,6 +9,7 @@
 #include "agent/placement_filters.h"
 #include "agent/random_sampling.h"
 #include "agent/round_robin_sampling.h"
+#include "agent/scarcity_penalty.h"
 #include "filter/pipeline.h"
 
 namespace berth::agent {
@@ -59,6 +60,7 @@ std::unique_ptr<Agent::SamplingPipeline> Agent::MakeSamplingPipeline() const {
   p->plugins.push_back({std::make_unique<GeoLocation>(), options_.geo_weight});
   p->plugins.push_back({std::make_unique<BatteryLevel>(), options_.battery_weight});
   p->plugins.push_back({std::make_unique<LeastRecentlyUsed>(*clock_), options_.lru_weight});
+  p->plugins.push_back({std::make_unique<ScarcityPenalty>(), options_.scarcity_weight});
   return p;
 }
 
@@ -68,8 +70,18 @@ uint32_t Agent::SampleSize(int64_t basis_points, uint32_t nodes) {
   return static_cast<uint32_t>(std::min<int64_t>(wanted, nodes));
 }
 
+std::string_view SpreadLabel(const TaskSpec& spec) {
+  constexpr std::string_view kPrefix = "node.labels.";
+  if (spec.preferences.empty()) return {};
+  const PlacementPreference& first = spec.preferences.front();
+  if (first.kind != PlacementPreference::Kind::kSpread || !first.descriptor.starts_with(kPrefix))
+    return {};
+  return std::string_view(first.descriptor).substr(kPrefix.size());
+}
+
 // Runs every plugin on a locked node; fills `sample` when all filters pass.
-bool Agent::Evaluate(SamplingPipeline& pipeline, uint32_t node, NodeSample* sample) const {
+bool Agent::Evaluate(SamplingPipeline& pipeline, uint32_t node, std::string_view spread_label,
+                     NodeSample* sample) const {
   return nodes_.Read(node, [&](const AgentNode& n) {
     int64_t score_sum = 0, weight_sum = 0;
     for (size_t i = 0; i < pipeline.plugins.size(); ++i) {
@@ -93,7 +105,13 @@ bool Agent::Evaluate(SamplingPipeline& pipeline, uint32_t node, NodeSample* samp
                n.info.available_milli_cpu(),
                n.info.available_memory_bytes(),
                total.milli_cpu,
-               total.memory_bytes};
+               total.memory_bytes,
+               {}};
+    // Only nodes that passed pay for the label lookup; short values stay in
+    // the string's inline buffer.
+    if (!spread_label.empty())
+      if (auto it = n.info.node().labels.find(spread_label); it != n.info.node().labels.end())
+        sample->spread_value = it->second;
     return true;
   });
 }
@@ -113,12 +131,13 @@ SampleResponse Agent::Sample(const SampleRequest& request) {
     counters_.sampled_nodes.fetch_add(response.nodes.size(), std::memory_order_relaxed);
     return response;
   }
+  const std::string_view spread_label = SpreadLabel(*request.task.spec);
   SampleCursor cursor = strategy_->Begin(count);
   response.nodes.reserve(wanted);
   NodeSample sample;
   while (response.nodes.size() < wanted && response.looked_at < count) {
     ++response.looked_at;
-    if (Evaluate(*pipeline, strategy_->Next(cursor, count), &sample))
+    if (Evaluate(*pipeline, strategy_->Next(cursor, count), spread_label, &sample))
       response.nodes.push_back(sample);
     // The clock is read every 64 nodes: cheap, and a node takes microseconds.
     if ((response.looked_at & 63) == 0 && std::chrono::steady_clock::now() >= deadline) break;
@@ -137,7 +156,7 @@ void Agent::SampleNode(SamplingPipeline& pipeline, const std::string& node_id,
   }
   response->looked_at = 1;
   NodeSample sample;
-  if (Evaluate(pipeline, *node, &sample)) {
+  if (Evaluate(pipeline, *node, {}, &sample)) {
     response->nodes.push_back(sample);
     return;
   }

@@ -60,6 +60,11 @@ struct AgentOptions {
   int64_t geo_weight = 1;
   int64_t battery_weight = 1;
   int64_t lru_weight = 1;
+  // ScarcityPenalty's weight. 6 makes its 100 points outweigh the whole
+  // range of the five other scores (four here, resources fit at the
+  // scheduler; 5 x 100 < 6 x 100), so an unconstrained task never prefers a
+  // scarce node while its sample offers another. 0 turns the penalty off.
+  int64_t scarcity_weight = 6;
   uint64_t seed = 1;             // for random sampling
   const Clock* clock = nullptr;  // null: the system clock
 };
@@ -119,7 +124,10 @@ class Agent {
   };
 
   std::unique_ptr<SamplingPipeline> MakeSamplingPipeline() const;
-  bool Evaluate(SamplingPipeline& pipeline, uint32_t node, NodeSample* sample) const;
+  // Runs every plugin on `node`; fills `sample` (with the node's value of
+  // `spread_label`, if any) when all filters pass.
+  bool Evaluate(SamplingPipeline& pipeline, uint32_t node, std::string_view spread_label,
+                NodeSample* sample) const;
   void SampleNode(SamplingPipeline& pipeline, const std::string& node_id,
                   SampleResponse* response) const;
 

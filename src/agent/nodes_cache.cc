@@ -25,12 +25,14 @@ std::optional<int64_t> ParseDegrees(std::string_view text, double limit) {
 }
 
 AgentNode MakeAgentNode(Node node) {
-  AgentNode n{NodeInfo(std::move(node)), std::nullopt, std::nullopt, 0, Timestamp{}, 0, 0, 0};
+  AgentNode n{
+      NodeInfo(std::move(node)), std::nullopt, std::nullopt, 0, Timestamp{}, 0, 0, 0, false};
   const Labels& labels = n.info.node().labels;
   if (auto it = labels.find("geo-location"); it != labels.end())
     n.geo = ParseGeoLocation(it->second);
   n.battery_percent = ParseInteger(labels, "battery-level");
   n.battery_capacity_mah = ParseInteger(labels, "battery-capacity").value_or(0);
+  n.scarce = labels.contains("geo-location") || labels.contains("battery-level");
   return n;
 }
 

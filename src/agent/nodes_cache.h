@@ -38,6 +38,10 @@ struct AgentNode {
   int64_t bound_milli_cpu = 0;             // committed demand, for the
   int64_t bound_memory_bytes = 0;          // over-commit invariant
   uint32_t bound_tasks = 0;
+  // Carries a property few tasks can do without (today: the edge labels
+  // geo-location or battery-level, which EdgeRequirements select on). The
+  // scarcity penalty keeps such nodes for the tasks that need them.
+  bool scarce = false;
 };
 
 // Demand taken on one node; give it to Rollback or Bind exactly once, and

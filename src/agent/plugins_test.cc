@@ -10,6 +10,7 @@
 #include "agent/least_recently_used.h"
 #include "agent/placement_filters.h"
 #include "agent/resources_fit.h"
+#include "agent/scarcity_penalty.h"
 
 namespace berth::agent {
 namespace {
@@ -67,8 +68,8 @@ INSTANTIATE_TEST_SUITE_P(
         PluginCase{"PlacementFilters", [] { return std::make_unique<PlacementFilters>(); }},
         PluginCase{"GeoLocation", [] { return std::make_unique<GeoLocation>(); }},
         PluginCase{"BatteryLevel", [] { return std::make_unique<BatteryLevel>(); }},
-        PluginCase{"LeastRecentlyUsed",
-                   [] { return std::make_unique<LeastRecentlyUsed>(kClock); }}),
+        PluginCase{"LeastRecentlyUsed", [] { return std::make_unique<LeastRecentlyUsed>(kClock); }},
+        PluginCase{"ScarcityPenalty", [] { return std::make_unique<ScarcityPenalty>(); }}),
     [](const ::testing::TestParamInfo<PluginCase>& info) { return std::string(info.param.name); });
 
 TEST(ResourcesFit, LeastAndMostAllocatedScores) {
@@ -101,6 +102,36 @@ TEST(ResourcesFit, NegativeFreeAmountsNeverPass) {
   EXPECT_FALSE(cache.Read(0, [&](const AgentNode& n) { return fit.Filter(n); }));
   cache.Rollback(r);
   EXPECT_TRUE(cache.Read(0, [&](const AgentNode& n) { return fit.Filter(n); }));
+}
+
+TEST(ScarcityPenalty, EdgeNodesAreScoredDownOnlyForTasksThatDoNotNeedThem) {
+  const AgentNode cloud = MakeNode(4000, 1LL << 33);
+  const AgentNode geo = MakeNode(1000, 1LL << 31, {{"geo-location", "52.52,13.405"}});
+  const AgentNode battery = MakeNode(1000, 1LL << 31, {{"battery-level", "80"}});
+  EXPECT_FALSE(cloud.scarce);
+  EXPECT_TRUE(geo.scarce);
+  EXPECT_TRUE(battery.scarce);
+  ScarcityPenalty penalty;
+  PlacementTask plain = MakeTask(500, 1 << 20);
+  penalty.SetTask(plain);
+  EXPECT_TRUE(penalty.Filter(geo));  // a score, never a filter
+  EXPECT_EQ(penalty.Score(cloud), 100);
+  EXPECT_EQ(penalty.Score(geo), 0);
+  EXPECT_EQ(penalty.Score(battery), 0);
+  // Any edge requirement or hard constraint: no node is scored down.
+  PlacementTask edge = plain;
+  edge.edge.target = GeoPoint{52'520'000, 13'405'000};
+  PlacementTask battery_task = plain;
+  battery_task.edge.min_battery_percent = 30;
+  PlacementTask constrained = MakeTask(500, 1 << 20);
+  std::const_pointer_cast<TaskSpec>(constrained.spec)->constraints = {"node.labels.zone==a"};
+  for (const PlacementTask* task : {&edge, &battery_task, &constrained}) {
+    EXPECT_TRUE(NeedsScarceNodes(*task));
+    penalty.SetTask(*task);
+    EXPECT_EQ(penalty.Score(cloud), 100);
+    EXPECT_EQ(penalty.Score(geo), 100);
+  }
+  EXPECT_FALSE(NeedsScarceNodes(plain));
 }
 
 TEST(GeoLocation, DistanceFilterAndScore) {

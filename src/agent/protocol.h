@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/task.h"
@@ -69,7 +70,15 @@ struct NodeSample {
   int64_t free_memory_bytes = 0;
   int64_t total_milli_cpu = 0;
   int64_t total_memory_bytes = 0;
+  // The node's value of the label the task's first spread preference names
+  // (SpreadLabel); empty when the task has none or the node lacks the label.
+  std::string spread_value;
 };
+
+// The label key of `spec`'s first preference when it spreads over node
+// labels (`spread=node.labels.<key>`), else "": the one level the decision
+// pipeline honours (docs/threephase.md, "Spread preferences").
+std::string_view SpreadLabel(const TaskSpec& spec);
 
 struct SampleResponse {
   std::vector<NodeSample> nodes;  // empty: no eligible node

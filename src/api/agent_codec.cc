@@ -123,10 +123,13 @@ Result<agent::SampleRequest> DecodeSampleRequest(const Json& body) {
 
 Json EncodeSampleResponse(const agent::SampleResponse& response) {
   Json nodes = Json::array();
-  for (const agent::NodeSample& n : response.nodes)
-    nodes.push_back(
-        Json::array({n.node_id, n.node_index, n.score_sum, n.weight_sum, n.free_milli_cpu,
-                     n.free_memory_bytes, n.total_milli_cpu, n.total_memory_bytes}));
+  for (const agent::NodeSample& n : response.nodes) {
+    Json row = Json::array({n.node_id, n.node_index, n.score_sum, n.weight_sum, n.free_milli_cpu,
+                            n.free_memory_bytes, n.total_milli_cpu, n.total_memory_bytes});
+    // A ninth element only when set, so rows without spread stay as before.
+    if (!n.spread_value.empty()) row.push_back(n.spread_value);
+    nodes.push_back(std::move(row));
+  }
   Json out = {{"nodes", std::move(nodes)}, {"looked_at", response.looked_at}};
   if (!response.reason.empty()) out["reason"] = response.reason;
   return out;
@@ -141,13 +144,14 @@ Result<agent::SampleResponse> DecodeSampleResponse(const Json& body, const std::
   if (!body.contains("nodes") || !body["nodes"].is_array())
     return FieldError("nodes", "expected an array");
   for (const Json& n : body["nodes"]) {
-    if (!n.is_array() || n.size() != 8 || !n[0].is_string())
-      return FieldError("nodes", "expected 8-element node rows");
+    if (!n.is_array() || (n.size() != 8 && n.size() != 9) || !n[0].is_string() ||
+        (n.size() == 9 && !n[8].is_string()))
+      return FieldError("nodes", "expected 8-element node rows (9 with a spread value)");
     for (size_t i = 1; i < 8; ++i)
       if (!n[i].is_number_integer())
         return FieldError("nodes", "expected integers after the node id");
-    response.nodes.push_back(
-        {agent_id, n[0], 0, n[1].get<uint32_t>(), n[2], n[3], n[4], n[5], n[6], n[7]});
+    response.nodes.push_back({agent_id, n[0], 0, n[1].get<uint32_t>(), n[2], n[3], n[4], n[5], n[6],
+                              n[7], n.size() == 9 ? n[8].get<std::string>() : std::string()});
   }
   return response;
 }

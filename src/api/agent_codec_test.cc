@@ -50,12 +50,15 @@ TEST(AgentCodec, EveryKindOfPreferenceRoundTrips) {
 
 TEST(AgentCodec, SampleResponseRoundTripsWithItsReason) {
   agent::SampleResponse response;
-  response.nodes.push_back({"a", "a-n1", 0, 4, 150, 2, 900, 1 << 20, 1000, 2 << 20});
+  response.nodes.push_back({"a", "a-n1", 0, 4, 150, 2, 900, 1 << 20, 1000, 2 << 20, ""});
+  response.nodes.push_back({"a", "a-n2", 0, 5, 150, 2, 900, 1 << 20, 1000, 2 << 20, "zone-b"});
   response.looked_at = 9;
   Result<agent::SampleResponse> decoded = DecodeSampleResponse(EncodeSampleResponse(response), "a");
   ASSERT_TRUE(decoded.ok()) << decoded.status().message();
-  ASSERT_EQ(decoded->nodes.size(), 1u);
+  ASSERT_EQ(decoded->nodes.size(), 2u);
   EXPECT_EQ(decoded->nodes[0].node_id, "a-n1");
+  EXPECT_EQ(decoded->nodes[0].spread_value, "");
+  EXPECT_EQ(decoded->nodes[1].spread_value, "zone-b");  // a ninth element, only when set
   EXPECT_EQ(decoded->nodes[0].node_index, 4u);
   EXPECT_EQ(decoded->nodes[0].free_memory_bytes, 1 << 20);
   EXPECT_EQ(decoded->looked_at, 9u);

@@ -13,6 +13,7 @@ int64_t FinalScore(int64_t agent_score_sum, int64_t agent_weight_sum, int64_t sc
 
 void KeepBest(std::vector<Candidate>& candidates, size_t m) {
   auto better = [](const Candidate& a, const Candidate& b) {
+    if (a.spread_count != b.spread_count) return a.spread_count < b.spread_count;
     if (a.score != b.score) return a.score > b.score;
     if (a.sample.agent_id != b.sample.agent_id) return a.sample.agent_id < b.sample.agent_id;
     return a.sample.node_id < b.sample.node_id;
@@ -24,6 +25,45 @@ void KeepBest(std::vector<Candidate>& candidates, size_t m) {
   } else {
     std::sort(candidates.begin(), candidates.end(), better);
   }
+}
+
+void SpreadCounts::Rank(const std::shared_ptr<const TaskSpec>& spec,
+                        std::vector<Candidate>& candidates) const {
+  if (!spec || agent::SpreadLabel(*spec).empty()) return;
+  std::lock_guard lock(mu_);
+  auto it = specs_.find(spec.get());
+  const bool known = it != specs_.end() && !it->second.spec.expired();
+  for (Candidate& c : candidates) {
+    c.spread_count = 0;
+    if (!known) continue;
+    auto value = it->second.by_value.find(std::string_view(c.sample.spread_value));
+    if (value != it->second.by_value.end()) c.spread_count = value->second;
+  }
+}
+
+void SpreadCounts::Add(const std::shared_ptr<const TaskSpec>& spec, const std::string& value) {
+  if (!spec || agent::SpreadLabel(*spec).empty()) return;
+  std::lock_guard lock(mu_);
+  PerSpec& entry = specs_[spec.get()];
+  // A new spec at the address of one that is gone starts from nothing.
+  if (entry.spec.expired()) entry = PerSpec{spec, {}};
+  ++entry.by_value[value];
+  PruneLocked();
+}
+
+int64_t SpreadCounts::Get(const std::shared_ptr<const TaskSpec>& spec,
+                          std::string_view value) const {
+  std::lock_guard lock(mu_);
+  auto it = specs_.find(spec.get());
+  if (it == specs_.end() || it->second.spec.expired()) return 0;
+  auto v = it->second.by_value.find(value);
+  return v == it->second.by_value.end() ? 0 : v->second;
+}
+
+void SpreadCounts::PruneLocked() {
+  if (specs_.size() < prune_at_) return;
+  std::erase_if(specs_, [](const auto& entry) { return entry.second.spec.expired(); });
+  prune_at_ = std::max<size_t>(64, 2 * specs_.size());
 }
 
 void InFlightDemand::Add(const agent::NodeSample& node, const Reservations& r) {
@@ -70,8 +110,9 @@ int64_t SampleResourcesFit::Score(const agent::NodeSample& node) const {
       demand_->memory_bytes);
 }
 
-DecisionPipeline::DecisionPipeline(InFlightDemand& in_flight, DecisionOptions options)
-    : in_flight_(in_flight), options_(options) {
+DecisionPipeline::DecisionPipeline(InFlightDemand& in_flight, DecisionOptions options,
+                                   const SpreadCounts* spread)
+    : in_flight_(in_flight), options_(options), spread_(spread) {
   plugins_.push_back({std::make_unique<SampleResourcesFit>(in_flight_, options_.scoring),
                       options_.resources_weight});
 }
@@ -96,8 +137,9 @@ std::vector<Candidate> DecisionPipeline::Decide(const agent::PlacementTask& task
     }
     if (passes)
       candidates.push_back(
-          {sample, FinalScore(sample.score_sum, sample.weight_sum, score_sum, weight_sum)});
+          {sample, FinalScore(sample.score_sum, sample.weight_sum, score_sum, weight_sum), 0});
   }
+  if (spread_ != nullptr) spread_->Rank(task.spec, candidates);
   KeepBest(candidates, std::max<size_t>(1, options_.candidates));
   return candidates;
 }

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -34,11 +35,42 @@ int64_t FinalScore(int64_t agent_score_sum, int64_t agent_weight_sum, int64_t sc
 struct Candidate {
   agent::NodeSample sample;
   int64_t score = 0;
+  // Tasks of the same spec this instance bound to nodes with the sample's
+  // spread value (SpreadCounts); 0 when the task has no spread preference.
+  int64_t spread_count = 0;
 };
 
-// Sorts best first (score descending; ties by agent id, then node id, so the
-// order is reproducible) and keeps the first m.
+// Sorts best first (spread count ascending, so the least used label value
+// comes first as in the full view's tree; then score descending; ties by
+// agent id, then node id, so the order is reproducible) and keeps the
+// first m.
 void KeepBest(std::vector<Candidate>& candidates, size_t m);
+
+// How many tasks of each spec this instance bound per value of the spec's
+// spread label (docs/threephase.md, "Spread preferences"). Specs are told
+// apart by identity (one spec is shared by the tasks of one service
+// version) and held weakly, so a spec that is gone is forgotten. Counts only
+// grow: tasks stopping later are not seen. Thread-safe.
+class SpreadCounts {
+ public:
+  // Sets each candidate's spread_count for `spec`; all 0 when `spec` has no
+  // spread label. One lock for the whole set, no allocation.
+  void Rank(const std::shared_ptr<const TaskSpec>& spec, std::vector<Candidate>& candidates) const;
+  // One more task of `spec` bound to a node whose spread value is `value`.
+  void Add(const std::shared_ptr<const TaskSpec>& spec, const std::string& value);
+  int64_t Get(const std::shared_ptr<const TaskSpec>& spec, std::string_view value) const;
+
+ private:
+  struct PerSpec {
+    std::weak_ptr<const TaskSpec> spec;  // expired: the entry is stale
+    std::map<std::string, int64_t, std::less<>> by_value;
+  };
+  // Drops the entries of specs that are gone, when the map has doubled.
+  void PruneLocked();
+  mutable std::mutex mu_;
+  std::unordered_map<const TaskSpec*, PerSpec> specs_;
+  size_t prune_at_ = 64;
+};
 
 // Demand this instance has chosen but not yet committed, per (agent slot,
 // node index). Empty most of the time, so lookups check that first.
@@ -98,7 +130,9 @@ struct DecisionOptions {
 
 class DecisionPipeline {
  public:
-  DecisionPipeline(InFlightDemand& in_flight, DecisionOptions options);
+  // `spread`: the instance's counts for spread preferences; null: ignored.
+  DecisionPipeline(InFlightDemand& in_flight, DecisionOptions options,
+                   const SpreadCounts* spread = nullptr);
 
   // Filter and score: the m best samples, best first (empty: none passed).
   std::vector<Candidate> Decide(const agent::PlacementTask& task,
@@ -114,6 +148,7 @@ class DecisionPipeline {
   };
   InFlightDemand& in_flight_;
   DecisionOptions options_;
+  const SpreadCounts* spread_;
   std::vector<Weighted> plugins_;
 };
 

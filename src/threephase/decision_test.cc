@@ -33,11 +33,11 @@ TEST(FinalScore, DividesByTheWeightsInIntegers) {
 }
 
 TEST(KeepBest, BestFirstTiesByAgentThenNode) {
-  std::vector<Candidate> c = {{Sample("b", "n1"), 70},
-                              {Sample("a", "n9"), 90},
-                              {Sample("a", "n2"), 70},
-                              {Sample("a", "n1"), 70},
-                              {Sample("c", "n1"), 10}};
+  std::vector<Candidate> c = {{Sample("b", "n1"), 70, 0},
+                              {Sample("a", "n9"), 90, 0},
+                              {Sample("a", "n2"), 70, 0},
+                              {Sample("a", "n1"), 70, 0},
+                              {Sample("c", "n1"), 10, 0}};
   KeepBest(c, 3);
   ASSERT_EQ(c.size(), 3u);
   EXPECT_EQ(c[0].sample.node_id, "n9");
@@ -76,6 +76,57 @@ TEST(DecisionPipeline, ReserveMakesInstanceCandidatesLookFuller) {
   first.Release(task, chosen);
   EXPECT_EQ(in_flight.size(), 0u);
   EXPECT_EQ(second.Decide(task, samples).size(), 1u);
+}
+
+agent::PlacementTask SpreadTask(std::shared_ptr<TaskSpec> spec) {
+  spec->preferences.push_back(PlacementPreference::Spread("node.labels.zone"));
+  return {"t", 0, spec, {}, {}, {}};
+}
+
+TEST(KeepBest, TheLeastUsedSpreadValueComesBeforeTheScore) {
+  std::vector<Candidate> c = {
+      {Sample("a", "n1"), 90, 2}, {Sample("a", "n2"), 10, 0}, {Sample("a", "n3"), 50, 1}};
+  KeepBest(c, 3);
+  EXPECT_EQ(c[0].sample.node_id, "n2");
+  EXPECT_EQ(c[1].sample.node_id, "n3");
+  EXPECT_EQ(c[2].sample.node_id, "n1");
+}
+
+TEST(SpreadCounts, CountsPerSpecAndValue) {
+  SpreadCounts counts;
+  auto spec = std::make_shared<TaskSpec>();
+  const agent::PlacementTask task = SpreadTask(spec);
+  counts.Add(task.spec, "a");
+  counts.Add(task.spec, "a");
+  counts.Add(task.spec, "b");
+  EXPECT_EQ(counts.Get(task.spec, "a"), 2);
+  EXPECT_EQ(counts.Get(task.spec, "b"), 1);
+  EXPECT_EQ(counts.Get(task.spec, "c"), 0);
+  auto other = std::make_shared<TaskSpec>();  // another service: its own counts
+  EXPECT_EQ(counts.Get(SpreadTask(other).spec, "a"), 0);
+  // A spec without a spread preference is never counted.
+  auto plain = std::make_shared<const TaskSpec>();
+  counts.Add(plain, "a");
+  EXPECT_EQ(counts.Get(plain, "a"), 0);
+}
+
+TEST(DecisionPipeline, SpreadPrefersTheLeastUsedLabelValue) {
+  InFlightDemand in_flight;
+  SpreadCounts counts;
+  DecisionPipeline pipeline(in_flight, {1, agent::ResourceScoring::kMostAllocated, 1}, &counts);
+  const agent::PlacementTask task = SpreadTask(std::make_shared<TaskSpec>());
+  std::vector<agent::NodeSample> samples = {Sample("a", "x1", 0, 0, 1000),
+                                            Sample("a", "y1", 0, 0, 1000),
+                                            Sample("a", "x2", 0, 0, 900)};  // fullest
+  samples[0].spread_value = samples[2].spread_value = "x";
+  samples[1].spread_value = "y";
+  // Nothing bound yet: packing picks the fullest node, x2.
+  ASSERT_EQ(pipeline.Decide(task, samples).at(0).sample.node_id, "x2");
+  counts.Add(task.spec, "x");
+  // Now y is the least used value, though its node scores lower.
+  EXPECT_EQ(pipeline.Decide(task, samples).at(0).sample.node_id, "y1");
+  counts.Add(task.spec, "y");
+  EXPECT_EQ(pipeline.Decide(task, samples).at(0).sample.node_id, "x2");
 }
 
 }  // namespace

@@ -85,7 +85,12 @@ void SchedulerInstance::SamplerLoop(uint64_t seed) {
     if (!request.node_id.empty()) {
       SamplePinned(request, &sampled);
     } else {
-      ChooseAgents(start, rng, &chosen);
+      const bool widen = Widens(sampled.queued);
+      if (widen) counters_.widened.fetch_add(1, std::memory_order_relaxed);
+      ChooseAgents(
+          start,
+          widen ? agents_.size() : AgentsPerAttempt(options_.cluster_percent, agents_.size()), rng,
+          &chosen);
       for (size_t slot : chosen) Ask(slot, request, &sampled);
     }
     sampled.queued.sampling_ns += SteadyNowNs() - start;
@@ -101,18 +106,24 @@ void SchedulerInstance::SamplerLoop(uint64_t seed) {
 // k = max(1, ceil(Cp * agents / 100)) agents without replacement (partial
 // Fisher-Yates), drawn from those AgentHealth does not skip, or from all
 // when it skips every one.
-void SchedulerInstance::ChooseAgents(int64_t now_ns, std::mt19937_64& rng,
+void SchedulerInstance::ChooseAgents(int64_t now_ns, size_t wanted, std::mt19937_64& rng,
                                      std::vector<size_t>* chosen) {
   chosen->clear();
   for (size_t i = 0; i < agents_.size(); ++i)
     if (health_.Available(i, now_ns)) chosen->push_back(i);
   if (chosen->empty())
     for (size_t i = 0; i < agents_.size(); ++i) chosen->push_back(i);
-  const size_t k =
-      std::min(AgentsPerAttempt(options_.cluster_percent, agents_.size()), chosen->size());
+  const size_t k = std::min(wanted, chosen->size());
   for (size_t i = 0; i < k; ++i)
     std::swap((*chosen)[i], (*chosen)[i + rng() % (chosen->size() - i)]);
   chosen->resize(k);
+}
+
+// Cp of the agents is enough while samples find room; a task whose attempt
+// found none, or that has one attempt left, asks them all rather than fail
+// because the draw missed the agents with room (scarce nodes live on few).
+bool SchedulerInstance::Widens(const QueuedTask& task) const {
+  return task.widen || task.attempts + 1 >= options_.max_attempts;
 }
 
 // A skipped agent is not asked: its pinned tasks fail at once and come back
@@ -147,7 +158,8 @@ void SchedulerInstance::Ask(size_t slot, const agent::SampleRequest& request, Sa
 
 // Phases 2 and 3, with this thread's own decision pipeline.
 void SchedulerInstance::DecisionLoop() {
-  DecisionPipeline pipeline(in_flight_, {options_.commit_candidates, options_.scoring, 1});
+  DecisionPipeline pipeline(in_flight_, {options_.commit_candidates, options_.scoring, 1},
+                            &spread_);
   while (true) {
     std::unique_lock lock(decide_mu_);
     decide_ready_.wait(lock, [&] { return stopping_ || !to_decide_.empty(); });
@@ -167,6 +179,7 @@ void SchedulerInstance::Attempt(DecisionPipeline& pipeline, Sampled& sampled) {
   task.decision_ns += SteadyNowNs() - decide_start;
   if (sampled.samples.empty() && !task.task.pinned_node.empty())
     return Finish(task, nullptr, sampled.unfit);  // its one node would answer the same now
+  task.widen = candidates.empty();
   if (sampled.samples.empty()) return Retry(std::move(task), "no agent returned an eligible node");
   if (candidates.empty())
     return Retry(std::move(task), "no sampled node passed the decision filters");
@@ -177,7 +190,10 @@ void SchedulerInstance::Attempt(DecisionPipeline& pipeline, Sampled& sampled) {
   MultiBind(task, candidates, &reason, &bound);
   task.commit_ns += SteadyNowNs() - commit_start;
   pipeline.Release(task.task, candidates);
-  if (bound != nullptr) return Finish(task, bound, "");
+  if (bound != nullptr) {
+    spread_.Add(task.task.spec, bound->sample.spread_value);
+    return Finish(task, bound, "");
+  }
   Retry(std::move(task), reason);
 }
 

@@ -16,8 +16,12 @@
 // A task whose attempt fails (no samples, no sample passed the decision
 // filters, or every candidate conflicted) goes back to the sampling queue;
 // after `max_attempts` attempts it is failed with the reason of the last
-// one, never dropped. Every task ends in the outcome callback exactly once
-// (bound or failed) unless the instance stops first.
+// one, never dropped. Widening: an attempt after one that found no node
+// that passed, and a task's last attempt, ask every available agent instead
+// of Cp of them, so a task is failed only when no agent offered a node it
+// fits (each agent looks at all its nodes before answering with fewer than
+// asked), not because the draw missed the agents with room. Every task ends in the outcome callback
+// exactly once (bound or failed) unless the instance stops first.
 //
 // Thread-safe: Submit from any thread. Start once; Stop joins every thread
 // (also done by the destructor).
@@ -75,6 +79,8 @@ struct SchedulerCounters {
   // to the queue), Vela's "conflicts" figure.
   std::atomic<uint64_t> submitted{0}, bound{0}, failed{0}, reschedules{0}, conflicts{0},
       conflicted_commits{0}, commit_errors{0}, sample_errors{0};
+  // Attempts that asked every agent (widening), of all attempts.
+  std::atomic<uint64_t> widened{0};
 };
 
 class SchedulerInstance {
@@ -109,8 +115,11 @@ class SchedulerInstance {
   };
 
   void SamplerLoop(uint64_t seed);
-  // The agents one attempt asks, into `chosen`.
-  void ChooseAgents(int64_t now_ns, std::mt19937_64& rng, std::vector<size_t>* chosen);
+  // `wanted` agents (at most those available) one attempt asks, into `chosen`.
+  void ChooseAgents(int64_t now_ns, size_t wanted, std::mt19937_64& rng,
+                    std::vector<size_t>* chosen);
+  // Whether `task`'s next attempt asks every agent (widening, above).
+  bool Widens(const QueuedTask& task) const;
   void SamplePinned(const agent::SampleRequest& request, Sampled* sampled);
   // Asks agent `slot`; its nodes join the samples. A failure counts as an
   // empty answer and against the agent's health.
@@ -130,6 +139,7 @@ class SchedulerInstance {
   std::function<void(const TaskOutcome&)> on_outcome_;
   SamplingQueue queue_;
   InFlightDemand in_flight_;
+  SpreadCounts spread_;  // this instance's bindings per spread label value
   SchedulerCounters counters_;
 
   std::mutex decide_mu_;

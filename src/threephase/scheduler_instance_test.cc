@@ -157,6 +157,31 @@ TEST(Attempts, FailedAfterTenWithTheLastReason) {
   EXPECT_EQ(a.samples, 10);
 }
 
+// Widening: Cp 25% of four agents asks one, and only one agent has room.
+// Whatever the draw, the attempt after an empty one asks all four, so the
+// task binds by its second attempt, and a task with one attempt asks all.
+TEST(Attempts, AnAttemptAfterAnEmptyOneAsksEveryAgent) {
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    ScriptedAgent e1("e1"), e2("e2"), e3("e3"), room("room");
+    room.sample = [&](const agent::SampleRequest&) {
+      return Result<agent::SampleResponse>(room.Nodes({{"n", 100}}));
+    };
+    SchedulerOptions options;
+    options.cluster_percent = 25;
+    options.seed = seed;
+    TaskOutcome o = RunOne({&e1, &e2, &e3, &room}, options);
+    EXPECT_TRUE(o.bound) << o.reason;
+    EXPECT_LE(o.attempts, 2) << "seed " << seed;
+    options.max_attempts = 1;
+    ScriptedAgent f1("f1"), f2("f2"), f3("f3"), room2("room2");
+    room2.sample = [&](const agent::SampleRequest&) {
+      return Result<agent::SampleResponse>(room2.Nodes({{"n", 100}}));
+    };
+    o = RunOne({&f1, &f2, &f3, &room2}, options);
+    EXPECT_TRUE(o.bound) << "seed " << seed << ": " << o.reason;
+  }
+}
+
 TEST(Attempts, AnAgentErrorCountsAsNoNodes) {
   ScriptedAgent broken("broken"), good("good");
   broken.sample = [](const agent::SampleRequest&) {

@@ -19,6 +19,9 @@ struct QueuedTask {
   // Summed over the attempts so far, for the task's outcome.
   int64_t sampling_ns = 0, decision_ns = 0, commit_ns = 0;
   int conflicts = 0;
+  // The last attempt found no node that passed: the next one asks every
+  // agent (SchedulerInstance, "widening").
+  bool widen = false;
 };
 
 class TaskOrder {
