@@ -412,5 +412,42 @@ TEST_F(NodeE2eTest, IngressPortsAreRefusedWithTheReasonAndTheFix) {
   EXPECT_EQ(Call("GET", "/v1/services/web")->value("spec_version", 0), 1);
 }
 
+// A job's tasks run on berth-nodes, each its own command through
+// {{.Index}}; a failing task is retried (a new run on the node) and then
+// stays failed, and the job ends failed once every task ended; a task that
+// fails once and then succeeds ends its job complete.
+TEST_F(NodeE2eTest, AJobsTasksRunTheirIndexedCommandsAndAFailedTaskIsRetried) {
+  StartNode("n1");
+  StartNode("n2");
+  ASSERT_NE(Berth({"job", "submit", "j", "--requestor", "ci", "--tasks", "3", "--max-retries", "1",
+                   "--", "sh", "-c", "echo task {{.Index}}; [ {{.Index}} != 2 ]"}),
+            "");
+  const std::string mark = dir_.path() + "/ran-once";
+  ASSERT_NE(Berth({"job", "submit", "k", "--requestor", "ci", "--", "sh", "-c",
+                   "if [ -e " + mark + " ]; then echo second; else touch " + mark +
+                       "; echo first; exit 1; fi"}),
+            "");
+  auto state = [&](const std::string& job) {
+    Result<Json> got = Call("GET", "/v1/jobs/" + job);
+    return got.ok() ? got->value("state", "") : "";
+  };
+  EXPECT_TRUE(Eventually([&] { return state("j") == "failed" && state("k") == "complete"; }))
+      << Call("GET", "/v1/tasks?job=j")->dump() << Call("GET", "/v1/tasks?job=k")->dump();
+  EXPECT_EQ((*Call("GET", "/v1/jobs/j"))["states"], (Json{{"complete", 2}, {"failed", 1}}));
+  const Json failed = Task("j.2");
+  const std::string message = failed.value("message", "");
+  EXPECT_TRUE(message.starts_with("exit status 1") && message.ends_with("; failed after 1 retry"))
+      << failed.dump();
+  EXPECT_EQ(failed.value("desired_state", ""), "shutdown");
+  EXPECT_EQ(Task("j.1").value("desired_state", ""), "complete");
+  // Each task's own output, through berthd; a retried task shows its last run.
+  const std::string logs = Berth({"job", "logs", "j"});
+  for (const char* line : {"j.1@n", "| task 1", "| task 2", "| task 3"})
+    EXPECT_NE(logs.find(line), std::string::npos) << line << " in " << logs;
+  EXPECT_EQ(Berth({"job", "logs", "k.1"}), "second\n");
+  const std::string listed = Berth({"job", "ls"});
+  EXPECT_NE(listed.find("failed    complete=2 failed=1"), std::string::npos) << listed;
+}
+
 }  // namespace
 }  // namespace berth

@@ -5,6 +5,7 @@
 
 #include "api/api_client.h"
 #include "api/process_codec.h"
+#include "core/names.h"
 #include "core/task.h"
 #include "daemon/daemon.h"
 #include "daemon/registry/task_views.h"
@@ -56,9 +57,22 @@ Json EncodeBatch(const AssignmentBatch& batch) {
               {"poll_after_ms", batch.poll_after.count()}};
 }
 
+// A report names a run (RunIdOf): a task id, with "~<attempt>" from a job
+// task's second run on.
+Status ReadRunId(const Json& value, const std::string& path, std::string* out) {
+  BERTH_RETURN_IF_ERROR(api::ReadText(value, path, out));
+  const std::string_view task = TaskIdOfRun(*out);
+  const std::string_view attempt = std::string_view(*out).substr(task.size());
+  if (Status id = CheckTaskId(task); !id.ok()) return api::FieldError(path, id.message());
+  if (!attempt.empty() &&
+      (attempt.size() < 2 || attempt.find_first_not_of("0123456789", 1) != std::string_view::npos))
+    return api::FieldError(path, "expected a task id, with '~' and an attempt number after it");
+  return Status::Ok();
+}
+
 Status ReadReport(const Json& value, const std::string& path, TaskReport* out) {
   BERTH_RETURN_IF_ERROR(api::CheckObject(value, path, {"task", "state", "message", "ran_ms"}));
-  BERTH_RETURN_IF_ERROR(api::RequireField(value, "task", path, api::ReadTaskId, &out->task));
+  BERTH_RETURN_IF_ERROR(api::RequireField(value, "task", path, ReadRunId, &out->task));
   BERTH_RETURN_IF_ERROR(
       api::RequireField(value, "state", path, api::EnumReader(ParseTaskState), &out->state));
   if (out->state != TaskState::kRunning && out->state != TaskState::kComplete &&
