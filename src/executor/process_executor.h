@@ -24,21 +24,27 @@
 // the task's directory) or the task's directory.
 //
 // Resource limits (a spec's limit_cpu and limit_memory) are applied with
-// cgroup v2 where the node can: PrepareLimits below, called once as
-// berth-node starts, checks that /sys/fs/cgroup is cgroup v2 and that
-// berth-node's own cgroup is delegated to it with the cpu and memory
-// controllers, and sets that cgroup up to hold one child cgroup per task.
-// Its `root` goes to ProcessExecutorOptions::cgroup_root. A task with a
-// limit then runs in <cgroup_root>/task-<id>, with cpu.max ("<limit_cpu *
-// 100000, at least 1000> 100000") and memory.max (limit_memory bytes)
-// set before the task's command runs: its shim (task_shim.h) makes that
-// cgroup, rejects the task when it cannot apply a limit, kills whatever
-// is left in it when the task ends, and removes it. A task without limits
-// runs in berth-node's cgroup, as before.
+// cgroups where the node can: PrepareLimits below, called once as
+// berth-node starts, finds cgroup v2 (berth-node's own cgroup delegated to
+// it with the cpu and memory controllers) or else cgroup v1's memory and
+// cpu controllers, and sets up berth's groups. Its `root` (v2) goes to
+// ProcessExecutorOptions::cgroup_root, its `v1_parents` to
+// cgroup_v1_parents. A task with a limit then runs in <cgroup_root>/
+// task-<id>, with cpu.max ("<limit_cpu * 100000, at least 1000> 100000")
+// and memory.max, or in <parent>/task-<id> of each v1 hierarchy, with
+// cpu.cfs_period_us, cpu.cfs_quota_us and memory.limit_in_bytes, set
+// before the task's command runs: its shim (task_shim.h) makes the
+// cgroups, rejects the task when it cannot apply a limit, kills whatever
+// is left in them when the task ends, and removes them. An OOM kill in the
+// task's cgroup ends it as "killed: out of memory (limit 64Mi)". When the
+// shim died, the executor kills what is left in the task's cgroups and
+// removes them as it reports the task failed. A task without limits runs
+// in berth-node's cgroup, as before.
 //
-// Without cgroup_root (cgroup v1, no delegation, no controllers: the node
-// reports PrepareLimits's reason with its registration), a task with
-// limits runs all the same, unconstrained: the limits are not enforced.
+// Without either (no cgroups, no delegation, no controllers: the node
+// reports PrepareLimits's reason with its registration, and berthd's
+// limits filter places no task with limits there), a task with limits
+// runs all the same, unconstrained: the limits are not enforced.
 //
 // Not thread-safe: one thread (berth-node's supervision thread) makes every
 // call. Nothing else in berth-node may wait for children with waitpid(-1)

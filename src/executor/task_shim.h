@@ -6,7 +6,8 @@
 //
 //   berth-exec --dir DIR [--grace-ms N] [--workdir W] [--env NAME=VALUE]...
 //              [--log-max-bytes N] [--log-max-files N]
-//              [--cgroup CG [--cpu-max "QUOTA PERIOD"] [--memory-max BYTES]]
+//              [(--cgroup CG | --cgroup-v1 CONTROLLER=DIR...)
+//               [--cpu-max "QUOTA PERIOD"] [--memory-max BYTES]]
 //              -- COMMAND [ARG]...
 //
 //   --dir            the task's directory (task_dir.h): must exist
@@ -21,11 +22,18 @@
 //                    enable the controllers the limits need (PrepareLimits,
 //                    process_executor.h). Default: none, the task stays in
 //                    the shim's cgroup
-//   --cpu-max        written to CG/cpu.max: QUOTA microseconds (1000 or
+//   --cgroup-v1      instead of --cgroup, on cgroup v1: the task's directory
+//                    (absolute) in the hierarchy of CONTROLLER (memory,
+//                    cpu or cpuacct), made when missing with its parent
+//                    (berth's group); repeated, one per hierarchy
+//   --cpu-max        written to CG/cpu.max (v1: the period to
+//                    cpu.cfs_period_us, then the quota, max as -1, to
+//                    cpu.cfs_quota_us of the cpu directory): QUOTA microseconds (1000 or
 //                    more, or "max") per PERIOD (1000 to 1000000); needs
 //                    --cgroup
-//   --memory-max     written to CG/memory.max, in bytes (1 or more); needs
-//                    --cgroup
+//   --memory-max     written to CG/memory.max (v1: memory.limit_in_bytes
+//                    of the memory directory), in bytes (1 or more); needs
+//                    --cgroup or --cgroup-v1 memory=DIR
 //
 // The shim leaves berth-node's session (a berth-node or terminal that goes
 // away takes no signal to it) and becomes the subreaper of the task's
@@ -46,7 +54,11 @@
 // task's process exits, everything still in CG is killed too (CG/
 // cgroup.kill, Linux 5.14, or each pid of CG/cgroup.procs), which catches
 // processes that left the task's group and session, and then CG is
-// removed (when that fails, shim.log says so).
+// removed (when that fails, shim.log says so). Before that, when the
+// kernel killed a process of the task for its memory limit (oom_kill in
+// CG/memory.events, v1: memory.oom_control), DIR/exit says so
+// (oom_killed, task_dir.h). With --cgroup-v1 the same holds of each
+// directory (cgroup v1 has no cgroup.kill).
 //
 // Exit status: 0 once DIR/exit is written; 2 for bad arguments (a message
 // on stderr); 1 when DIR/exit cannot be written.

@@ -230,7 +230,10 @@ Result<Json> NodeAgent::Description() const {
       {"platform", {{"os", host.os}, {"arch", host.arch}}},
       {"address", address},
       {"endpoint", address + ":" + std::to_string(server_->port())},
-      {"limits", {{"enforced", limits_.enforced}, {"reason", limits_.reason}}},
+      {"limits",
+       {{"enforced", limits_.enforced},
+        {"reason", limits_.reason},
+        {"cgroup", limits_.enforced ? "v" + std::to_string(limits_.cgroup_version) : ""}}},
       {"version", "0.1.0"}};
   if (!options_.engine_labels.empty()) body["engine_labels"] = options_.engine_labels;
   return body;

@@ -52,8 +52,10 @@ void PrintNodeDetail(const Json& n, std::ostream& out) {
     rows.push_back({"Executor:", "berth-node " + b.value("version", "") + ", logs at " +
                                      b.value("endpoint", "")});
     rows.push_back({"Limits:", b.value("limits_enforced", false)
-                                   ? "enforced (cgroup v2)"
-                                   : "NOT enforced: " + b.value("limits", "")});
+                                   ? "enforced: cpu, memory (cgroup " +
+                                         b.value("limits_cgroup", std::string("v2")) + ")"
+                                   : "NOT enforced: " + b.value("limits", "") +
+                                         " (tasks with limits are not placed here)"});
   } else {
     rows.push_back({"Executor:", "simulated"});
   }

@@ -35,6 +35,20 @@ TEST_F(ClientCommandsTest, NodeLsShowsHostnamesOneMemoryUnitAndStatusMessages) {
   ASSERT_EQ(inspect.status, 0) << inspect.err;
   EXPECT_NE(inspect.out.find("Resources:      cpu 2, memory 23.5Gi\n"), std::string::npos)
       << inspect.out;
+  EXPECT_NE(inspect.out.find("Limits:         NOT enforced: cgroup v1: limits are not enforced "
+                             "(tasks with limits are not placed here)\n"),
+            std::string::npos)
+      << inspect.out;
+  // A machine whose cgroup v1 controllers hold the limits.
+  ASSERT_TRUE(join.Call("POST", "/v1/node/register", Json::parse(R"({
+          "hostname": "m2", "machine": "a0b1c2d4", "version": "0.1.0", "endpoint": "127.0.0.1:2",
+          "resources": {"cpu": 2, "memory": 25276063744},
+          "limits": {"enforced": true, "reason": "", "cgroup": "v1"}})"))
+                  .ok());
+  inspect = Run({"node", "inspect", "m2"});
+  EXPECT_NE(inspect.out.find("Limits:         enforced: cpu, memory (cgroup v1)\n"),
+            std::string::npos)
+      << inspect.out;
 }
 
 TEST_F(ClientCommandsTest, NodeAddDrainAndRm) {

@@ -65,6 +65,7 @@ TEST_F(NodeDispatcherTest, AMachineJoinsWithTheTokenAndGetsACredentialOfItsOwn) 
   EXPECT_EQ(stored["resources"]["cpu"], "2000m");
   EXPECT_EQ(stored["berth_node"]["limits_enforced"], false);
   EXPECT_EQ(stored["berth_node"]["limits"], "cgroup v1");
+  EXPECT_EQ(stored["berth_node"]["limits_cgroup"], "");
   EXPECT_TRUE(executor_.IsBerthNode("n1"));
   EXPECT_FALSE(dispatcher_->Authenticate("not-a-token").has_value());
 }
