@@ -76,6 +76,12 @@ class NodeE2eTest : public testing::Test {
     for (auto& [name, node] : nodes_) node.reset();
     for (const char* name : {"n1", "n2"}) testing_support::KillTasksOf(DataDir(name));
     berthd_.reset();
+    // A berth-node killed by a test leaves berth's cgroup v1 groups (an
+    // orderly stop removes them when empty): rmdir removes them only when
+    // empty, so a real berth-node's tasks are not disturbed.
+    for (const char* group : {"/sys/fs/cgroup/memory/berth", "/sys/fs/cgroup/cpu/berth",
+                              "/sys/fs/cgroup/cpuacct/berth"})
+      ::rmdir(group);
   }
 
   // Starts berthd (again on the same port); the first time, writes the
