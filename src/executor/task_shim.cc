@@ -445,14 +445,22 @@ std::optional<std::string> TaskShim::ApplyLimits(pid_t pid) {
   for (const auto& [controller, dir] : args_.cgroup_v1) {
     if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(dir);
   }
-  for (const std::string& dir : dirs) {
-    if (auto error = MakeCgroup(dir)) return error;
+  // Another executor's sweep of empty task groups (RemoveStaleTaskCgroups)
+  // may remove a group between its making and the child joining it (an
+  // empty group): then the whole set-up is done again.
+  for (int tries = 1;; ++tries) {
+    for (const std::string& dir : dirs) {
+      if (auto error = MakeCgroup(dir)) return error;
+    }
+    std::optional<std::string> error = args_.cgroup.empty() ? WriteLimitsV1() : WriteLimitsV2();
+    for (size_t i = 0; !error && i < dirs.size(); ++i)
+      error = WriteLimit(dirs[i], "cgroup.procs", std::to_string(pid));
+    const bool swept =
+        error && tries < 3 && std::any_of(dirs.begin(), dirs.end(), [](const std::string& dir) {
+          return ::access(dir.c_str(), F_OK) != 0;
+        });
+    if (!swept) return error;
   }
-  if (auto error = args_.cgroup.empty() ? WriteLimitsV1() : WriteLimitsV2()) return error;
-  for (const std::string& dir : dirs) {
-    if (auto error = WriteLimit(dir, "cgroup.procs", std::to_string(pid))) return error;
-  }
-  return std::nullopt;
 }
 
 // A cgroup v1 parent (berth's group) that a berth-node removed as it
@@ -465,7 +473,7 @@ std::optional<std::string> TaskShim::MakeCgroup(const std::string& dir) {
     const std::string parent = dir.substr(0, dir.rfind('/'));
     if (::mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST) return CannotApply(parent, errno);
   }
-  cgroups_.push_back(dir);
+  if (std::find(cgroups_.begin(), cgroups_.end(), dir) == cgroups_.end()) cgroups_.push_back(dir);
   return std::nullopt;
 }
 
