@@ -251,7 +251,7 @@ class RealLimitsTest : public testing::Test {
 
   const TaskToRun& Task(const std::string& id, const ProcessSpec* spec) {
     ids_.push_back(id);
-    return tasks_.emplace_back(TaskToRun{ids_.back(), "n1", std::nullopt, {}, spec});
+    return tasks_.emplace_back(TaskToRun{ids_.back(), node_, no_run_, {}, spec});
   }
 
   // The task's cgroups, one per hierarchy (v1) or one (v2).
@@ -318,6 +318,9 @@ class RealLimitsTest : public testing::Test {
   LimitsSupport limits_;
   std::optional<ProcessExecutor> executor_;
   std::deque<std::string> ids_;
+  // TaskToRun holds references: what they name outlives the tasks.
+  const std::string node_ = "n1";
+  const std::optional<SimulatedRun> no_run_;
   std::deque<TaskToRun> tasks_;
 };
 
