@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <ostream>
 
+#include "core/quantity.h"
+
 namespace berth::cli {
 
 using api::Json;
@@ -34,18 +36,7 @@ std::string Text(const Json& value) {
 std::string FormatMemory(const Json& value) {
   int64_t bytes = 0;
   if (!api::ReadBytes(value, "memory", &bytes).ok()) return Text(value);
-  static constexpr const char* kUnits[] = {"Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
-  int unit = -1;
-  double scaled = static_cast<double>(bytes);
-  while (unit + 1 < 6 && scaled >= 1024) {
-    scaled /= 1024;
-    ++unit;
-  }
-  if (unit < 0) return std::to_string(bytes);
-  const bool exact = bytes % (int64_t{1} << (10 * (unit + 1))) == 0;
-  char text[32];
-  std::snprintf(text, sizeof text, exact ? "%.0f%s" : "%.1f%s", scaled, kUnits[unit]);
-  return text;
+  return FormatBytes(bytes);
 }
 
 std::string FormatCpu(const Json& value) {

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <string>
 
@@ -118,6 +119,21 @@ Result<int64_t> BytesFromNumber(double bytes) {
     return Status::InvalidArgument("invalid memory quantity " + Shortest(bytes) +
                                    " (expected a non-negative whole number of bytes)");
   return static_cast<int64_t>(bytes);
+}
+
+std::string FormatBytes(int64_t bytes) {
+  static constexpr const char* kUnits[] = {"Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+  int unit = -1;
+  double scaled = static_cast<double>(bytes);
+  while (unit + 1 < 6 && scaled >= 1024) {
+    scaled /= 1024;
+    ++unit;
+  }
+  if (unit < 0) return std::to_string(bytes);
+  const bool exact = bytes % (int64_t{1} << (10 * (unit + 1))) == 0;
+  char text[32];
+  std::snprintf(text, sizeof text, exact ? "%.0f%s" : "%.1f%s", scaled, kUnits[unit]);
+  return text;
 }
 
 }  // namespace berth

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "core/status.h"
@@ -24,5 +25,9 @@ Result<int64_t> ParseBytes(std::string_view text);
 
 // Bytes as a JSON number (must be a whole number, e.g. 1e9).
 Result<int64_t> BytesFromNumber(double bytes);
+
+// Bytes as people read them, in powers of 1024: "64Mi", "1.5Gi"; below
+// 1 KiB the plain number ("1000").
+std::string FormatBytes(int64_t bytes);
 
 }  // namespace berth

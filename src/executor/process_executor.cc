@@ -18,6 +18,7 @@
 #include <thread>
 #include <utility>
 
+#include "core/quantity.h"
 #include "executor/cgroup_files.h"
 #include "executor/proc_stat.h"
 #include "executor/task_dir.h"
@@ -78,27 +79,11 @@ int64_t RanMs(const TaskToRun& task, Timestamp now) {
   return task.started_at ? std::max<int64_t>(0, (now - *task.started_at).count()) : 0;
 }
 
-// Bytes as the CLI shows them: "64Mi", "1.5Gi", "1000".
-std::string BytesText(int64_t bytes) {
-  static constexpr const char* kUnits[] = {"Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
-  int unit = -1;
-  double scaled = static_cast<double>(bytes);
-  while (unit + 1 < 6 && scaled >= 1024) {
-    scaled /= 1024;
-    ++unit;
-  }
-  if (unit < 0) return std::to_string(bytes);
-  const bool exact = bytes % (int64_t{1} << (10 * (unit + 1))) == 0;
-  char text[32];
-  std::snprintf(text, sizeof text, exact ? "%.0f%s" : "%.1f%s", scaled, kUnits[unit]);
-  return text;
-}
-
 // An end the memory limit caused says so: a SIGKILL of the main process
 // is the kernel's OOM kill, any other end follows the kill of another of
 // the task's processes.
 std::string OomMessage(const ExitRecord& r, const std::string& message) {
-  const std::string limit = "limit " + BytesText(*r.oom_limit);
+  const std::string limit = "limit " + FormatBytes(*r.oom_limit);
   if (r.signal == SIGKILL) return "killed: out of memory (" + limit + ")";
   return message + " (a process of the task was killed: out of memory, " + limit + ")";
 }
