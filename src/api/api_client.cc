@@ -2,6 +2,8 @@
 
 #include <httplib.h>
 
+#include <chrono>
+
 namespace berth::api {
 
 std::string DescribeHttpError(httplib::Error error) {
@@ -37,15 +39,28 @@ ApiClient::~ApiClient() = default;
 
 void ApiClient::Cancel() { http_->stop(); }
 
+httplib::Result ApiClient::Send(const std::string& method, const std::string& path,
+                                const std::string& text) {
+  return method == "GET"     ? http_->Get(path.c_str())
+         : method == "POST"  ? http_->Post(path.c_str(), text, "application/json")
+         : method == "PATCH" ? http_->Patch(path.c_str(), text, "application/json")
+                             : http_->Delete(path.c_str());
+}
+
 Result<Json> ApiClient::Call(const std::string& method, const std::string& path, const Json& body) {
   // Invalid UTF-8 is the caller's to refuse first; here it becomes U+FFFD
   // rather than an exception.
   const std::string text =
       body.is_null() ? std::string() : body.dump(-1, ' ', false, Json::error_handler_t::replace);
-  httplib::Result r = method == "GET"     ? http_->Get(path.c_str())
-                      : method == "POST"  ? http_->Post(path.c_str(), text, "application/json")
-                      : method == "PATCH" ? http_->Patch(path.c_str(), text, "application/json")
-                                          : http_->Delete(path.c_str());
+  // berthd closes a connection idle for 1 s, and this httplib does not
+  // look before reusing one: a call after a pause would race the close.
+  // Past 0.9 s idle the call opens a new connection, and a request that
+  // could not be sent at all (the server had closed) is sent once more.
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_call_end_ >= std::chrono::milliseconds(900)) http_->stop();
+  httplib::Result r = Send(method, path, text);
+  if (!r && r.error() == httplib::Error::Write) r = Send(method, path, text);
+  last_call_end_ = std::chrono::steady_clock::now();
   if (!r)
     return Status::Unavailable("cannot reach berthd at " + server_ + ": " +
                                DescribeHttpError(r.error()));

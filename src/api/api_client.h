@@ -6,6 +6,7 @@
 // One client per thread.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -14,6 +15,7 @@
 
 namespace httplib {
 class Client;
+class Result;
 enum class Error;
 }  // namespace httplib
 
@@ -33,8 +35,12 @@ class ApiClient {
   void Cancel();
 
  private:
+  httplib::Result Send(const std::string& method, const std::string& path,
+                       const std::string& text);
+
   std::string server_;
   std::unique_ptr<httplib::Client> http_;
+  std::chrono::steady_clock::time_point last_call_end_{};
 };
 
 // Why an HTTP call got no answer, in words a user can act on: "connection
