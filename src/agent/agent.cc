@@ -33,7 +33,8 @@ void Agent::Pool<Pipeline>::Give(std::unique_ptr<Pipeline> p) {
 }
 
 Agent::Agent(AgentOptions options, std::vector<Node> nodes)
-    : options_(std::move(options)), nodes_(std::move(nodes)) {
+    : options_(std::move(options)),
+      nodes_(std::move(nodes), options_.max_nodes) {
   if (options_.clock == nullptr) own_clock_ = std::make_unique<SystemClock>();
   clock_ = options_.clock != nullptr ? options_.clock : own_clock_.get();
   if (options_.sampling == SamplingKind::kRoundRobin)
@@ -44,6 +45,7 @@ Agent::Agent(AgentOptions options, std::vector<Node> nodes)
     sampling_.Add(MakeSamplingPipeline());
   for (int i = 0; i < std::max(1, options_.binding_pipelines); ++i) {
     auto pipeline = std::make_unique<BindingPipeline>();
+    pipeline->checks.push_back(std::make_unique<ReadyConflict>());
     pipeline->checks.push_back(std::make_unique<ResourcesConflict>());
     pipeline->checks.push_back(std::make_unique<PortsConflict>());
     binding_.Add(std::move(pipeline));
@@ -237,6 +239,13 @@ size_t Agent::Release(const std::vector<std::string>& task_ids) {
   size_t released = 0;
   for (const std::string& id : task_ids) released += Release(id) ? 1 : 0;
   return released;
+}
+
+std::optional<std::string> Agent::BoundNode(const std::string& task_id) const {
+  std::lock_guard lock(bindings_mu_);
+  auto it = bindings_.find(task_id);
+  if (it == bindings_.end()) return std::nullopt;
+  return nodes_.NodeId(it->second.node);
 }
 
 size_t Agent::bindings() const {

@@ -17,6 +17,8 @@
 // Eligible: the nodes where a task may run as far as the node alone
 // decides (filter::Pipeline::Scope::kNodeOnly): where berthd makes a global
 // service's tasks.
+// Readiness is checked at commit too: a node that went down since it was
+// sampled is a conflict ("node 'n1' is down").
 // Release: a bound task stopped; its demand goes back to its node. The agent
 // remembers each binding by task id until then (a task id bound twice, by a
 // scheduler retrying after a crash, holds both bindings; Release frees all).
@@ -31,6 +33,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -65,6 +68,10 @@ struct AgentOptions {
   // scheduler; 5 x 100 < 6 x 100), so an unconstrained task never prefers a
   // scarce node while its sample offers another. 0 turns the penalty off.
   int64_t scarcity_weight = 6;
+  // The most nodes the agent may hold: those it starts with, and more up to
+  // this as berth-node machines join it (UpsertNode). Default 0: the nodes
+  // it starts with.
+  uint32_t max_nodes = 0;
   uint64_t seed = 1;             // for random sampling
   const Clock* clock = nullptr;  // null: the system clock
 };
@@ -85,6 +92,11 @@ class Agent {
   SampleResponse Sample(const SampleRequest& request);
   CommitResponse Commit(const CommitRequest& request);
   std::vector<std::string> Eligible(const TaskSpec& spec) const;
+  // Adds a node that joined, or updates one (its state, resources or
+  // labels); what is bound to it stays. Conflict past max_nodes.
+  Result<uint32_t> UpsertNode(Node node) { return nodes_.Upsert(std::move(node)); }
+  // The node `task_id` is bound to, or nullopt.
+  std::optional<std::string> BoundNode(const std::string& task_id) const;
   // Frees the bindings of `task_id`; false when it has none here.
   bool Release(const std::string& task_id);
   // Releases each of `task_ids`; returns how many had bindings here.

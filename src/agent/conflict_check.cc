@@ -2,6 +2,14 @@
 
 namespace berth::agent {
 
+std::string ReadyConflict::Check(const AgentNode& node, const Reservation&) const {
+  if (node.info.ReadyForTasks()) return "";
+  const Node& n = node.info.node();
+  return "node '" + n.id + "' is " +
+         std::string(n.state != NodeState::kReady ? ToString(n.state)
+                                                  : ToString(n.availability));
+}
+
 std::string ResourcesConflict::Check(const AgentNode& node, const Reservation& r) const {
   const NodeInfo& info = node.info;
   if (info.available_milli_cpu() < 0) return "insufficient cpu";

@@ -17,6 +17,14 @@ class ConflictCheck {
   virtual std::string Check(const AgentNode& node, const Reservation& reservation) const = 0;
 };
 
+// Readiness: the node is ready and active. A node can go down (a berth-node
+// of the agent stopped heartbeating) or be drained between a sample and
+// its commit.
+class ReadyConflict final : public ConflictCheck {
+ public:
+  std::string Check(const AgentNode& node, const Reservation& reservation) const override;
+};
+
 // Resources: no free amount may be negative, and a request against named
 // generic instances must have got all the names it asked for.
 class ResourcesConflict final : public ConflictCheck {

@@ -1,6 +1,7 @@
 #include "agent/nodes_cache.h"
 
 #include <charconv>
+#include <algorithm>
 #include <cmath>
 
 namespace berth::agent {
@@ -47,18 +48,50 @@ std::optional<GeoPoint> ParseGeoLocation(std::string_view text) {
   return GeoPoint{*lat, *lon};
 }
 
-NodesCache::NodesCache(std::vector<Node> nodes)
-    : locks_(std::make_unique<SpinLock[]>(nodes.size())) {
-  nodes_.reserve(nodes.size());
-  for (Node& node : nodes) nodes_.push_back(MakeAgentNode(std::move(node)));
-  for (uint32_t i = 0; i < size(); ++i) {
+NodesCache::NodesCache(std::vector<Node> nodes, uint32_t capacity)
+    : nodes_(std::max<size_t>(capacity, nodes.size()),
+             AgentNode{NodeInfo(Node{}), std::nullopt, std::nullopt, 0, Timestamp{}, 0, 0, 0,
+                       false}),
+      ids_(nodes_.size()),
+      locks_(std::make_unique<SpinLock[]>(nodes_.size())) {
+  for (Node& node : nodes) {
+    const uint32_t i = size_.load(std::memory_order_relaxed);
+    ids_[i] = node.id;
+    nodes_[i] = MakeAgentNode(std::move(node));
     auto id_of = [this](uint32_t n) -> std::string_view { return NodeId(n); };
     if (!index_.Find(NodeId(i), id_of)) index_.Insert(i, id_of);
+    size_.store(i + 1, std::memory_order_relaxed);
   }
 }
 
 std::optional<uint32_t> NodesCache::Find(std::string_view id) const {
+  std::shared_lock lock(index_mu_);
   return index_.Find(id, [this](uint32_t n) -> std::string_view { return NodeId(n); });
+}
+
+Result<uint32_t> NodesCache::Upsert(Node node) {
+  std::unique_lock lock(index_mu_);
+  auto id_of = [this](uint32_t n) -> std::string_view { return NodeId(n); };
+  if (std::optional<uint32_t> found = index_.Find(node.id, id_of)) {
+    AgentNode fresh = MakeAgentNode(node);
+    std::lock_guard node_lock(locks_[*found]);
+    AgentNode& n = nodes_[*found];
+    n.info.UpdateNode(std::move(node));
+    n.geo = fresh.geo;
+    n.battery_percent = fresh.battery_percent;
+    n.battery_capacity_mah = fresh.battery_capacity_mah;
+    n.scarce = fresh.scarce;
+    return *found;
+  }
+  const uint32_t i = size_.load(std::memory_order_relaxed);
+  if (i == nodes_.size())
+    return Status::Conflict("the agent holds " + std::to_string(i) +
+                                     " nodes, its most (berth-agent --max-nodes)");
+  ids_[i] = node.id;
+  nodes_[i] = MakeAgentNode(std::move(node));
+  index_.Insert(i, id_of);
+  size_.store(i + 1, std::memory_order_release);  // readers see the node whole
+  return i;
 }
 
 Reservation NodesCache::Reserve(uint32_t node, std::shared_ptr<const TaskSpec> spec) {

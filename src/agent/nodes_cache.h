@@ -11,10 +11,16 @@
 // capacity - bound - reserved, so a conflict check on a locked node sees
 // every other in-flight reservation too.
 //
-// Thread-safe. The node set is fixed at construction.
+// Nodes are added (a berth-node machine joins the agent) up to a capacity
+// fixed at construction, so the arrays never move under a reader; a node
+// is never removed: one that left stays, down, and samples skip it.
+//
+// Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <shared_mutex>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,6 +30,7 @@
 #include "agent/spin_lock.h"
 #include "core/id_index.h"
 #include "core/node_info.h"
+#include "core/status.h"
 #include "core/time.h"
 
 namespace berth::agent {
@@ -54,12 +61,18 @@ struct Reservation {
 
 class NodesCache {
  public:
-  explicit NodesCache(std::vector<Node> nodes);
+  // `capacity`: the most nodes Upsert may bring (at least nodes.size()).
+  explicit NodesCache(std::vector<Node> nodes, uint32_t capacity = 0);
 
-  uint32_t size() const { return static_cast<uint32_t>(nodes_.size()); }
-  const std::string& NodeId(uint32_t node) const { return nodes_[node].info.node().id; }
+  uint32_t size() const { return size_.load(std::memory_order_acquire); }
+  uint32_t capacity() const { return static_cast<uint32_t>(nodes_.size()); }
+  const std::string& NodeId(uint32_t node) const { return ids_[node]; }
   // The index of the node with `id` (the first one, if ids repeat).
   std::optional<uint32_t> Find(std::string_view id) const;
+  // Adds `node`, or updates the node of its id (NodeInfo::UpdateNode: what
+  // its tasks hold is kept). Returns its index; Conflict when the cache is
+  // full.
+  Result<uint32_t> Upsert(Node node);
 
   // Calls fn(const AgentNode&) with the node locked and returns its result.
   template <typename Fn>
@@ -77,8 +90,12 @@ class NodesCache {
   bool Overcommitted(uint32_t node) const;
 
  private:
+  // Sized to the capacity; entries below size_ are nodes.
   std::vector<AgentNode> nodes_;
-  IdIndex index_;  // by node id; nodes never change after construction
+  std::vector<std::string> ids_;  // written once, before the node is counted
+  std::atomic<uint32_t> size_{0};
+  mutable std::shared_mutex index_mu_;  // Upsert writes, Find reads
+  IdIndex index_;                       // by node id
   mutable std::unique_ptr<SpinLock[]> locks_;
 };
 

@@ -16,6 +16,7 @@
 
 #include "core/task.h"
 #include "core/time.h"
+#include "executor/process_spec.h"
 
 namespace berth::agent {
 
@@ -44,6 +45,13 @@ struct PlacementTask {
   // `pinned_agent`, about only `pinned_node` (SampleRequest::node_id). Empty:
   // any node. Scheduler-side; the wire format carries the request's node.
   std::string pinned_agent, pinned_node;
+  // What a berth-node machine behind the agent runs for the task (an agent
+  // that fronts berth-nodes, docs/agent.md), under `run_id` (a job task's
+  // later run is "<id>~<attempt>"; empty: the id). Null: nothing runs (the
+  // task has no command, or the agent's nodes are simulated).
+  std::shared_ptr<const executor::ProcessSpec> process = nullptr;
+  std::string run_id = {};
+  const std::string& run() const { return run_id.empty() ? id : run_id; }
 };
 
 // Phase 1: "give me up to `count` eligible nodes".
@@ -100,6 +108,28 @@ enum class CommitOutcome { kBound, kConflict, kError };
 struct CommitResponse {
   CommitOutcome outcome = CommitOutcome::kError;
   std::string reason;  // why, for a conflict or an error
+};
+
+// What an agent that fronts berth-node machines tells berthd of the runs
+// it assigned (docs/agent.md, "The agent's node fleet"): each run's latest
+// state as its node reported it, or "failed" when the node went down.
+struct RunReport {
+  std::string run;   // the run id (PlacementTask::run)
+  std::string node;  // where it runs
+  TaskState state = TaskState::kRunning;  // running, complete, failed, rejected or shutdown
+  std::string message;
+  int64_t ran_ms = 0;
+};
+
+// The runs that changed after a sequence number of one agent instance, or
+// all of them (`full`) when the asker's instance is not the agent's (the
+// agent restarted).
+struct RunsBatch {
+  std::string instance;
+  int64_t sequence = 0;  // ask for changes after this one next
+  bool full = false;
+  uint32_t nodes = 0;  // the agent's nodes now (berthd's admission counts them as workers)
+  std::vector<RunReport> runs;
 };
 
 }  // namespace berth::agent

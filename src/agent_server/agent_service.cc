@@ -42,9 +42,10 @@ class EpochFence {
 
 }  // namespace
 
-void AddAgentRoutes(api::ApiServer& server, agent::Agent& agent) {
+void AddAgentRoutes(api::ApiServer& server, agent::Agent& agent, NodeFleet* fleet) {
   auto fence = std::make_shared<EpochFence>();
-  server.Route("GET", "/v1/agent", [&agent](const ApiRequest&) -> Result<ApiResponse> {
+  if (fleet != nullptr) fleet->AddRoutes(server);
+  server.Route("GET", "/v1/agent", [&agent, fleet](const ApiRequest&) -> Result<ApiResponse> {
     const agent::AgentCounters& c = agent.counters();
     return ApiResponse{200,
                        Json{{"id", agent.id()},
@@ -53,7 +54,8 @@ void AddAgentRoutes(api::ApiServer& server, agent::Agent& agent) {
                             {"conflicts", c.conflicts.load()},
                             {"samples", c.samples.load()},
                             {"released", c.released.load()},
-                            {"bindings", agent.bindings()}},
+                            {"bindings", agent.bindings()},
+                            {"fleet", fleet != nullptr}},
                        "", ""};
   });
   server.Route("POST", "/v1/sample", [&agent, fence](const ApiRequest& r) {
@@ -64,20 +66,25 @@ void AddAgentRoutes(api::ApiServer& server, agent::Agent& agent) {
       return ApiResponse{200, api::EncodeSampleResponse(agent.Sample(*request)), "", ""};
     });
   });
-  server.Route("POST", "/v1/commit", [&agent, fence](const ApiRequest& r) {
+  server.Route("POST", "/v1/commit", [&agent, fleet, fence](const ApiRequest& r) {
     return api::WithBody(r, [&](const Json& body) -> Result<ApiResponse> {
       BERTH_RETURN_IF_ERROR(fence->Admit(r.epoch));
       Result<agent::CommitRequest> request = api::DecodeCommitRequest(body);
       if (!request.ok()) return request.status();
-      return ApiResponse{200, api::EncodeCommitResponse(agent.Commit(*request)), "", ""};
+      return ApiResponse{
+          200,
+          api::EncodeCommitResponse(fleet != nullptr ? fleet->Commit(*request)
+                                                     : agent.Commit(*request)),
+          "", ""};
     });
   });
-  server.Route("POST", "/v1/release", [&agent, fence](const ApiRequest& r) {
+  server.Route("POST", "/v1/release", [&agent, fleet, fence](const ApiRequest& r) {
     return api::WithBody(r, [&](const Json& body) -> Result<ApiResponse> {
       BERTH_RETURN_IF_ERROR(fence->Admit(r.epoch));
       Result<std::vector<std::string>> ids = api::DecodeIdList(body, "tasks");
       if (!ids.ok()) return ids.status();
-      return ApiResponse{200, Json{{"released", agent.Release(*ids)}}, "", ""};
+      const size_t released = fleet != nullptr ? fleet->Release(*ids) : agent.Release(*ids);
+      return ApiResponse{200, Json{{"released", released}}, "", ""};
     });
   });
   server.Route("GET", "/v1/bindings", [&agent](const ApiRequest&) -> Result<ApiResponse> {

@@ -9,16 +9,21 @@
 //   POST /v1/eligible {"task": template} -> {"nodes": [ids]}: where a global
 //                     service's task may run (Agent::Eligible)
 //   GET  /metrics     Prometheus text
+// With a node fleet (berth-node machines of its own, agent_server/node_fleet.h),
+// commits and releases go through the fleet, which runs what is bound, and
+// the fleet adds its own routes (NodeFleet::AddRoutes).
 // A commit answers 200 with its outcome, so a conflict is never mistaken
 // for a failed request; malformed requests get 400.
 // Thread-safe: the agent is, and routes hold no state of their own.
 #pragma once
 
 #include "agent/agent.h"
+#include "agent_server/node_fleet.h"
 #include "api/http_server.h"
 
 namespace berth::agent_server {
 
-void AddAgentRoutes(api::ApiServer& server, agent::Agent& agent);
+// `fleet`: null when the agent's nodes are simulated or from a file.
+void AddAgentRoutes(api::ApiServer& server, agent::Agent& agent, NodeFleet* fleet = nullptr);
 
 }  // namespace berth::agent_server

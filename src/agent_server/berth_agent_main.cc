@@ -36,7 +36,10 @@ int Run(int argc, char** argv) {
   server.port = 7481;
   std::string data_dir = "berth-agent-data", nodes_file, sampling = "random";
   int simulate = 0;
-  CLI::App app{"berth-agent: a cluster agent serving sampling and commit requests over HTTP"};
+  agent_options.max_nodes = 10'000;
+  CLI::App app{
+      "berth-agent: a cluster agent serving sampling and commit requests over HTTP. Without "
+      "--nodes or --simulate, its cluster is the berth-node machines that join it"};
   app.add_option("--id", agent_options.id, "the agent's id (prefix of simulated node ids)")
       ->capture_default_str();
   app.add_option("--data-dir", data_dir, "directory of the API token (token); created if absent")
@@ -49,11 +52,24 @@ int Run(int argc, char** argv) {
                  "a JSON or YAML file with the cluster's nodes ({\"nodes\": [...]})");
   app.add_option("--simulate", simulate, "simulate N nodes of Vela's four types instead")
       ->check(CLI::Range(1, 10'000'000));
+  app.add_option("--max-nodes", agent_options.max_nodes,
+                 "the most berth-node machines that may join (without --nodes or --simulate)")
+      ->check(CLI::Range(1, 1'000'000))
+      ->capture_default_str();
   app.add_option("--sampling", sampling, "random | round-robin")
       ->check(CLI::IsMember({"random", "round-robin"}))
       ->capture_default_str();
   app.add_option("--threads", server.threads, "HTTP worker threads")
       ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  berth::daemon::NodeLifecycleOptions lifecycle;
+  std::string heartbeat_period = "5s";
+  app.add_option("--heartbeat-period", heartbeat_period,
+                 "How often its berth-node machines heartbeat (as berthd's)")
+      ->capture_default_str();
+  app.add_option("--heartbeat-multiplier", lifecycle.grace_multiplier,
+                 "A berth-node is marked down after this many heartbeat periods without one")
+      ->check(CLI::Range(int64_t{2}, int64_t{100}))
       ->capture_default_str();
   app.set_version_flag("--version", "berth-agent 0.1.0");
   try {
@@ -61,18 +77,29 @@ int Run(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  Result<berth::Duration> period = berth::ParseDuration(heartbeat_period);
+  if (period.ok() && *period < berth::Duration{10})
+    period = Status::InvalidArgument("must be at least 10ms");
+  if (!period.ok()) {
+    std::fprintf(stderr, "berth-agent: --heartbeat-period: %s\n",
+                 period.status().message().c_str());
+    return 2;
+  }
+  lifecycle.heartbeat_period = *period;
   if (Status valid = berth::CheckId(agent_options.id); !valid.ok()) {
     std::fprintf(stderr, "berth-agent: --id: %s\n", valid.message().c_str());
     return 2;
   }
-  if (nodes_file.empty() == (simulate == 0)) {
-    std::fprintf(stderr, "berth-agent: give exactly one of --nodes FILE and --simulate N\n");
+  if (!nodes_file.empty() && simulate > 0) {
+    std::fprintf(stderr, "berth-agent: give at most one of --nodes FILE and --simulate N\n");
     return 2;
   }
+  const bool fleet = nodes_file.empty() && simulate == 0;
   Result<std::vector<berth::Node>> nodes =
-      simulate > 0
-          ? Result<std::vector<berth::Node>>(berth::sim::MakeVelaNodes(agent_options.id, simulate))
-          : ReadNodes(nodes_file);
+      simulate > 0 ? Result<std::vector<berth::Node>>(
+                         berth::sim::MakeVelaNodes(agent_options.id, simulate))
+      : fleet      ? Result<std::vector<berth::Node>>(std::vector<berth::Node>{})
+                   : ReadNodes(nodes_file);
   if (!nodes.ok()) {
     std::fprintf(stderr, "berth-agent: %s\n", nodes.status().message().c_str());
     return 2;
@@ -91,18 +118,35 @@ int Run(int argc, char** argv) {
                                                 : berth::agent::SamplingKind::kRoundRobin;
   berth::StopSignals signals;  // before any thread starts
 
+  if (!fleet) agent_options.max_nodes = 0;
   berth::agent::Agent agent(agent_options, std::move(*nodes));
+  std::unique_ptr<berth::agent_server::NodeFleet> node_fleet;
+  if (fleet) {
+    Result<std::unique_ptr<berth::agent_server::NodeFleet>> opened =
+        berth::agent_server::NodeFleet::Open(agent, data_dir, lifecycle);
+    if (!opened.ok()) {
+      std::fprintf(stderr, "berth-agent: %s\n", opened.status().message().c_str());
+      return 1;
+    }
+    node_fleet = std::move(*opened);
+    server.authenticate = [&node_fleet](std::string_view t) {
+      return node_fleet->Authenticate(t);
+    };
+  }
   berth::api::ApiServer api(server);
-  berth::agent_server::AddAgentRoutes(api, agent);
+  berth::agent_server::AddAgentRoutes(api, agent, node_fleet.get());
+  if (node_fleet) node_fleet->Start();
   if (Status started = api.Start(); !started.ok()) {
     std::fprintf(stderr, "berth-agent: %s\n", started.message().c_str());
     return 1;
   }
-  std::printf("berth-agent: %s with %u nodes listening on %s:%d (token in %s/token)\n",
-              agent.id().c_str(), agent.nodes().size(), server.host.c_str(), api.port(),
+  std::printf("berth-agent: %s with %u nodes%s listening on %s:%d (token in %s/token)\n",
+              agent.id().c_str(), agent.nodes().size(),
+              fleet ? " (berth-node machines join it)" : "", server.host.c_str(), api.port(),
               data_dir.c_str());
   std::fflush(stdout);
   signals.Wait();
+  if (node_fleet) node_fleet->Stop();  // first: it answers the nodes' waiting requests
   api.Stop();
   return 0;
 }

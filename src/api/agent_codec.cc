@@ -3,6 +3,8 @@
 #include <memory>
 
 #include "api/cluster_codec.h"
+#include "api/process_codec.h"
+#include "core/names.h"
 
 namespace berth::api {
 namespace {
@@ -14,7 +16,21 @@ Json EncodeTask(const agent::PlacementTask& task) {
                {"min_capacity_mah", task.edge.min_capacity_mah}};
   if (task.edge.target) edge["target"] = {task.edge.target->lat_micro, task.edge.target->lon_micro};
   out["edge"] = std::move(edge);
+  if (task.process != nullptr) {
+    out["process"] = EncodeProcessSpec(*task.process);
+    if (!task.run_id.empty()) out["run"] = task.run_id;
+  }
   return out;
+}
+
+Status DecodeProcess(const Json& value, const std::string& path, agent::PlacementTask* task) {
+  if (!value.is_object()) return FieldError(path, "expected an object");
+  std::optional<executor::ProcessSpec> process;
+  BERTH_RETURN_IF_ERROR(CheckObject(value, path, {"command", "args", "env", "workdir", "stop_grace_period", "limits"}));
+  BERTH_RETURN_IF_ERROR(DecodeProcessSpec(value, path, &process));
+  if (!process) return FieldError(FieldPath(path, "command"), "required");
+  task->process = std::make_shared<executor::ProcessSpec>(std::move(*process));
+  return Status::Ok();
 }
 
 Status DecodeEdge(const Json& value, const std::string& path, agent::EdgeRequirements* edge) {
@@ -38,8 +54,14 @@ Status DecodeEdge(const Json& value, const std::string& path, agent::EdgeRequire
 }
 
 Status DecodeTask(const Json& value, const std::string& path, agent::PlacementTask* task) {
-  BERTH_RETURN_IF_ERROR(CheckObject(value, path, {"id", "priority", "task", "edge"}));
+  BERTH_RETURN_IF_ERROR(
+      CheckObject(value, path, {"id", "priority", "task", "edge", "process", "run"}));
   BERTH_RETURN_IF_ERROR(RequireField(value, "id", path, ReadTaskId, &task->id));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "run", path, ReadRunId, &task->run_id));
+  if (!task->run_id.empty() && TaskIdOfRun(task->run_id) != task->id)
+    return FieldError(FieldPath(path, "run"), "expected a run of task '" + task->id + "'");
+  if (value.contains("process"))
+    BERTH_RETURN_IF_ERROR(DecodeProcess(value["process"], FieldPath(path, "process"), task));
   BERTH_RETURN_IF_ERROR(ReadField(value, "priority", path, ReadInteger, &task->priority));
   auto spec = std::make_shared<TaskSpec>();
   if (value.contains("task"))
@@ -191,6 +213,55 @@ Result<agent::CommitResponse> DecodeCommitResponse(const Json& body) {
   else if (outcome != "error")
     return FieldError("outcome", "expected bound, conflict or error");
   return response;
+}
+
+Json EncodeRunsBatch(const agent::RunsBatch& batch) {
+  Json runs = Json::array();
+  for (const agent::RunReport& r : batch.runs)
+    runs.push_back({{"run", r.run},
+                    {"node", r.node},
+                    {"state", ToString(r.state)},
+                    {"message", r.message},
+                    {"ran_ms", r.ran_ms}});
+  return {{"instance", batch.instance},
+          {"sequence", batch.sequence},
+          {"full", batch.full},
+          {"nodes", batch.nodes},
+          {"runs", std::move(runs)}};
+}
+
+namespace {
+
+Status ReadRunReport(const Json& value, const std::string& path, agent::RunReport* out) {
+  BERTH_RETURN_IF_ERROR(CheckObject(value, path, {"run", "node", "state", "message", "ran_ms"}));
+  BERTH_RETURN_IF_ERROR(RequireField(value, "run", path, ReadRunId, &out->run));
+  BERTH_RETURN_IF_ERROR(RequireField(value, "node", path, ReadId, &out->node));
+  BERTH_RETURN_IF_ERROR(
+      RequireField(value, "state", path, EnumReader(ParseTaskState), &out->state));
+  if (out->state < TaskState::kRunning || out->state > TaskState::kRejected)
+    return FieldError(FieldPath(path, "state"),
+                      "expected running, complete, failed, rejected or shutdown");
+  BERTH_RETURN_IF_ERROR(ReadField(value, "message", path, ReadShownText, &out->message));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "ran_ms", path, ReadInteger, &out->ran_ms));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<agent::RunsBatch> DecodeRunsBatch(const Json& body) {
+  BERTH_RETURN_IF_ERROR(CheckObject(body, "", {"instance", "sequence", "full", "nodes", "runs"}));
+  agent::RunsBatch batch;
+  BERTH_RETURN_IF_ERROR(RequireField(body, "instance", "", ReadString, &batch.instance));
+  BERTH_RETURN_IF_ERROR(ReadField(body, "sequence", "", ReadInteger, &batch.sequence));
+  BERTH_RETURN_IF_ERROR(ReadField(body, "full", "", ReadBool, &batch.full));
+  BERTH_RETURN_IF_ERROR(ReadField(body, "nodes", "", ReadIndex, &batch.nodes));
+  BERTH_RETURN_IF_ERROR(ReadField(
+      body, "runs", "",
+      [](const Json& v, const std::string& path, std::vector<agent::RunReport>* out) {
+        return ReadList(v, path, ReadRunReport, out);
+      },
+      &batch.runs));
+  return batch;
 }
 
 Json EncodeIdList(const char* field, const std::vector<std::string>& ids) { return {{field, ids}}; }

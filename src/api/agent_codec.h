@@ -30,6 +30,10 @@ Result<agent::CommitResponse> DecodeCommitResponse(const Json& body);
 // An object with one list of ids: POST /v1/release's {"tasks": [...]}
 // (answered {"released": n}), GET /v1/bindings' {"tasks": [...]} and
 // POST /v1/eligible's answer {"nodes": [...]}.
+// GET /v1/runs's answer (docs/agent.md).
+Json EncodeRunsBatch(const agent::RunsBatch& batch);
+Result<agent::RunsBatch> DecodeRunsBatch(const Json& body);
+
 Json EncodeIdList(const char* field, const std::vector<std::string>& ids);
 Result<std::vector<std::string>> DecodeIdList(const Json& body, const char* field);
 

@@ -141,6 +141,27 @@ Result<std::vector<std::string>> HttpAgentTransport::Bindings(Duration timeout) 
                       [](const Json& answer) { return DecodeIdList(answer, "tasks"); });
 }
 
+Result<agent::RunsBatch> HttpAgentTransport::Runs(const std::string& instance, int64_t sequence,
+                                                  Duration wait) {
+  httplib::Client& client = ThreadClient(server_, token_);
+  SetTimeout(client, wait + std::chrono::seconds(10));
+  const std::string path = "/v1/runs?instance=" + instance +
+                           "&sequence=" + std::to_string(sequence) + "&wait_ms=" +
+                           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(wait).count());
+  httplib::Result r = client.Get(path.c_str());
+  if (r && r->status == 404)
+    return Status::NotFound("agent " + id_ + " runs no processes: its nodes are simulated");
+  Result<agent::RunsBatch> batch = DecodeAnswer(id_, ReadAnswer(id_, r), DecodeRunsBatch);
+  if (batch.ok()) node_count_.store(batch->nodes);
+  return batch;
+}
+
+Result<Json> HttpAgentTransport::TaskLogs(const std::string& run, int64_t tail, int64_t after) {
+  ApiClient client(server_, token_, 15);
+  return client.Call("GET", "/v1/tasks/" + run + "/logs?tail=" + std::to_string(tail) +
+                                "&after=" + std::to_string(after));
+}
+
 Result<std::vector<std::string>> HttpAgentTransport::Eligible(const TaskSpec& spec,
                                                               Duration timeout) {
   return DecodeAnswer(id_, Post("/v1/eligible", EncodeEligibleRequest(spec), timeout),

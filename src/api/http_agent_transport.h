@@ -34,7 +34,15 @@ class HttpAgentTransport final : public threephase::AgentTransport {
   Result<size_t> Release(const std::vector<std::string>& task_ids, Duration timeout) override;
   Result<std::vector<std::string>> Bindings(Duration timeout) override;
   Result<std::vector<std::string>> Eligible(const TaskSpec& spec, Duration timeout) override;
-  uint32_t node_count() const override { return node_count_; }
+  // GET /v1/runs?instance=&sequence=&wait_ms= (a long poll); each answer
+  // also updates node_count.
+  Result<agent::RunsBatch> Runs(const std::string& instance, int64_t sequence,
+                                Duration wait) override;
+  uint32_t node_count() const override { return node_count_.load(); }
+  // GET /v1/tasks/{run}/logs?tail=&after= of an agent that fronts
+  // berth-node machines: the run's log lines, which the agent reads from
+  // its node.
+  Result<Json> TaskLogs(const std::string& run, int64_t tail, int64_t after);
   // From now on every call carries `epoch` (X-Berth-Epoch), the leader's
   // fencing token: the agent refuses calls of an older epoch than one it
   // has seen (docs/ha.md). 0: none (a single berthd).
@@ -46,7 +54,7 @@ class HttpAgentTransport final : public threephase::AgentTransport {
   Result<Json> Get(const char* path, Duration timeout);
 
   std::string server_, token_, id_;
-  uint32_t node_count_;
+  std::atomic<uint32_t> node_count_;
   std::atomic<int64_t> epoch_{0};
 };
 

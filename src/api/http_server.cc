@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -213,6 +214,17 @@ int HttpStatusOf(StatusCode code) {
 
 Json ErrorBody(const Status& status) {
   return Json{{"error", {{"code", CodeName(status.code())}, {"message", status.message()}}}};
+}
+
+Result<int64_t> QueryCount(const ApiRequest& r, const std::string& name, int64_t fallback) {
+  const std::string text = r.Query(name);
+  if (text.empty()) return fallback;
+  int64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value < 0)
+    return Status::InvalidArgument(name + ": expected a non-negative integer, got '" +
+                                   text.substr(0, 64) + "'");
+  return value;
 }
 
 ApiResponse ErrorAnswer(int status, std::string_view code, const std::string& message) {

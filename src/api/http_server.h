@@ -168,6 +168,10 @@ Result<ApiResponse> WithBody(const ApiRequest& request, Action action) {
   return action(*body);
 }
 
+// A query parameter that is a non-negative integer, or `fallback` when
+// absent; InvalidArgument naming it otherwise.
+Result<int64_t> QueryCount(const ApiRequest& request, const std::string& name, int64_t fallback);
+
 // The JSON error body of `status`, and its HTTP status code.
 Json ErrorBody(const Status& status);
 int HttpStatusOf(StatusCode code);

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "api/lifecycle_codec.h"
+#include "core/names.h"
+#include "core/task.h"
 
 namespace berth::api {
 namespace {
@@ -167,6 +169,17 @@ bool HasIndexTemplate(const executor::ProcessSpec& spec) {
   auto templated = [](const std::string& s) { return s.find("{{") != std::string::npos; };
   return std::any_of(spec.args.begin(), spec.args.end(), templated) ||
          std::any_of(spec.env.begin(), spec.env.end(), templated);
+}
+
+Status ReadRunId(const Json& value, const std::string& path, std::string* out) {
+  BERTH_RETURN_IF_ERROR(ReadText(value, path, out));
+  const std::string_view task = TaskIdOfRun(*out);
+  const std::string_view attempt = std::string_view(*out).substr(task.size());
+  if (Status id = CheckTaskId(task); !id.ok()) return FieldError(path, id.message());
+  if (!attempt.empty() &&
+      (attempt.size() < 2 || attempt.find_first_not_of("0123456789", 1) != std::string_view::npos))
+    return FieldError(path, "expected a task id, with '~' and an attempt number after it");
+  return Status::Ok();
 }
 
 }  // namespace berth::api

@@ -33,6 +33,10 @@ Status DecodeProcessSpec(const Json& task, const std::string& path,
 // a template or sending to a node.
 Json EncodeProcessSpec(const executor::ProcessSpec& spec);
 
+// A run id (core/task.h RunIdOf): a task id, with "~<attempt>" from a job
+// task's second run on.
+Status ReadRunId(const Json& value, const std::string& path, std::string* out);
+
 // A job's per-task arguments (docs/api.md, "jobs"): `{{.Index}}` (spaces
 // allowed inside the braces) in `text` becomes `index`, the task's 1-based
 // index, as Docker's `{{.Task.Slot}}` does for a service. Any other `{{`

@@ -129,6 +129,7 @@ void Daemon::StartLeading(int64_t epoch) {
   for (const auto& agent : connected_agents_) agent->set_epoch(epoch);
   dispatcher_->Start();
   if (agent_placement_) agent_placement_->Start([this] { loop_->Notify(); });
+  if (agent_executor_) agent_executor_->Start();
   loop_->Start();
 }
 
@@ -160,12 +161,20 @@ Daemon::Daemon(std::shared_ptr<store::Store> store, store::EtcdStore* etcd, std:
           [this] { loop_->Notify(); },
           NodeExecutorOptions{std::max(1, options.threads / 2),
                               options.node_lifecycle.heartbeat_period})),
+      agent_executor_(agent_transports_.empty()
+                          ? nullptr
+                          : std::make_unique<AgentExecutor>(
+                                options.executor != nullptr ? *options.executor
+                                                            : *node_executor_,
+                                agent_transports_, [this] { loop_->Notify(); })),
       dispatcher_(std::make_unique<NodeDispatcher>(
           *store_, nodes_, *node_executor_, clock_, [this] { loop_->Notify(); },
           options.node_lifecycle)),
       reconciler_(*store_, agent_placement_.get(), &clock_,
                   WithLifecycle(options.reconciler, options.node_lifecycle),
-                  options.executor != nullptr ? options.executor : node_executor_.get()),
+                  agent_executor_ != nullptr      ? agent_executor_.get()
+                  : options.executor != nullptr ? options.executor
+                                                : node_executor_.get()),
       loop_(std::make_unique<ControlLoop>(reconciler_, clock_, options.loop)),
       lost_leadership_(options.lost_leadership),
       server_(std::make_unique<api::ApiServer>(api::ApiServerOptions{
@@ -201,6 +210,7 @@ void Daemon::Stop() {
   if (leadership_) leadership_->Stop();  // nothing starts the loop after this
   loop_->Stop();
   if (agent_placement_) agent_placement_->Stop();
+  if (agent_executor_) agent_executor_->Stop();
   dispatcher_->Stop();
   node_executor_->Close();  // answers the nodes' waiting requests, so the server can stop
   server_->Stop();

@@ -21,6 +21,7 @@
 #include "api/http_server.h"
 #include "core/status.h"
 #include "daemon/ha/leadership.h"
+#include "daemon/loop/agent_executor.h"
 #include "daemon/loop/agent_placement.h"
 #include "daemon/loop/control_loop.h"
 #include "daemon/loop/reconciler.h"
@@ -124,6 +125,9 @@ class Daemon {
   void AddClassRoutes();
   void AddBerthNodeRoutes();
   Result<api::Json> TaskLogs(const api::ApiRequest& r);
+  Result<api::Json> AgentTaskLogs(const std::string& agent, const std::string& id,
+                                  const std::string& node, const std::string& run, int64_t tail,
+                                  int64_t after);
   api::ApiResponse Metrics() const;
   // Runs a write, and tells the control loop when it changed something.
   template <typename Write>
@@ -138,7 +142,6 @@ class Daemon {
   // Why a follower cannot serve a leader's request, naming the leader.
   Status NotLeading() const;
   Result<api::ApiResponse> Health(const api::ApiRequest& r);
-  Result<api::Json> WithEpoch(Result<api::Json> answer) const;
 
   std::unique_ptr<store::WatchedStore> store_;  // the loop watches it
   std::string token_;
@@ -152,6 +155,8 @@ class Daemon {
   std::vector<threephase::AgentTransport*> agent_transports_;  // connected or given
   std::unique_ptr<AgentPlacement> agent_placement_;            // null without agents
   std::unique_ptr<NodeExecutor> node_executor_;
+  // Tasks on agents that front berth-node machines; null without agents.
+  std::unique_ptr<AgentExecutor> agent_executor_;
   std::unique_ptr<NodeDispatcher> dispatcher_;
   Reconciler reconciler_;
   std::unique_ptr<ControlLoop> loop_;

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/time.h"
@@ -51,6 +52,9 @@ struct TaskToRun {
   // How a berth-node machine runs it as a process; null: the template gives
   // no command (only the simulated executor runs such a task).
   const ProcessSpec* process = nullptr;
+  // The cluster agent it is bound on (three-phase placement, berthd
+  // --agent); empty: one of berthd's own nodes.
+  std::string_view agent = {};
 };
 
 // A task that ended by itself.

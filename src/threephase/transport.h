@@ -6,8 +6,10 @@
 // Release tells the agent that bound tasks stopped, so their demand goes
 // back to its nodes; Bindings lists the tasks bound there (berthd compares
 // them with its store after a restart); Eligible lists the nodes where a
-// global service's task may run (Agent::Eligible); node_count is the size of the agent's cluster as
-// known when the transport was made (berthd's admission counts it as workers).
+// global service's task may run (Agent::Eligible); node_count is the size
+// of the agent's cluster as last known (berthd's admission counts it as
+// workers); Runs is how berthd learns what became of the tasks an agent
+// that fronts berth-node machines runs.
 //
 // Each call has a timeout. A call that times out or fails returns an error
 // Status (Unavailable), which callers treat as "no nodes" (sampling) or as a
@@ -37,6 +39,14 @@ class AgentTransport {
   virtual Result<std::vector<std::string>> Bindings(Duration timeout) = 0;
   virtual Result<std::vector<std::string>> Eligible(const TaskSpec& spec, Duration timeout) = 0;
   virtual uint32_t node_count() const = 0;
+  // The runs of an agent that fronts berth-node machines which changed
+  // after `sequence` of `instance` (agent::RunsBatch), waiting up to `wait`
+  // for one. NotFound: the agent runs nothing (simulated nodes), the
+  // default.
+  virtual Result<agent::RunsBatch> Runs(const std::string& /*instance*/, int64_t /*sequence*/,
+                                        Duration /*wait*/) {
+    return Status::NotFound("agent " + agent_id() + " runs no processes: its nodes are simulated");
+  }
 };
 
 // Calls an Agent in the same process. The sampling budget is capped by the

@@ -153,7 +153,8 @@ int64_t Pass::Finish(TaskEntry& e, ServiceIt svc) {
 // stored without ends at once: a job's task always has one), a service's
 // task by its service's (`svc`, looked up by the caller; none if it is gone).
 executor::TaskToRun Pass::ToRun(const TaskEntry& e, ServiceIt svc) const {
-  return {RunIdRef(e), e.task.node, RunOf(e, svc), e.task.started_at, ProcessOf(e, svc)};
+  return {RunIdRef(e), e.task.node, RunOf(e, svc), e.task.started_at, ProcessOf(e, svc),
+          e.task.agent};
 }
 // A first run's id is the task's own; a later run's is kept for the pass.
 const std::string& Pass::RunIdRef(const TaskEntry& e) const {
@@ -176,6 +177,11 @@ const executor::ProcessSpec* Pass::ProcessOf(const TaskEntry& e, ServiceIt svc) 
   if (svc == state_.services().end()) return nullptr;
   if (svc->second.RunsPrevious(e.task.spec_version)) return svc->second.previous_process.get();
   return svc->second.process.get();
+}
+std::shared_ptr<const executor::ProcessSpec> Pass::SharedProcessOf(const TaskEntry& e) const {
+  const executor::ProcessSpec* process = ProcessOf(e, FindService(e.task.service));
+  if (process == nullptr) return nullptr;
+  return std::make_shared<const executor::ProcessSpec>(*process);
 }
 const executor::ProcessSpec* Pass::JobProcessOf(const TaskEntry& e) const {
   const auto job = state_.jobs().find(e.task.job);

@@ -93,6 +93,10 @@ class Pass {
   // job's), and a service's current one; null when it does not decode.
   std::shared_ptr<const TaskSpec> SpecOf(const TaskEntry& e) const;
   std::shared_ptr<const TaskSpec> SpecOf(const std::string& service) const;
+  // How a berth-node runs `e` (its template's or its job's process, the
+  // job's `{{.Index}}` expanded); null when it has no command. A copy, for
+  // an agent that runs it.
+  std::shared_ptr<const executor::ProcessSpec> SharedProcessOf(const TaskEntry& e) const;
 
   // Edits. Sets the task's state and message; a task the loop takes off its
   // node is stopped by its executor, and gives its agent's binding back

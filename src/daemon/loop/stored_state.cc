@@ -7,6 +7,7 @@
 #include "api/cluster_codec.h"
 #include "api/lifecycle_codec.h"
 #include "api/process_codec.h"
+#include "daemon/registry/node_registry.h"
 
 namespace berth::daemon {
 namespace {
@@ -99,14 +100,7 @@ StoredJob ToJob(const Json& json, int64_t revision) {
 StoredNode ToNode(Json json, const std::string& id) {
   StoredNode n;
   n.slots = json.value("slots", int64_t{1});
-  json.erase("slots");  // berthd's own (admission's workers), not the engine's
-  // A berth-node's facts: only whether it enforces limits is the engine's
-  // (the limits filter); a node stored before berth-node said so is taken
-  // as not enforcing them.
-  if (const Json b = json.value("berth_node", Json()); b.is_object())
-    json["limits_enforced"] = b.value("limits_enforced", false);
-  json.erase("berth_node");
-  if (Status decoded = api::DecodeNode(json, "node '" + id + "'", &n.node); !decoded.ok())
+  if (Status decoded = DecodeStoredNode(std::move(json), id, &n.node); !decoded.ok())
     n.error = decoded.message();
   return n;
 }

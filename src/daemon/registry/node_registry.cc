@@ -23,6 +23,14 @@ Status NodeRegistry::Validate(const api::Json& node) {
   return api::DecodeNode(placement, "", &decoded);
 }
 
+Status DecodeStoredNode(api::Json body, const std::string& id, Node* node) {
+  body.erase("slots");
+  if (const api::Json b = body.value("berth_node", api::Json()); b.is_object())
+    body["limits_enforced"] = b.value("limits_enforced", false);
+  body.erase("berth_node");
+  return api::DecodeNode(body, "node '" + id + "'", node);
+}
+
 Result<api::Json> NodeRegistry::Register(const api::Json& node) {
   if (node.is_object() && node.contains("berth_node"))
     return api::FieldError("berth_node", "is set by berth-node when it joins, not through the API");

@@ -15,10 +15,17 @@
 #include <string_view>
 
 #include "api/json_fields.h"
+#include "core/node.h"
 #include "core/status.h"
 #include "daemon/registry/stored_kind.h"
 
 namespace berth::daemon {
+
+// A stored node's body decoded for the engines: "slots" (admission's
+// workers) and "berth_node" are berthd's, but for the berth-node's word on
+// whether it enforces limits (the limits filter; a node stored before
+// berth-node said so is taken as not enforcing them).
+Status DecodeStoredNode(api::Json body, const std::string& id, Node* node);
 
 class NodeRegistry {
  public:
