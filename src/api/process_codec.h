@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "api/json_fields.h"
 #include "core/status.h"
@@ -32,6 +33,23 @@ Status DecodeProcessSpec(const Json& task, const std::string& path,
 // The fields of `spec` (defaults left out but "command"), for merging into
 // a template or sending to a node.
 Json EncodeProcessSpec(const executor::ProcessSpec& spec);
+
+// A job's per-task command lines (docs/api.md, "jobs"): "commands", one
+// entry per task, each the program then its arguments:
+//   "commands": [["make", "shard-1"], ["sh", "-c", "exit 3"]]
+// Each word follows the rules of "command" (the first) and "args".
+Status DecodeCommands(const Json& value, const std::string& path,
+                      std::vector<std::vector<std::string>>* out);
+// The process fields a job's template gives every task when the job has
+// "commands": all but "command" and "args", which are refused there (one
+// place says what a task runs). Without process fields, the defaults.
+Status DecodeSharedProcess(const Json& task, const std::string& path, executor::ProcessSpec* out);
+// `shared` running `argv`: argv[0] is the program, the rest its arguments.
+executor::ProcessSpec WithCommandLine(executor::ProcessSpec shared,
+                                      const std::vector<std::string>& argv);
+// `task` without the process fields: the placement part of a template whose
+// process DecodeSharedProcess reads (DecodeTaskSpec wants "command" with them).
+Json WithoutProcessFields(Json task);
 
 // A job's per-task arguments (docs/api.md, "jobs"): `{{.Index}}` (spaces
 // allowed inside the braces) in `text` becomes `index`, the task's 1-based
