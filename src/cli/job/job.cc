@@ -148,8 +148,9 @@ void AddJobSubmit(CLI::App& noun, Verbs& verbs) {
                                    "number of tasks, 1 to 100000 (default 1, or one per line "
                                    "of --commands-file)");
   verb->add_option("--commands-file", o->commands_file,
-                   "FILE of one command line per task (- for standard input), instead of a "
-                   "command after --");
+                   "one command line per task (- for standard input), instead of a "
+                   "command after --")
+      ->type_name("FILE");
   verb->add_option("--max-retries", o->max_retries,
                    "times a failed task waits again before it stays failed (default 2)");
   verb->add_option("--duration", o->duration,
