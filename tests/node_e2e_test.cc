@@ -69,6 +69,14 @@ std::string Listing(const std::string& data_dir) {
   return out;
 }
 
+void WriteFile(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+// Lines of a file (0 when it does not exist).
+int LineCount(const std::string& path) {
+  const std::string text = ReadFile(path);
+  return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+}
+
 class NodeE2eTest : public testing::Test {
  protected:
   void SetUp() override { StartBerthd(); }
@@ -120,6 +128,19 @@ class NodeE2eTest : public testing::Test {
                     const std::string& token = "") {
     api::ApiClient client("127.0.0.1:" + port_, token.empty() ? token_ : token);
     return client.Call(method, path, body);
+  }
+  std::string JobState(const std::string& job) {
+    Result<Json> got = Call("GET", "/v1/jobs/" + job);
+    return got.ok() ? got->value("state", "") : "";
+  }
+  // How many of `job`'s tasks are in `state`.
+  int TasksIn(const std::string& job, const std::string& state) {
+    Result<Json> tasks = Call("GET", "/v1/tasks?job=" + job + "&state=" + state);
+    return tasks.ok() ? static_cast<int>((*tasks)["tasks"].size()) : -1;
+  }
+  void SetSlots(const std::string& node, int slots) {
+    Result<Json> patched = Call("PATCH", "/v1/nodes/" + node, Json{{"slots", slots}});
+    ASSERT_TRUE(patched.ok()) << patched.status().message();
   }
   Json Task(const std::string& name) {
     Result<Json> task = Call("GET", "/v1/tasks/" + name);
@@ -453,6 +474,179 @@ TEST_F(NodeE2eTest, AJobsTasksRunTheirIndexedCommandsAndAFailedTaskIsRetried) {
   EXPECT_EQ(Berth({"job", "logs", "k.1"}), "second\n");
   const std::string listed = Berth({"job", "ls"});
   EXPECT_NE(listed.find("failed    complete=2 failed=1"), std::string::npos) << listed;
+}
+
+// Issue 30's acceptance: a job of 50 different command lines (a commands
+// file), admitted by class beside another class's job, runs across two
+// berth-nodes. Every line first waits for a gate file, so that the test sees
+// the admission split (75/25 of 8 workers: 6 and 2) before anything ends;
+// then all run: each line's own output is in `job logs`, the one failing
+// line runs max_retries + 1 times and fails its job, and the other class's
+// job, whose commands all succeed, ends complete.
+TEST_F(NodeE2eTest, AJobOfFiftyDifferentCommandsIsAdmittedByClassAndRunsAcrossTwoNodes) {
+  ASSERT_TRUE(Call("PATCH", "/v1/classes", Json::parse(R"({"classes": {"land": 75, "diff": 25},
+                     "requestors": [["^land", "land"], ["^diff", "diff"]]})"))
+                  .ok());
+  const std::string gate = dir_.path() + "/go", tries = dir_.path() + "/tries";
+  auto gated = [&](const std::string& body) {
+    return "sh -c 'until [ -e " + gate + " ]; do sleep 0.02; done; " + body + "'\n";
+  };
+  std::string land = "# fifty different commands, one failing\n", diff;
+  for (int i = 1; i <= 50; ++i) {
+    const std::string n = std::to_string(i);
+    if (i == 17)
+      land += gated("echo attempt >> " + tries + "; echo cmd 17: failing; exit 4");
+    else if (i % 3 == 0)
+      land += gated("echo \"cmd " + n + ": echoed\"");
+    else if (i % 3 == 1)
+      land += "\n" + gated("printf \"cmd %s: printed\\n\" " + n);
+    else
+      land += gated("x=" + n + "; echo \"cmd $x: from a variable\"");
+  }
+  for (int i = 1; i <= 6; ++i) diff += gated("echo diff " + std::to_string(i));
+  WriteFile(dir_.path() + "/land.txt", land);
+  WriteFile(dir_.path() + "/diff.txt", diff);
+  // Both jobs wait while the nodes are paused (no workers), so that
+  // admission sees both classes' demand: 4 workers split 3/1, 8 split 6/2.
+  StartNode("n1");
+  StartNode("n2");
+  for (const char* node : {"n1", "n2"})
+    ASSERT_TRUE(Call("PATCH", std::string("/v1/nodes/") + node,
+                     Json{{"slots", 4}, {"availability", "pause"}})
+                    .ok());
+  ASSERT_NE(Berth({"job", "submit", "build", "--requestor", "land-ci", "--max-retries", "2",
+                   "--commands-file", dir_.path() + "/land.txt"}),
+            "");
+  ASSERT_NE(Berth({"job", "submit", "check", "--requestor", "diff-ci", "--commands-file",
+                   dir_.path() + "/diff.txt"}),
+            "");
+  for (const char* node : {"n1", "n2"})
+    ASSERT_TRUE(
+        Call("PATCH", std::string("/v1/nodes/") + node, Json{{"availability", "active"}}).ok());
+  EXPECT_TRUE(Eventually([&] {
+    return TasksIn("build", "running") == 6 && TasksIn("check", "running") == 2;
+  })) << Call("GET", "/v1/tasks?state=running")->dump();
+  EXPECT_EQ(TasksIn("build", "new"), 44);
+  EXPECT_EQ(TasksIn("check", "new"), 4);
+  std::string why;
+  EXPECT_TRUE(Eventually([&] {
+    const Json waiting = (*Call("GET", "/v1/tasks?job=build&state=new"))["tasks"];
+    if (waiting.empty()) return false;
+    why = Call("GET", "/v1/tasks/" + waiting[0].value("id", "") + "/why")->value("reason", "");
+    return why.starts_with(
+        "waiting for admission: class 'land' (requestor 'land-ci') runs 6 of its entitlement of "
+        "6 (75% of 8 workers)");
+  })) << why;
+  std::set<std::string> nodes;
+  const Result<Json> running = Call("GET", "/v1/tasks?job=build&state=running");
+  for (const Json& t : (*running)["tasks"]) nodes.insert(t.value("node", ""));
+  EXPECT_EQ(nodes, (std::set<std::string>{"n1", "n2"})) << running->dump();
+
+  WriteFile(gate, "");
+  EXPECT_TRUE(Eventually([&] { return JobState("build") == "failed"; }))
+      << Call("GET", "/v1/jobs/build")->dump();
+  EXPECT_TRUE(Eventually([&] { return JobState("check") == "complete"; }))
+      << Call("GET", "/v1/jobs/check")->dump();
+  EXPECT_EQ((*Call("GET", "/v1/jobs/build"))["states"], (Json{{"complete", 49}, {"failed", 1}}));
+  EXPECT_EQ(LineCount(tries), 3);  // max_retries 2: three runs
+  const Json failed = Task("build.17");
+  EXPECT_EQ(failed.value("message", ""), "exit status 4; failed after 2 retries") << failed.dump();
+  EXPECT_EQ(failed.value("retries", 0), 2);
+  const std::string logs = Berth({"job", "logs", "build"});
+  for (int i = 1; i <= 50; ++i) {
+    const std::string n = std::to_string(i);
+    const std::string line = i == 17      ? "cmd 17: failing"
+                             : i % 3 == 0 ? "cmd " + n + ": echoed"
+                             : i % 3 == 1 ? "cmd " + n + ": printed"
+                                          : "cmd " + n + ": from a variable";
+    EXPECT_NE(logs.find("| " + line + "\n"), std::string::npos) << line << " in " << logs;
+  }
+  EXPECT_EQ(std::count(logs.begin(), logs.end(), '\n'), 50) << logs;
+  const std::string checked = Berth({"job", "logs", "check"});
+  EXPECT_EQ(std::count(checked.begin(), checked.end(), '\n'), 6) << checked;
+}
+
+// berthd killed with SIGKILL while a job runs, and started again on its
+// data directory: no task is lost and none runs twice. Each task appends
+// its index to a marker file of its own; once the job completes every
+// marker holds exactly one line.
+TEST_F(NodeE2eTest, ABerthdKilledMidJobLosesNoTaskAndRunsNoneTwice) {
+  constexpr int kTasks = 24;
+  const std::string marks = dir_.path() + "/marks";
+  std::filesystem::create_directories(marks);
+  Json commands = Json::array(), tasks = Json::array();
+  for (int i = 1; i <= kTasks; ++i) {
+    const std::string n = std::to_string(i);
+    commands.push_back({"sh", "-c", "echo " + n + " >> " + marks + "/" + n + "; sleep 0.2"});
+    tasks.push_back(Json::object());
+  }
+  StartNode("n1");
+  StartNode("n2");
+  SetSlots("n1", 2);
+  SetSlots("n2", 2);
+  ASSERT_TRUE(Call("POST", "/v1/jobs",
+                   Json{{"id", "j"}, {"requestor", "ci"}, {"commands", commands}, {"tasks", tasks}})
+                  .ok());
+  auto marked = [&] {
+    int n = 0;
+    for (int i = 1; i <= kTasks; ++i) n += std::filesystem::exists(marks + "/" + std::to_string(i));
+    return n;
+  };
+  ASSERT_TRUE(Eventually([&] { return marked() >= 6; }));
+  berthd_->Kill(SIGKILL);
+  ASSERT_LT(marked(), kTasks) << "the job ended before berthd was killed";
+  StartBerthd();
+  EXPECT_TRUE(Eventually([&] { return JobState("j") == "complete"; }))
+      << Call("GET", "/v1/tasks?job=j")->dump();
+  for (int i = 1; i <= kTasks; ++i)
+    EXPECT_EQ(ReadFile(marks + "/" + std::to_string(i)), std::to_string(i) + "\n") << "task " << i;
+  EXPECT_EQ((*Call("GET", "/v1/jobs/j"))["states"], (Json{{"complete", kTasks}}));
+}
+
+// Bad jobs are refused before anything is stored: the CLI exits non-zero
+// saying why, the API answers 400 with the reason.
+TEST_F(NodeE2eTest, BadJobsAreRefusedWithTheirReasonAndChangeNothing) {
+  auto cli = [&](std::vector<std::string> args, const std::string& file_text = "") {
+    const std::string file = dir_.path() + "/bad-commands";
+    WriteFile(file, file_text);
+    args.insert(args.begin(), {BERTH_BINARY, "job", "submit", "j", "--requestor", "r"});
+    for (std::string& a : args) a = a == "FILE" ? file : a;
+    args.insert(std::find(args.begin(), args.end(), "--"),
+                {"--server", "http://127.0.0.1:" + port_, "--token", token_});
+    Process berth(args, Process::Stderr::kMerge);
+    Process::Exit exit = berth.WaitExit(kBound);
+    EXPECT_TRUE(WIFEXITED(exit.status) && WEXITSTATUS(exit.status) != 0) << exit.output;
+    return exit.output;
+  };
+  EXPECT_EQ(cli({"--tasks", "0"}), "berth: --tasks 0: a job has 1 to 100000 tasks\n");
+  EXPECT_EQ(cli({"--tasks", "100001"}), "berth: --tasks 100001: a job has 1 to 100000 tasks\n");
+  EXPECT_EQ(cli({"--", "echo", "{{.Idx}}"}),
+            "berth: task.args[0]: unknown template '{{.Idx}}' (only {{.Index}} expands)\n");
+  const std::string file = dir_.path() + "/bad-commands";
+  EXPECT_EQ(cli({"--commands-file", "FILE"}, "\n# nothing\n"),
+            "berth: " + file +
+                ": no command lines (the file is empty or holds only blank lines and "
+                "comments)\n");
+  EXPECT_EQ(cli({"--commands-file", "FILE"}, "true\nsh -c \"echo\n"),
+            "berth: " + file + ": line 2: unterminated double quote (\")\n");
+
+  const int64_t revision = Call("GET", "/v1/health")->value("revision", int64_t{0});
+  auto api = [&](const Json& change) {
+    Json job = {{"id", "j"}, {"requestor", "r"}, {"tasks", {Json::object(), Json::object()}}};
+    job.update(change);
+    Result<Json> answer = Call("POST", "/v1/jobs", job);
+    EXPECT_EQ(answer.status().code(), StatusCode::kInvalidArgument) << answer.status().message();
+    return answer.status().message();
+  };
+  EXPECT_EQ(api({{"tasks", Json::array()}}), "tasks: expected 1 to 100000 tasks");
+  EXPECT_EQ(api({{"task", {{"command", "echo"}, {"args", {"{{.Index"}}}}}),
+            "task.args[0]: '{{' is not closed by '}}' (only {{.Index}} expands)");
+  EXPECT_EQ(api(Json::parse(R"({"commands": [["true"]]})")),
+            "commands: expected one command line per task (2), got 1");
+  EXPECT_EQ(api(Json::parse(R"({"commands": [["true"], []]})")),
+            "commands[1]: must not be empty (the program, then its arguments)");
+  EXPECT_EQ(Call("GET", "/v1/health")->value("revision", int64_t{0}), revision);
+  EXPECT_EQ((*Call("GET", "/v1/jobs"))["jobs"], Json::array());
 }
 
 }  // namespace

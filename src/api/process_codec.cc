@@ -76,6 +76,30 @@ Status ReadLimits(const Json& value, const std::string& path, executor::ProcessS
   return Status::Ok();
 }
 
+// The process fields but "command" and "args": what a job's tasks share
+// when each has its own command line ("commands").
+Status ReadSharedFields(const Json& task, const std::string& path, executor::ProcessSpec* spec) {
+  BERTH_RETURN_IF_ERROR(ReadField(task, "env", path, ReadEnv, &spec->env));
+  BERTH_RETURN_IF_ERROR(ReadField(task, "workdir", path, ReadWorkdir, &spec->workdir));
+  BERTH_RETURN_IF_ERROR(
+      ReadField(task, "stop_grace_period", path, ReadDuration, &spec->stop_grace_period));
+  if (spec->stop_grace_period > kMaxGrace)
+    return FieldError(FieldPath(path, "stop_grace_period"), "must be at most 8760h (a year)");
+  if (auto limits = task.find("limits"); limits != task.end())
+    BERTH_RETURN_IF_ERROR(ReadLimits(*limits, FieldPath(path, "limits"), spec));
+  return Status::Ok();
+}
+
+// One entry of "commands": the program, then at most kMaxArgs arguments.
+Status ReadCommandLine(const Json& value, const std::string& path, std::vector<std::string>* out) {
+  BERTH_RETURN_IF_ERROR(ReadList(value, path, ReadArg, out));
+  if (out->empty()) return FieldError(path, "must not be empty (the program, then its arguments)");
+  if (out->front().empty()) return FieldError(IndexPath(path, 0), "must not be empty");
+  if (out->size() > kMaxArgs + 1)
+    return FieldError(path, "more than " + std::to_string(kMaxArgs + 1) + " entries");
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status DecodeProcessSpec(const Json& task, const std::string& path,
@@ -91,16 +115,38 @@ Status DecodeProcessSpec(const Json& task, const std::string& path,
   executor::ProcessSpec spec;
   BERTH_RETURN_IF_ERROR(ReadField(task, "command", path, ReadCommand, &spec.command));
   BERTH_RETURN_IF_ERROR(ReadField(task, "args", path, ReadArgs, &spec.args));
-  BERTH_RETURN_IF_ERROR(ReadField(task, "env", path, ReadEnv, &spec.env));
-  BERTH_RETURN_IF_ERROR(ReadField(task, "workdir", path, ReadWorkdir, &spec.workdir));
-  BERTH_RETURN_IF_ERROR(
-      ReadField(task, "stop_grace_period", path, ReadDuration, &spec.stop_grace_period));
-  if (spec.stop_grace_period > kMaxGrace)
-    return FieldError(FieldPath(path, "stop_grace_period"), "must be at most 8760h (a year)");
-  if (auto limits = task.find("limits"); limits != task.end())
-    BERTH_RETURN_IF_ERROR(ReadLimits(*limits, FieldPath(path, "limits"), &spec));
+  BERTH_RETURN_IF_ERROR(ReadSharedFields(task, path, &spec));
   *out = std::move(spec);
   return Status::Ok();
+}
+
+Status DecodeSharedProcess(const Json& task, const std::string& path, executor::ProcessSpec* out) {
+  if (!task.is_object()) return TypeError(task, path, "an object");
+  for (const char* field : {"command", "args"})
+    if (task.contains(field))
+      return FieldError(FieldPath(path, field),
+                        "not with \"commands\" (each task's program and arguments are its "
+                        "entry of \"commands\")");
+  *out = executor::ProcessSpec{};
+  return ReadSharedFields(task, path, out);
+}
+
+Status DecodeCommands(const Json& value, const std::string& path,
+                      std::vector<std::vector<std::string>>* out) {
+  return ReadList(value, path, ReadCommandLine, out);
+}
+
+executor::ProcessSpec WithCommandLine(executor::ProcessSpec shared,
+                                      const std::vector<std::string>& argv) {
+  shared.command = argv.empty() ? std::string() : argv.front();
+  shared.args.assign(argv.empty() ? argv.end() : argv.begin() + 1, argv.end());
+  return shared;
+}
+
+Json WithoutProcessFields(Json task) {
+  if (task.is_object())
+    for (const char* field : kProcessFields) task.erase(field);
+  return task;
 }
 
 Json EncodeProcessSpec(const executor::ProcessSpec& spec) {

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "api/json_fields.h"
 #include "core/status.h"
@@ -36,6 +37,23 @@ Json EncodeProcessSpec(const executor::ProcessSpec& spec);
 // A run id (core/task.h RunIdOf): a task id, with "~<attempt>" from a job
 // task's second run on.
 Status ReadRunId(const Json& value, const std::string& path, std::string* out);
+
+// A job's per-task command lines (docs/api.md, "jobs"): "commands", one
+// entry per task, each the program then its arguments:
+//   "commands": [["make", "shard-1"], ["sh", "-c", "exit 3"]]
+// Each word follows the rules of "command" (the first) and "args".
+Status DecodeCommands(const Json& value, const std::string& path,
+                      std::vector<std::vector<std::string>>* out);
+// The process fields a job's template gives every task when the job has
+// "commands": all but "command" and "args", which are refused there (one
+// place says what a task runs). Without process fields, the defaults.
+Status DecodeSharedProcess(const Json& task, const std::string& path, executor::ProcessSpec* out);
+// `shared` running `argv`: argv[0] is the program, the rest its arguments.
+executor::ProcessSpec WithCommandLine(executor::ProcessSpec shared,
+                                      const std::vector<std::string>& argv);
+// `task` without the process fields: the placement part of a template whose
+// process DecodeSharedProcess reads (DecodeTaskSpec wants "command" with them).
+Json WithoutProcessFields(Json task);
 
 // A job's per-task arguments (docs/api.md, "jobs"): `{{.Index}}` (spaces
 // allowed inside the braces) in `text` becomes `index`, the task's 1-based

@@ -90,5 +90,45 @@ TEST(ProcessCodec, IndexTemplatesExpandToTheTaskIndexAndNothingElseExpands) {
   EXPECT_FALSE(HasIndexTemplate(spec));
 }
 
+// A job's per-task command lines: each the program then its arguments, by
+// the rules of "command" and "args".
+TEST(ProcessCodec, PerTaskCommandLinesAreReadAndCheckedWithTheirPath) {
+  std::vector<std::vector<std::string>> commands;
+  ASSERT_TRUE(
+      DecodeCommands(Json::parse(R"([["make", "shard-1"], ["true"]])"), "commands", &commands)
+          .ok());
+  EXPECT_EQ(commands, (std::vector<std::vector<std::string>>{{"make", "shard-1"}, {"true"}}));
+  auto refusal = [&](const Json& value) {
+    return DecodeCommands(value, "commands", &commands).message();
+  };
+  EXPECT_EQ(refusal(Json::parse(R"([["true"], []])")),
+            "commands[1]: must not be empty (the program, then its arguments)");
+  EXPECT_EQ(refusal(Json::parse(R"([[""]])")), "commands[0][0]: must not be empty");
+  EXPECT_NE(refusal(Json::parse(R"([["sh", 3]])")).find("commands[0][1]"), std::string::npos);
+  EXPECT_NE(refusal(Json::parse(R"({"a": 1})")).find("commands"), std::string::npos);
+  EXPECT_NE(refusal(Json::array({Json::array({std::string("a\0b", 3)})})), "");
+  EXPECT_EQ(refusal(Json::array({std::vector<std::string>(1026, "x")})),
+            "commands[0]: more than 1025 entries");
+}
+
+TEST(ProcessCodec, WithPerTaskCommandsTheTemplateGivesEverythingButTheCommandLine) {
+  executor::ProcessSpec shared;
+  ASSERT_TRUE(
+      DecodeSharedProcess(Json{{"env", {"A=1"}}, {"workdir", "/tmp"}}, "task", &shared).ok());
+  const executor::ProcessSpec spec = WithCommandLine(shared, {"sh", "-c", "echo hi"});
+  EXPECT_EQ(spec.command, "sh");
+  EXPECT_EQ(spec.args, (std::vector<std::string>{"-c", "echo hi"}));
+  EXPECT_EQ(spec.env, (std::vector<std::string>{"A=1"}));
+  EXPECT_EQ(spec.workdir, "/tmp");
+  EXPECT_EQ(DecodeSharedProcess(Json{{"command", "sh"}}, "task", &shared).message(),
+            "task.command: not with \"commands\" (each task's program and arguments are its "
+            "entry of \"commands\")");
+  EXPECT_NE(DecodeSharedProcess(Json{{"args", {"x"}}}, "task", &shared).message(), "");
+  EXPECT_EQ(DecodeSharedProcess(Json{{"workdir", "rel"}}, "task", &shared).message(),
+            "task.workdir: must be an absolute path, got 'rel'");
+  EXPECT_EQ(WithoutProcessFields(Json{{"env", {"A=1"}}, {"resources", {{"cpu", 1}}}}),
+            (Json{{"resources", {{"cpu", 1}}}}));
+}
+
 }  // namespace
 }  // namespace berth::api

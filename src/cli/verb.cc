@@ -97,7 +97,7 @@ void Verbs::AddTable(CLI::App& noun, const std::vector<SimpleVerb>& table) {
   }
 }
 
-int Verbs::Run(const std::vector<std::string>& command, std::ostream& out,
+int Verbs::Run(const std::vector<std::string>& command, std::istream& in, std::ostream& out,
                std::ostream& err) const {
   if (chosen_.check) {
     if (Status usable = chosen_.check(); !usable.ok()) {
@@ -111,7 +111,7 @@ int Verbs::Run(const std::vector<std::string>& command, std::ostream& out,
     return 2;
   }
   api::ApiClient client(connection->server, connection->token);
-  return chosen_.run({client, connection->output == "json", command, out, err});
+  return chosen_.run({client, connection->output == "json", command, out, err, in});
 }
 
 void Verbs::AddConnectionOptions(CLI::App& verb) {

@@ -52,6 +52,7 @@ struct VerbContext {
   const std::vector<std::string>& command;
   std::ostream& out;
   std::ostream& err;
+  std::istream& in;  // standard input, for a file argument of "-"
 };
 using VerbRun = std::function<int(const VerbContext&)>;
 
@@ -100,7 +101,8 @@ class Verbs {
   // Whether the chosen verb takes the words after `--` as its command.
   bool takes_command() const { return chosen_.takes_command; }
   // Runs the chosen verb with `command`, the words after `--`.
-  int Run(const std::vector<std::string>& command, std::ostream& out, std::ostream& err) const;
+  int Run(const std::vector<std::string>& command, std::istream& in, std::ostream& out,
+          std::ostream& err) const;
 
  private:
   struct Chosen {

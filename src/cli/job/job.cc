@@ -4,8 +4,10 @@
 #include <memory>
 #include <ostream>
 
+#include "api/document.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/job/command_lines.h"
 #include "cli/logs.h"
 #include "cli/output.h"
 
@@ -34,9 +36,13 @@ void PrintJobs(const Json& answer, std::ostream& out) {
   PrintTable(out, {"ID", "REQUESTOR", "TASKS", "STATE", "TASK STATES"}, rows);
 }
 
+using CommandLines = std::vector<std::vector<std::string>>;
+
 struct JobSubmitOptions {
   std::string id, requestor, duration = "1", outcome = "complete";
   int64_t tasks = 1, max_retries = -1;  // -1: berthd's default
+  const CLI::Option* tasks_flag = nullptr;  // whether --tasks was given
+  std::string commands_file;                // one command line per task ("-": stdin)
   // COMMAND words before `--` (any after it come from the context).
   std::vector<std::string> command;
   ReserveFlags reserve;
@@ -57,11 +63,38 @@ Result<Json> TaskEntry(const JobSubmitOptions& o) {
   return entry;
 }
 
-// The POST body, or InvalidArgument (bad usage, exit 2).
-Result<Json> JobSubmitBody(const JobSubmitOptions& o,
-                           const std::vector<std::string>& after_dashes) {
-  if (o.tasks < 1 || o.tasks > kMaxTasks)
-    return Status::InvalidArgument("--tasks " + std::to_string(o.tasks) + ": a job has 1 to " +
+// The lines of --commands-file (none without it), checked against the
+// other ways to say what the tasks run and how many there are.
+Result<CommandLines> ReadCommandLines(const JobSubmitOptions& o, bool has_command,
+                                      std::istream& in) {
+  if (o.commands_file.empty()) return CommandLines{};
+  if (has_command)
+    return Status::InvalidArgument(
+        "--commands-file: not with a command after -- (each line of the file is a task's "
+        "command)");
+  Result<std::string> text = api::ReadDocumentFile(o.commands_file, in);
+  if (!text.ok()) return Status::InvalidArgument("--commands-file: " + text.status().message());
+  const std::string source = o.commands_file == "-" ? "<stdin>" : o.commands_file;
+  Result<CommandLines> lines = ParseCommandLines(*text);
+  if (!lines.ok()) return Status::InvalidArgument(source + ": " + lines.status().message());
+  const int64_t count = static_cast<int64_t>(lines->size());
+  if (count > kMaxTasks)
+    return Status::InvalidArgument(source + ": " + std::to_string(count) +
+                                   " command lines, but a job has 1 to " +
+                                   std::to_string(kMaxTasks) + " tasks");
+  if (o.tasks_flag->count() > 0 && o.tasks != count)
+    return Status::InvalidArgument("--tasks " + std::to_string(o.tasks) + ": " + source + " has " +
+                                   std::to_string(count) + " command lines (one per task)");
+  return lines;
+}
+
+// The POST body, or InvalidArgument (bad usage, exit 2). With `lines`, task
+// i runs line i, and the template holds what the tasks share.
+Result<Json> JobSubmitBody(const JobSubmitOptions& o, const std::vector<std::string>& after_dashes,
+                           const CommandLines& lines) {
+  const int64_t tasks = lines.empty() ? o.tasks : static_cast<int64_t>(lines.size());
+  if (tasks < 1 || tasks > kMaxTasks)
+    return Status::InvalidArgument("--tasks " + std::to_string(tasks) + ": a job has 1 to " +
                                    std::to_string(kMaxTasks) + " tasks");
   std::vector<std::string> command = o.command;
   command.insert(command.end(), after_dashes.begin(), after_dashes.end());
@@ -72,13 +105,17 @@ Result<Json> JobSubmitBody(const JobSubmitOptions& o,
   Result<Json> entry = TaskEntry(o);
   if (!entry.ok()) return entry.status();
   Json body = {{"id", o.id}, {"requestor", o.requestor}, {"task", task}, {"tasks", Json::array()}};
-  for (int64_t i = 0; i < o.tasks; ++i) body["tasks"].push_back(*entry);
+  for (int64_t i = 0; i < tasks; ++i) body["tasks"].push_back(*entry);
+  if (!lines.empty()) body["commands"] = lines;
   if (o.max_retries >= 0) body["max_retries"] = o.max_retries;
   return body;
 }
 
 int RunJobSubmit(const JobSubmitOptions& o, const VerbContext& context) {
-  Result<Json> body = JobSubmitBody(o, context.command);
+  const bool has_command = !o.command.empty() || !context.command.empty();
+  Result<CommandLines> lines = ReadCommandLines(o, has_command, context.in);
+  Result<Json> body =
+      lines.ok() ? JobSubmitBody(o, context.command, *lines) : Result<Json>(lines.status());
   if (!body.ok()) {
     context.err << "berth: " << body.status().message() << "\n";
     return 2;
@@ -100,11 +137,20 @@ void AddJobSubmit(CLI::App& noun, Verbs& verbs) {
   verb->footer(
       "Everything after -- is each task's command and its arguments, run by berth-node "
       "machines; {{.Index}} in an argument or env value is the task's index (1 to N): "
-      "berth job submit j --requestor me --tasks 3 -- sh -c 'echo part {{.Index}}'");
+      "berth job submit j --requestor me --tasks 3 -- sh -c 'echo part {{.Index}}'. "
+      "Or --commands-file FILE (- for standard input): one command line per task, split into "
+      "words as a shell would ('single', \"double\" quotes, backslash) but run without a "
+      "shell; blank lines and # comments are skipped, and the tasks are as many as the lines.");
   AddIdArgument(*verb, "ID", "job id", o->id);
   verb->add_option("--requestor", o->requestor, "who asks (decides the fair-share class)")
       ->required();
-  verb->add_option("--tasks", o->tasks, "number of tasks, 1 to 100000 (default 1)");
+  o->tasks_flag = verb->add_option("--tasks", o->tasks,
+                                   "number of tasks, 1 to 100000 (default 1, or one per line "
+                                   "of --commands-file)");
+  verb->add_option("--commands-file", o->commands_file,
+                   "one command line per task (- for standard input), instead of a "
+                   "command after --")
+      ->type_name("FILE");
   verb->add_option("--max-retries", o->max_retries,
                    "times a failed task waits again before it stays failed (default 2)");
   verb->add_option("--duration", o->duration,

@@ -1,5 +1,7 @@
 // `berth job` and `berth class` against a berthd: jobs admitted by the
 // classes set from the command line.
+#include <fstream>
+
 #include "cli/cli_test_support.h"
 
 namespace berth::cli {
@@ -74,6 +76,65 @@ TEST_F(ClientCommandsTest, JobSubmitRefusesABadTemplateAndATaskCountOutOfRange) 
   }
   EXPECT_EQ(Run({"job", "submit", "j", "--requestor", "r", "--max-retries", "101"}).err,
             "berth: max_retries: expected an integer from 0 to 100, got 101\n");
+  EXPECT_EQ(ApiGet("/v1/jobs")["jobs"], Json::array());
+}
+
+// `berth job submit` with standard input holding `stdin_text`.
+Outcome SubmitWithInput(const std::vector<std::string>& connection, std::vector<std::string> args,
+                        const std::string& stdin_text) {
+  args.insert(args.begin(), {"job", "submit"});
+  args.insert(std::find(args.begin(), args.end(), "--"), connection.begin(), connection.end());
+  return Berth(args, stdin_text);
+}
+
+TEST_F(ClientCommandsTest, JobSubmitTakesOneCommandLinePerTaskFromAFile) {
+  const std::string file = dir_.path() + "/commands";
+  std::ofstream(file) << "# the build\nmake -C lib\n\nsh -c 'echo \"a b\"; exit 3'\n";
+  Outcome submitted = Run(
+      {"job", "submit", "j", "--requestor", "r", "--commands-file", file, "-e", "PART={{.Index}}"});
+  ASSERT_EQ(submitted.status, 0) << submitted.err;
+  const Json job = ApiGet("/v1/jobs/j");
+  EXPECT_EQ(job["commands"], Json::parse(R"([["make", "-C", "lib"],
+                                             ["sh", "-c", "echo \"a b\"; exit 3"]])"));
+  EXPECT_EQ(job["tasks"], 2);
+  EXPECT_EQ(job["task"], Json::parse(R"({"env": ["PART={{.Index}}"]})"));
+  // "-" reads standard input; a --tasks that agrees is taken.
+  Outcome piped = SubmitWithInput(
+      connection_, {"k", "--requestor", "r", "--tasks", "1", "--commands-file", "-"}, "true\n");
+  ASSERT_EQ(piped.status, 0) << piped.err;
+  EXPECT_EQ(ApiGet("/v1/jobs/k")["commands"], Json::parse(R"([["true"]])"));
+}
+
+TEST_F(ClientCommandsTest, JobSubmitRefusesABadCommandsFileAndSendsNothing) {
+  auto refusal = [&](const std::string& text, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"j", "--requestor", "r", "--commands-file", "-"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Outcome out = SubmitWithInput(connection_, args, text);
+    EXPECT_EQ(out.status, 2) << out.err;
+    return out.err;
+  };
+  EXPECT_EQ(refusal(""),
+            "berth: <stdin>: no command lines (the file is empty or holds only blank lines and "
+            "comments)\n");
+  EXPECT_EQ(refusal("# nothing\n\n"),
+            "berth: <stdin>: no command lines (the file is empty or holds only blank lines and "
+            "comments)\n");
+  EXPECT_EQ(refusal("true\necho 'unclosed\n"),
+            "berth: <stdin>: line 2: unterminated single quote (')\n");
+  EXPECT_EQ(refusal("true\ntrue\n", {"--tasks", "3"}),
+            "berth: --tasks 3: <stdin> has 2 command lines (one per task)\n");
+  EXPECT_EQ(refusal("true\n", {"--", "echo", "hi"}),
+            "berth: --commands-file: not with a command after -- (each line of the file is a "
+            "task's command)\n");
+  std::string many;
+  for (int i = 0; i <= 100'000; ++i) many += "true\n";
+  EXPECT_EQ(refusal(many),
+            "berth: <stdin>: 100001 command lines, but a job has 1 to 100000 tasks\n");
+  Outcome missing =
+      Run({"job", "submit", "j", "--requestor", "r", "--commands-file", dir_.path() + "/none"});
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_EQ(missing.err, "berth: --commands-file: cannot read '" + dir_.path() +
+                             "/none': No such file or directory\n");
   EXPECT_EQ(ApiGet("/v1/jobs")["jobs"], Json::array());
 }
 

@@ -183,16 +183,25 @@ std::shared_ptr<const executor::ProcessSpec> Pass::SharedProcessOf(const TaskEnt
   if (process == nullptr) return nullptr;
   return std::make_shared<const executor::ProcessSpec>(*process);
 }
+// With per-task "commands", task i runs line i with what the template gives
+// every task.
 const executor::ProcessSpec* Pass::JobProcessOf(const TaskEntry& e) const {
-  const auto job = state_.jobs().find(e.task.job);
-  if (job == state_.jobs().end() || !job->second.process) return nullptr;
-  if (!job->second.indexed) return job->second.process.get();
+  const auto it = state_.jobs().find(e.task.job);
+  if (it == state_.jobs().end() || !it->second.process) return nullptr;
+  const StoredJob& job = it->second;
+  if (!job.indexed && !job.commands) return job.process.get();
   const std::string_view id = e.task.id;
   const int64_t index = std::strtoll(id.substr(id.rfind('.') + 1).data(), nullptr, 10);
   // The registry checked that the template expands.
   Result<executor::ProcessSpec> expanded =
-      api::ExpandProcessIndex(*job->second.process, "task", index);
-  return expanded.ok() ? &expanded_.emplace_back(std::move(*expanded)) : nullptr;
+      job.indexed ? api::ExpandProcessIndex(*job.process, "task", index)
+                  : Result<executor::ProcessSpec>(*job.process);
+  if (!expanded.ok()) return nullptr;
+  if (job.commands) {
+    if (index < 1 || static_cast<size_t>(index) > job.commands->size()) return nullptr;
+    *expanded = api::WithCommandLine(std::move(*expanded), (*job.commands)[index - 1]);
+  }
+  return &expanded_.emplace_back(std::move(*expanded));
 }
 // A service's task runs its service's template, a job's task its job's
 // (both decoded once, when the store's change was read).

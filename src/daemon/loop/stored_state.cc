@@ -83,13 +83,38 @@ bool ConcernsTasks(const Node& was, const Node& now) {
          was.address != now.address;
 }
 
+// A job with per-task "commands": its template's placement part, and the
+// process fields its tasks share (the registry checked both; should they
+// not decode, the job has no process and its tasks are simulated).
+void ReadPerTaskCommands(const Json& json, StoredJob* j) {
+  const Json task = json.value("task", Json::object());
+  auto commands = std::make_shared<std::vector<std::vector<std::string>>>();
+  executor::ProcessSpec shared;
+  if (!api::DecodeCommands(json["commands"], "commands", commands.get()).ok() ||
+      !api::DecodeSharedProcess(task, "task", &shared).ok())
+    return;
+  if (std::shared_ptr<const TaskSpec> placement =
+          TemplateOf(Json{{"task", api::WithoutProcessFields(task)}})) {
+    auto spec = std::make_shared<TaskSpec>(*placement);
+    // The limits filter's input, which the placement part alone lacks.
+    spec->has_limits = shared.limit_cpu || shared.limit_memory;
+    j->spec = std::move(spec);
+  }
+  j->process = std::make_shared<const executor::ProcessSpec>(std::move(shared));
+  j->commands = std::move(commands);
+}
+
 StoredJob ToJob(const Json& json, int64_t revision) {
   StoredJob j;
   j.requestor = json.value("requestor", "");
   j.tasks = json.value("tasks", int64_t{0});
   j.killed = json.value("killed", false);
-  j.spec = TemplateOf(json);
-  j.process = ProcessOf(json.value("task", Json::object()));
+  if (json.contains("commands")) {
+    ReadPerTaskCommands(json, &j);
+  } else {
+    j.spec = TemplateOf(json);
+    j.process = ProcessOf(json.value("task", Json::object()));
+  }
   j.indexed = j.process && api::HasIndexTemplate(*j.process);
   j.max_retries = json.value("max_retries", int64_t{0});  // the registry stores the default
   j.revision = revision;

@@ -122,6 +122,9 @@ struct StoredJob {
   // no command, its tasks are simulated.
   std::shared_ptr<const executor::ProcessSpec> process;
   bool indexed = false;
+  // Each task's program and arguments, by index - 1, when the job has
+  // per-task "commands" (then `process` is what its tasks share); else null.
+  std::shared_ptr<const std::vector<std::vector<std::string>>> commands;
   int64_t max_retries = 0;  // a failed task waits again this many times
 };
 

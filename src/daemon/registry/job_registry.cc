@@ -30,18 +30,45 @@ Status CheckIndexTemplate(const Json& task) {
   return api::ExpandProcessIndex(*process, "task", 1).status();
 }
 
+// The template: its placement part, and its process. With per-task
+// "commands" the template's process fields are only what the tasks share
+// (env, workdir, stop grace, limits); env values may still hold {{.Index}}.
+Status CheckTemplate(const Json& task, bool per_task_commands) {
+  TaskSpec spec;
+  if (!per_task_commands) {
+    BERTH_RETURN_IF_ERROR(api::DecodeTaskSpec(task, "task", &spec));
+    BERTH_RETURN_IF_ERROR(api::RefuseIngressPorts(task, "task"));
+    return CheckIndexTemplate(task);
+  }
+  executor::ProcessSpec shared;
+  BERTH_RETURN_IF_ERROR(api::DecodeSharedProcess(task, "task", &shared));
+  BERTH_RETURN_IF_ERROR(api::DecodeTaskSpec(api::WithoutProcessFields(task), "task", &spec));
+  BERTH_RETURN_IF_ERROR(api::RefuseIngressPorts(task, "task"));
+  return api::ExpandProcessIndex(shared, "task", 1).status();
+}
+
+// "commands", when given: one command line per entry of "tasks" (checked
+// first, so the count is known to be in range).
+Status CheckCommands(const Json& job) {
+  const auto it = job.find("commands");
+  if (it == job.end()) return Status::Ok();
+  BERTH_RETURN_IF_ERROR(api::CheckArray(*it, "commands"));
+  if (it->size() != job["tasks"].size())
+    return api::FieldError("commands", "expected one command line per task (" +
+                                           std::to_string(job["tasks"].size()) + "), got " +
+                                           std::to_string(it->size()));
+  std::vector<std::vector<std::string>> commands;
+  return api::DecodeCommands(*it, "commands", &commands);
+}
+
 Status Validate(const Json& job) {
   BERTH_RETURN_IF_ERROR(
-      api::CheckObject(job, "", {"id", "requestor", "task", "tasks", "max_retries"}));
+      api::CheckObject(job, "", {"id", "requestor", "task", "tasks", "max_retries", "commands"}));
   std::string id, requestor;
   BERTH_RETURN_IF_ERROR(api::RequireField(job, "id", "", api::ReadId, &id));
   BERTH_RETURN_IF_ERROR(api::RequireField(job, "requestor", "", api::ReadText, &requestor));
-  if (job.contains("task")) {
-    TaskSpec spec;
-    BERTH_RETURN_IF_ERROR(api::DecodeTaskSpec(job["task"], "task", &spec));
-    BERTH_RETURN_IF_ERROR(api::RefuseIngressPorts(job["task"], "task"));
-    BERTH_RETURN_IF_ERROR(CheckIndexTemplate(job["task"]));
-  }
+  if (job.contains("task"))
+    BERTH_RETURN_IF_ERROR(CheckTemplate(job["task"], job.contains("commands")));
   if (auto it = job.find("max_retries");
       it != job.end() &&
       (!it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() > kMaxRetries))
@@ -51,7 +78,7 @@ Status Validate(const Json& job) {
   BERTH_RETURN_IF_ERROR(api::CheckArray(job["tasks"], "tasks"));
   if (job["tasks"].empty() || job["tasks"].size() > kMaxTasksPerJob)
     return api::FieldError("tasks", "expected 1 to " + std::to_string(kMaxTasksPerJob) + " tasks");
-  return Status::Ok();
+  return CheckCommands(job);
 }
 
 // Counts the job tasks among `tasks` by job and state.
@@ -93,6 +120,8 @@ Result<Json> JobRegistry::Submit(const Json& job) {
                  {"max_retries", job.value("max_retries", kDefaultMaxRetries)},
                  {"submitted_at", now}};
   if (job.contains("task")) stored["task"] = job["task"];
+  // Stored with the job, as its template is: a task runs its line of them.
+  if (job.contains("commands")) stored["commands"] = job["commands"];
   writes.push_back(store::Write::Create("job", id, stored.dump()));
   writes.push_back(ClaimWorkloadName(id, "job"));
   for (size_t i = 0; i < job["tasks"].size(); ++i) {

@@ -34,10 +34,13 @@ class JobRegistry {
       : store_(store), jobs_(store, "job"), clock_(clock) {}
 
   // Body: {"id", "requestor", "task"?: template, "max_retries"?: 0..100 (default 2),
-  //        "tasks": [{"name"?, "duration"?: seconds (default 1), "outcome"?: "complete" | "fail"}]}
+  //        "tasks": [{"name"?, "duration"?: seconds (default 1), "outcome"?: "complete" | "fail"}],
+  //        "commands"?: [[program, arg...], ...] (one per task)}
   // Task i is "<job>.<i+1>"; its name defaults to its id. A template's
   // args and env values may hold `{{.Index}}` (api::ExpandIndex); one that
-  // does not expand is refused.
+  // does not expand is refused. With "commands", task i runs entry i (as
+  // written) with the template's other process fields, and the template
+  // may not have "command" or "args" (api::DecodeSharedProcess).
   Result<api::Json> Submit(const api::Json& job);
   // A job with "states" (how many of its tasks are in each state) and
   // "state": killed; active while a task has not ended; else failed when a

@@ -218,6 +218,65 @@ TEST_F(JobRunsTest, ASubmissionWhoseArgumentsDoNotExpandIsRefused) {
   EXPECT_EQ(store_.revision(), 0);
 }
 
+// A job of different commands: task i runs its line of "commands", with
+// what the template gives every task (env, where {{.Index}} still expands);
+// the lines themselves are taken as written.
+TEST_F(JobRunsTest, EachTaskRunsItsOwnCommandLineWithTheTemplatesSharedFields) {
+  AddNode2("n1");
+  Json job = Job("j", "x", 3, 1);
+  job["task"]["env"] = {"PART={{.Index}}"};
+  job["commands"] = Json::parse(R"([["make", "lib"], ["sh", "-c", "echo {{.Index}}"], ["true"]])");
+  ASSERT_TRUE(jobs_.Submit(job).ok());
+  // Stored with the job, as its template is.
+  EXPECT_EQ((*jobs_.Get("j"))["commands"], job["commands"]);
+  EXPECT_EQ(Json::parse((*store_.Get("job", "j"))->body)["commands"], job["commands"]);
+  executor_.failing["j.3"] = 1;  // a retried run takes its own line again
+  SettleRuns();
+  EXPECT_EQ(Starts(),
+            (std::vector<std::string>{"j.1: make lib PART=1", "j.2: sh -c echo {{.Index}} PART=2",
+                                      "j.3: true PART=3", "j.3~1: true PART=3"}));
+  EXPECT_EQ((*jobs_.Get("j"))["state"], "complete");
+}
+
+// The template's limits still reach the placement engine's limits filter,
+// though the placement part is decoded without the process fields.
+TEST_F(JobRunsTest, PerTaskCommandsKeepTheTemplatesLimitsForPlacement) {
+  ASSERT_TRUE(nodes_
+                  .Register(Json{{"id", "n1"},
+                                 {"limits_enforced", false},
+                                 {"resources", {{"cpu", 4}, {"memory", "8Gi"}}}})
+                  .ok());
+  Json limited = Job("l", "x", 1, 1);
+  limited["task"]["limits"] = {{"memory", "64Mi"}};
+  limited["commands"] = Json::parse(R"([["true"]])");
+  ASSERT_TRUE(jobs_.Submit(limited).ok());
+  SettleRuns();
+  EXPECT_NE((*WhyTask(store_, "l.1"))["reason"].dump().find("limits not enforceable"),
+            std::string::npos)
+      << *WhyTask(store_, "l.1");
+}
+
+TEST_F(JobRunsTest, BadPerTaskCommandsAreRefusedAndChangeNothing) {
+  auto refusal = [&](const Json& commands, const Json& task = Json::object()) {
+    Json job = Job("j", "x", 2, 1);
+    job["task"].update(task);
+    job["commands"] = commands;
+    return jobs_.Submit(job).status().message();
+  };
+  EXPECT_EQ(refusal(Json::parse(R"([["true"]])")),
+            "commands: expected one command line per task (2), got 1");
+  EXPECT_EQ(refusal(Json::parse(R"([["true"], []])")),
+            "commands[1]: must not be empty (the program, then its arguments)");
+  EXPECT_EQ(refusal(Json::parse(R"([["true"], [""]])")), "commands[1][0]: must not be empty");
+  EXPECT_EQ(refusal(Json::parse(R"("true")")), "commands: expected a list, got string");
+  EXPECT_EQ(refusal(Json::parse(R"([["a"], ["b"]])"), Json{{"command", "sh"}}),
+            "task.command: not with \"commands\" (each task's program and arguments are its "
+            "entry of \"commands\")");
+  EXPECT_EQ(refusal(Json::parse(R"([["a"], ["b"]])"), Json{{"env", {"A={{.Slot}}"}}}),
+            "task.env[0]: unknown template '{{.Slot}}' (only {{.Index}} expands)");
+  EXPECT_EQ(store_.revision(), 0);
+}
+
 // Fair-share rebalancing takes a loaned worker back: the task's process is
 // stopped with its stop grace, and the task waits again to start later as a
 // new run.
