@@ -100,11 +100,13 @@ StoredNode ToNode(Json json, const std::string& id) {
   StoredNode n;
   n.slots = json.value("slots", int64_t{1});
   json.erase("slots");  // berthd's own (admission's workers), not the engine's
-  // A berth-node's facts: only whether it enforces limits is the engine's
-  // (the limits filter); a node stored before berth-node said so is taken
-  // as not enforcing them.
-  if (const Json b = json.value("berth_node", Json()); b.is_object())
+  // A berth-node's facts: only whether it enforces limits (and pids
+  // limits) is the engine's (the limits filter); a node stored before
+  // berth-node said so is taken as not enforcing them.
+  if (const Json b = json.value("berth_node", Json()); b.is_object()) {
     json["limits_enforced"] = b.value("limits_enforced", false);
+    json["pids_limit_enforced"] = b.value("limits_pids", false);
+  }
   json.erase("berth_node");
   if (Status decoded = api::DecodeNode(json, "node '" + id + "'", &n.node); !decoded.ok())
     n.error = decoded.message();
