@@ -568,9 +568,8 @@ print(f"forked {n}", flush=True)
 // touches 300 MB (dd's buffer, filled from /dev/zero) under
 // --limit-memory 64M is killed by the kernel at its limit, and its state
 // says so; a busy loop under --limit-cpu 0.5 gets half a core, measured
-// from its group's cpuacct.usage over a second; a job's task under
-// --limit-pids 8 cannot fork its ninth process.
-TEST_F(NodeE2eTest, LimitsHoldAMemoryHogIsOomKilledABusyLoopGetsHalfACoreAForkIsRefused) {
+// from its group's cpuacct.usage over a second.
+TEST_F(NodeE2eTest, LimitsHoldAMemoryHogIsOomKilledAndABusyLoopGetsHalfACore) {
   StartNode("n1");
   if (const std::string why = WhyNoLimitsV1("n1"); !why.empty()) GTEST_SKIP() << why;
   CreateService("hog", 1, {"--limit-memory", "64M", "--restart-condition", "none"},
@@ -601,7 +600,13 @@ TEST_F(NodeE2eTest, LimitsHoldAMemoryHogIsOomKilledABusyLoopGetsHalfACoreAForkIs
     return std::filesystem::exists(DataDir("n1") + "/tasks/" + spin + "/exit") &&
            TaskCgroups(spin).empty();
   }));
+}
 
+// A job's task under --limit-pids 8 cannot fork its ninth process: the
+// fork fails (EAGAIN) and the task, which exits 3 on that, fails.
+TEST_F(NodeE2eTest, LimitsHoldAForkBeyondAJobsPidsLimitFails) {
+  StartNode("n1");
+  if (const std::string why = WhyNoLimitsV1("n1"); !why.empty()) GTEST_SKIP() << why;
   const Json b = (*Call("GET", "/v1/nodes/n1"))["berth_node"];
   if (!b.value("limits_pids", false)) GTEST_SKIP() << "pids: " << b.value("limits_pids_reason", "");
   if (!std::filesystem::exists("/usr/bin/python3")) GTEST_SKIP() << "needs /usr/bin/python3";
