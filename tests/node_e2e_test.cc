@@ -622,6 +622,34 @@ TEST_F(NodeE2eTest, LimitsHoldAForkBeyondAJobsPidsLimitFails) {
   EXPECT_EQ(logs, "forked 7, then: Resource temporarily unavailable\n");
 }
 
+// A pids limit that is not a whole number from 1 to 4194304 is refused by
+// berthd (400, naming the field) for a service and a job alike, changing
+// nothing; the CLI refuses one that is no number before sending anything.
+TEST_F(NodeE2eTest, ABadPidsLimitIsRefusedNamingTheField) {
+  for (const Json& bad : {Json(0), Json(4194305), Json(-1), Json("64")}) {
+    const Json task = {{"command", "true"}, {"limits", {{"pids", bad}}}};
+    Result<Json> service = Call("POST", "/v1/services", Json{{"id", "web"}, {"task", task}});
+    EXPECT_EQ(service.status().code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_TRUE(service.status().message().starts_with(
+        "task.limits.pids: expected a whole number of processes"))
+        << service.status().message();
+    Result<Json> job =
+        Call("POST", "/v1/jobs",
+             Json{{"id", "j"}, {"requestor", "r"}, {"task", task}, {"tasks", {Json::object()}}});
+    EXPECT_EQ(job.status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+  Process cli({BERTH_BINARY, "job", "submit", "j", "--requestor", "r", "--limit-pids", "ten",
+               "--server", "http://127.0.0.1:" + port_, "--token", token_, "--", "true"},
+              Process::Stderr::kMerge);
+  const Process::Exit exit = cli.WaitExit(kBound);
+  EXPECT_TRUE(WIFEXITED(exit.status) && WEXITSTATUS(exit.status) == 2) << exit.output;
+  EXPECT_NE(exit.output.find("--limit-pids 'ten': expected a whole number of processes"),
+            std::string::npos)
+      << exit.output;
+  EXPECT_EQ(Call("GET", "/v1/services/web").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(Call("GET", "/v1/jobs/j").status().code(), StatusCode::kNotFound);
+}
+
 // No cgroup is left when a supervisor is killed with SIGKILL: a task's
 // berth-exec killed under a running berth-node (the node kills what is
 // left in the task's groups and removes them), and one killed while its
