@@ -1,15 +1,19 @@
 // libFuzzer target: every request-body decoder behind berthd's and
 // berth-agent's routes, called as the routes call them: ParseJsonBody, then
-// berthd's registries (on a MemoryStore) and berth-agent's codec. Any input
+// berthd's registries and a berth-node's registration (on a MemoryStore)
+// and berth-agent's codec. Any input
 // must give a value or an error Status, never a crash or a sanitizer report,
 // and a refused write must leave the store as it was.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "api/agent_codec.h"
 #include "api/http_server.h"
+#include "daemon/nodes/node_dispatcher.h"
+#include "daemon/nodes/node_executor.h"
 #include "daemon/registry/class_registry.h"
 #include "daemon/registry/job_registry.h"
 #include "daemon/registry/node_registry.h"
@@ -55,6 +59,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Write(store, [&] { return StatusOf(services.Update("s1", body)); });
   Write(store, [&] { return StatusOf(jobs.Submit(body)); });
   Write(store, [&] { return StatusOf(classes.Update(body)); });
+  // POST /v1/node/register, with the join token as berth-node sends it.
+  berth::daemon::NodeExecutor node_executor([] {});
+  berth::daemon::NodeDispatcher dispatcher(store, nodes, node_executor, clock, [] {});
+  const berth::Result<std::string> join = dispatcher.JoinToken();
+  const std::optional<berth::api::Principal> joiner =
+      join.ok() ? dispatcher.Authenticate(*join) : std::nullopt;
+  if (!joiner) __builtin_trap();
+  Write(store, [&] { return StatusOf(dispatcher.Register(body, *joiner)); });
 
   // berth-agent's request bodies, and the answers berthd decodes.
   (void)berth::api::DecodeSampleRequest(body);

@@ -6,18 +6,26 @@
 // Everything is awaited on what it waits for (an API answer, a file, a
 // process gone), polled with a bound. Every process started is stopped by
 // its pid; a node's tasks (which outlive their berth-node by design) are
-// killed by the pids their data directory records.
+// killed by the pids their data directory records, and their supervisors
+// then remove the tasks' cgroups: every test ends checking that none of
+// its tasks' cgroups is left.
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <optional>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "api/api_client.h"
+#include "core/quantity.h"
+#include "executor/cgroup_files.h"
 #include "process.h"
 #include "store/test_dir.h"
 
@@ -77,19 +85,52 @@ int LineCount(const std::string& path) {
   return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
 }
 
+// berth's group in each cgroup v1 hierarchy a berth-node puts tasks in
+// (executor::PrepareLimits), whether it exists or not.
+std::vector<std::string> BerthCgroupsV1() {
+  const std::map<std::string, std::string> mounts =
+      executor::CgroupV1Mounts(ReadFile("/proc/mounts"));
+  std::vector<std::string> groups;
+  for (const char* controller : {"memory", "cpu", "cpuacct", "pids"}) {
+    const auto it = mounts.find(controller);
+    if (it == mounts.end()) continue;
+    const std::string group = it->second + "/berth";
+    if (std::find(groups.begin(), groups.end(), group) == groups.end()) groups.push_back(group);
+  }
+  return groups;
+}
+
+// The cgroup v1 groups of task run `id` (executor::ProcessExecutor's
+// task-<id>) that exist.
+std::vector<std::string> TaskCgroups(const std::string& id) {
+  std::vector<std::string> found;
+  for (const std::string& parent : BerthCgroupsV1())
+    if (std::filesystem::exists(parent + "/task-" + id)) found.push_back(parent + "/task-" + id);
+  return found;
+}
+
 class NodeE2eTest : public testing::Test {
  protected:
   void SetUp() override { StartBerthd(); }
+  // The nodes are killed (SIGKILL), then their tasks; each task's
+  // supervisor then removes its cgroups, which is checked.
   void TearDown() override {
     for (auto& [name, node] : nodes_) node.reset();
     for (const char* name : {"n1", "n2"}) testing_support::KillTasksOf(DataDir(name));
     berthd_.reset();
+    for (const char* name : {"n1", "n2"}) {
+      for (const std::string& id : TaskDirs(DataDir(name), false)) {
+        for (const std::string& cgroup : TaskCgroups(id)) {
+          ADD_FAILURE() << cgroup << " is left";
+          executor::KillCgroupProcs(cgroup);  // so that a failed test leaves nothing either
+          Eventually([&] { return ::rmdir(cgroup.c_str()) == 0 || errno != EBUSY; });
+        }
+      }
+    }
     // A berth-node killed by a test leaves berth's cgroup v1 groups (an
     // orderly stop removes them when empty): rmdir removes them only when
     // empty, so a real berth-node's tasks are not disturbed.
-    for (const char* group : {"/sys/fs/cgroup/memory/berth", "/sys/fs/cgroup/cpu/berth",
-                              "/sys/fs/cgroup/cpuacct/berth"})
-      ::rmdir(group);
+    for (const std::string& group : BerthCgroupsV1()) ::rmdir(group.c_str());
   }
 
   // Starts berthd (again on the same port); the first time, writes the
@@ -164,6 +205,45 @@ class NodeE2eTest : public testing::Test {
     args.push_back("--");
     args.insert(args.end(), command.begin(), command.end());
     ASSERT_NE(Berth(args), "") << "service create " << id;
+  }
+
+  // Why the limits tests cannot run on `node` ("" when they can): it must
+  // enforce limits, in cgroup v1 groups, which they read.
+  std::string WhyNoLimitsV1(const std::string& node) {
+    const Json b = Call("GET", "/v1/nodes/" + node)->value("berth_node", Json::object());
+    if (!b.value("limits_enforced", false))
+      return "needs a node that enforces limits: " + b.value("limits", std::string("?"));
+    if (b.value("limits_cgroup", "") != "v1")
+      return "reads the tasks' cgroup v1 groups; this node has cgroup " +
+             b.value("limits_cgroup", std::string("?"));
+    return "";
+  }
+  // The pids of a task run on `node`: {task, shim}; {0, 0} before its
+  // supervisor wrote them.
+  std::pair<pid_t, pid_t> PidsOf(const std::string& node, const std::string& id) {
+    std::istringstream in(ReadFile(DataDir(node) + "/tasks/" + id + "/pid"));
+    pid_t task = 0, shim = 0;
+    uint64_t start = 0;
+    if (!(in >> task >> start >> shim)) return {0, 0};
+    return {task, shim};
+  }
+  // The id of `task`'s run once it runs on `node` in a group of each of
+  // berth's cgroup v1 hierarchies; "" when it does not within the bound.
+  std::string JoinedRun(const std::string& node, const std::string& task) {
+    std::string id;
+    const bool joined = Eventually([&] {
+      const Json t = Task(task);
+      id = t.value("id", "");
+      const pid_t pid = id.empty() ? 0 : PidsOf(node, id).first;
+      const std::vector<std::string> groups = TaskCgroups(id);
+      return pid > 0 && t.value("state", "") == "running" &&
+             groups.size() == BerthCgroupsV1().size() &&
+             std::all_of(groups.begin(), groups.end(), [&](const std::string& group) {
+               const std::vector<pid_t> procs = executor::CgroupProcs(group);
+               return std::find(procs.begin(), procs.end(), pid) != procs.end();
+             });
+    });
+    return joined ? id : "";
   }
 
   store::TestDir dir_;
@@ -647,6 +727,155 @@ TEST_F(NodeE2eTest, BadJobsAreRefusedWithTheirReasonAndChangeNothing) {
             "commands[1]: must not be empty (the program, then its arguments)");
   EXPECT_EQ(Call("GET", "/v1/health")->value("revision", int64_t{0}), revision);
   EXPECT_EQ((*Call("GET", "/v1/jobs"))["jobs"], Json::array());
+}
+
+// The CPU time the cgroup v1 group of run `id` used so far (cpuacct.usage,
+// ns); nullopt when there is none.
+std::optional<int64_t> CpuUsageNs(const std::string& id) {
+  const std::map<std::string, std::string> mounts =
+      executor::CgroupV1Mounts(ReadFile("/proc/mounts"));
+  if (!mounts.contains("cpuacct")) return std::nullopt;
+  const std::string text = ReadFile(mounts.at("cpuacct") + "/berth/task-" + id + "/cpuacct.usage");
+  if (text.empty()) return std::nullopt;
+  return std::stoll(text);
+}
+
+// Forks up to 20 children, each waiting for the parent's end; exits 3,
+// saying how many it made, when a fork fails.
+constexpr char kForkUntilRefused[] = R"py(import os, sys
+r, w = os.pipe()
+n = 0
+try:
+    while n < 20:
+        if os.fork() == 0:
+            os.close(w)
+            os.read(r, 1)
+            os._exit(0)
+        n += 1
+except OSError as e:
+    print(f"forked {n}, then: {e.strerror}", flush=True)
+    sys.exit(3)
+print(f"forked {n}", flush=True)
+)py";
+
+// Limits hold on a real berth-node (issue 30): a task that allocates and
+// touches 300 MB (dd's buffer, filled from /dev/zero) under
+// --limit-memory 64M is killed by the kernel at its limit, and its state
+// says so; a busy loop under --limit-cpu 0.5 gets half a core, measured
+// from its group's cpuacct.usage over a second.
+TEST_F(NodeE2eTest, LimitsHoldAMemoryHogIsOomKilledAndABusyLoopGetsHalfACore) {
+  StartNode("n1");
+  if (const std::string why = WhyNoLimitsV1("n1"); !why.empty()) GTEST_SKIP() << why;
+  CreateService("hog", 1, {"--limit-memory", "64M", "--restart-condition", "none"},
+                {"dd", "if=/dev/zero", "of=/dev/null", "bs=300M", "count=1"});
+  CreateService("spin", 1, {"--limit-cpu", "0.5", "--stop-grace-period", "0s"},
+                {"sh", "-c", "while :; do :; done"});
+  EXPECT_TRUE(Eventually([&] { return Task("hog.1").value("state", "") == "failed"; }))
+      << Task("hog.1").dump();
+  const std::string oom = Task("hog.1").value("message", "");
+  EXPECT_TRUE(oom.starts_with("killed: out of memory (limit " + FormatBytes(64'000'000) + ")"))
+      << oom;
+
+  const std::string spin = JoinedRun("n1", "spin.1");
+  ASSERT_NE(spin, "") << Task("spin.1").dump();
+  const std::optional<int64_t> used_before = CpuUsageNs(spin);
+  ASSERT_TRUE(used_before.has_value()) << "no cpuacct.usage for " << spin;
+  const auto start = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // the interval measured
+  const std::optional<int64_t> used_after = CpuUsageNs(spin);
+  const auto wall = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(used_after.has_value());
+  const double cores = static_cast<double>(*used_after - *used_before) /
+                       std::chrono::duration_cast<std::chrono::nanoseconds>(wall).count();
+  EXPECT_GE(cores, 0.4);
+  EXPECT_LE(cores, 0.6);
+  ASSERT_NE(Berth({"service", "rm", "spin"}), "");
+  EXPECT_TRUE(Eventually([&] {
+    return std::filesystem::exists(DataDir("n1") + "/tasks/" + spin + "/exit") &&
+           TaskCgroups(spin).empty();
+  }));
+}
+
+// A job's task under --limit-pids 8 cannot fork its ninth process: the
+// fork fails (EAGAIN) and the task, which exits 3 on that, fails.
+TEST_F(NodeE2eTest, LimitsHoldAForkBeyondAJobsPidsLimitFails) {
+  StartNode("n1");
+  if (const std::string why = WhyNoLimitsV1("n1"); !why.empty()) GTEST_SKIP() << why;
+  const Json b = (*Call("GET", "/v1/nodes/n1"))["berth_node"];
+  if (!b.value("limits_pids", false)) GTEST_SKIP() << "pids: " << b.value("limits_pids_reason", "");
+  if (!std::filesystem::exists("/usr/bin/python3")) GTEST_SKIP() << "needs /usr/bin/python3";
+  ASSERT_NE(Berth({"job", "submit", "forky", "--requestor", "ci", "--max-retries", "0",
+                   "--limit-pids", "8", "--", "/usr/bin/python3", "-c", kForkUntilRefused}),
+            "");
+  EXPECT_TRUE(Eventually([&] {
+    return Call("GET", "/v1/jobs/forky")->value("state", "") == "failed";
+  })) << Call("GET", "/v1/tasks?job=forky")->dump();
+  EXPECT_TRUE(Task("forky.1").value("message", "").starts_with("exit status 3"))
+      << Task("forky.1").dump();
+  const std::string logs = Berth({"job", "logs", "forky.1"});
+  EXPECT_EQ(logs, "forked 7, then: Resource temporarily unavailable\n");
+}
+
+// A pids limit that is not a whole number from 1 to 4194304 is refused by
+// berthd (400, naming the field) for a service and a job alike, changing
+// nothing; the CLI refuses one that is no number before sending anything.
+TEST_F(NodeE2eTest, ABadPidsLimitIsRefusedNamingTheField) {
+  for (const Json& bad : {Json(0), Json(4194305), Json(-1), Json("64")}) {
+    const Json task = {{"command", "true"}, {"limits", {{"pids", bad}}}};
+    Result<Json> service = Call("POST", "/v1/services", Json{{"id", "web"}, {"task", task}});
+    EXPECT_EQ(service.status().code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_TRUE(service.status().message().starts_with(
+        "task.limits.pids: expected a whole number of processes"))
+        << service.status().message();
+    Result<Json> job =
+        Call("POST", "/v1/jobs",
+             Json{{"id", "j"}, {"requestor", "r"}, {"task", task}, {"tasks", {Json::object()}}});
+    EXPECT_EQ(job.status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+  Process cli({BERTH_BINARY, "job", "submit", "j", "--requestor", "r", "--limit-pids", "ten",
+               "--server", "http://127.0.0.1:" + port_, "--token", token_, "--", "true"},
+              Process::Stderr::kMerge);
+  const Process::Exit exit = cli.WaitExit(kBound);
+  EXPECT_TRUE(WIFEXITED(exit.status) && WEXITSTATUS(exit.status) == 2) << exit.output;
+  EXPECT_NE(exit.output.find("--limit-pids 'ten': expected a whole number of processes"),
+            std::string::npos)
+      << exit.output;
+  EXPECT_EQ(Call("GET", "/v1/services/web").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(Call("GET", "/v1/jobs/j").status().code(), StatusCode::kNotFound);
+}
+
+// No cgroup is left when a supervisor is killed with SIGKILL: a task's
+// berth-exec killed under a running berth-node (the node kills what is
+// left in the task's groups and removes them), and one killed while its
+// berth-node was down too (the node does the same once back). TearDown
+// checks the third: a task that outlived its killed berth-node, whose
+// berth-exec removes its groups once the task is killed.
+TEST_F(NodeE2eTest, NoCgroupIsLeftWhenASupervisorOrItsNodeIsKilled) {
+  StartNode("n1");
+  if (const std::string why = WhyNoLimitsV1("n1"); !why.empty()) GTEST_SKIP() << why;
+  const std::vector<std::string> limited = {"--limit-memory", "64M", "--restart-condition", "none"};
+  for (const std::string service : {"a", "b", "c"})
+    CreateService(service, 1, limited, {"sleep", "1000"});
+  const std::string a = JoinedRun("n1", "a.1"), b = JoinedRun("n1", "b.1");
+  ASSERT_NE(a, "");
+  ASSERT_NE(b, "");
+  ASSERT_NE(JoinedRun("n1", "c.1"), "");
+
+  const auto [a_task, a_shim] = PidsOf("n1", a);
+  ASSERT_EQ(::kill(a_shim, SIGKILL), 0);
+  EXPECT_TRUE(Eventually([&] { return Task("a.1").value("state", "") == "failed"; }))
+      << Task("a.1").dump();
+  EXPECT_TRUE(Eventually([&] { return TaskCgroups(a).empty(); }));
+  EXPECT_TRUE(testing_support::Ended(a_task));
+
+  nodes_["n1"]->Kill(SIGKILL);
+  const auto [b_task, b_shim] = PidsOf("n1", b);
+  ASSERT_EQ(::kill(b_shim, SIGKILL), 0);
+  ASSERT_TRUE(Eventually([&] { return testing_support::Ended(b_shim); }));
+  EXPECT_FALSE(TaskCgroups(b).empty());  // nobody watches its task now
+  StartNode("n1");
+  EXPECT_TRUE(Eventually([&] { return TaskCgroups(b).empty(); }));
+  EXPECT_TRUE(Eventually([&] { return testing_support::Ended(b_task); }));
 }
 
 }  // namespace

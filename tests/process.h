@@ -13,7 +13,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace berth::testing_support {
@@ -135,9 +137,23 @@ inline std::string PortInLine(const std::string& line) {
   return line.substr(colon + 1, line.find(' ', colon) - colon - 1);
 }
 
-// Kills every task process (its group) and supervisor that a berth-node's
-// data directory records: tasks outlive their berth-node by design.
-inline void KillTasksOf(const std::string& node_data_dir) {
+// Whether `pid` is gone or a zombie (a supervisor whose berth-node died is
+// reaped by whoever adopted it, maybe not at once).
+inline bool Ended(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = stat.rfind(')');
+  return close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] == 'Z';
+}
+
+// Kills every task process (its group) that a berth-node's data directory
+// records: tasks outlive their berth-node by design. Each task's supervisor
+// then ends as it does when its task ends, killing what is left in the
+// task's cgroups and removing them; one still there after `bound` (all
+// tasks together) is killed, which leaves its cgroups behind.
+inline void KillTasksOf(const std::string& node_data_dir,
+                        std::chrono::milliseconds bound = std::chrono::seconds(10)) {
+  std::vector<pid_t> shims;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(node_data_dir + "/tasks", ec)) {
     std::ifstream in((entry.path() / "pid").string());
@@ -145,8 +161,14 @@ inline void KillTasksOf(const std::string& node_data_dir) {
     uint64_t start = 0;
     if (in >> task >> start >> shim) {
       kill(-task, SIGKILL);
-      kill(shim, SIGKILL);
+      shims.push_back(shim);
     }
+  }
+  const auto deadline = std::chrono::steady_clock::now() + bound;
+  for (pid_t shim : shims) {
+    while (!Ended(shim) && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (!Ended(shim)) kill(shim, SIGKILL);
   }
 }
 

@@ -334,10 +334,10 @@ Status ReadPorts(const Json& value, const std::string& path, std::vector<PortSpe
 }  // namespace
 
 Status DecodeNode(const Json& value, const std::string& path, Node* node) {
-  BERTH_RETURN_IF_ERROR(
-      CheckObject(value, path,
-                  {"id", "hostname", "role", "state", "availability", "platform", "resources",
-                   "labels", "engine_labels", "plugins", "address", "limits_enforced"}));
+  BERTH_RETURN_IF_ERROR(CheckObject(
+      value, path,
+      {"id", "hostname", "role", "state", "availability", "platform", "resources", "labels",
+       "engine_labels", "plugins", "address", "limits_enforced", "pids_limit_enforced"}));
   Node n;
   BERTH_RETURN_IF_ERROR(RequireField(value, "id", path, ReadId, &n.id));
   BERTH_RETURN_IF_ERROR(ReadField(value, "hostname", path, ReadText, &n.hostname));
@@ -354,6 +354,11 @@ Status DecodeNode(const Json& value, const std::string& path, Node* node) {
   if (value.contains("limits_enforced")) {
     BERTH_RETURN_IF_ERROR(ReadBool(value["limits_enforced"], FieldPath(path, "limits_enforced"),
                                    &n.limits_enforced.emplace()));
+  }
+  if (value.contains("pids_limit_enforced")) {
+    BERTH_RETURN_IF_ERROR(ReadBool(value["pids_limit_enforced"],
+                                   FieldPath(path, "pids_limit_enforced"),
+                                   &n.pids_limit_enforced.emplace()));
   }
   *node = std::move(n);
   return Status::Ok();
@@ -400,7 +405,8 @@ Status DecodeTaskSpec(const Json& value, const std::string& path, TaskSpec* spec
   BERTH_RETURN_IF_ERROR(ReadField(value, "networks", path, ReadNames, &s.networks));
   BERTH_RETURN_IF_ERROR(ReadField(value, "volume_drivers", path, ReadNames, &s.volume_drivers));
   BERTH_RETURN_IF_ERROR(ReadField(value, "log_driver", path, ReadText, &s.log_driver));
-  s.has_limits = process && (process->limit_cpu || process->limit_memory);
+  s.has_limits = process && process->HasLimits();
+  s.has_pids_limit = process && process->limit_pids;
   *spec = std::move(s);
   return Status::Ok();
 }

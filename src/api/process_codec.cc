@@ -62,17 +62,32 @@ Status ReadWorkdir(const Json& value, const std::string& path, std::string* out)
   return Status::Ok();
 }
 
+// A pids limit: a whole number of processes, at most the kernel's own
+// most (PID_MAX_LIMIT), above which pids.max means nothing.
+Status ReadPidsLimit(const Json& value, const std::string& path, int64_t* out) {
+  int64_t pids = 0;
+  const bool whole = ReadInteger(value, path, &pids).ok();
+  if (!whole && !value.is_number()) return TypeError(value, path, "a whole number of processes");
+  if (!whole || pids < 1 || pids > kMaxPidsLimit)
+    return FieldError(path, "expected a whole number of processes from 1 to " +
+                                std::to_string(kMaxPidsLimit) + ", got " + value.dump());
+  *out = pids;
+  return Status::Ok();
+}
+
 Status ReadLimits(const Json& value, const std::string& path, executor::ProcessSpec* spec) {
-  BERTH_RETURN_IF_ERROR(CheckObject(value, path, {"cpu", "memory"}));
-  int64_t milli_cpu = 0, memory = 0;
+  BERTH_RETURN_IF_ERROR(CheckObject(value, path, {"cpu", "memory", "pids"}));
+  int64_t milli_cpu = 0, memory = 0, pids = 0;
   BERTH_RETURN_IF_ERROR(ReadField(value, "cpu", path, ReadMilliCpu, &milli_cpu));
   BERTH_RETURN_IF_ERROR(ReadField(value, "memory", path, ReadBytes, &memory));
+  BERTH_RETURN_IF_ERROR(ReadField(value, "pids", path, ReadPidsLimit, &pids));
   if (value.contains("cpu") && milli_cpu <= 0)
     return FieldError(FieldPath(path, "cpu"), "must be above 0");
   if (value.contains("memory") && memory <= 0)
     return FieldError(FieldPath(path, "memory"), "must be above 0");
   if (value.contains("cpu")) spec->limit_cpu = static_cast<double>(milli_cpu) / 1000.0;
   if (value.contains("memory")) spec->limit_memory = memory;
+  if (value.contains("pids")) spec->limit_pids = pids;
   return Status::Ok();
 }
 
@@ -158,6 +173,7 @@ Json EncodeProcessSpec(const executor::ProcessSpec& spec) {
     j["stop_grace_period"] = FormatDuration(spec.stop_grace_period);
   if (spec.limit_cpu) j["limits"]["cpu"] = *spec.limit_cpu;
   if (spec.limit_memory) j["limits"]["memory"] = *spec.limit_memory;
+  if (spec.limit_pids) j["limits"]["pids"] = *spec.limit_pids;
   return j;
 }
 

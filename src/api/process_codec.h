@@ -4,13 +4,14 @@
 //   "command": "python3", "args": ["-m", "http.server"],
 //   "env": ["PORT=8080"], "workdir": "/srv",
 //   "stop_grace_period": "10s",
-//   "limits": {"cpu": 0.5, "memory": "256Mi"}
+//   "limits": {"cpu": 0.5, "memory": "256Mi", "pids": 100}
 //
 // All optional; without "command" the template has no process (the
 // simulated executor runs its tasks), and the other fields need it. The
 // placement engine ignores them. Pure functions; safe from any thread.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,6 +22,10 @@
 #include "executor/process_spec.h"
 
 namespace berth::api {
+
+// The largest pids limit: Linux's PID_MAX_LIMIT (4194304), the most pids
+// a machine can have.
+inline constexpr int64_t kMaxPidsLimit = 4 * 1024 * 1024;
 
 // The names DecodeTaskSpec lets through for DecodeProcessSpec.
 inline constexpr const char* kProcessFields[] = {"command",           "args",  "env", "workdir",

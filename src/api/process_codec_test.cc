@@ -26,7 +26,7 @@ TEST(ProcessCodec, ATemplateWithoutACommandHasNoProcess) {
 TEST(ProcessCodec, EveryFieldIsReadAndEncodedBack) {
   const Json task = Json::parse(R"({"command": "sh", "args": ["-c", "echo hi"],
     "env": ["A=1", "B_2=x=y"], "workdir": "/tmp", "stop_grace_period": "1m30s",
-    "limits": {"cpu": 0.5, "memory": "64Mi"}})");
+    "limits": {"cpu": 0.5, "memory": "64Mi", "pids": 100}})");
   const std::optional<executor::ProcessSpec> spec = Decoded(task);
   ASSERT_TRUE(spec.has_value());
   EXPECT_EQ(spec->command, "sh");
@@ -36,6 +36,7 @@ TEST(ProcessCodec, EveryFieldIsReadAndEncodedBack) {
   EXPECT_EQ(spec->stop_grace_period, Duration{90'000});
   EXPECT_EQ(spec->limit_cpu, 0.5);
   EXPECT_EQ(spec->limit_memory, 64 << 20);
+  EXPECT_EQ(spec->limit_pids, 100);
   EXPECT_EQ(Decoded(EncodeProcessSpec(*spec)), spec);
 }
 
@@ -56,6 +57,21 @@ TEST(ProcessCodec, BadFieldsAreRefusedWithTheirPath) {
   EXPECT_EQ(Refusal(Json{{"command", "x"}, {"stop_grace_period", "8761h"}}),
             "task.stop_grace_period: must be at most 8760h (a year)");
   EXPECT_NE(Refusal(Json{{"command", std::string("a\0b", 3)}}), "");
+}
+
+// A pids limit is a whole number of processes, from 1 to the kernel's
+// PID_MAX_LIMIT.
+TEST(ProcessCodec, APidsLimitIsAWholeNumberWithinTheKernelsBound) {
+  EXPECT_EQ(Decoded(Json{{"command", "x"}, {"limits", {{"pids", 1}}}})->limit_pids, 1);
+  EXPECT_EQ(Decoded(Json{{"command", "x"}, {"limits", {{"pids", 4194304}}}})->limit_pids, 4194304);
+  const std::string range =
+      "task.limits.pids: expected a whole number of processes from 1 to "
+      "4194304, got ";
+  for (const Json& bad : {Json(0), Json(-5), Json(4194305), Json(1.5), Json(18446744073709551615u)})
+    EXPECT_EQ(Refusal(Json{{"command", "x"}, {"limits", {{"pids", bad}}}}), range + bad.dump());
+  EXPECT_EQ(Refusal(Json{{"command", "x"}, {"limits", {{"pids", "100"}}}}),
+            "task.limits.pids: expected a whole number of processes, got string");
+  EXPECT_EQ(Refusal(Json{{"command", "x"}, {"limits", {{"threads", 5}}}}).find("task.limits"), 0u);
 }
 
 // The placement template takes the process fields, so a service carries them.

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <tuple>
 
@@ -304,9 +305,11 @@ void ProcessFlags::AddShared(CLI::App& verb) {
   verb.add_option("--stop-grace-period", stop_grace_period,
                   "time between SIGTERM and SIGKILL when a task is stopped (default 10s)");
   verb.add_option("--limit-cpu", limit_cpu,
-                  "CPU limit per task (0.5, 500m), enforced on nodes with a delegated cgroup v2");
+                  "CPU limit per task (0.5, 500m); placed only on nodes that enforce limits");
   verb.add_option("--limit-memory", limit_memory,
-                  "memory limit per task (512Mi), enforced on nodes with a delegated cgroup v2");
+                  "memory limit per task (512Mi); placed only on nodes that enforce limits");
+  verb.add_option("--limit-pids", limit_pids,
+                  "most processes and threads per task at once (100); a fork beyond fails");
 }
 
 Status ProcessFlags::Apply(const std::vector<std::string>& command, Json* task) const {
@@ -333,6 +336,16 @@ Status ProcessFlags::Apply(const std::vector<std::string>& command, Json* task) 
   if (!stop_grace_period.empty()) (*task)["stop_grace_period"] = stop_grace_period;
   if (!limit_cpu.empty()) (*task)["limits"]["cpu"] = limit_cpu;
   if (!limit_memory.empty()) (*task)["limits"]["memory"] = limit_memory;
+  if (!limit_pids.empty()) {
+    // A number on the wire, as the API takes it; berthd checks its range.
+    int64_t pids = 0;
+    const auto [end, ec] =
+        std::from_chars(limit_pids.data(), limit_pids.data() + limit_pids.size(), pids);
+    if (ec != std::errc() || end != limit_pids.data() + limit_pids.size())
+      return Status::InvalidArgument("--limit-pids '" + limit_pids +
+                                     "': expected a whole number of processes");
+    (*task)["limits"]["pids"] = pids;
+  }
   return Status::Ok();
 }
 

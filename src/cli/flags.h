@@ -79,12 +79,13 @@ struct PublishFlags {
 };
 
 // How a berth-node runs the tasks: -e/--env (create) or --env-add and
-// --env-rm (update), -w/--workdir, --stop-grace-period, --limit-cpu and
-// --limit-memory. The command itself comes after `--` (create only).
+// --env-rm (update), -w/--workdir, --stop-grace-period, --limit-cpu,
+// --limit-memory and --limit-pids. The command itself comes after `--`
+// (create only).
 // berthd refuses these without a command.
 struct ProcessFlags {
   std::vector<std::string> env, env_rm;  // env: -e on create, --env-add on update
-  std::string workdir, stop_grace_period, limit_cpu, limit_memory;
+  std::string workdir, stop_grace_period, limit_cpu, limit_memory, limit_pids;
   void AddCreate(CLI::App& verb);
   void AddUpdate(CLI::App& verb);
   // Sets command and args from `command` when it is not empty, then the

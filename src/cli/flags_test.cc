@@ -79,6 +79,24 @@ TEST(ProcessFlags, SetTheCommandAndEditTheEnvironment) {
             "--env-rm 'B': the service sets no such variable");
 }
 
+// The limits go as the API takes them: cpu and memory as written (berthd
+// reads the units), pids as a number; a pids limit that is no number is
+// refused before anything is sent.
+TEST(ProcessFlags, SetTheLimits) {
+  ProcessFlags flags;
+  flags.limit_cpu = "500m";
+  flags.limit_memory = "64Mi";
+  flags.limit_pids = "100";
+  Json task = Json::object();
+  ASSERT_TRUE(flags.Apply({}, &task).ok());
+  EXPECT_EQ(task, Json::parse(R"({"limits": {"cpu": "500m", "memory": "64Mi", "pids": 100}})"));
+  for (const char* bad : {"many", "10k", "1.5"}) {
+    flags.limit_pids = bad;
+    EXPECT_EQ(flags.Apply({}, &task).message(),
+              "--limit-pids '" + std::string(bad) + "': expected a whole number of processes");
+  }
+}
+
 TEST(ConstraintFlags, RemoveThenAdd) {
   ConstraintFlags flags;
   flags.rm = {"node.labels.az==a"};

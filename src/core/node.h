@@ -52,6 +52,9 @@ struct Node {
   // Whether the node's executor holds tasks' resource limits (a berth-node
   // says, from its cgroups); absent: the node says nothing (simulated).
   std::optional<bool> limits_enforced;
+  // Whether it also holds pids limits (the pids controller is not always
+  // there); absent: as limits_enforced says.
+  std::optional<bool> pids_limit_enforced;
 };
 
 std::string_view ToString(NodeRole role);

@@ -112,7 +112,8 @@ struct TaskSpec {
   std::vector<std::string> networks;        // network drivers needed on the node
   std::vector<std::string> volume_drivers;  // volume drivers needed on the node
   std::string log_driver;                   // "" or "none": no log plugin needed
-  bool has_limits = false;                  // its template sets limits (cpu or memory)
+  bool has_limits = false;                  // its template sets limits (cpu, memory or pids)
+  bool has_pids_limit = false;              // one of them a pids limit
 };
 
 struct Task {

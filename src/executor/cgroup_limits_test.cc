@@ -95,9 +95,34 @@ TEST(PrepareLimits, CgroupV1ControllersGetBerthsGroups) {
                                                 {"memory", d + "/memory/berth"}}));
   EXPECT_FALSE(fs::exists(d + "/memory/berth/task-old"));
   EXPECT_TRUE(fs::exists(d + "/memory/berth/kept"));
+  EXPECT_FALSE(limits.pids);
+  EXPECT_EQ(limits.pids_reason, "cgroup v1's pids controller is not mounted (" + d +
+                                    "/mounts): pids limits are not enforced");
   ReleaseLimits(limits);
   EXPECT_FALSE(fs::exists(d + "/cpu/berth"));
   EXPECT_TRUE(fs::exists(d + "/memory/berth"));
+}
+
+// With the pids controller mounted, it gets berth's group too, and pids
+// limits are enforced; a task group a killed shim left there goes too.
+TEST(PrepareLimits, CgroupV1sPidsControllerEnforcesPidsLimits) {
+  store::TestDir dir;
+  const std::string d = dir.path();
+  fs::create_directories(d + "/pids/berth/task-old");
+  std::ofstream(d + "/mounts") << "cgroup " << d << "/memory cgroup rw,memory 0 0\n"
+                               << "cgroup " << d << "/cpu cgroup rw,cpu 0 0\n"
+                               << "cgroup " << d << "/pids cgroup rw,relatime,pids 0 0\n";
+  fs::create_directories(d + "/memory");
+  fs::create_directories(d + "/cpu");
+  const LimitsSupport limits = PrepareLimits(d, d + "/self-cgroup", d + "/mounts");
+  EXPECT_TRUE(limits.enforced) << limits.reason;
+  EXPECT_TRUE(limits.pids) << limits.pids_reason;
+  EXPECT_EQ(limits.pids_reason, "");
+  EXPECT_EQ(limits.v1_parents.at("pids"), d + "/pids/berth");
+  EXPECT_FALSE(fs::exists(d + "/pids/berth/task-old"));
+  ReleaseLimits(limits);
+  for (const char* group : {"/memory/berth", "/cpu/berth", "/pids/berth"})
+    EXPECT_FALSE(fs::exists(d + group)) << group;
 }
 
 TEST(PrepareLimits, WithoutCgroupV2NorV1sControllersNothingIsEnforced) {
@@ -110,6 +135,7 @@ TEST(PrepareLimits, WithoutCgroupV2NorV1sControllersNothingIsEnforced) {
                                ", nor are cgroup v1's memory and cpu controllers (" + d +
                                "/mounts): limits are not enforced");
   EXPECT_TRUE(limits.v1_parents.empty());
+  EXPECT_FALSE(limits.pids);
   EXPECT_FALSE(fs::exists(d + "/memory/berth"));
 }
 
@@ -146,6 +172,25 @@ TEST(ProcessExecutorV1, ATaskWithLimitsJoinsAGroupInEachHierarchy) {
   EXPECT_EQ(args.find("\n--cgroup\n"), std::string::npos) << args;
 }
 
+// A pids limit joins the task to berth's group of the pids hierarchy, with
+// the others, and sets its pids.max there.
+TEST(ProcessExecutorV1, APidsLimitGoesToThePidsHierarchy) {
+  store::TestDir dir;
+  ProcessExecutorOptions options;
+  options.tasks_dir = dir.path() + "/tasks";
+  options.cgroup_v1_parents = {{"memory", "/cg/memory/berth"}, {"pids", "/cg/pids/berth"}};
+  options.pids_limits = true;
+  ProcessSpec spec;
+  spec.command = "true";
+  spec.limit_pids = 64;
+  const std::string args =
+      ArgsOfFakeShim(dir.path(), options, TaskToRun{"lim.2", "n1", std::nullopt, {}, &spec});
+  EXPECT_NE(args.find("\n--cgroup-v1\nmemory=/cg/memory/berth/task-lim.2\n--cgroup-v1\npids=/cg/"
+                      "pids/berth/task-lim.2\n--pids-max\n64\n--env\n"),
+            std::string::npos)
+      << args;
+}
+
 // The shim's exit status; its stderr goes to `stderr_file`.
 int RunShim(const std::string& args, const std::string& stderr_file = "/dev/null") {
   const int status =
@@ -160,13 +205,16 @@ TEST(TaskShimV1, WritesV1sLimitFilesThenRejectsWhatTakesNoPid) {
   const std::string d = dir.path();
   fs::create_directories(d + "/memory/berth/t");
   fs::create_directories(d + "/cpu/berth/t");
+  fs::create_directories(d + "/pids/berth/t");
   for (const char* file : {"/cpu/berth/t/cpu.cfs_period_us", "/cpu/berth/t/cpu.cfs_quota_us",
                            "/memory/berth/t/memory.limit_in_bytes"}) {
     std::ofstream(d + file) << "-1\n";
   }
+  std::ofstream(d + "/pids/berth/t/pids.max");  // empty: what is written is all it holds
   EXPECT_EQ(RunShim("--dir " + d + " --workdir " + d + " --cgroup-v1 memory=" + d +
-                    "/memory/berth/t --cgroup-v1 cpu=" + d +
-                    "/cpu/berth/t --cpu-max '25000 50000' --memory-max 67108864 -- touch ran"),
+                    "/memory/berth/t --cgroup-v1 cpu=" + d + "/cpu/berth/t --cgroup-v1 pids=" + d +
+                    "/pids/berth/t --cpu-max '25000 50000' --memory-max 67108864 --pids-max 10 "
+                    "-- touch ran"),
             0);
   const std::optional<ExitRecord> exit = ParseExitRecord(ReadSmallFile(d + "/exit").value_or(""));
   ASSERT_TRUE(exit.has_value());
@@ -176,6 +224,7 @@ TEST(TaskShimV1, WritesV1sLimitFilesThenRejectsWhatTakesNoPid) {
   EXPECT_EQ(ReadSmallFile(d + "/cpu/berth/t/cpu.cfs_period_us"), "50000");
   EXPECT_EQ(ReadSmallFile(d + "/cpu/berth/t/cpu.cfs_quota_us"), "25000");
   EXPECT_EQ(ReadSmallFile(d + "/memory/berth/t/memory.limit_in_bytes"), "67108864");
+  EXPECT_EQ(ReadSmallFile(d + "/pids/berth/t/pids.max"), "10");
 }
 
 TEST(TaskShimV1, RefusesBadV1Arguments) {
@@ -185,6 +234,7 @@ TEST(TaskShimV1, RefusesBadV1Arguments) {
   EXPECT_EQ(RunShim(d + "--cgroup-v1 memory=x -- true"), 2);
   EXPECT_EQ(RunShim(d + "--cgroup /a --cgroup-v1 memory=/x -- true"), 2);
   EXPECT_EQ(RunShim(d + "--cgroup-v1 memory=/x --cpu-max '50000 100000' -- true"), 2);
+  EXPECT_EQ(RunShim(d + "--cgroup-v1 memory=/x --pids-max 10 -- true"), 2);
   EXPECT_FALSE(fs::exists(dir.path() + "/exit"));
 }
 
@@ -224,6 +274,24 @@ TEST(ProcessExecutorV1, AnOomKillIsReportedWithTheLimit) {
 // enforce. PrepareLimits sets the machine up as berth-node does (on
 // cgroup v2 it moves this test process); TearDown removes berth's v1
 // groups once empty.
+// Forks up to 20 children, each waiting for the parent's end; exits 3,
+// saying how many it made, when a fork fails.
+constexpr char kForkUntilRefused[] = R"py(import os, sys
+r, w = os.pipe()
+n = 0
+try:
+    while n < 20:
+        if os.fork() == 0:
+            os.close(w)
+            os.read(r, 1)
+            os._exit(0)
+        n += 1
+except OSError as e:
+    print(f"forked {n}, then: {e.strerror}", flush=True)
+    sys.exit(3)
+print(f"forked {n}", flush=True)
+)py";
+
 class RealLimitsTest : public testing::Test {
  protected:
   void SetUp() override {
@@ -235,6 +303,7 @@ class RealLimitsTest : public testing::Test {
     options.shim_path = BERTH_EXEC_BINARY;
     options.cgroup_root = limits_.root;
     options.cgroup_v1_parents = limits_.v1_parents;
+    options.pids_limits = limits_.pids;
     executor_.emplace(options);
   }
 
@@ -369,6 +438,29 @@ TEST_F(RealLimitsTest, ACpuBoundTaskWithLimitHalfGetsHalfACore) {
   std::optional<Timestamp> due;
   EXPECT_EQ(executor_->Check(task, Timestamp{}, &due)->message,
             "stopped: killed by signal 9 (SIGKILL)");
+}
+
+// The task forks until a fork fails, each child waiting for the parent's
+// end: with 8 pids at most, the fork that would make the ninth process
+// fails (EAGAIN), and the task says so and exits 3. Without the limit all
+// 20 forks would succeed and it would exit 0.
+TEST_F(RealLimitsTest, AForkBeyondThePidsLimitFails) {
+  if (!limits_.pids) GTEST_SKIP() << "needs pids limits enforced here: " << limits_.pids_reason;
+  if (!fs::exists("/usr/bin/python3")) GTEST_SKIP() << "needs /usr/bin/python3 to fork";
+  ProcessSpec spec;
+  spec.command = "/usr/bin/python3";
+  spec.args = {"-c", kForkUntilRefused};
+  spec.limit_pids = 8;
+  const TaskToRun& task = Task("forky.1", &spec);
+  executor_->Start(task, Timestamp{});
+  ASSERT_TRUE(Changes(*executor_, "forky.1"));
+  std::optional<Timestamp> due;
+  const std::optional<Ended> ended = executor_->Check(task, Timestamp{}, &due);
+  ASSERT_TRUE(ended.has_value());
+  const std::string log = ReadSmallFile(executor_->LogDir("forky.1") + "/output.log").value_or("");
+  EXPECT_EQ(ended->message, "exit status 3") << log;
+  EXPECT_NE(log.find("forked 7, then: Resource temporarily unavailable"), std::string::npos) << log;
+  for (const std::string& cgroup : Cgroups("forky.1")) EXPECT_FALSE(fs::exists(cgroup)) << cgroup;
 }
 
 // A killed supervisor leaves the task and its cgroups: the executor kills

@@ -162,6 +162,7 @@ std::vector<std::string> Words(const std::string& text) {
 }
 
 constexpr char kNotEnforced[] = ": limits are not enforced";
+constexpr char kPidsNotEnforced[] = ": pids limits are not enforced";
 
 LimitsSupport NotEnforced(const std::string& why) {
   LimitsSupport limits;
@@ -205,6 +206,11 @@ LimitsSupport CheckLimits(std::string_view cgroup_fs_view, std::string_view self
   limits.enforced = true;
   limits.cgroup_version = 2;
   limits.root = own;
+  // pids is optional: without it cpu and memory limits hold all the same.
+  limits.pids = std::find(controllers.begin(), controllers.end(), "pids") != controllers.end();
+  if (!limits.pids) {
+    limits.pids_reason = "the pids controller is not available in " + own + kPidsNotEnforced;
+  }
   return limits;
 }
 
@@ -219,7 +225,7 @@ LimitsSupport PrepareLimitsV1(const std::string& cgroup_fs, const std::string& m
                        ", nor are cgroup v1's memory and cpu controllers (" + mounts_file + ")");
   }
   LimitsSupport limits;
-  for (const char* controller : {"memory", "cpu", "cpuacct"}) {
+  for (const char* controller : {"memory", "cpu", "cpuacct", "pids"}) {
     const auto it = mounts.find(controller);
     if (it == mounts.end()) continue;
     const std::string parent = it->second + "/berth";
@@ -233,6 +239,11 @@ LimitsSupport PrepareLimitsV1(const std::string& cgroup_fs, const std::string& m
   }
   limits.enforced = true;
   limits.cgroup_version = 1;
+  limits.pids = limits.v1_parents.contains("pids");
+  if (!limits.pids) {
+    limits.pids_reason =
+        "cgroup v1's pids controller is not mounted (" + mounts_file + ")" + kPidsNotEnforced;
+  }
   return limits;
 }
 
@@ -301,6 +312,9 @@ std::optional<std::string> ProcessExecutor::Start(const TaskToRun& task, Timesta
   if (task.process->limit_memory && *task.process->limit_memory <= 0) {
     return Reject(task.id, "the memory limit must be above 0");
   }
+  if (task.process->limit_pids && *task.process->limit_pids <= 0) {
+    return Reject(task.id, "the pids limit must be above 0");
+  }
   fs::create_directories(dir, error);
   if (error) return Reject(task.id, "cannot create " + dir + ": " + error.message());
   return Spawn(task, dir);
@@ -325,21 +339,7 @@ std::string ProcessExecutor::Spawn(const TaskToRun& task, const std::string& dir
       "--log-max-files",
       std::to_string(options_.log_max_files),
   };
-  if ((spec.limit_cpu || spec.limit_memory) &&
-      (!options_.cgroup_root.empty() || !options_.cgroup_v1_parents.empty())) {
-    if (!options_.cgroup_root.empty()) {
-      args.insert(args.end(), {"--cgroup", options_.cgroup_root + "/task-" + task.id});
-    }
-    for (const auto& [controller, parent] : options_.cgroup_v1_parents) {
-      if (options_.cgroup_root.empty()) {
-        args.insert(args.end(), {"--cgroup-v1", controller + "=" + parent + "/task-" + task.id});
-      }
-    }
-    if (spec.limit_cpu) args.insert(args.end(), {"--cpu-max", CpuMax(*spec.limit_cpu)});
-    if (spec.limit_memory) {
-      args.insert(args.end(), {"--memory-max", std::to_string(*spec.limit_memory)});
-    }
-  }
+  AddLimitArgs(task, &args);
   for (const std::string& entry : spec.env) args.insert(args.end(), {"--env", entry});
   args.insert(args.end(), {"--env", "BERTH_TASK_ID=" + task.id, "--env",
                            "BERTH_NODE_ID=" + task.node, "--", spec.command});
@@ -355,6 +355,30 @@ std::string ProcessExecutor::Spawn(const TaskToRun& task, const std::string& dir
   shim.start_time = ProcessStartTime(pid).value_or(0);
   shim.own_child = true;
   return "started (supervisor pid " + std::to_string(pid) + ")";
+}
+
+// The shim's cgroup and limit flags of a task with limits, where this node
+// can apply them; a pids limit only where the cgroups take one (else it
+// runs without, as a node without cgroups runs every limit).
+void ProcessExecutor::AddLimitArgs(const TaskToRun& task, std::vector<std::string>* args) const {
+  const ProcessSpec& spec = *task.process;
+  if (!spec.HasLimits() || (options_.cgroup_root.empty() && options_.cgroup_v1_parents.empty())) {
+    return;
+  }
+  if (!options_.cgroup_root.empty()) {
+    args->insert(args->end(), {"--cgroup", options_.cgroup_root + "/task-" + task.id});
+  } else {
+    for (const auto& [controller, parent] : options_.cgroup_v1_parents) {
+      args->insert(args->end(), {"--cgroup-v1", controller + "=" + parent + "/task-" + task.id});
+    }
+  }
+  if (spec.limit_cpu) args->insert(args->end(), {"--cpu-max", CpuMax(*spec.limit_cpu)});
+  if (spec.limit_memory) {
+    args->insert(args->end(), {"--memory-max", std::to_string(*spec.limit_memory)});
+  }
+  if (spec.limit_pids && options_.pids_limits) {
+    args->insert(args->end(), {"--pids-max", std::to_string(*spec.limit_pids)});
+  }
 }
 
 // Kept in memory, and in the task's directory when it has one, so that a
@@ -582,6 +606,11 @@ LimitsSupport PrepareLimits(std::string_view cgroup_fs, std::string_view self_cg
   if (const int rc = WriteCgroupFile(subtree, "+cpu +memory"); rc != 0) {
     return NotEnforced("cannot enable the cpu and memory controllers in " + subtree + ": " +
                        ErrnoText(rc));
+  }
+  if (const int rc = limits.pids ? WriteCgroupFile(subtree, "+pids") : 0; rc != 0) {
+    limits.pids = false;
+    limits.pids_reason =
+        "cannot enable the pids controller in " + subtree + ": " + ErrnoText(rc) + kPidsNotEnforced;
   }
   return limits;
 }

@@ -23,23 +23,26 @@
 // task can trust them to name it. Its workdir is the spec's (relative to
 // the task's directory) or the task's directory.
 //
-// Resource limits (a spec's limit_cpu and limit_memory) are applied with
-// cgroups where the node can: PrepareLimits below, called once as
-// berth-node starts, finds cgroup v2 (berth-node's own cgroup delegated to
-// it with the cpu and memory controllers) or else cgroup v1's memory and
-// cpu controllers, and sets up berth's groups. Its `root` (v2) goes to
+// Resource limits (a spec's limit_cpu, limit_memory and limit_pids) are
+// applied with cgroups where the node can: PrepareLimits below, called once
+// as berth-node starts, finds cgroup v2 (berth-node's own cgroup delegated
+// to it with the cpu and memory controllers, and pids when there) or else
+// cgroup v1's memory and cpu controllers (and pids when mounted), and sets
+// up berth's groups. Its `root` (v2) goes to
 // ProcessExecutorOptions::cgroup_root, its `v1_parents` to
-// cgroup_v1_parents. A task with a limit then runs in <cgroup_root>/
-// task-<id>, with cpu.max ("<limit_cpu * 100000, at least 1000> 100000")
-// and memory.max, or in <parent>/task-<id> of each v1 hierarchy, with
-// cpu.cfs_period_us, cpu.cfs_quota_us and memory.limit_in_bytes, set
-// before the task's command runs: its shim (task_shim.h) makes the
-// cgroups, rejects the task when it cannot apply a limit, kills whatever
-// is left in them when the task ends, and removes them. An OOM kill in the
-// task's cgroup ends it as "killed: out of memory (limit 64Mi)". When the
-// shim died, the executor kills what is left in the task's cgroups and
-// removes them as it reports the task failed. A task without limits runs
-// in berth-node's cgroup, as before.
+// cgroup_v1_parents, its `pids` to pids_limits. A task with a limit then
+// runs in <cgroup_root>/task-<id>, with cpu.max ("<limit_cpu * 100000, at
+// least 1000> 100000"), memory.max and pids.max, or in <parent>/task-<id>
+// of each v1 hierarchy, with cpu.cfs_period_us, cpu.cfs_quota_us,
+// memory.limit_in_bytes and pids.max, set before the task's command runs:
+// its shim (task_shim.h) makes the cgroups, rejects the task when it
+// cannot apply a limit, kills whatever is left in them when the task
+// ends, and removes them. An OOM kill in the task's cgroup ends it as
+// "killed: out of memory (limit 64Mi)"; a fork beyond the pids limit fails
+// in the task (EAGAIN), which goes on as it decides. When the shim died,
+// the executor kills what is left in the task's cgroups and removes them
+// as it reports the task failed. A task without limits runs in
+// berth-node's cgroup, as before.
 //
 // Without either (no cgroups, no delegation, no controllers: the node
 // reports PrepareLimits's reason with its registration, and berthd's
@@ -78,6 +81,9 @@ struct ProcessExecutorOptions {
   // berth-owned group, under which a task with limits gets
   // <parent>/task-<id>. Used only when cgroup_root is "".
   std::map<std::string, std::string> cgroup_v1_parents;
+  // Whether those cgroups take pids limits too (PrepareLimits's pids): a
+  // spec's limit_pids is applied only then.
+  bool pids_limits = false;
 };
 
 // What Adopt found in a task directory.
@@ -126,6 +132,7 @@ class ProcessExecutor final : public Executor {
   };
 
   std::string Spawn(const TaskToRun& task, const std::string& dir);
+  void AddLimitArgs(const TaskToRun& task, std::vector<std::string>* args) const;
   std::string Reject(const std::string& id, const std::string& why);
   bool Poll(Shim& shim);
   Shim* Watch(const std::string& id);
@@ -148,9 +155,14 @@ struct LimitsSupport {
   // cgroup v2: the directory under which task cgroups are made; "" otherwise.
   std::string root;
   // cgroup v1: berth's group in each hierarchy a task joins, by controller
-  // ("memory" -> "/sys/fs/cgroup/memory/berth"; "cpu", and "cpuacct" when
-  // mounted); empty otherwise.
+  // ("memory" -> "/sys/fs/cgroup/memory/berth"; "cpu", and "cpuacct" and
+  // "pids" when mounted); empty otherwise.
   std::map<std::string, std::string> v1_parents;
+  // Whether pids limits are enforced too: the pids controller (v1: mounted,
+  // with berth's group in v1_parents; v2: in root's cgroup.controllers and
+  // enabled for its children); if not, why (pids_reason).
+  bool pids = false;
+  std::string pids_reason;
 };
 
 // Checks that limits can be enforced, with cgroup v2 or else v1, and if so
@@ -164,13 +176,16 @@ struct LimitsSupport {
 // Then, since a cgroup v2 group with processes of its own cannot pass
 // controllers to its children, every process of that group (berth-node
 // and any other) moves to a new child group, <own>/berth-node, and
-// "+cpu +memory" goes to <own>/cgroup.subtree_control; `root` is <own>.
+// "+cpu +memory" goes to <own>/cgroup.subtree_control, then "+pids" when
+// cgroup.controllers lists pids (`pids`; without it, `pids_reason`);
+// `root` is <own>.
 // The first check or step that fails gives `reason` and enforced=false.
 //
 // When `cgroup_fs` is not cgroup2 but `mounts_file` (/proc/mounts) shows
 // the cgroup v1 controllers memory and cpu mounted (and writable: this
-// process runs as root), each of them, and cpuacct when mounted, gets a
-// group of berth's own, <mount>/berth, made when missing: v1_parents. v1
+// process runs as root), each of them, and cpuacct and pids when mounted
+// (`pids`), gets a group of berth's own, <mount>/berth, made when missing:
+// v1_parents. v1
 // needs no delegation nor moving processes: a task joins one group per
 // hierarchy. The v1 hierarchies are shared with the rest of the machine
 // (Docker's /docker is beside berth's), so berth-node's own cgroups are

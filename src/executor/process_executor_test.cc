@@ -434,6 +434,8 @@ TEST_F(ProcessExecutorTest, ATaskWithLimitsGetsItsCgroupAndLimitsFromTheExecutor
   ProcessSpec both = Shell("true");
   both.limit_cpu = 0.29;
   both.limit_memory = 64 << 20;
+  ProcessSpec pids_only = Shell("true");
+  pids_only.limit_pids = 32;
   ProcessSpec tiny_cpu = Shell("true");
   tiny_cpu.limit_cpu = 0.001;
   const ProcessSpec none = Shell("true");
@@ -448,6 +450,15 @@ TEST_F(ProcessExecutorTest, ATaskWithLimitsGetsItsCgroupAndLimitsFromTheExecutor
       ArgsOfFakeShim(dir_.path(), options, Task("lim.2", &tiny_cpu))
           .find("\n--cgroup\n/sys/fs/cgroup/berth/task-lim.2\n--cpu-max\n1000 100000\n--env\n"),
       std::string::npos);
+  // A pids limit is passed only where the cgroups take one; the task gets
+  // its cgroup all the same.
+  EXPECT_NE(ArgsOfFakeShim(dir_.path(), options, Task("lim.10", &pids_only))
+                .find("\n--cgroup\n/sys/fs/cgroup/berth/task-lim.10\n--env\n"),
+            std::string::npos);
+  options.pids_limits = true;
+  EXPECT_NE(ArgsOfFakeShim(dir_.path(), options, Task("lim.11", &pids_only))
+                .find("\n--cgroup\n/sys/fs/cgroup/berth/task-lim.11\n--pids-max\n32\n--env\n"),
+            std::string::npos);
   const std::string no_limits = ArgsOfFakeShim(dir_.path(), options, Task("lim.3", &none));
   EXPECT_FALSE(no_limits.empty());
   EXPECT_EQ(no_limits.find("--cgroup"), std::string::npos) << no_limits;
@@ -467,6 +478,10 @@ TEST_F(ProcessExecutorTest, ATaskWithALimitOfZeroIsRejected) {
   spec.limit_cpu = 0;
   EXPECT_EQ(executor_.Start(Task("lim.6", &spec), t0_),
             "not started: the cpu limit must be above 0");
+  spec.limit_cpu.reset();
+  spec.limit_pids = 0;
+  EXPECT_EQ(executor_.Start(Task("lim.9", &spec), t0_),
+            "not started: the pids limit must be above 0");
 }
 
 // Runs only where this machine can enforce limits (cgroup v2 with berth's
@@ -584,10 +599,11 @@ TEST(TaskShim, RefusesBadArguments) {
 TEST(TaskShim, RefusesLimitsWithoutACgroupAndBadLimits) {
   store::TestDir dir;
   const std::string d = "--dir " + dir.path() + " ";
-  EXPECT_EQ(ShimRefusal(d + "--cpu-max '50000 100000' -- true"),
-            "berth-exec: --cpu-max and --memory-max need --cgroup");
-  EXPECT_EQ(ShimRefusal(d + "--memory-max 67108864 -- true"),
-            "berth-exec: --cpu-max and --memory-max need --cgroup");
+  for (const char* limit : {"--cpu-max '50000 100000'", "--memory-max 67108864", "--pids-max 5"}) {
+    EXPECT_EQ(ShimRefusal(d + limit + " -- true"),
+              "berth-exec: --cpu-max, --memory-max and --pids-max need --cgroup")
+        << limit;
+  }
   const std::string cg = d + "--cgroup " + dir.path() + "/cg ";
   EXPECT_EQ(ShimRefusal(cg + "--memory-max 64M -- true"),
             "berth-exec: --memory-max takes a whole number from 1 to 9223372036854775807, not "
@@ -595,6 +611,11 @@ TEST(TaskShim, RefusesLimitsWithoutACgroupAndBadLimits) {
   EXPECT_EQ(ShimRefusal(cg + "--memory-max 0 -- true"),
             "berth-exec: --memory-max takes a whole number from 1 to 9223372036854775807, not "
             "'0'");
+  for (const char* bad : {"0", "4194305", "-1", "ten"}) {
+    EXPECT_EQ(ShimRefusal(cg + "--pids-max " + bad + " -- true"),
+              std::string("berth-exec: --pids-max takes a whole number from 1 to 4194304, not '") +
+                  bad + "'");
+  }
   EXPECT_EQ(ShimRefusal(d + "--cgroup cg --memory-max 1 -- true"),
             "berth-exec: --cgroup takes an absolute directory, not 'cg'");
   for (const char* bad :
@@ -634,8 +655,10 @@ TEST(TaskShim, WritesTheLimitsBeforeMovingTheTaskIntoItsCgroup) {
   fs::create_directory(cg);
   std::ofstream(cg + "/cpu.max") << "max 100000\n";
   std::ofstream(cg + "/memory.max") << "max\n";
+  std::ofstream(cg + "/pids.max");  // empty: what is written is all it holds
   EXPECT_EQ(RunShim("--dir " + dir.path() + " --workdir " + dir.path() + " --cgroup " + cg +
-                        " --cpu-max '50000 100000' --memory-max 67108864 -- touch ran",
+                        " --cpu-max '50000 100000' --memory-max 67108864 --pids-max 64 -- touch "
+                        "ran",
                     dir.path() + "/stderr"),
             0);
   const std::optional<ExitRecord> exit =
@@ -647,6 +670,7 @@ TEST(TaskShim, WritesTheLimitsBeforeMovingTheTaskIntoItsCgroup) {
   // One write each, over what was there (a cgroup file takes it whole).
   EXPECT_EQ(ReadSmallFile(cg + "/cpu.max"), "50000 100000");
   EXPECT_EQ(ReadSmallFile(cg + "/memory.max"), "67108864");
+  EXPECT_EQ(ReadSmallFile(cg + "/pids.max"), "64");
   EXPECT_EQ(ReadSmallFile(dir.path() + "/stderr"),
             "berth-exec: cannot remove the task's cgroup " + cg + ": Directory not empty\n");
 }

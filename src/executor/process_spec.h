@@ -23,10 +23,15 @@ struct ProcessSpec {
   // Between SIGTERM to the task's process group and SIGKILL, as Docker's
   // --stop-grace-period. Default 10 s.
   Duration stop_grace_period = std::chrono::seconds(10);
-  // Resource limits, applied with cgroup v2 where the node can (see
-  // ProcessExecutor); absent: none. CPU in cores, memory in bytes.
+  // Resource limits, applied with cgroups where the node can (see
+  // ProcessExecutor); absent: none. CPU in cores, memory in bytes, pids in
+  // processes (and threads) the task may have at once.
   std::optional<double> limit_cpu;
   std::optional<int64_t> limit_memory;
+  std::optional<int64_t> limit_pids;
+  // Whether any limit is set (the task needs cgroups, and a node that
+  // enforces limits).
+  bool HasLimits() const { return limit_cpu || limit_memory || limit_pids; }
   bool operator==(const ProcessSpec&) const = default;
 };
 

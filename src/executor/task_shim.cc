@@ -36,7 +36,7 @@ constexpr char kUsage[] =
     "usage: berth-exec --dir DIR [--grace-ms N] [--workdir W] [--env NAME=VALUE]...\n"
     "                  [--log-max-bytes N] [--log-max-files N]\n"
     "                  [(--cgroup DIR | --cgroup-v1 CONTROLLER=DIR...)\n"
-    "                   [--cpu-max \"QUOTA PERIOD\"] [--memory-max BYTES]]\n"
+    "                   [--cpu-max \"QUOTA PERIOD\"] [--memory-max BYTES] [--pids-max N]]\n"
     "                  -- COMMAND [ARG]...\n";
 
 // After the task's process exited: how long the shim spends killing what
@@ -48,6 +48,8 @@ constexpr int64_t kDrainBoundNs = 1'000'000'000;
 // more files than anyone keeps.
 constexpr int64_t kMaxGraceMs = 365LL * 24 * 3600 * 1000;
 constexpr int kMaxLogFiles = 10'000;
+// pids.max's bound: Linux's PID_MAX_LIMIT, the most pids a machine has.
+constexpr int64_t kMaxPids = 4 * 1024 * 1024;
 
 // cpu.max's bounds, in microseconds: the kernel's for the period and its
 // minimum quota; ten million cores' worth at most.
@@ -71,16 +73,17 @@ struct ShimArgs {
   std::map<std::string, std::string> cgroup_v1;
   std::optional<std::string> cpu_max;
   std::optional<int64_t> memory_max;
+  std::optional<int64_t> pids_max;
   std::vector<std::string> command;
 };
 
 constexpr std::string_view kFlags[] = {
-    "--dir",           "--grace-ms", "--workdir",   "--env",     "--log-max-bytes",
-    "--log-max-files", "--cgroup",   "--cgroup-v1", "--cpu-max", "--memory-max"};
+    "--dir",    "--grace-ms",  "--workdir", "--env",        "--log-max-bytes", "--log-max-files",
+    "--cgroup", "--cgroup-v1", "--cpu-max", "--memory-max", "--pids-max"};
 
 // The cgroup v1 controllers the shim puts a task in: those its limits
 // need, and cpuacct, which measures its CPU time.
-constexpr std::string_view kV1Controllers[] = {"memory", "cpu", "cpuacct"};
+constexpr std::string_view kV1Controllers[] = {"memory", "cpu", "cpuacct", "pids"};
 
 template <typename T>
 bool ParseNumber(std::string_view text, T* out) {
@@ -135,7 +138,7 @@ Status ParseFlag(std::string_view flag, std::string_view value, ShimArgs* args) 
             std::end(kV1Controllers) ||
         !value.substr(equals + 1).starts_with('/')) {
       return Status::InvalidArgument(
-          "--cgroup-v1 takes CONTROLLER=DIR (memory, cpu or cpuacct; DIR absolute), not '" +
+          "--cgroup-v1 takes CONTROLLER=DIR (memory, cpu, cpuacct or pids; DIR absolute), not '" +
           std::string(value) + "'");
     }
     args->cgroup_v1[std::string(controller)] = value.substr(equals + 1);
@@ -150,6 +153,8 @@ Status ParseFlag(std::string_view flag, std::string_view value, ShimArgs* args) 
     args->cpu_max = value;
   } else if (flag == "--memory-max") {
     return number(&args->memory_max.emplace(), 1, INT64_MAX);
+  } else if (flag == "--pids-max") {
+    return number(&args->pids_max.emplace(), 1, kMaxPids);
   } else if (flag == "--grace-ms") {
     return number(&args->grace_ms, 0, kMaxGraceMs);
   } else if (flag == "--log-max-bytes") {
@@ -179,13 +184,16 @@ Result<ShimArgs> ParseArgs(int argc, char** argv) {
   if (!args.cgroup.empty() && !args.cgroup_v1.empty()) {
     return Status::InvalidArgument("--cgroup and --cgroup-v1 exclude each other");
   }
-  if ((args.cpu_max || args.memory_max) && args.cgroup.empty() && args.cgroup_v1.empty()) {
-    return Status::InvalidArgument("--cpu-max and --memory-max need --cgroup");
+  if ((args.cpu_max || args.memory_max || args.pids_max) && args.cgroup.empty() &&
+      args.cgroup_v1.empty()) {
+    return Status::InvalidArgument("--cpu-max, --memory-max and --pids-max need --cgroup");
   }
   if (!args.cgroup_v1.empty() && ((args.cpu_max && !args.cgroup_v1.contains("cpu")) ||
-                                  (args.memory_max && !args.cgroup_v1.contains("memory")))) {
+                                  (args.memory_max && !args.cgroup_v1.contains("memory")) ||
+                                  (args.pids_max && !args.cgroup_v1.contains("pids")))) {
     return Status::InvalidArgument(
-        "--cpu-max needs --cgroup-v1 cpu=DIR, --memory-max --cgroup-v1 memory=DIR");
+        "--cpu-max needs --cgroup-v1 cpu=DIR, --memory-max --cgroup-v1 memory=DIR, --pids-max "
+        "--cgroup-v1 pids=DIR");
   }
   struct stat st;
   if (::stat(args.dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -482,7 +490,12 @@ std::optional<std::string> TaskShim::WriteLimitsV2() {
     if (auto error = WriteLimit(args_.cgroup, "cpu.max", *args_.cpu_max)) return error;
   }
   if (args_.memory_max) {
-    return WriteLimit(args_.cgroup, "memory.max", std::to_string(*args_.memory_max));
+    if (auto error = WriteLimit(args_.cgroup, "memory.max", std::to_string(*args_.memory_max))) {
+      return error;
+    }
+  }
+  if (args_.pids_max) {
+    return WriteLimit(args_.cgroup, "pids.max", std::to_string(*args_.pids_max));
   }
   return std::nullopt;
 }
@@ -502,8 +515,13 @@ std::optional<std::string> TaskShim::WriteLimitsV1() {
     }
   }
   if (args_.memory_max) {
-    return WriteLimit(args_.cgroup_v1.at("memory"), "memory.limit_in_bytes",
-                      std::to_string(*args_.memory_max));
+    if (auto error = WriteLimit(args_.cgroup_v1.at("memory"), "memory.limit_in_bytes",
+                                std::to_string(*args_.memory_max))) {
+      return error;
+    }
+  }
+  if (args_.pids_max) {
+    return WriteLimit(args_.cgroup_v1.at("pids"), "pids.max", std::to_string(*args_.pids_max));
   }
   return std::nullopt;
 }

@@ -7,7 +7,7 @@
 //   berth-exec --dir DIR [--grace-ms N] [--workdir W] [--env NAME=VALUE]...
 //              [--log-max-bytes N] [--log-max-files N]
 //              [(--cgroup CG | --cgroup-v1 CONTROLLER=DIR...)
-//               [--cpu-max "QUOTA PERIOD"] [--memory-max BYTES]]
+//               [--cpu-max "QUOTA PERIOD"] [--memory-max BYTES] [--pids-max N]]
 //              -- COMMAND [ARG]...
 //
 //   --dir            the task's directory (task_dir.h): must exist
@@ -24,7 +24,7 @@
 //                    the shim's cgroup
 //   --cgroup-v1      instead of --cgroup, on cgroup v1: the task's directory
 //                    (absolute) in the hierarchy of CONTROLLER (memory,
-//                    cpu or cpuacct), made when missing with its parent
+//                    cpu, cpuacct or pids), made when missing with its parent
 //                    (berth's group); repeated, one per hierarchy
 //   --cpu-max        written to CG/cpu.max (v1: the period to
 //                    cpu.cfs_period_us, then the quota, max as -1, to
@@ -34,6 +34,11 @@
 //   --memory-max     written to CG/memory.max (v1: memory.limit_in_bytes
 //                    of the memory directory), in bytes (1 or more); needs
 //                    --cgroup or --cgroup-v1 memory=DIR
+//   --pids-max       written to CG/pids.max (v1: pids.max of the pids
+//                    directory): the most processes and threads the task's
+//                    cgroup may hold at once, from 1 to 4194304 (Linux's
+//                    PID_MAX_LIMIT); a fork beyond fails with EAGAIN. Needs
+//                    --cgroup or --cgroup-v1 pids=DIR
 //
 // The shim leaves berth-node's session (a berth-node or terminal that goes
 // away takes no signal to it) and becomes the subreaper of the task's
@@ -47,8 +52,8 @@
 // run (no such program, a bad workdir) DIR/exit says "rejected" and why.
 //
 // With --cgroup, before the task's command runs (the child waits for it,
-// as for DIR/pid), the shim makes CG, writes cpu.max and memory.max when
-// given, and moves the child into CG (the shim itself stays out of it).
+// as for DIR/pid), the shim makes CG, writes cpu.max, memory.max and
+// pids.max when given, and moves the child into CG (the shim itself stays out of it).
 // When one of these fails, the child is killed before it runs anything and
 // the task is rejected: "cannot apply limits: <file>: <why>". When the
 // task's process exits, everything still in CG is killed too (CG/

@@ -93,6 +93,35 @@ TEST(LimitsFilter, ATaskWithLimitsNeedsANodeThatEnforcesThem) {
   EXPECT_TRUE(f.Check(MakeNodeInfo()));
 }
 
+// A pids limit needs the pids controller besides: a node that enforces cpu
+// and memory but not pids takes the task only without its pids limit.
+TEST(LimitsFilter, APidsLimitNeedsANodeThatEnforcesPidsToo) {
+  LimitsFilter f;
+  TaskSpec spec;
+  spec.has_limits = true;
+  const NodeInfo no_pids = MakeNodeInfo([](Node& n) {
+    n.limits_enforced = true;
+    n.pids_limit_enforced = false;
+  });
+  const NodeInfo pids = MakeNodeInfo([](Node& n) {
+    n.limits_enforced = true;
+    n.pids_limit_enforced = true;
+  });
+  ASSERT_TRUE(f.SetTask(spec, 0));
+  EXPECT_TRUE(f.Check(no_pids));
+  spec.has_pids_limit = true;
+  ASSERT_TRUE(f.SetTask(spec, 0));
+  EXPECT_FALSE(f.Check(no_pids));
+  EXPECT_TRUE(f.Check(pids));
+  EXPECT_FALSE(f.Check(MakeNodeInfo([](Node& n) {
+    n.limits_enforced = false;
+    n.pids_limit_enforced = true;
+  })));
+  // Unsaid, pids follow the node's other limits: a simulated node passes.
+  EXPECT_TRUE(f.Check(MakeNodeInfo([](Node& n) { n.limits_enforced = true; })));
+  EXPECT_TRUE(f.Check(MakeNodeInfo()));
+}
+
 TEST(ResourceFilter, EqualPassesMoreFails) {
   NodeInfo node = MakeNodeInfo([](Node& n) {
     n.resources.milli_cpu = 2000;

@@ -103,6 +103,7 @@ NodeAgent::NodeAgent(NodeAgentOptions options, const Clock& clock)
         o.shim_path = options_.exec_path;
         o.cgroup_root = limits_.root;
         o.cgroup_v1_parents = limits_.v1_parents;
+        o.pids_limits = limits_.pids;
         return o;
       }()) {}
 
@@ -233,7 +234,9 @@ Result<Json> NodeAgent::Description() const {
       {"limits",
        {{"enforced", limits_.enforced},
         {"reason", limits_.reason},
-        {"cgroup", limits_.enforced ? "v" + std::to_string(limits_.cgroup_version) : ""}}},
+        {"cgroup", limits_.enforced ? "v" + std::to_string(limits_.cgroup_version) : ""},
+        {"pids", limits_.pids},
+        {"pids_reason", limits_.pids_reason}}},
       {"version", "0.1.0"}};
   if (!options_.engine_labels.empty()) body["engine_labels"] = options_.engine_labels;
   return body;
@@ -471,8 +474,10 @@ void NodeAgent::StartTask(const std::string& id,
   const executor::TaskToRun run{id, node_, kNoRun, std::nullopt, task.process.get()};
   std::string started = executor_.Start(run, clock_.Now()).value_or("starting");
   // Never claim a limit that does not hold.
-  if (task.process && (task.process->limit_cpu || task.process->limit_memory) && !limits_.enforced)
+  if (task.process && task.process->HasLimits() && !limits_.enforced)
     started += "; its limits are not enforced: " + limits_.reason;
+  else if (task.process && task.process->limit_pids && !limits_.pids)
+    started += "; its pids limit is not enforced: " + limits_.pids_reason;
   Log("started task " + id + ": " + started);
   Report(id, TaskState::kRunning, started);
 }

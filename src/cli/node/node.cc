@@ -31,6 +31,19 @@ std::string ResourcesText(const Json& r) {
          FormatMemory(r.value("memory", Json(0)));
 }
 
+// `node inspect`'s "enforced: cpu, memory, pids (cgroup v1)", or what is
+// not and why: pids limits need a controller of their own, which a node
+// that holds the others may lack.
+std::string LimitsText(const Json& b) {
+  if (!b.value("limits_enforced", false))
+    return "NOT enforced: " + b.value("limits", "") + " (tasks with limits are not placed here)";
+  const std::string cgroup = " (cgroup " + b.value("limits_cgroup", std::string("v2")) + ")";
+  if (b.value("limits_pids", false)) return "enforced: cpu, memory, pids" + cgroup;
+  const std::string why = b.value("limits_pids_reason", "");
+  return "enforced: cpu, memory" + cgroup + "; pids NOT enforced" +
+         (why.empty() ? "" : ": " + why) + " (tasks with a pids limit are not placed here)";
+}
+
 // `node inspect`: one node, field by field, with what its tasks reserve
 // and, for a berth-node machine, its executor and whether limits hold.
 void PrintNodeDetail(const Json& n, std::ostream& out) {
@@ -51,11 +64,7 @@ void PrintNodeDetail(const Json& n, std::ostream& out) {
     const Json& b = n["berth_node"];
     rows.push_back({"Executor:", "berth-node " + b.value("version", "") + ", logs at " +
                                      b.value("endpoint", "")});
-    rows.push_back({"Limits:", b.value("limits_enforced", false)
-                                   ? "enforced: cpu, memory (cgroup " +
-                                         b.value("limits_cgroup", std::string("v2")) + ")"
-                                   : "NOT enforced: " + b.value("limits", "") +
-                                         " (tasks with limits are not placed here)"});
+    rows.push_back({"Limits:", LimitsText(b)});
   } else {
     rows.push_back({"Executor:", "simulated"});
   }

@@ -4,6 +4,7 @@
 #include <httplib.h>
 
 #include <thread>
+#include <tuple>
 
 #include "cli/cli_test_support.h"
 
@@ -46,9 +47,28 @@ TEST_F(ClientCommandsTest, NodeLsShowsHostnamesOneMemoryUnitAndStatusMessages) {
           "limits": {"enforced": true, "reason": "", "cgroup": "v1"}})"))
                   .ok());
   inspect = Run({"node", "inspect", "m2"});
-  EXPECT_NE(inspect.out.find("Limits:         enforced: cpu, memory (cgroup v1)\n"),
+  EXPECT_NE(inspect.out.find("Limits:         enforced: cpu, memory (cgroup v1); pids NOT "
+                             "enforced (tasks with a pids limit are not placed here)\n"),
             std::string::npos)
       << inspect.out;
+  // And its pids controller too, or not, saying why.
+  const std::tuple<const char*, const char*, const char*> pids_cases[] = {
+      {"m3", R"("pids": true)", "enforced: cpu, memory, pids (cgroup v1)\n"},
+      {"m4", R"("pids": false, "pids_reason": "no pids controller")",
+       "enforced: cpu, memory (cgroup v1); pids NOT enforced: no pids controller (tasks with a "
+       "pids limit are not placed here)\n"}};
+  for (const auto& [name, pids, line] : pids_cases) {
+    ASSERT_TRUE(join.Call("POST", "/v1/node/register",
+                          Json::parse(std::string(R"({"hostname": ")") + name +
+                                      R"(", "machine": "m-)" + name + R"(", "version": "0.1.0",
+          "endpoint": "127.0.0.1:3", "limits": {"enforced": true, "cgroup": "v1", )" +
+                                      pids + "}}"))
+                    .ok())
+        << name;
+    inspect = Run({"node", "inspect", name});
+    EXPECT_NE(inspect.out.find(std::string("Limits:         ") + line), std::string::npos)
+        << inspect.out;
+  }
 }
 
 TEST_F(ClientCommandsTest, NodeAddDrainAndRm) {

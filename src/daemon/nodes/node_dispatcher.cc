@@ -55,20 +55,31 @@ Result<Registration> ReadRegistration(const Json& body) {
   BERTH_RETURN_IF_ERROR(api::ReadField(body, "endpoint", "", api::ReadText, &endpoint));
   BERTH_RETURN_IF_ERROR(api::ReadField(body, "version", "", api::ReadText, &version));
   Json limits = body.value("limits", Json{{"enforced", false}});
-  BERTH_RETURN_IF_ERROR(api::CheckObject(limits, "limits", {"enforced", "reason", "cgroup"}));
-  if (!limits.value("enforced", Json(false)).is_boolean())
-    return api::FieldError("limits.enforced", "expected true or false");
-  std::string reason;
+  BERTH_RETURN_IF_ERROR(
+      api::CheckObject(limits, "limits", {"enforced", "reason", "cgroup", "pids", "pids_reason"}));
+  bool enforced = false, pids = false;
+  BERTH_RETURN_IF_ERROR(api::ReadField(limits, "enforced", "limits", api::ReadBool, &enforced));
+  // Whether pids limits hold too (the pids controller); absent: a
+  // berth-node from before pids limits, which does not hold them.
+  BERTH_RETURN_IF_ERROR(api::ReadField(limits, "pids", "limits", api::ReadBool, &pids));
+  std::string reason, pids_reason;
   BERTH_RETURN_IF_ERROR(api::ReadField(limits, "reason", "limits", api::ReadShownText, &reason));
+  BERTH_RETURN_IF_ERROR(
+      api::ReadField(limits, "pids_reason", "limits", api::ReadShownText, &pids_reason));
   // Which cgroup version holds them: "v1" or "v2", "" when not enforced.
   std::string cgroup;
   BERTH_RETURN_IF_ERROR(api::ReadField(limits, "cgroup", "limits", api::ReadShownText, &cgroup));
   Json node = {{"id", hostname}, {"hostname", hostname}, {"state", "ready"}};
   for (const char* field : {"resources", "platform", "address", "engine_labels"})
     if (body.contains(field)) node[field] = body[field];
-  node["berth_node"] = {{"machine", machine}, {"endpoint", endpoint},
-                        {"version", version}, {"limits_enforced", limits.value("enforced", false)},
-                        {"limits", reason},   {"limits_cgroup", cgroup}};
+  node["berth_node"] = {{"machine", machine},
+                        {"endpoint", endpoint},
+                        {"version", version},
+                        {"limits_enforced", enforced},
+                        {"limits", reason},
+                        {"limits_cgroup", cgroup},
+                        {"limits_pids", enforced && pids},
+                        {"limits_pids_reason", pids_reason}};
   BERTH_RETURN_IF_ERROR(NodeRegistry::Validate(node));
   return Registration{std::move(node), std::move(machine)};
 }

@@ -84,6 +84,34 @@ TEST_F(NodeDispatcherTest, TheSameMachineRegisteringAgainIsTheSameNode) {
   EXPECT_EQ((*nodes_.Get("n1"))["availability"], "pause");
 }
 
+// Whether a node holds pids limits is its own fact beside the others: a
+// node without the pids controller enforces cpu and memory only, and says
+// why not pids; a node that enforces nothing holds no pids limit either.
+TEST_F(NodeDispatcherTest, ANodeSaysWhetherItHoldsPidsLimits) {
+  Json body = Registration("n1", "m1");
+  body["limits"] = {{"enforced", true},
+                    {"cgroup", "v1"},
+                    {"pids", false},
+                    {"pids_reason", "cgroup v1's pids controller is not mounted"}};
+  ASSERT_TRUE(dispatcher_->Register(body, Join()).ok());
+  Json stored = (*nodes_.Get("n1"))["berth_node"];
+  EXPECT_EQ(stored["limits_enforced"], true);
+  EXPECT_EQ(stored["limits_pids"], false);
+  EXPECT_EQ(stored["limits_pids_reason"], "cgroup v1's pids controller is not mounted");
+  body = Registration("n2", "m2");
+  body["limits"] = {{"enforced", false}, {"pids", true}};
+  ASSERT_TRUE(dispatcher_->Register(body, Join()).ok());
+  EXPECT_EQ((*nodes_.Get("n2"))["berth_node"]["limits_pids"], false);
+  const int64_t revision = store_.revision();
+  body = Registration("n3", "m3");
+  body["limits"] = {{"enforced", true}, {"pids", "yes"}};
+  EXPECT_EQ(dispatcher_->Register(body, Join()).status().message(),
+            "limits.pids: expected true or false, got string");
+  body["limits"] = {{"enforced", true}, {"pids_reason", 3}};
+  EXPECT_EQ(dispatcher_->Register(body, Join()).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_.revision(), revision);
+}
+
 TEST_F(NodeDispatcherTest, AHeldNameIsRefusedAndChangesNothing) {
   ASSERT_TRUE(dispatcher_->Register(Registration("n1", "m1"), Join()).ok());
   ASSERT_TRUE(nodes_.Register(Json{{"id", "sim"}}).ok());

@@ -25,8 +25,10 @@ Status NodeRegistry::Validate(const api::Json& node) {
 
 Status DecodeStoredNode(api::Json body, const std::string& id, Node* node) {
   body.erase("slots");
-  if (const api::Json b = body.value("berth_node", api::Json()); b.is_object())
+  if (const api::Json b = body.value("berth_node", api::Json()); b.is_object()) {
     body["limits_enforced"] = b.value("limits_enforced", false);
+    body["pids_limit_enforced"] = b.value("limits_pids", false);
+  }
   body.erase("berth_node");
   return api::DecodeNode(body, "node '" + id + "'", node);
 }

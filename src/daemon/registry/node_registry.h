@@ -23,8 +23,8 @@ namespace berth::daemon {
 
 // A stored node's body decoded for the engines: "slots" (admission's
 // workers) and "berth_node" are berthd's, but for the berth-node's word on
-// whether it enforces limits (the limits filter; a node stored before
-// berth-node said so is taken as not enforcing them).
+// whether it enforces limits and pids limits (the limits filter; a node
+// stored before berth-node said so is taken as not enforcing them).
 Status DecodeStoredNode(api::Json body, const std::string& id, Node* node);
 
 class NodeRegistry {
