@@ -163,6 +163,17 @@ class AgentFleetE2eTest : public testing::Test {
       for (const std::string& node : nodes) runs[node] = RunningDirs(DataDir(node));
     return runs;
   }
+  // The tasks as berthd has them and the runs on the nodes, for a failure.
+  std::string Describe() {
+    std::string out;
+    if (Result<Json> tasks = Call("GET", "/v1/tasks?service=web"); tasks.ok())
+      for (const Json& t : (*tasks)["tasks"])
+        out += t.value("id", "") + " " + t.value("node", "") + " " + t.value("state", "") + "/" +
+               t.value("desired_state", "") + "\n";
+    for (const auto& [node, ids] : Processes())
+      for (const std::string& id : ids) out += node + ": " + id + "\n";
+    return out;
+  }
   static size_t Count(const std::map<std::string, std::set<std::string>>& runs) {
     size_t n = 0;
     for (const auto& [node, ids] : runs) n += ids.size();
@@ -182,8 +193,12 @@ TEST_F(AgentFleetE2eTest, ReplicasRunAsProcessesOnTheAgentsNodesAndAKilledNodesT
   ASSERT_TRUE(Eventually([&] { return Total(RunningByNode("web")) == 8; }));
   ASSERT_TRUE(Eventually([&] { return Count(Processes()) == 8; }));
   // Each running task is a process on the node berthd says it runs on.
-  for (const auto& [node, count] : RunningByNode("web"))
-    EXPECT_EQ(RunningDirs(DataDir(node)).size(), static_cast<size_t>(count)) << node;
+  auto matches = [&] {
+    for (const auto& [node, count] : RunningByNode("web"))
+      if (RunningDirs(DataDir(node)).size() != static_cast<size_t>(count)) return false;
+    return true;
+  };
+  EXPECT_TRUE(Eventually(matches)) << Describe();
   // Its output comes back through berthd, from the agent, from the node.
   Result<Json> logs = Call("GET", "/v1/tasks/web.1/logs");
   ASSERT_TRUE(logs.ok()) << logs.status().message();
