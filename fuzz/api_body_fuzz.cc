@@ -75,5 +75,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)berth::api::DecodeEligibleRequest(body);
   (void)berth::api::DecodeSampleResponse(body, "agent");
   (void)berth::api::DecodeCommitResponse(body);
+  (void)berth::api::DecodeRunsBatch(body);
   return 0;
 }
