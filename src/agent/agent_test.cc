@@ -128,6 +128,41 @@ TEST(Agent, ACommitFindsItsNodeByIdWhenTheIndexNamesAnother) {
   EXPECT_EQ(agent.Commit({Task(100), 7, "n9"}).outcome, CommitOutcome::kError);
 }
 
+TEST(Agent, NodesJoinUpToTheCapacityAndAnUpdateKeepsWhatIsBound) {
+  AgentOptions options;
+  options.max_nodes = 2;
+  Agent agent(options, {});
+  EXPECT_TRUE(agent.Sample({Task(100), 10'000, Duration{1000}, {}}).nodes.empty());
+  std::vector<Node> nodes = MakeNodes(3, 1000, 1 << 30);
+  ASSERT_TRUE(agent.UpsertNode(nodes[0]).ok());
+  ASSERT_EQ(agent.Commit({Task(600), 0, "n0"}).outcome, CommitOutcome::kBound);
+  // The node reports more cpu: what is bound stays taken.
+  nodes[0].resources.milli_cpu = 2000;
+  EXPECT_EQ(*agent.UpsertNode(nodes[0]), 0u);
+  agent.nodes().Read(0, [](const AgentNode& n) { EXPECT_EQ(n.info.available_milli_cpu(), 1400); });
+  EXPECT_EQ(*agent.UpsertNode(nodes[1]), 1u);
+  Result<uint32_t> full = agent.UpsertNode(nodes[2]);
+  ASSERT_FALSE(full.ok());
+  EXPECT_NE(full.status().message().find("--max-nodes"), std::string::npos);
+  EXPECT_EQ(agent.Sample({Task(100), 10'000, Duration{1000}, {}}).nodes.size(), 2u);
+  EXPECT_EQ(agent.BoundNode("t"), "n0");
+  EXPECT_EQ(agent.BoundNode("other"), std::nullopt);
+}
+
+TEST(Agent, ANodeThatWentDownIsSkippedBySamplesAndRefusedByCommits) {
+  Agent agent({}, MakeNodes(2, 1000, 1 << 30));
+  Node down = MakeNodes(1, 1000, 1 << 30)[0];
+  down.state = NodeState::kDown;
+  ASSERT_TRUE(agent.UpsertNode(down).ok());
+  SampleResponse sample = agent.Sample({Task(100), 10'000, Duration{1000}, {}});
+  ASSERT_EQ(sample.nodes.size(), 1u);
+  EXPECT_EQ(sample.nodes[0].node_id, "n1");
+  CommitResponse refused = agent.Commit({Task(100), 0, "n0"});
+  EXPECT_EQ(refused.outcome, CommitOutcome::kConflict);
+  EXPECT_EQ(refused.reason, "node 'n0' is down");
+  agent.nodes().Read(0, [](const AgentNode& n) { EXPECT_EQ(n.info.available_milli_cpu(), 1000); });
+}
+
 TEST(Agent, ErrorsAreDistinctFromConflicts) {
   Agent agent({}, MakeNodes(2, 1000, 1000));
   EXPECT_EQ(agent.Commit({Task(1), 5, "n5"}).outcome, CommitOutcome::kError);  // no such node

@@ -85,6 +85,52 @@ TEST(AgentCodec, ACommitMayNameItsNodeByIdAlone) {
   EXPECT_FALSE(DecodeCommitRequest({{"task", {{"id", "web.1"}}}, {"node_index", 3}}).ok());
 }
 
+TEST(AgentCodec, ACommitCarriesTheProcessAndTheRunOfATaskThatRunsOnABerthNode) {
+  agent::CommitRequest request;
+  request.node_id = "n11";
+  request.task.id = "build.3";
+  request.task.spec = std::make_shared<TaskSpec>();
+  auto process = std::make_shared<executor::ProcessSpec>();
+  process->command = "make";
+  process->args = {"shard-3"};
+  process->limit_memory = 64 << 20;
+  request.task.process = process;
+  request.task.run_id = "build.3~2";
+  Result<agent::CommitRequest> back = DecodeCommitRequest(EncodeCommitRequest(request));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_NE(back->task.process, nullptr);
+  EXPECT_EQ(*back->task.process, *process);
+  EXPECT_EQ(back->task.run(), "build.3~2");
+  // A run of another task, a process without a command: refused, named.
+  Json other = EncodeCommitRequest(request);
+  other["task"]["run"] = "test.1~2";
+  EXPECT_NE(DecodeCommitRequest(other).status().message().find("task.run"), std::string::npos);
+  Json commandless = EncodeCommitRequest(request);
+  commandless["task"]["process"].erase("command");
+  EXPECT_NE(DecodeCommitRequest(commandless).status().message().find("needs \"command\""),
+            std::string::npos);
+}
+
+TEST(AgentCodec, RunsBatchesRoundTripAndRefuseStatesARunCannotReport) {
+  const agent::RunsBatch batch{"c0ffee", 7, true, 2,
+                               {{"web.1", "n11", TaskState::kRunning, "started", 0},
+                                {"build.3~2", "n12", TaskState::kFailed, "exit status 3", 1200}}};
+  Result<agent::RunsBatch> back = DecodeRunsBatch(EncodeRunsBatch(batch));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->instance, "c0ffee");
+  EXPECT_EQ(back->sequence, 7);
+  EXPECT_TRUE(back->full);
+  EXPECT_EQ(back->nodes, 2u);
+  ASSERT_EQ(back->runs.size(), 2u);
+  EXPECT_EQ(back->runs[1].run, "build.3~2");
+  EXPECT_EQ(back->runs[1].state, TaskState::kFailed);
+  EXPECT_EQ(back->runs[1].ran_ms, 1200);
+  Json pending = EncodeRunsBatch(batch);
+  pending["runs"][0]["state"] = "pending";
+  EXPECT_NE(DecodeRunsBatch(pending).status().message().find("runs[0].state"), std::string::npos);
+  EXPECT_FALSE(DecodeRunsBatch(Json{{"sequence", 1}}).ok());  // no instance
+}
+
 TEST(AgentCodec, MalformedMessagesNameTheirField) {
   auto error = [](const Result<agent::SampleRequest>& r) { return r.status().message(); };
   EXPECT_NE(error(DecodeSampleRequest({{"task", {{"id", "t"}}}, {"node", 7}})).find("node"),
