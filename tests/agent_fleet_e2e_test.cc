@@ -1,8 +1,9 @@
 // berth-agents that front berth-node machines, end to end: two berth-agent
 // processes, each with two berth-node processes that joined it with its
 // own node token, and a berthd that places through both (--agent). Tasks
-// are real processes. Heartbeats are fast (--heartbeat-period 100ms x 3),
-// so a killed node is down within a second.
+// are real processes. Heartbeats are fast (--heartbeat-period 500ms x 3):
+// a killed node is down within 2 s, yet a machine loaded by a parallel test
+// run does not mark live nodes down.
 //
 // Everything is awaited on what it waits for, polled with a bound. Every
 // process started is stopped by its pid; a node's tasks (which outlive
@@ -84,7 +85,7 @@ class AgentFleetE2eTest : public testing::Test {
     const std::string port = ports_.count(id) ? ports_[id] : "0";
     agents_[id] = std::make_unique<Process>(std::vector<std::string>{
         BERTH_AGENT_BINARY, "--id", id, "--data-dir", DataDir(id), "--port", port,
-        "--heartbeat-period", "100ms"});
+        "--heartbeat-period", "500ms"});
     ports_[id] = PortInLine(agents_[id]->WaitForLine("listening on", kBound));
     ASSERT_FALSE(ports_[id].empty()) << id << " did not start";
     token_ = FirstLine(DataDir(kAgents[0]) + "/token");
@@ -242,6 +243,31 @@ TEST_F(AgentFleetE2eTest, AnAgentKilledAndRestartedRelearnsItsNodesAndBindingsAn
   // The restarted agent still runs what berthd asks: one replica more.
   ASSERT_TRUE(Call("PATCH", "/v1/services/web", Json{{"replicas", 9}}).ok());
   EXPECT_TRUE(Eventually([&] { return Count(Processes()) == 9; }));
+}
+
+// A job placed through the agents runs its tasks' commands on their nodes;
+// a failed task runs again (a new run id on a node) as the job says; the
+// job ends as its tasks did, and its output comes back through the agents.
+TEST_F(AgentFleetE2eTest, AJobsTasksRunOnTheAgentsNodesAndAFailedOneIsRetried) {
+  Process cli({BERTH_BINARY, "job", "submit", "j", "--requestor", "ci", "--tasks", "6",
+               "--max-retries", "1", "--server", "http://127.0.0.1:" + berthd_port_, "--token",
+               berthd_token_, "--", "sh", "-c", "echo task {{.Index}}; [ {{.Index}} != 4 ]"},
+              Process::Stderr::kMerge);
+  Process::Exit submitted = cli.WaitExit(kBound);
+  ASSERT_EQ(submitted.status, 0) << submitted.output;
+  auto state = [&] {
+    Result<Json> job = Call("GET", "/v1/jobs/j");
+    return job.ok() ? job->value("state", "") : "";
+  };
+  ASSERT_TRUE(Eventually([&] { return state() == "failed"; }))
+      << Call("GET", "/v1/tasks?job=j")->dump();
+  EXPECT_EQ((*Call("GET", "/v1/jobs/j"))["states"], (Json{{"complete", 5}, {"failed", 1}}));
+  const Json failed = *Call("GET", "/v1/tasks/j.4");
+  EXPECT_NE(failed.value("message", "").find("exit status 1"), std::string::npos) << failed;
+  EXPECT_EQ(failed.value("attempt", 0), 1);  // ran twice: its first run and one retry
+  Result<Json> logs = Call("GET", "/v1/tasks/j.3/logs");
+  ASSERT_TRUE(logs.ok()) << logs.status().message();
+  EXPECT_NE(logs->dump().find("task 3"), std::string::npos) << *logs;
 }
 
 TEST_F(AgentFleetE2eTest, WrongTokensAndNodesThatLeftAreRefusedWithTheReason) {

@@ -15,6 +15,8 @@ using api::Json;
 
 // Bindings are stored as the commit request that made them (by task id).
 constexpr const char* kBindingKind = "binding";
+// Released runs whose node is remembered, so that their logs stay readable.
+constexpr size_t kReleasedKept = 100'000;
 
 }  // namespace
 
@@ -232,6 +234,12 @@ size_t NodeFleet::Release(const std::vector<std::string>& task_ids) {
     if (run == run_of_.end()) continue;
     if (auto it = runs_.find(run->second); it != runs_.end()) {
       executor_->Stop(ToRun(it->first, it->second));
+      if (released_.emplace(it->first, it->second.node).second)
+        released_order_.push_back(it->first);
+      if (released_order_.size() > kReleasedKept) {
+        released_.erase(released_order_.front());
+        released_order_.pop_front();
+      }
       runs_.erase(it);
     }
     run_of_.erase(run);
@@ -286,9 +294,12 @@ Result<Json> NodeFleet::TaskLogs(const api::ApiRequest& r) const {
   std::string node;
   {
     std::lock_guard lock(mu_);
-    auto run = runs_.find(id);
-    if (run == runs_.end()) return Status::NotFound("agent " + agent_.id() + " runs no '" + id + "'");
-    node = run->second.node;
+    if (auto run = runs_.find(id); run != runs_.end())
+      node = run->second.node;
+    else if (auto gone = released_.find(id); gone != released_.end())
+      node = gone->second;
+    else
+      return Status::NotFound("agent " + agent_.id() + " has no run '" + id + "'");
   }
   Result<Json> stored = nodes_.Get(node);
   std::optional<std::string> credential = dispatcher_->CredentialOf(node);

@@ -22,6 +22,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -103,7 +104,9 @@ class NodeFleet {
   std::condition_variable changed_;  // runs_ changed, or stopping
   std::unordered_map<std::string, Run> runs_;              // by run id
   std::unordered_map<std::string, std::string> run_of_;    // by task id
-  std::unordered_map<std::string, bool> ready_;            // by node: last seen ready
+  // The nodes of released runs, for their logs: the newest kReleasedKept.
+  std::unordered_map<std::string, std::string> released_;  // by run id
+  std::deque<std::string> released_order_;
   int64_t sequence_ = 0;
 
   std::atomic<bool> stopping_{false}, nodes_changed_{false};

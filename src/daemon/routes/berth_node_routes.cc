@@ -77,8 +77,8 @@ Result<Json> Daemon::AgentTaskLogs(const std::string& agent, const std::string& 
                                  ": " + lines.status().message());
     if (!lines.ok())
       return Status::NotFound("task '" + id + "' runs on node '" + node + "' of agent " + agent +
-                              ", which has no logs of it (its nodes are simulated, or it ended "
-                              "and was released)");
+                              ", which has no logs of it (its nodes are simulated, or it restarted "
+                              "since the task ended)");
     (*lines)["task"] = id;
     (*lines)["node"] = node;
     return lines;
