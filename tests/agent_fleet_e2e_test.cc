@@ -27,6 +27,7 @@ namespace berth {
 namespace {
 
 using api::Json;
+using testing_support::Eventually;
 using testing_support::FirstLine;
 using testing_support::PortInLine;
 using testing_support::Process;
@@ -36,22 +37,9 @@ const std::vector<std::string> kAgents = {"a1", "a2"};
 const std::map<std::string, std::vector<std::string>> kNodesOf = {{"a1", {"n11", "n12"}},
                                                                   {"a2", {"n21", "n22"}}};
 
-bool Eventually(const std::function<bool()>& done, std::chrono::milliseconds bound = kBound) {
-  const auto deadline = std::chrono::steady_clock::now() + bound;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
-}
-
-// The task runs a node's data directory holds that still run (no exit file).
+// The task runs a node's data directory holds that still run.
 std::set<std::string> RunningDirs(const std::string& data_dir) {
-  std::set<std::string> ids;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(data_dir + "/tasks", ec))
-    if (!std::filesystem::exists(entry.path() / "exit")) ids.insert(entry.path().filename());
-  return ids;
+  return testing_support::TaskDirs(data_dir, true);
 }
 
 class AgentFleetE2eTest : public testing::Test {

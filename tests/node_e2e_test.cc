@@ -26,6 +26,7 @@
 #include "api/api_client.h"
 #include "core/quantity.h"
 #include "executor/cgroup_files.h"
+#include "executor/test_programs.h"
 #include "process.h"
 #include "store/test_dir.h"
 
@@ -33,22 +34,13 @@ namespace berth {
 namespace {
 
 using api::Json;
+using testing_support::Eventually;
 using testing_support::FirstLine;
 using testing_support::PortInLine;
 using testing_support::Process;
+using testing_support::TaskDirs;
 
 constexpr auto kBound = std::chrono::seconds(30);
-
-// Polls `done` until it holds or the bound passes; the polling interval is
-// the wait's granularity, not a guess at how long something takes.
-bool Eventually(const std::function<bool()>& done, std::chrono::milliseconds bound = kBound) {
-  const auto deadline = std::chrono::steady_clock::now() + bound;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
-}
 
 bool Alive(pid_t pid) { return pid > 0 && ::kill(pid, 0) == 0; }
 
@@ -57,16 +49,6 @@ std::string ReadFile(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// The tasks a node's data directory holds, and which of them still run
-// (no exit file).
-std::set<std::string> TaskDirs(const std::string& data_dir, bool running_only) {
-  std::set<std::string> ids;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(data_dir + "/tasks", ec))
-    if (!running_only || !std::filesystem::exists(entry.path() / "exit"))
-      ids.insert(entry.path().filename());
-  return ids;
-}
 
 // Every file under a node's task directories, for a failure's message.
 std::string Listing(const std::string& data_dir) {
@@ -740,24 +722,6 @@ std::optional<int64_t> CpuUsageNs(const std::string& id) {
   return std::stoll(text);
 }
 
-// Forks up to 20 children, each waiting for the parent's end; exits 3,
-// saying how many it made, when a fork fails.
-constexpr char kForkUntilRefused[] = R"py(import os, sys
-r, w = os.pipe()
-n = 0
-try:
-    while n < 20:
-        if os.fork() == 0:
-            os.close(w)
-            os.read(r, 1)
-            os._exit(0)
-        n += 1
-except OSError as e:
-    print(f"forked {n}, then: {e.strerror}", flush=True)
-    sys.exit(3)
-print(f"forked {n}", flush=True)
-)py";
-
 // Limits hold on a real berth-node (issue 30): a task that allocates and
 // touches 300 MB (dd's buffer, filled from /dev/zero) under
 // --limit-memory 64M is killed by the kernel at its limit, and its state
@@ -805,7 +769,7 @@ TEST_F(NodeE2eTest, LimitsHoldAForkBeyondAJobsPidsLimitFails) {
   if (!b.value("limits_pids", false)) GTEST_SKIP() << "pids: " << b.value("limits_pids_reason", "");
   if (!std::filesystem::exists("/usr/bin/python3")) GTEST_SKIP() << "needs /usr/bin/python3";
   ASSERT_NE(Berth({"job", "submit", "forky", "--requestor", "ci", "--max-retries", "0",
-                   "--limit-pids", "8", "--", "/usr/bin/python3", "-c", kForkUntilRefused}),
+                   "--limit-pids", "8", "--", "/usr/bin/python3", "-c", executor::kForkUntilRefused}),
             "");
   EXPECT_TRUE(Eventually([&] {
     return Call("GET", "/v1/jobs/forky")->value("state", "") == "failed";

@@ -13,7 +13,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -128,6 +130,29 @@ class Process {
   int out_ = -1;
   std::string buffer_;
 };
+
+// The tasks a node's data directory holds, and which of them still run
+// (no exit file).
+inline std::set<std::string> TaskDirs(const std::string& data_dir, bool running_only) {
+  std::set<std::string> ids;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(data_dir + "/tasks", ec))
+    if (!running_only || !std::filesystem::exists(entry.path() / "exit"))
+      ids.insert(entry.path().filename());
+  return ids;
+}
+
+// Polls `done` until it holds or `bound` passes; the polling interval is
+// the wait's granularity, not a guess at how long something takes.
+inline bool Eventually(const std::function<bool()>& done,
+                       std::chrono::milliseconds bound = std::chrono::seconds(30)) {
+  const auto deadline = std::chrono::steady_clock::now() + bound;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
 
 // The port of a server's start-up line, "... listening on [http://]HOST:PORT
 // (...)", or "" when the line has none.

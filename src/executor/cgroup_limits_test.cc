@@ -22,6 +22,7 @@
 #include "executor/proc_stat.h"
 #include "executor/process_executor.h"
 #include "executor/task_dir.h"
+#include "executor/test_programs.h"
 #include "store/test_dir.h"
 
 namespace berth::executor {
@@ -274,24 +275,6 @@ TEST(ProcessExecutorV1, AnOomKillIsReportedWithTheLimit) {
 // enforce. PrepareLimits sets the machine up as berth-node does (on
 // cgroup v2 it moves this test process); TearDown removes berth's v1
 // groups once empty.
-// Forks up to 20 children, each waiting for the parent's end; exits 3,
-// saying how many it made, when a fork fails.
-constexpr char kForkUntilRefused[] = R"py(import os, sys
-r, w = os.pipe()
-n = 0
-try:
-    while n < 20:
-        if os.fork() == 0:
-            os.close(w)
-            os.read(r, 1)
-            os._exit(0)
-        n += 1
-except OSError as e:
-    print(f"forked {n}, then: {e.strerror}", flush=True)
-    sys.exit(3)
-print(f"forked {n}", flush=True)
-)py";
-
 class RealLimitsTest : public testing::Test {
  protected:
   void SetUp() override {
