@@ -842,5 +842,56 @@ TEST_F(NodeE2eTest, NoCgroupIsLeftWhenASupervisorOrItsNodeIsKilled) {
   EXPECT_TRUE(Eventually([&] { return testing_support::Ended(b_task); }));
 }
 
+// Issue 30's acceptance: a rebalance kills a running task on a loaned
+// worker and the task starts again later, as a new run. Two nodes of one
+// worker each; class land borrows both while diff has nothing to do; once
+// diff waits, the spread (100 points) stays over the threshold for the
+// minimum duration and the rebalance stops land's newest task on its node.
+// diff's task waits for a gate, so the test sees the preempted task
+// waiting; once diff's task ends, land's runs again under a new run id.
+TEST_F(NodeE2eTest, ARebalanceKillsATaskOnALoanedWorkerAndItRunsAgainLater) {
+  StartNode("n1");
+  StartNode("n2");
+  ASSERT_TRUE(Call("PATCH", "/v1/classes", Json::parse(R"({"classes": {"land": 50, "diff": 50},
+                     "requestors": [["^land", "land"], ["^diff", "diff"]],
+                     "rebalance": {"threshold": 10, "min_duration_s": 1}})"))
+                  .ok());
+  ASSERT_NE(Berth({"job", "submit", "l", "--requestor", "land-ci", "--tasks", "2", "--", "sleep",
+                   "1000"}),
+            "");
+  auto running = [&](const std::string& job) {
+    Result<Json> tasks = Call("GET", "/v1/tasks?job=" + job + "&state=running");
+    return tasks.ok() ? (*tasks)["tasks"].size() : 0u;
+  };
+  ASSERT_TRUE(Eventually([&] { return running("l") == 2; }));
+  const std::string gate = dir_.path() + "/diff-may-end";
+  ASSERT_NE(Berth({"job", "submit", "d", "--requestor", "diff-ci", "--", "sh", "-c",
+                   "until [ -e " + gate + " ]; do sleep 0.02; done"}),
+            "");
+  std::string preempted;
+  ASSERT_TRUE(Eventually([&] {
+    for (const char* id : {"l.1", "l.2"})
+      if (Task(id).value("message", "") == "preempted by rebalance; waiting again") preempted = id;
+    return !preempted.empty() && running("d") == 1;
+  })) << Call("GET", "/v1/tasks?job=l")->dump();
+  // Its first run was killed on its node: no process of it is left.
+  auto runs = [&] {
+    std::set<std::string> all;
+    for (const char* node : {"n1", "n2"})
+      for (const std::string& id : TaskDirs(DataDir(node), true)) all.insert(id);
+    return all;
+  };
+  EXPECT_TRUE(Eventually([&] { return !runs().count(preempted); }));
+  std::ofstream(gate) << "go\n";
+  EXPECT_TRUE(Eventually([&] {
+    const Json task = Task(preempted);
+    return task.value("state", "") == "running" && task.value("attempt", 0) == 1;
+  })) << Task(preempted).dump();
+  EXPECT_TRUE(runs().count(preempted + "~1")) << preempted;
+  Result<Json> diff = Call("GET", "/v1/jobs/d");
+  ASSERT_TRUE(diff.ok());
+  EXPECT_EQ(diff->value("state", ""), "complete");
+}
+
 }  // namespace
 }  // namespace berth
