@@ -241,13 +241,6 @@ size_t Agent::Release(const std::vector<std::string>& task_ids) {
   return released;
 }
 
-std::optional<std::string> Agent::BoundNode(const std::string& task_id) const {
-  std::lock_guard lock(bindings_mu_);
-  auto it = bindings_.find(task_id);
-  if (it == bindings_.end()) return std::nullopt;
-  return nodes_.NodeId(it->second.node);
-}
-
 size_t Agent::bindings() const {
   std::lock_guard lock(bindings_mu_);
   return bindings_.size();

@@ -33,7 +33,6 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -95,8 +94,6 @@ class Agent {
   // Adds a node that joined, or updates one (its state, resources or
   // labels); what is bound to it stays. Conflict past max_nodes.
   Result<uint32_t> UpsertNode(Node node) { return nodes_.Upsert(std::move(node)); }
-  // The node `task_id` is bound to, or nullopt.
-  std::optional<std::string> BoundNode(const std::string& task_id) const;
   // Frees the bindings of `task_id`; false when it has none here.
   bool Release(const std::string& task_id);
   // Releases each of `task_ids`; returns how many had bindings here.

@@ -145,8 +145,6 @@ TEST(Agent, NodesJoinUpToTheCapacityAndAnUpdateKeepsWhatIsBound) {
   ASSERT_FALSE(full.ok());
   EXPECT_NE(full.status().message().find("--max-nodes"), std::string::npos);
   EXPECT_EQ(agent.Sample({Task(100), 10'000, Duration{1000}, {}}).nodes.size(), 2u);
-  EXPECT_EQ(agent.BoundNode("t"), "n0");
-  EXPECT_EQ(agent.BoundNode("other"), std::nullopt);
 }
 
 TEST(Agent, ANodeThatWentDownIsSkippedBySamplesAndRefusedByCommits) {
