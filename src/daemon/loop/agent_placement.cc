@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 
 namespace berth::daemon {
 
@@ -62,6 +63,10 @@ bool AgentPlacement::Submit(agent::PlacementTask task) {
   {
     std::lock_guard lock(mu_);
     if (in_flight_.contains(task.id) || outcomes_.contains(task.id)) return false;
+    if (releasing_.contains(task.id)) {
+      submit_waited_ = true;
+      return false;
+    }
     if (auto retry = retry_at_.find(task.id); retry != retry_at_.end()) {
       if (clock_.Now() < retry->second) return false;
       retry_at_.erase(retry);
@@ -163,6 +168,7 @@ void AgentPlacement::Release(const std::map<std::string, std::vector<std::string
     {
       std::lock_guard lock(mu_);
       if (since_check_[*slot]) since_check_[*slot]->insert(task_ids.begin(), task_ids.end());
+      for (const std::string& id : task_ids) ++releasing_[id];
     }
     Queue({Call::Kind::kRelease, *slot, task_ids, {}, {}, 0, nullptr});
   }
@@ -172,13 +178,21 @@ void AgentPlacement::RunRelease(const Call& call) {
   Result<size_t> released = agents_[call.slot]->Release(call.task_ids, options_.release_timeout);
   if (released.ok()) {
     counters_.released.fetch_add(*released);
-    return;
+  } else {
+    counters_.release_errors.fetch_add(call.task_ids.size());
+    std::fprintf(stderr, "berthd: releasing %zu tasks on agent %s: %s\n", call.task_ids.size(),
+                 agents_[call.slot]->agent_id().c_str(), released.status().message().c_str());
   }
-  counters_.release_errors.fetch_add(call.task_ids.size());
-  std::fprintf(stderr, "berthd: releasing %zu tasks on agent %s: %s\n", call.task_ids.size(),
-               agents_[call.slot]->agent_id().c_str(), released.status().message().c_str());
-  std::lock_guard lock(mu_);
-  recheck_[call.slot] = kCheckNow;
+  bool waited = false;
+  {
+    std::lock_guard lock(mu_);
+    if (!released.ok()) recheck_[call.slot] = kCheckNow;
+    for (const std::string& id : call.task_ids)
+      if (auto it = releasing_.find(id); it != releasing_.end() && --it->second == 0)
+        releasing_.erase(it);
+    waited = std::exchange(submit_waited_, false);
+  }
+  if (waited) Answered();  // a task waited for this release: a pass submits it
 }
 
 std::optional<size_t> AgentPlacement::SlotOf(std::string_view agent_id) const {

@@ -117,7 +117,8 @@ class AgentPlacement {
   int64_t Workers() const;
 
   // Hands a pending task to the instance, unless it is in flight, has an
-  // outcome not yet delivered, or failed less than `retry_after` ago.
+  // outcome not yet delivered, failed less than `retry_after` ago, or has
+  // a release of its earlier binding still under way.
   // Returns whether it was submitted.
   bool Submit(agent::PlacementTask task);
   // Waits until every submitted task has an outcome; false on timeout.
@@ -220,6 +221,12 @@ class AgentPlacement {
 
   mutable std::mutex mu_;
   std::set<std::string, std::less<>> in_flight_;
+  // Task ids whose release call has not returned: not submitted before it
+  // has, or the release would take the new binding with it (an agent
+  // releases every binding of an id). A Submit refused for it asks for a
+  // wake-up when the release returns.
+  std::map<std::string, int, std::less<>> releasing_;
+  bool submit_waited_ = false;
   std::map<std::string, threephase::TaskOutcome> outcomes_;
   std::map<std::string, Timestamp, std::less<>> retry_at_;
   // The calls thread's queue and answers (under mu_ too).

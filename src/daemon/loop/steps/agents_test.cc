@@ -198,6 +198,29 @@ TEST_F(AgentReconcilerTest, PassesDoNotWaitForAgentCalls) {
   EXPECT_EQ(placement.counters().stray_released.load(), 0u);
 }
 
+// A task whose earlier binding is still being released is not submitted
+// again: an agent releases every binding of a task id, so the release
+// would take the new binding with it (and, on a node fleet, stop the new
+// run). When the release returns, the loop is woken to submit it.
+TEST_F(AgentReconcilerTest, ATaskIsNotSubmittedWhileItsEarlierBindingIsBeingReleased) {
+  HangingTransport hanging(a_);
+  AgentPlacement placement{{&hanging}, clock_, Options()};
+  std::atomic<int> wakes{0};
+  placement.Start([&] { ++wakes; });
+  auto task = [] {
+    return agent::PlacementTask{"job.3", 0, std::make_shared<TaskSpec>(), {}, {}, {}};
+  };
+  hanging.Hang(true);
+  placement.Release({{hanging.agent_id(), {"job.3"}}});
+  EXPECT_FALSE(placement.Submit(task()));
+  const int before = wakes.load();
+  hanging.Hang(false);
+  ASSERT_TRUE(placement.WaitCalls(std::chrono::seconds(10)));
+  EXPECT_GT(wakes.load(), before);
+  EXPECT_TRUE(placement.Submit(task()));
+  placement.Stop();
+}
+
 // A new spec version stops every task and starts new ones in one pass:
 // each running task keeps exactly one binding, and none of the new tasks
 // loses its binding to the release of the task it replaces.
