@@ -25,7 +25,10 @@ void AgentExecutor::Start() {
   std::lock_guard lock(mu_);
   if (!pollers_.empty()) return;
   stopping_ = false;
-  for (auto& [id, feed] : feeds_) pollers_.emplace_back([this, &feed] { Poll(feed); });
+  for (auto& entry : feeds_) {
+    Feed* feed = &entry.second;
+    pollers_.emplace_back([this, feed] { Poll(*feed); });
+  }
 }
 
 void AgentExecutor::Stop() {
