@@ -32,6 +32,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <string>
@@ -64,12 +65,13 @@ struct Phase {
 
 class Bench {
  public:
-  Bench(const std::string& server, const std::string& token) : server_(server), token_(token) {}
+  Bench(const std::string& server, const std::string& token, tls::Credentials tls)
+      : server_(server), token_(token), tls_(std::move(tls)) {}
 
   // One service of `replicas` replicas: seconds from its submission to the
   // settled state (every task placed and committed).
   double OneService(int replicas) {
-    api::ApiClient client(server_, token_, 600);
+    api::ApiClient client(server_, token_, 600, tls_);
     const auto start = std::chrono::steady_clock::now();
     if (!client
              .Call("POST", "/v1/services",
@@ -84,7 +86,7 @@ class Bench {
 
   // Until berthd leads (at once without etcd).
   bool WaitLeading() {
-    api::ApiClient client(server_, token_);
+    api::ApiClient client(server_, token_, 30, tls_);
     for (int i = 0; i < 3000; ++i) {
       Result<Json> health = client.Call("GET", "/v1/health");
       if (health.ok() && health->value("role", "") != "follower") return true;
@@ -124,7 +126,7 @@ class Bench {
     });
     const double submit_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    api::ApiClient client(server_, token_);
+    api::ApiClient client(server_, token_, 30, tls_);
     if (!client.Call("GET", "/v1/health?wait=settled&timeout=600").ok())
       std::fprintf(stderr, "did not settle\n");
     const int64_t settled = NowMs();
@@ -141,7 +143,7 @@ class Bench {
     std::vector<std::thread> workers;
     for (int t = 0; t < threads; ++t)
       workers.emplace_back([&] {
-        api::ApiClient client(server_, token_);
+        api::ApiClient client(server_, token_, 30, tls_);
         for (int i; (i = next.fetch_add(1)) < count;) failures += !fn(client, i);
       });
     for (auto& w : workers) w.join();
@@ -173,6 +175,7 @@ class Bench {
   }
 
   std::string server_, token_;
+  tls::Credentials tls_;
   std::mutex mu_;
   std::map<std::string, int64_t> sent_ms_;  // service id -> submission sent
 };
@@ -181,26 +184,34 @@ class Bench {
 // in all; their addresses go to `options`.
 std::vector<std::unique_ptr<testing_support::Process>> StartAgents(int count, int nodes,
                                                                    const std::string& dir,
+                                                                   bool http,
                                                                    daemon::DaemonOptions* options) {
   std::vector<std::unique_ptr<testing_support::Process>> agents;
   for (int i = 0; i < count; ++i) {
     const int share = nodes / count + (i < nodes % count ? 1 : 0);
-    agents.push_back(std::make_unique<testing_support::Process>(std::vector<std::string>{
-        BERTH_AGENT_BINARY, "--id", "agent" + std::to_string(i), "--simulate",
-        std::to_string(std::max(share, 1)), "--port", "0", "--data-dir", dir}));
+    // A data directory (and CA) each, all with the first one's token.
+    const std::string data_dir = dir + "/agent" + std::to_string(i);
+    std::filesystem::create_directories(data_dir);
+    if (i > 0) std::filesystem::copy_file(dir + "/agent0/token", data_dir + "/token");
+    std::vector<std::string> argv = {BERTH_AGENT_BINARY, "--id", "agent" + std::to_string(i),
+                                     "--simulate", std::to_string(std::max(share, 1)), "--port",
+                                     "0", "--data-dir", data_dir};
+    if (http) argv.push_back("--insecure-http");
+    agents.push_back(std::make_unique<testing_support::Process>(argv));
     const std::string port = testing_support::PortInLine(
         agents.back()->WaitForLine("listening on", std::chrono::seconds(60)));
     if (port.empty()) return {};
     options->agents.push_back("127.0.0.1:" + port);
+    if (!http) options->agent_trust_pem += api::TrustIn(data_dir).trust_pem;
   }
-  options->agent_token = testing_support::FirstLine(dir + "/token");
+  options->agent_token = testing_support::FirstLine(dir + "/agent0/token");
   return agents;
 }
 
 int Main(int argc, char** argv) {
   int nodes = 20'000, agents = 0, rate = 1'000, seconds = 5, burst = 10'000, quiet_ms = 0,
       max_ms = 0, sample_bp = 0, cluster_percent = 0, clients = 8, threads = 0, replicas = 0;
-  bool etcd = false;
+  bool etcd = false, http = false;
   // Each integer option with its upper bound (berthd's own for its options).
   struct IntOption {
     const char* name;
@@ -224,8 +235,8 @@ int Main(int argc, char** argv) {
     const IntOption* option = nullptr;
     for (const IntOption& o : options_table)
       if (arg == o.name) option = &o;
-    if (arg == "--etcd") {
-      etcd = true;
+    if (arg == "--etcd" || arg == "--http") {
+      (arg == "--etcd" ? etcd : http) = true;
       continue;
     }
     if (arg == "--quick") {
@@ -237,7 +248,8 @@ int Main(int argc, char** argv) {
           "usage: berthd_bench [--nodes N] [--agents A] [--rate R] [--seconds S] [--burst B]\n"
           "                    [--quick] [--batch-quiet-ms Q] [--batch-max-ms M]\n"
           "                    [--agent-sample-bp NP] [--agent-cluster-percent CP]\n"
-          "                    [--clients C] [--replicas R] [--etcd]\n");
+          "                    [--clients C] [--replicas R] [--etcd] [--http]\n"
+          "  --http: berthd and its agents serve plain HTTP (default HTTPS)\n");
       if (arg == "--help") return 0;
       if (option != nullptr)
         std::fprintf(stderr, "bad argument '%s': expected an integer from 1 to %ld\n", arg.c_str(),
@@ -251,13 +263,14 @@ int Main(int argc, char** argv) {
   daemon::DaemonOptions options;
   options.data_dir = dir.path() + "/data";
   options.port = 0;
+  options.insecure_http = http;
   if (threads > 0) options.threads = threads;
   if (quiet_ms > 0) options.loop.window.quiet = Duration{quiet_ms};
   if (max_ms > 0) options.loop.window.max_delay = Duration{max_ms};
   if (sample_bp > 0) options.agent_placement.scheduler.node_basis_points = sample_bp;
   if (cluster_percent > 0) options.agent_placement.scheduler.cluster_percent = cluster_percent;
   std::vector<std::unique_ptr<testing_support::Process>> agent_processes =
-      StartAgents(agents, nodes, dir.path() + "/agents", &options);
+      StartAgents(agents, nodes, dir.path() + "/agents", http, &options);
   if (agent_processes.size() != static_cast<size_t>(agents)) {
     std::fprintf(stderr, "berthd_bench: a berth-agent did not start\n");
     return 1;
@@ -276,7 +289,8 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "berthd_bench: %s\n", berthd.status().message().c_str());
     return 1;
   }
-  Bench bench("127.0.0.1:" + std::to_string((*berthd)->port()), (*berthd)->token());
+  Bench bench((*berthd)->url(), (*berthd)->token(), (*berthd)->client_tls());
+  std::printf("transport: %s\n", http ? "plain HTTP" : "HTTPS (TLS 1.3, keep-alive)");
   if (!bench.WaitLeading()) {
     std::fprintf(stderr, "berthd_bench: berthd did not lead within 30 s\n");
     return 1;

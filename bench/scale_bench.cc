@@ -153,7 +153,7 @@ int Run(int nodes, int replicas, int task_millicpu, int idle_seconds) {
     std::fprintf(stderr, "scale_bench: %s\n", berthd.status().message().c_str());
     return 1;
   }
-  api::ApiClient client("127.0.0.1:" + std::to_string((*berthd)->port()), (*berthd)->token());
+  api::ApiClient client((*berthd)->url(), (*berthd)->token(), 30, (*berthd)->client_tls());
   if (!client.Call("GET", "/v1/health?wait=settled&timeout=600").ok()) return 1;
   std::printf("%d nodes stored and loaded in %.1f s\n", nodes, Seconds(SteadyNowNs() - setup));
 

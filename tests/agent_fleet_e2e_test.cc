@@ -88,7 +88,7 @@ class AgentFleetE2eTest : public testing::Test {
 
   std::unique_ptr<Process> NodeProcess(const std::string& agent, const std::string& name) {
     return std::make_unique<Process>(
-        std::vector<std::string>{BERTH_NODE_BINARY, "--join", "http://127.0.0.1:" + ports_[agent],
+        std::vector<std::string>{BERTH_NODE_BINARY, "--join", "https://127.0.0.1:" + ports_[agent],
                                  "--token-file", DataDir(agent + "-node-token"), "--data-dir",
                                  DataDir(name), "--hostname", name, "--listen", "127.0.0.1:0",
                                  "--exec", BERTH_EXEC_BINARY},
@@ -105,7 +105,8 @@ class AgentFleetE2eTest : public testing::Test {
     std::vector<std::string> argv = {BERTHD_BINARY, "--data-dir", DataDir("berthd"), "--port",
                                      "0", "--agent-token-file", DataDir(kAgents[0]) + "/token"};
     for (const std::string& agent : kAgents)
-      argv.insert(argv.end(), {"--agent", "127.0.0.1:" + ports_[agent]});
+      argv.insert(argv.end(), {"--agent", "127.0.0.1:" + ports_[agent], "--agent-ca",
+                               DataDir(agent) + "/ca.pem"});
     berthd_ = std::make_unique<Process>(argv);
     berthd_port_ = PortInLine(berthd_->WaitForLine("listening on", kBound));
     ASSERT_FALSE(berthd_port_.empty()) << "berthd did not start";
@@ -113,19 +114,22 @@ class AgentFleetE2eTest : public testing::Test {
   }
 
   Result<Json> Call(const std::string& method, const std::string& path, const Json& body = nullptr) {
-    api::ApiClient client("127.0.0.1:" + berthd_port_, berthd_token_);
+    api::ApiClient client("https://127.0.0.1:" + berthd_port_, berthd_token_, 30,
+                          api::TrustIn(DataDir("berthd")));
     return client.Call(method, path, body);
   }
   Result<Json> AgentCall(const std::string& agent, const std::string& method,
                          const std::string& path, const Json& body = nullptr) {
-    api::ApiClient client("127.0.0.1:" + ports_[agent], token_);
+    api::ApiClient client("https://127.0.0.1:" + ports_[agent], token_, 30,
+                          api::TrustIn(DataDir(agent)));
     return client.Call(method, path, body);
   }
 
   void CreateService(const std::string& id, int replicas) {
     Process cli({BERTH_BINARY, "service", "create", id, "--replicas", std::to_string(replicas),
                  "--detach", "--restart-delay", "0s", "--server",
-                 "http://127.0.0.1:" + berthd_port_, "--token", berthd_token_, "--", "sleep",
+                 "https://127.0.0.1:" + berthd_port_, "--token", berthd_token_, "--data-dir",
+                 DataDir("berthd"), "--", "sleep",
                  "1000"},
                 Process::Stderr::kMerge);
     Process::Exit exit = cli.WaitExit(kBound);
@@ -238,8 +242,8 @@ TEST_F(AgentFleetE2eTest, AnAgentKilledAndRestartedRelearnsItsNodesAndBindingsAn
 // job ends as its tasks did, and its output comes back through the agents.
 TEST_F(AgentFleetE2eTest, AJobsTasksRunOnTheAgentsNodesAndAFailedOneIsRetried) {
   Process cli({BERTH_BINARY, "job", "submit", "j", "--requestor", "ci", "--tasks", "6",
-               "--max-retries", "1", "--server", "http://127.0.0.1:" + berthd_port_, "--token",
-               berthd_token_, "--", "sh", "-c", "echo task {{.Index}}; [ {{.Index}} != 4 ]"},
+               "--max-retries", "1", "--server", "https://127.0.0.1:" + berthd_port_, "--token",
+               berthd_token_, "--data-dir", DataDir("berthd"), "--", "sh", "-c", "echo task {{.Index}}; [ {{.Index}} != 4 ]"},
               Process::Stderr::kMerge);
   Process::Exit submitted = cli.WaitExit(kBound);
   ASSERT_EQ(submitted.status, 0) << submitted.output;
@@ -260,13 +264,16 @@ TEST_F(AgentFleetE2eTest, AJobsTasksRunOnTheAgentsNodesAndAFailedOneIsRetried) {
 
 TEST_F(AgentFleetE2eTest, WrongTokensAndNodesThatLeftAreRefusedWithTheReason) {
   // A node with the other agent's join token does not join this one.
-  Process stranger({BERTH_NODE_BINARY, "--join", "http://127.0.0.1:" + ports_["a1"], "--token-file",
+  Process stranger({BERTH_NODE_BINARY, "--join", "https://127.0.0.1:" + ports_["a1"], "--token-file",
                     DataDir("a2-node-token"), "--data-dir", DataDir("stranger"), "--hostname",
                     "stranger", "--listen", "127.0.0.1:0", "--exec", BERTH_EXEC_BINARY},
                    Process::Stderr::kMerge);
   Process::Exit refused = stranger.WaitExit(kBound);
   EXPECT_NE(refused.status, 0);
-  EXPECT_NE(refused.output.find("unauthorized"), std::string::npos) << refused.output;
+  // Its token carries the other agent's CA digest: it finds out before it
+  // sends the token.
+  EXPECT_NE(refused.output.find("is not the cluster the join token is for"), std::string::npos)
+      << refused.output;
 
   // A commit to a node that left is a conflict that says so; to one the
   // agent never had, an error.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -25,7 +26,8 @@ using testing_support::Process;
 class Agent {
  public:
   Agent(const std::string& id, int nodes, const std::string& data_dir)
-      : process_({BERTH_AGENT_BINARY, "--id", id, "--simulate", std::to_string(nodes), "--port",
+      : data_dir_(data_dir),
+        process_({BERTH_AGENT_BINARY, "--id", id, "--simulate", std::to_string(nodes), "--port",
                   "0", "--data-dir", data_dir}) {
     const std::string port =
         PortInLine(process_.WaitForLine("listening on", std::chrono::seconds(30)));
@@ -34,14 +36,19 @@ class Agent {
   }
   std::unique_ptr<api::HttpAgentTransport> Connect(const std::string& token) const {
     Result<std::unique_ptr<api::HttpAgentTransport>> t =
-        api::HttpAgentTransport::Connect(address_, token);
+        api::HttpAgentTransport::Connect(address_, token, trust());
     return t.ok() ? std::move(*t) : nullptr;
   }
   const std::string& token() const { return token_; }
+  // The agent's CA bundle (its data directory's ca.pem).
+  std::string trust() const { return api::TrustIn(data_dir_).trust_pem; }
+  // A client of the agent's API, over HTTPS.
+  api::ApiClient Client() const { return api::ApiClient(address_, token_, 30, {"", "", trust()}); }
   const std::string& address() const { return address_; }
   void Kill() { process_.Kill(SIGKILL); }
 
  private:
+  std::string data_dir_;
   Process process_;
   std::string address_, token_;
 };
@@ -164,15 +171,21 @@ std::map<std::string, int> RunningByAgent(api::ApiClient& client, size_t expecte
 
 TEST(AgentProcess, BerthdPlacesThroughAgentsAndGoesOnWhenOneIsKilled) {
   store::TestDir dir;
-  const std::string agents_dir = dir.path() + "/agents";  // one token for both
-  Agent doomed("doomed", 40, agents_dir), survivor("survivor", 400, agents_dir);
+  // One token for both (berthd --agent-token-file); a data directory, and so
+  // a CA, each.
+  Agent doomed("doomed", 40, dir.path() + "/doomed");
+  std::filesystem::create_directory(dir.path() + "/survivor");
+  std::filesystem::copy_file(dir.path() + "/doomed/token", dir.path() + "/survivor/token");
+  Agent survivor("survivor", 400, dir.path() + "/survivor");
   ASSERT_FALSE(doomed.address().empty() || survivor.address().empty());
   Process berthd({BERTHD_BINARY, "--data-dir", dir.path() + "/berthd", "--port", "0", "--agent",
                   doomed.address(), "--agent", survivor.address(), "--agent-token-file",
-                  agents_dir + "/token", "--batch-quiet-ms", "5", "--batch-max-ms", "20"});
+                  dir.path() + "/doomed/token", "--agent-ca", dir.path() + "/doomed/ca.pem",
+                  "--agent-ca", dir.path() + "/survivor/ca.pem", "--batch-quiet-ms", "5", "--batch-max-ms", "20"});
   const std::string port = PortInLine(berthd.WaitForLine("listening on", std::chrono::seconds(30)));
   ASSERT_FALSE(port.empty());
-  api::ApiClient client("127.0.0.1:" + port, FirstLine(dir.path() + "/berthd/token"));
+  api::ApiClient client("https://127.0.0.1:" + port, FirstLine(dir.path() + "/berthd/token"), 30,
+                        api::TrustIn(dir.path() + "/berthd"));
   const api::Json service = {{"id", "web"},
                              {"replicas", 20},
                              {"task", {{"resources", {{"cpu", "0.5"}, {"memory", "256Mi"}}}}}};
@@ -192,7 +205,7 @@ TEST(AgentProcess, BerthdPlacesThroughAgentsAndGoesOnWhenOneIsKilled) {
 
   // The survivor's bindings are exactly the tasks berthd says it holds, and
   // scaling down gives them back.
-  api::ApiClient agent_client(survivor.address(), survivor.token());
+  api::ApiClient agent_client = survivor.Client();
   EXPECT_EQ((*agent_client.Call("GET", "/v1/agent"))["bindings"], after["survivor"]);
   ASSERT_TRUE(client.Call("PATCH", "/v1/services/web", api::Json{{"replicas", 0}}).ok());
   ASSERT_TRUE(client.Call("GET", settled).ok());
@@ -207,20 +220,21 @@ TEST(AgentProcess, BerthdRunsGlobalServicesOnAgentNodesAndReleasesStrayBindings)
   store::TestDir dir;
   Agent solo("solo", 10, dir.path() + "/agent");  // nodes 7, 8 and 9 are edge nodes
   ASSERT_FALSE(solo.address().empty());
-  api::ApiClient agent_client(solo.address(), solo.token());
+  api::ApiClient agent_client = solo.Client();
   const api::Json ghost = {{"task", {{"id", "ghost"}}}, {"node_index", 0}, {"node_id", "solo-n0"}};
   ASSERT_EQ((*agent_client.Call("POST", "/v1/commit", ghost))["outcome"], "bound");
   auto start_berthd = [&] {
     return std::make_unique<Process>(std::vector<std::string>{
         BERTHD_BINARY, "--data-dir", dir.path() + "/berthd", "--port", "0", "--agent",
-        solo.address(), "--agent-token-file", dir.path() + "/agent/token", "--batch-quiet-ms", "5",
+        solo.address(), "--agent-token-file", dir.path() + "/agent/token", "--agent-ca", dir.path() + "/agent/ca.pem", "--batch-quiet-ms", "5",
         "--batch-max-ms", "20"});
   };
   std::unique_ptr<Process> berthd = start_berthd();
   std::string port = PortInLine(berthd->WaitForLine("listening on", std::chrono::seconds(30)));
   ASSERT_FALSE(port.empty());
-  auto client = std::make_unique<api::ApiClient>("127.0.0.1:" + port,
-                                                 FirstLine(dir.path() + "/berthd/token"));
+  auto client = std::make_unique<api::ApiClient>(
+      "https://127.0.0.1:" + port, FirstLine(dir.path() + "/berthd/token"), 30,
+      api::TrustIn(dir.path() + "/berthd"));
   const std::string settled = "/v1/health?wait=settled&timeout=60";
   ASSERT_TRUE(client->Call("GET", settled).ok());
   EXPECT_EQ((*agent_client.Call("GET", "/v1/bindings"))["tasks"], api::Json::array());
@@ -247,8 +261,9 @@ TEST(AgentProcess, BerthdRunsGlobalServicesOnAgentNodesAndReleasesStrayBindings)
   berthd = start_berthd();
   port = PortInLine(berthd->WaitForLine("listening on", std::chrono::seconds(30)));
   ASSERT_FALSE(port.empty());
-  client = std::make_unique<api::ApiClient>("127.0.0.1:" + port,
-                                            FirstLine(dir.path() + "/berthd/token"));
+  client = std::make_unique<api::ApiClient>(
+      "https://127.0.0.1:" + port, FirstLine(dir.path() + "/berthd/token"), 30,
+      api::TrustIn(dir.path() + "/berthd"));
   ASSERT_TRUE(client->Call("GET", settled).ok());
   RunningByAgent(*client, 3);
   EXPECT_EQ((*agent_client.Call("GET", "/v1/bindings"))["tasks"], bound);

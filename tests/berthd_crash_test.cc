@@ -41,16 +41,19 @@ class Berthd {
   Berthd(const std::string& data_dir, const std::string& store)
       // A quiet period, so that a kill right after a burst finds its
       // placement pass not run yet; a settle wait starts a pass at once.
-      : process_(Argv(data_dir, store)) {
+      : data_dir_(data_dir), process_(Argv(data_dir, store)) {
     port_ = PortInLine(process_.WaitForLine("listening on", std::chrono::seconds(30)));
     if (!port_.empty()) token_ = FirstLine(data_dir + "/token");
     if (!store.empty() && ready()) port_ = WaitLeading() ? port_ : "";
   }
   bool ready() const { return !port_.empty() && !token_.empty(); }
-  api::ApiClient Client() const { return api::ApiClient("127.0.0.1:" + port_, token_); }
+  api::ApiClient Client() const {
+    return api::ApiClient("https://127.0.0.1:" + port_, token_, 30, api::TrustIn(data_dir_));
+  }
   void Kill() { process_.Kill(SIGKILL); }
 
  private:
+  std::string data_dir_;
   static std::vector<std::string> Argv(const std::string& data_dir, const std::string& store) {
     std::vector<std::string> argv = {BERTHD_BINARY, "--data-dir",       data_dir, "--port",
                                      "0",           "--batch-quiet-ms", "200"};

@@ -25,6 +25,7 @@
 #include "store/etcd_store.h"
 #include "store/etcd_test_cluster.h"
 #include "store/test_dir.h"
+#include "tls/context.h"
 
 namespace berth {
 namespace {
@@ -42,8 +43,11 @@ int64_t NowMs() {
 }
 
 // A counter of a replica's /metrics (-1 if unreadable).
-int64_t Metric(const std::string& server, const std::string& token, const std::string& name) {
-  httplib::Client http("http://" + server);
+int64_t Metric(const std::string& server, const std::string& token, const std::string& trust,
+               const std::string& name) {
+  httplib::Client http("https://" + server);
+  http.set_ca_cert_store(tls::NewTrustStore(trust));
+  http.enable_server_certificate_verification(true);
   http.set_bearer_token_auth(token);
   httplib::Result res = http.Get("/metrics");
   if (!res || res->status != 200) return -1;
@@ -75,19 +79,23 @@ class HaTest : public testing::Test {
     const std::string data = dir_.path() + "/r" + std::to_string(i);
     replicas_[i].process = std::make_unique<Process>(
         std::vector<std::string>{BERTHD_BINARY, "--data-dir", data, "--port", "0", "--threads", "8",
-                                 "--store", "etcd://" + etcd_.EndpointList(), "--leader-ttl",
+                                 "--store", "etcd://" + etcd_.EndpointList(), "--ca-unlock-key-file",
+                                 dir_.path() + "/ca-unlock-key", "--leader-ttl",
                                  std::to_string(ttl_seconds_) + "s", "--heartbeat-period", "200ms"},
         Process::Stderr::kMerge);
     const std::string line =
         replicas_[i].process->WaitForLine("listening on", std::chrono::seconds(20));
     if (line.empty()) return false;
     replicas_[i].server = "127.0.0.1:" + testing_support::PortInLine(line);
+    trust_ = api::TrustIn(data).trust_pem;  // every replica's: the one root in etcd
     token_ = testing_support::FirstLine(data + "/token");
     replicas_[i].usable = true;
     return !token_.empty();
   }
 
-  api::ApiClient Client(int i) { return api::ApiClient(replicas_[i].server, token_, 30); }
+  api::ApiClient Client(int i) {
+    return api::ApiClient("https://" + replicas_[i].server, token_, 30, {"", "", trust_});
+  }
   // Takes replica `i` out of the load, before a test stops or kills it.
   void Unload(int i) { replicas_[i].usable = false; }
 
@@ -186,7 +194,7 @@ class HaTest : public testing::Test {
   store::EtcdTestCluster etcd_{3};
   store::TestDir dir_;
   std::array<Replica, kReplicas> replicas_;
-  std::string token_;
+  std::string token_, trust_;
   int leader_ = -1;
   std::thread load_;
   std::atomic<bool> stop_load_{false};
@@ -250,7 +258,7 @@ TEST_F(HaTest, ABerthNodeFollowsTheLeader) {
   ::chmod(token_file.c_str(), 0600);
   const std::string data = dir_.path() + "/node";
   Process node({BERTH_NODE_BINARY, "--join",
-                "http://" + replicas_[other].server + ",http://" + replicas_[leader_].server,
+                "https://" + replicas_[other].server + ",https://" + replicas_[leader_].server,
                 "--token-file", token_file, "--data-dir", data, "--hostname", "hn", "--listen",
                 "127.0.0.1:0", "--exec", BERTH_EXEC_BINARY},
                Process::Stderr::kMerge);
@@ -275,7 +283,7 @@ TEST_F(HaTest, ABerthNodeFollowsTheLeader) {
   bool heartbeating = false;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (!heartbeating && std::chrono::steady_clock::now() < deadline) {
-    heartbeating = Metric(replicas_[other].server, token_, "berth_node_heartbeats_total") >= 6;
+    heartbeating = Metric(replicas_[other].server, token_, trust_, "berth_node_heartbeats_total") >= 6;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a poll with a bound
   }
   ASSERT_TRUE(heartbeating);
@@ -386,7 +394,7 @@ TEST_F(HaCompactionTest, ALeaderWhoseWatchWasCompactedListsAgainAndConverges) {
           .Call("POST", "/v1/services", Json{{"id", "before"}, {"replicas", 2}, {"task", task}})
           .ok());
   ASSERT_TRUE(WaitRunning(leader, "before", 2));
-  const int64_t lists = Metric(replicas_[leader].server, token_, "berth_store_lists_total");
+  const int64_t lists = Metric(replicas_[leader].server, token_, trust_, "berth_store_lists_total");
   ASSERT_GE(lists, 1);
   Unload(leader);
   replicas_[leader].paused = true;
@@ -408,7 +416,7 @@ TEST_F(HaCompactionTest, ALeaderWhoseWatchWasCompactedListsAgainAndConverges) {
   replicas_[leader].paused = false;
   replicas_[leader].usable = true;
   for (int i = 0; i < 3; ++i) EXPECT_TRUE(WaitRunning(other, "missed" + std::to_string(i), 2));
-  EXPECT_GT(Metric(replicas_[leader].server, token_, "berth_store_lists_total"), lists);
+  EXPECT_GT(Metric(replicas_[leader].server, token_, trust_, "berth_store_lists_total"), lists);
   EXPECT_EQ(WaitForLeader(-1), leader);
   CheckHistory(other);
 }

@@ -24,8 +24,10 @@
 #include <string>
 #include <vector>
 
+#include "api/api_client.h"
 #include "process.h"
 #include "store/test_dir.h"
+#include "tls/context.h"
 
 namespace berth {
 namespace {
@@ -579,13 +581,16 @@ std::string Printable(const std::string& body, size_t max = 80) {
 // One server and what a refused request must leave as it was.
 class Server {
  public:
-  Server(const std::string& port, const std::string& token, std::string baseline_path,
+  // Over HTTPS, trusting the CA of the server's data directory `dir`.
+  Server(const std::string& port, const std::string& dir, std::string baseline_path,
          std::string state_path, std::vector<std::string> state_fields)
-      : client_("127.0.0.1", port.empty() ? 0 : std::stoi(port)),
+      : client_("https://127.0.0.1:" + port),
         baseline_path_(std::move(baseline_path)),
         state_path_(std::move(state_path)),
         state_fields_(std::move(state_fields)) {
-    client_.set_bearer_token_auth(token);
+    client_.set_ca_cert_store(tls::NewTrustStore(api::TrustIn(dir).trust_pem));
+    client_.enable_server_certificate_verification(true);
+    client_.set_bearer_token_auth(FirstLine(dir + "/token"));
     client_.set_connection_timeout(5);
     client_.set_read_timeout(60);  // above ?wait=settled&timeout=30
     client_.set_write_timeout(60);
@@ -711,9 +716,9 @@ TEST(HostileInput, EveryBodyIsAnsweredAndEveryRefusalChangesNothing) {
       PortInLine(agent.WaitForLine("listening on", std::chrono::seconds(30)));
   ASSERT_FALSE(berthd_port.empty());
   ASSERT_FALSE(agent_port.empty());
-  Server berthd_server(berthd_port, FirstLine(dir.path() + "/berthd/token"),
-                       "/v1/health?wait=settled&timeout=30", "/v1/health", {"revision"});
-  Server agent_server(agent_port, FirstLine(dir.path() + "/agent/token"), "/v1/agent", "/v1/agent",
+  Server berthd_server(berthd_port, dir.path() + "/berthd", "/v1/health?wait=settled&timeout=30",
+                       "/v1/health", {"revision"});
+  Server agent_server(agent_port, dir.path() + "/agent", "/v1/agent", "/v1/agent",
                       {"bound", "bindings"});
 
   // Targets for the PATCH and drain routes (n1 down and drained: see Routes).

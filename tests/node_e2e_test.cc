@@ -139,7 +139,7 @@ class NodeE2eTest : public testing::Test {
   // Starts berth-node `name`; returns once it joined.
   void StartNode(const std::string& name) {
     auto node = std::make_unique<Process>(std::vector<std::string>{
-        BERTH_NODE_BINARY, "--join", "http://127.0.0.1:" + port_, "--token-file",
+        BERTH_NODE_BINARY, "--join", "https://127.0.0.1:" + port_, "--token-file",
         dir_.path() + "/node-token", "--data-dir", DataDir(name), "--hostname", name, "--listen",
         "127.0.0.1:0", "--exec", BERTH_EXEC_BINARY});
     ASSERT_NE(node->WaitForLine("joined", kBound), "") << name << " did not join";
@@ -147,9 +147,13 @@ class NodeE2eTest : public testing::Test {
     nodes_[name] = std::move(node);
   }
 
+  // Calls berthd with the admin token, or `token` presenting node `as`'s
+  // certificate when given (a node's credential goes only with it).
   Result<Json> Call(const std::string& method, const std::string& path, const Json& body = nullptr,
-                    const std::string& token = "") {
-    api::ApiClient client("127.0.0.1:" + port_, token.empty() ? token_ : token);
+                    const std::string& token = "", const std::string& as = "") {
+    tls::Credentials tls = api::TrustIn(as.empty() ? dir_.path() + "/berthd" : DataDir(as));
+    if (as.empty()) tls.cert_pem = tls.key_pem = "";
+    api::ApiClient client("https://127.0.0.1:" + port_, token.empty() ? token_ : token, 30, tls);
     return client.Call(method, path, body);
   }
   std::string JobState(const std::string& job) {
@@ -174,7 +178,8 @@ class NodeE2eTest : public testing::Test {
     args.insert(args.begin(), BERTH_BINARY);
     // Before "--": what follows it is the task's command.
     args.insert(std::find(args.begin(), args.end(), "--"),
-                {"--server", "http://127.0.0.1:" + port_, "--token", token_});
+                {"--server", "https://127.0.0.1:" + port_, "--token", token_, "--data-dir",
+                 dir_.path() + "/berthd"});
     Process cli(args, Process::Stderr::kMerge);
     Process::Exit exit = cli.WaitExit(kBound);
     return exit.status == 0 ? exit.output : "";
@@ -366,15 +371,26 @@ TEST_F(NodeE2eTest, ANodesTokensCannotActAsTheAdmin) {
   const std::string join = FirstLine(dir_.path() + "/node-token");
   const std::string credential = Json::parse(ReadFile(DataDir("n1") + "/node.json"))["credential"];
   const Json service = {{"id", "web"}, {"replicas", 1}};
-  for (const std::string& token : {join, credential}) {
-    Result<Json> created = Call("POST", "/v1/services", service, token);
+  for (const auto& [token, as] : {std::pair{join, ""}, {credential, "n1"}}) {
+    Result<Json> created = Call("POST", "/v1/services", service, token, as);
     EXPECT_EQ(created.status().code(), StatusCode::kPermissionDenied) << created.status().message();
-    EXPECT_EQ(Call("GET", "/v1/nodes", nullptr, token).status().code(),
+    EXPECT_EQ(Call("GET", "/v1/nodes", nullptr, token, as).status().code(),
               StatusCode::kPermissionDenied);
   }
   EXPECT_EQ(Call("POST", "/v1/node/heartbeat", nullptr, join).status().code(),
             StatusCode::kPermissionDenied);
-  EXPECT_TRUE(Call("POST", "/v1/node/heartbeat", nullptr, credential).ok());
+  EXPECT_TRUE(Call("POST", "/v1/node/heartbeat", nullptr, credential, "n1").ok());
+  // Mutual TLS binds them: the credential without the node's certificate,
+  // and the node's certificate with the admin token, are refused.
+  Result<Json> bare = Call("POST", "/v1/node/heartbeat", nullptr, credential);
+  EXPECT_EQ(bare.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(bare.status().message().find("must present its certificate"), std::string::npos)
+      << bare.status().message();
+  Result<Json> as_admin = Call("GET", "/v1/nodes", nullptr, "", "n1");
+  EXPECT_EQ(as_admin.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(as_admin.status().message().find("a node's certificate cannot make admin calls"),
+            std::string::npos)
+      << as_admin.status().message();
   EXPECT_EQ(Call("GET", "/v1/services/web").status().code(), StatusCode::kNotFound);
 }
 
@@ -432,7 +448,7 @@ TEST_F(NodeE2eTest, ARemovedNodeNeedsForceIsRefusedStopsItsTasksAndDoesNotJoinAg
     for (const auto& [method, path] : {std::pair{"POST", "/v1/node/heartbeat"},
                                        {"GET", "/v1/node/assignments"},
                                        {"GET", "/v1/nodes"}}) {
-      Result<Json> answer = Call(method, path, nullptr, credential);
+      Result<Json> answer = Call(method, path, nullptr, credential, "n1");
       EXPECT_EQ(answer.status().code(), StatusCode::kPermissionDenied) << path;
       EXPECT_TRUE(answer.status().message().starts_with(
           "node_removed: node 'n1' was removed from the cluster"))
@@ -445,7 +461,7 @@ TEST_F(NodeE2eTest, ARemovedNodeNeedsForceIsRefusedStopsItsTasksAndDoesNotJoinAg
         << rejoin.status().message();
     EXPECT_EQ(revision(), at);
     // berth-node started again on its data directory exits 1, saying how to join anew.
-    Process again({BERTH_NODE_BINARY, "--join", "http://127.0.0.1:" + port_, "--token-file",
+    Process again({BERTH_NODE_BINARY, "--join", "https://127.0.0.1:" + port_, "--token-file",
                    dir_.path() + "/node-token", "--data-dir", DataDir("n1"), "--hostname", "n1",
                    "--listen", "127.0.0.1:0", "--exec", BERTH_EXEC_BINARY},
                   Process::Stderr::kMerge);
@@ -477,7 +493,8 @@ TEST_F(NodeE2eTest, ARemovedNodeNeedsForceIsRefusedStopsItsTasksAndDoesNotJoinAg
 // why and what to use; host mode is taken.
 TEST_F(NodeE2eTest, IngressPortsAreRefusedWithTheReasonAndTheFix) {
   Process cli({BERTH_BINARY, "service", "create", "web", "--detach", "--publish", "8080:80",
-               "--server", "http://127.0.0.1:" + port_, "--token", token_, "--", "sleep", "1"},
+               "--server", "https://127.0.0.1:" + port_, "--token", token_, "--data-dir",
+               dir_.path() + "/berthd", "--", "sleep", "1"},
               Process::Stderr::kMerge);
   const Process::Exit exit = cli.WaitExit(kBound);
   EXPECT_NE(exit.status, 0) << exit.output;
@@ -674,7 +691,8 @@ TEST_F(NodeE2eTest, BadJobsAreRefusedWithTheirReasonAndChangeNothing) {
     args.insert(args.begin(), {BERTH_BINARY, "job", "submit", "j", "--requestor", "r"});
     for (std::string& a : args) a = a == "FILE" ? file : a;
     args.insert(std::find(args.begin(), args.end(), "--"),
-                {"--server", "http://127.0.0.1:" + port_, "--token", token_});
+                {"--server", "https://127.0.0.1:" + port_, "--token", token_, "--data-dir",
+                 dir_.path() + "/berthd"});
     Process berth(args, Process::Stderr::kMerge);
     Process::Exit exit = berth.WaitExit(kBound);
     EXPECT_TRUE(WIFEXITED(exit.status) && WEXITSTATUS(exit.status) != 0) << exit.output;
@@ -797,7 +815,8 @@ TEST_F(NodeE2eTest, ABadPidsLimitIsRefusedNamingTheField) {
     EXPECT_EQ(job.status().code(), StatusCode::kInvalidArgument) << bad;
   }
   Process cli({BERTH_BINARY, "job", "submit", "j", "--requestor", "r", "--limit-pids", "ten",
-               "--server", "http://127.0.0.1:" + port_, "--token", token_, "--", "true"},
+               "--server", "https://127.0.0.1:" + port_, "--token", token_, "--data-dir",
+               dir_.path() + "/berthd", "--", "true"},
               Process::Stderr::kMerge);
   const Process::Exit exit = cli.WaitExit(kBound);
   EXPECT_TRUE(WIFEXITED(exit.status) && WEXITSTATUS(exit.status) == 2) << exit.output;

@@ -194,7 +194,7 @@ class ServiceCliNode : public ServiceCli {
     std::filesystem::permissions(
         token_file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
     node_ = std::make_unique<Process>(std::vector<std::string>{
-        BERTH_NODE_BINARY, "--join", "http://127.0.0.1:" + port_, "--token-file", token_file,
+        BERTH_NODE_BINARY, "--join", "https://127.0.0.1:" + port_, "--token-file", token_file,
         "--data-dir", dir_.path() + "/n1", "--hostname", "n1", "--listen", "127.0.0.1:0", "--exec",
         BERTH_EXEC_BINARY});
     ASSERT_NE(node_->WaitForLine("joined", std::chrono::seconds(30)), "") << "n1 did not join";

@@ -14,6 +14,8 @@
 #include "auth/token.h"
 #include "core/names.h"
 #include "core/program.h"
+#include "daemon/ca/cluster_ca.h"
+#include "store/sqlite_store.h"
 #include "sim/vela_nodes.h"
 
 namespace {
@@ -71,6 +73,9 @@ int Run(int argc, char** argv) {
                  "A berth-node is marked down after this many heartbeat periods without one")
       ->check(CLI::Range(int64_t{2}, int64_t{100}))
       ->capture_default_str();
+  bool insecure_http = false;
+  app.add_flag("--insecure-http", insecure_http,
+               "Serve plain HTTP instead of HTTPS; only on a loopback --host (docs/security.md)");
   app.set_version_flag("--version", "berth-agent 0.1.0");
   try {
     app.parse(argc, argv);
@@ -88,6 +93,13 @@ int Run(int argc, char** argv) {
   lifecycle.heartbeat_period = *period;
   if (Status valid = berth::CheckId(agent_options.id); !valid.ok()) {
     std::fprintf(stderr, "berth-agent: --id: %s\n", valid.message().c_str());
+    return 2;
+  }
+  const std::string& h = server.host;
+  if (insecure_http && h != "localhost" && h != "::1" && h.rfind("127.", 0) != 0) {
+    std::fprintf(stderr,
+                 "berth-agent: --insecure-http serves plain HTTP, which only a loopback --host "
+                 "may\n");
     return 2;
   }
   if (!nodes_file.empty() && simulate > 0) {
@@ -114,6 +126,30 @@ int Run(int argc, char** argv) {
     return 1;
   }
   server.token = *token;
+  // Its own CA (docs/security.md, "Agents"): it signs the certificates of
+  // the berth-node machines that join it, and issues the agent's, which
+  // berthd checks against DATA_DIR/ca.pem (berthd --agent-ca).
+  std::unique_ptr<berth::store::SqliteStore> ca_store;
+  std::unique_ptr<berth::daemon::ClusterCa> ca;
+  if (!insecure_http) {
+    Result<std::unique_ptr<berth::store::SqliteStore>> opened =
+        berth::store::SqliteStore::Open(data_dir + "/ca.db");
+    berth::daemon::ClusterCaOptions ca_options;
+    ca_options.data_dir = data_dir;
+    ca_options.id = agent_options.id;
+    ca_options.role = berth::tls::kRoleAgent;
+    if (server.host != "0.0.0.0") ca_options.names.push_back(server.host);
+    Result<std::unique_ptr<berth::daemon::ClusterCa>> made =
+        opened.ok() ? berth::daemon::ClusterCa::Open(**opened, ca_options)
+                    : Result<std::unique_ptr<berth::daemon::ClusterCa>>(opened.status());
+    if (!made.ok()) {
+      std::fprintf(stderr, "berth-agent: %s\n", made.status().message().c_str());
+      return 1;
+    }
+    ca_store = std::move(*opened);
+    ca = std::move(*made);
+    server.tls = ca->server_tls();
+  }
   agent_options.sampling = sampling == "random" ? berth::agent::SamplingKind::kRandom
                                                 : berth::agent::SamplingKind::kRoundRobin;
   berth::StopSignals signals;  // before any thread starts
@@ -123,14 +159,14 @@ int Run(int argc, char** argv) {
   std::unique_ptr<berth::agent_server::NodeFleet> node_fleet;
   if (fleet) {
     Result<std::unique_ptr<berth::agent_server::NodeFleet>> opened =
-        berth::agent_server::NodeFleet::Open(agent, data_dir, lifecycle);
+        berth::agent_server::NodeFleet::Open(agent, data_dir, lifecycle, ca.get());
     if (!opened.ok()) {
       std::fprintf(stderr, "berth-agent: %s\n", opened.status().message().c_str());
       return 1;
     }
     node_fleet = std::move(*opened);
-    server.authenticate = [&node_fleet](std::string_view t) {
-      return node_fleet->Authenticate(t);
+    server.authenticate = [&node_fleet](std::string_view t, berth::api::Peer peer) {
+      return node_fleet->Authenticate(t, peer);
     };
   }
   berth::api::ApiServer api(server);
@@ -140,10 +176,10 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "berth-agent: %s\n", started.message().c_str());
     return 1;
   }
-  std::printf("berth-agent: %s with %u nodes%s listening on %s:%d (token in %s/token)\n",
+  std::printf("berth-agent: %s with %u nodes%s listening on %s://%s:%d (token in %s/token%s)\n",
               agent.id().c_str(), agent.nodes().size(),
-              fleet ? " (berth-node machines join it)" : "", server.host.c_str(), api.port(),
-              data_dir.c_str());
+              fleet ? " (berth-node machines join it)" : "", ca ? "https" : "http",
+              server.host.c_str(), api.port(), data_dir.c_str(), ca ? "; CA in ca.pem" : "");
   std::fflush(stdout);
   signals.Wait();
   if (node_fleet) node_fleet->Stop();  // first: it answers the nodes' waiting requests

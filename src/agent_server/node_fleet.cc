@@ -21,28 +21,30 @@ constexpr size_t kReleasedKept = 100'000;
 }  // namespace
 
 Result<std::unique_ptr<NodeFleet>> NodeFleet::Open(agent::Agent& agent, const std::string& data_dir,
-                                                   daemon::NodeLifecycleOptions lifecycle) {
+                                                   daemon::NodeLifecycleOptions lifecycle,
+                                                   const daemon::ClusterCa* ca) {
   Result<std::unique_ptr<store::SqliteStore>> store =
       store::SqliteStore::Open(data_dir + "/fleet.db");
   if (!store.ok()) return store.status();
-  std::unique_ptr<NodeFleet> fleet(new NodeFleet(agent, std::move(*store), lifecycle));
+  std::unique_ptr<NodeFleet> fleet(new NodeFleet(agent, std::move(*store), lifecycle, ca));
   BERTH_RETURN_IF_ERROR(fleet->Load());
   return fleet;
 }
 
 NodeFleet::NodeFleet(agent::Agent& agent, std::unique_ptr<store::Store> store,
-                     daemon::NodeLifecycleOptions lifecycle)
+                     daemon::NodeLifecycleOptions lifecycle, const daemon::ClusterCa* ca)
     : agent_(agent),
       store_(std::move(store)),
       nodes_(*store_),
       executor_(std::make_unique<daemon::NodeExecutor>([this] { Wake(); })),
+      ca_(ca),
       dispatcher_(std::make_unique<daemon::NodeDispatcher>(
           *store_, nodes_, *executor_, clock_,
           [this] {
             nodes_changed_ = true;
             Wake();
           },
-          lifecycle)),
+          lifecycle, ca)),
       instance_(auth::NewSecret(8)) {}
 
 NodeFleet::~NodeFleet() { Stop(); }
@@ -306,7 +308,10 @@ Result<Json> NodeFleet::TaskLogs(const api::ApiRequest& r) const {
   if (!stored.ok() || !credential)
     return Status::NotFound("node '" + node + "' of agent " + agent_.id() + " is gone");
   const std::string endpoint = stored->value("berth_node", Json::object()).value("endpoint", "");
-  api::ApiClient client(endpoint, *credential, 10);
+  // Over TLS the agent shows its certificate (role agent), which the node's
+  // log server asks for; without TLS, the node's credential.
+  api::ApiClient client(endpoint, ca_ ? "" : *credential, 10,
+                        ca_ ? ca_->client_credentials() : tls::Credentials{});
   return client.Call("GET", "/v1/tasks/" + id + "/logs?tail=" + std::to_string(*tail) +
                                 "&after=" + std::to_string(*after));
 }

@@ -44,8 +44,11 @@ class NodeFleet {
  public:
   // Opens (or creates) `data_dir`/fleet.db and reads back the nodes, their
   // credentials and the bindings into `agent` (not owned; outlives this).
+  // `ca` (null: plain HTTP) signs the nodes' certificates, and the agent
+  // shows its certificate to their log servers.
   static Result<std::unique_ptr<NodeFleet>> Open(agent::Agent& agent, const std::string& data_dir,
-                                                 daemon::NodeLifecycleOptions lifecycle = {});
+                                                 daemon::NodeLifecycleOptions lifecycle = {},
+                                                 const daemon::ClusterCa* ca = nullptr);
   ~NodeFleet();
 
   // The node routes (daemon/nodes/node_routes.h), GET /v1/runs and the task
@@ -53,8 +56,8 @@ class NodeFleet {
   void AddRoutes(api::ApiServer& server);
   // Maps a node's credential or the join token to its principal, for the
   // agent's ApiServer.
-  std::optional<api::Principal> Authenticate(std::string_view token) const {
-    return dispatcher_->Authenticate(token);
+  std::optional<api::Principal> Authenticate(std::string_view token, api::Peer peer) const {
+    return dispatcher_->Authenticate(token, peer);
   }
   void Start();
   void Stop();
@@ -78,7 +81,7 @@ class NodeFleet {
   };
 
   NodeFleet(agent::Agent& agent, std::unique_ptr<store::Store> store,
-            daemon::NodeLifecycleOptions lifecycle);
+            daemon::NodeLifecycleOptions lifecycle, const daemon::ClusterCa* ca);
   Status Load();
   Status LoadBindings();
   void SyncNodes();               // under mu_
@@ -97,6 +100,7 @@ class NodeFleet {
   SystemClock clock_;
   daemon::NodeRegistry nodes_;
   std::unique_ptr<daemon::NodeExecutor> executor_;
+  const daemon::ClusterCa* ca_;
   std::unique_ptr<daemon::NodeDispatcher> dispatcher_;
   const std::string instance_;
 

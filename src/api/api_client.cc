@@ -3,6 +3,10 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "tls/openssl.h"
 
 namespace berth::api {
 
@@ -16,6 +20,8 @@ std::string DescribeHttpError(httplib::Error error) {
       return "the connection closed or timed out before a whole answer arrived";
     case httplib::Error::Write:
       return "the connection closed while the request was being sent";
+    case httplib::Error::SSLConnection:
+      return "the TLS handshake failed (does it speak HTTPS, and take this client's certificate?)";
     case httplib::Error::BindIPAddress:
       return "cannot bind the local address";
     default:
@@ -23,10 +29,97 @@ std::string DescribeHttpError(httplib::Error error) {
   }
 }
 
-ApiClient::ApiClient(const std::string& server, std::string token, int read_timeout_seconds)
-    : server_(server.find("://") == std::string::npos ? "http://" + server : server),
-      http_(std::make_unique<httplib::Client>(server_)) {
-  http_->set_bearer_token_auth(token.c_str());
+tls::Credentials TrustIn(const std::string& data_dir) {
+  auto read = [&](const char* name) {
+    std::ifstream in(data_dir + "/" + name);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  return {read("node-cert.pem"), read("node-key.pem"), read("ca.pem")};
+}
+
+std::string WithScheme(const std::string& server, bool tls) {
+  if (server.find("://") != std::string::npos) return server;
+  return (tls ? "https://" : "http://") + server;
+}
+
+namespace {
+
+struct Endpoint {
+  bool https = false;
+  std::string host;
+  int port = 0;
+};
+
+Result<Endpoint> ParseServer(const std::string& url) {
+  Endpoint e;
+  std::string rest;
+  if (url.rfind("https://", 0) == 0) {
+    e.https = true;
+    rest = url.substr(8);
+  } else if (url.rfind("http://", 0) == 0) {
+    rest = url.substr(7);
+  } else {
+    return Status::InvalidArgument("berthd's address '" + url +
+                                   "' is not http://HOST:PORT or https://HOST:PORT");
+  }
+  if (!rest.empty() && rest.back() == '/') rest.pop_back();
+  const size_t colon = rest.rfind(':');
+  const std::string port = colon == std::string::npos ? "" : rest.substr(colon + 1);
+  e.host = colon == std::string::npos ? rest : rest.substr(0, colon);
+  if (e.host.size() > 2 && e.host.front() == '[' && e.host.back() == ']')
+    e.host = e.host.substr(1, e.host.size() - 2);
+  e.port = e.https ? 443 : 80;
+  if (!port.empty()) {
+    const bool digits = port.size() <= 5 && port.find_first_not_of("0123456789") == std::string::npos;
+    e.port = digits ? std::stoi(port) : 0;
+  }
+  if (e.host.empty() || e.port <= 0 || e.port > 65535)
+    return Status::InvalidArgument("berthd's address '" + url + "' has no valid host and port");
+  return e;
+}
+
+// An HTTPS client verifying the server against `tls.trust_pem` and, with a
+// certificate in `tls`, presenting it.
+Result<std::unique_ptr<httplib::ClientImpl>> NewTlsClient(const Endpoint& e,
+                                                          const tls::Credentials& tls) {
+  if (tls.trust_pem.empty())
+    return Status::InvalidArgument(
+        "no CA to verify berthd's certificate with: give --tlscacert (or BERTH_CERT_PATH), or "
+        "--data-dir pointing at berthd's data directory (its ca.pem)");
+  if (Status s = tls::CheckCredentials(tls, false); !s.ok()) return s;
+  std::unique_ptr<httplib::SSLClient> client;
+  if (tls.cert_pem.empty()) {
+    client = std::make_unique<httplib::SSLClient>(e.host, e.port);
+  } else {
+    tls::X509Ptr cert = tls::ReadCertificate(tls.cert_pem).value();
+    tls::KeyPtr key = tls::ReadKey(tls.key_pem).value();
+    client = std::make_unique<httplib::SSLClient>(e.host, e.port, cert.get(), key.get());
+  }
+  client->set_ca_cert_store(tls::NewTrustStore(tls.trust_pem));
+  client->enable_server_certificate_verification(true);
+  return std::unique_ptr<httplib::ClientImpl>(std::move(client));
+}
+
+}  // namespace
+
+ApiClient::ApiClient(const std::string& server, std::string token, int read_timeout_seconds,
+                     const tls::Credentials& tls)
+    : server_(WithScheme(server, !tls.trust_pem.empty())) {
+  Result<Endpoint> endpoint = ParseServer(server_);
+  Result<std::unique_ptr<httplib::ClientImpl>> client =
+      !endpoint.ok()     ? Result<std::unique_ptr<httplib::ClientImpl>>(endpoint.status())
+      : endpoint->https ? NewTlsClient(*endpoint, tls)
+                        : std::make_unique<httplib::ClientImpl>(endpoint->host, endpoint->port);
+  if (!client.ok()) {
+    setup_error_ = client.status().message();
+    // A client that says why at every call, rather than a half-made one.
+    http_ = std::make_unique<httplib::ClientImpl>("127.0.0.1", 1);
+    return;
+  }
+  http_ = std::move(*client);
+  http_->set_bearer_token_auth(token);
   http_->set_connection_timeout(5);
   http_->set_read_timeout(read_timeout_seconds);
   // One connection for all of this client's calls: a new TCP connection per
@@ -36,6 +129,7 @@ ApiClient::ApiClient(const std::string& server, std::string token, int read_time
 }
 
 ApiClient::~ApiClient() = default;
+ApiClient::ApiClient(ApiClient&&) noexcept = default;
 
 void ApiClient::Cancel() { http_->stop(); }
 
@@ -48,6 +142,7 @@ httplib::Result ApiClient::Send(const std::string& method, const std::string& pa
 }
 
 Result<Json> ApiClient::Call(const std::string& method, const std::string& path, const Json& body) {
+  if (!setup_error_.empty()) return Status::InvalidArgument(setup_error_);
   // Invalid UTF-8 is the caller's to refuse first; here it becomes U+FFFD
   // rather than an exception.
   const std::string text =
@@ -61,6 +156,10 @@ Result<Json> ApiClient::Call(const std::string& method, const std::string& path,
   httplib::Result r = Send(method, path, text);
   if (!r && r.error() == httplib::Error::Write) r = Send(method, path, text);
   last_call_end_ = std::chrono::steady_clock::now();
+  if (!r && r.error() == httplib::Error::SSLServerVerification)
+    return Status::Unavailable("cannot reach berthd at " + server_ +
+                               ": its certificate does not verify against the CA given (another "
+                               "cluster's berthd, or a CA that was rotated: take its ca.pem again)");
   if (!r)
     return Status::Unavailable("cannot reach berthd at " + server_ + ": " +
                                DescribeHttpError(r.error()));

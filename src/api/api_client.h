@@ -4,6 +4,11 @@
 // message starts with the error's code, "forbidden: " or "node_removed: ",
 // 404 NotFound, 409 Conflict, 5xx and connection failures Unavailable).
 // One client per thread.
+//
+// TLS (docs/security.md): an https:// server, or one without a scheme when
+// `tls` names a trust bundle, is called over TLS, verifying berthd's
+// certificate (its names must include the host) against `tls.trust_pem`,
+// and presenting `tls.cert_pem` when set (mutual TLS, as nodes do).
 #pragma once
 
 #include <chrono>
@@ -12,9 +17,10 @@
 
 #include "api/json_fields.h"
 #include "core/status.h"
+#include "tls/context.h"
 
 namespace httplib {
-class Client;
+class ClientImpl;
 class Result;
 enum class Error;
 }  // namespace httplib
@@ -23,11 +29,13 @@ namespace berth::api {
 
 class ApiClient {
  public:
-  // server: "http://host:port" (or "host:port"). A call fails when no
-  // answer came within `read_timeout_seconds` (a long poll needs more than
-  // its wait).
-  ApiClient(const std::string& server, std::string token, int read_timeout_seconds = 30);
+  // server: "https://host:port", "http://host:port" or "host:port". A call
+  // fails when no answer came within `read_timeout_seconds` (a long poll
+  // needs more than its wait).
+  ApiClient(const std::string& server, std::string token, int read_timeout_seconds = 30,
+            const tls::Credentials& tls = {});
   ~ApiClient();
+  ApiClient(ApiClient&&) noexcept;
 
   // method: GET, POST, PATCH or DELETE; body: JSON text for POST and PATCH.
   Result<Json> Call(const std::string& method, const std::string& path, const Json& body = nullptr);
@@ -39,9 +47,19 @@ class ApiClient {
                        const std::string& text);
 
   std::string server_;
-  std::unique_ptr<httplib::Client> http_;
+  std::unique_ptr<httplib::ClientImpl> http_;
+  std::string setup_error_;  // why no call can be made (a bad URL or TLS setting), or ""
   std::chrono::steady_clock::time_point last_call_end_{};
 };
+
+// What a client on berthd's machine trusts: `data_dir`/ca.pem, berthd's CA
+// bundle (empty when there is none), and, when `data_dir` is a
+// berth-node's, its node-cert.pem and node-key.pem too.
+tls::Credentials TrustIn(const std::string& data_dir);
+
+// The URL `server` names with its scheme: "https://" when it has none and
+// `tls` is true, else "http://".
+std::string WithScheme(const std::string& server, bool tls);
 
 // Why an HTTP call got no answer, in words a user can act on: "connection
 // refused or host unreachable (is it running, on that address and port?)".

@@ -16,11 +16,16 @@ namespace {
 // One keep-alive connection per thread and agent: httplib clients are not
 // safe to share between threads, and reconnecting per request would cost
 // more than the request.
-httplib::Client& ThreadClient(const std::string& server, const std::string& token) {
+httplib::Client& ThreadClient(const std::string& server, const std::string& token,
+                              const std::string& trust_pem) {
   thread_local std::unordered_map<std::string, std::unique_ptr<httplib::Client>> clients;
   std::unique_ptr<httplib::Client>& client = clients[server + '\n' + token];
   if (!client) {
-    client = std::make_unique<httplib::Client>("http://" + server);
+    client = std::make_unique<httplib::Client>(WithScheme(server, !trust_pem.empty()));
+    if (!trust_pem.empty()) {
+      client->set_ca_cert_store(tls::NewTrustStore(trust_pem));
+      client->enable_server_certificate_verification(true);
+    }
     client->set_bearer_token_auth(token.c_str());
     client->set_keep_alive(true);
     client->set_tcp_nodelay(true);
@@ -70,18 +75,19 @@ auto DecodeAnswer(const std::string& agent_id, Result<Json> answer, Decode decod
 
 }  // namespace
 
-HttpAgentTransport::HttpAgentTransport(std::string server, std::string token, std::string id,
-                                       uint32_t node_count)
+HttpAgentTransport::HttpAgentTransport(std::string server, std::string token,
+                                       std::string trust_pem, std::string id, uint32_t node_count)
     : server_(std::move(server)),
       token_(std::move(token)),
+      trust_pem_(std::move(trust_pem)),
       id_(std::move(id)),
       node_count_(node_count) {}
 
 HttpAgentTransport::~HttpAgentTransport() = default;
 
-Result<std::unique_ptr<HttpAgentTransport>> HttpAgentTransport::Connect(const std::string& server,
-                                                                        const std::string& token) {
-  httplib::Client& client = ThreadClient(server, token);
+Result<std::unique_ptr<HttpAgentTransport>> HttpAgentTransport::Connect(
+    const std::string& server, const std::string& token, const std::string& trust_pem) {
+  httplib::Client& client = ThreadClient(server, token, trust_pem);
   SetTimeout(client, std::chrono::seconds(5));
   httplib::Result r = client.Get("/v1/agent");
   if (!r)
@@ -95,18 +101,18 @@ Result<std::unique_ptr<HttpAgentTransport>> HttpAgentTransport::Connect(const st
   if (Status valid = CheckId(body["id"].get<std::string>()); !valid.ok())
     return Status::InvalidArgument("berth-agent at " + server + ": agent id " + valid.message());
   return std::unique_ptr<HttpAgentTransport>(
-      new HttpAgentTransport(server, token, body["id"], body["nodes"].get<uint32_t>()));
+      new HttpAgentTransport(server, token, trust_pem, body["id"], body["nodes"].get<uint32_t>()));
 }
 
 Result<Json> HttpAgentTransport::Post(const char* path, const Json& body, Duration timeout) {
-  httplib::Client& client = ThreadClient(server_, token_);
+  httplib::Client& client = ThreadClient(server_, token_, trust_pem_);
   SetTimeout(client, timeout);
   return ReadAnswer(
       id_, client.Post(path, EpochHeaders(epoch_.load()), body.dump(), "application/json"));
 }
 
 Result<Json> HttpAgentTransport::Get(const char* path, Duration timeout) {
-  httplib::Client& client = ThreadClient(server_, token_);
+  httplib::Client& client = ThreadClient(server_, token_, trust_pem_);
   SetTimeout(client, timeout);
   return ReadAnswer(id_, client.Get(path, EpochHeaders(epoch_.load())));
 }
@@ -143,7 +149,7 @@ Result<std::vector<std::string>> HttpAgentTransport::Bindings(Duration timeout) 
 
 Result<agent::RunsBatch> HttpAgentTransport::Runs(const std::string& instance, int64_t sequence,
                                                   Duration wait) {
-  httplib::Client& client = ThreadClient(server_, token_);
+  httplib::Client& client = ThreadClient(server_, token_, trust_pem_);
   SetTimeout(client, wait + std::chrono::seconds(10));
   const std::string path = "/v1/runs?instance=" + instance +
                            "&sequence=" + std::to_string(sequence) + "&wait_ms=" +
@@ -157,7 +163,7 @@ Result<agent::RunsBatch> HttpAgentTransport::Runs(const std::string& instance, i
 }
 
 Result<Json> HttpAgentTransport::TaskLogs(const std::string& run, int64_t tail, int64_t after) {
-  ApiClient client(server_, token_, 15);
+  ApiClient client(server_, token_, 15, {"", "", trust_pem_});
   return client.Call("GET", "/v1/tasks/" + run + "/logs?tail=" + std::to_string(tail) +
                                 "&after=" + std::to_string(after));
 }

@@ -20,10 +20,13 @@ namespace berth::api {
 
 class HttpAgentTransport final : public threephase::AgentTransport {
  public:
-  // Asks the agent at `server` ("host:port") for its id and node count
-  // (GET /v1/agent).
+  // Asks the agent at `server` ("host:port", or a URL) for its id and node
+  // count (GET /v1/agent). With `trust_pem` (the agents' CA bundles,
+  // berthd --agent-ca) the agent is called over HTTPS and its certificate
+  // checked against them; without, "host:port" is plain HTTP.
   static Result<std::unique_ptr<HttpAgentTransport>> Connect(const std::string& server,
-                                                             const std::string& token);
+                                                             const std::string& token,
+                                                             const std::string& trust_pem = "");
   ~HttpAgentTransport() override;
 
   const std::string& agent_id() const override { return id_; }
@@ -49,11 +52,12 @@ class HttpAgentTransport final : public threephase::AgentTransport {
   void set_epoch(int64_t epoch) { epoch_ = epoch; }
 
  private:
-  HttpAgentTransport(std::string server, std::string token, std::string id, uint32_t node_count);
+  HttpAgentTransport(std::string server, std::string token, std::string trust_pem, std::string id,
+                     uint32_t node_count);
   Result<Json> Post(const char* path, const Json& body, Duration timeout);
   Result<Json> Get(const char* path, Duration timeout);
 
-  std::string server_, token_, id_;
+  std::string server_, token_, trust_pem_, id_;
   std::atomic<uint32_t> node_count_;
   std::atomic<int64_t> epoch_{0};
 };

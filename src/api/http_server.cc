@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -241,8 +242,40 @@ Result<Json> ParseJsonBody(const std::string& body) {
   return ParseJsonText(body);
 }
 
+namespace {
+
+std::unique_ptr<httplib::Server> NewServer(const std::shared_ptr<tls::ServerTls>& tls) {
+  if (!tls) return std::make_unique<httplib::Server>();
+  return std::make_unique<httplib::SSLServer>([tls](SSL_CTX& ctx) {
+    tls->Install(&ctx);
+    return true;
+  });
+}
+
+// A principal with a certificate it cannot go with, refused.
+Principal Refused(std::string why) {
+  return Principal{Principal::Kind::kRefused, "", std::move(why)};
+}
+
+// Binds a token's principal to the request's certificate (TLS only).
+Principal Bind(Principal who, Peer peer) {
+  const bool node_cert = peer != nullptr && peer->identity.role == tls::kRoleNode;
+  if (node_cert && who.kind == Principal::Kind::kAdmin)
+    return Refused("a node's certificate cannot make admin calls");
+  if (who.kind != Principal::Kind::kNode) return who;
+  if (!node_cert)
+    return Refused("node '" + who.node +
+                   "' must present its certificate with its credential (mutual TLS)");
+  if (peer->identity.id != who.node)
+    return Refused("the certificate is node '" + peer->identity.id + "''s, the credential node '" +
+                   who.node + "''s");
+  return who;
+}
+
+}  // namespace
+
 ApiServer::ApiServer(ApiServerOptions options)
-    : options_(std::move(options)), http_(std::make_unique<httplib::Server>()) {
+    : options_(std::move(options)), http_(NewServer(options_.tls)) {
   http_->new_task_queue = [threads = options_.threads] {
     return new httplib::ThreadPool(static_cast<size_t>(std::max(1, threads)));
   };
@@ -258,7 +291,9 @@ ApiServer::ApiServer(ApiServerOptions options)
   http_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     NoBodyUnlessAnnounced(req);
     const std::string header = req.get_header_value("Authorization");
-    if (!Authenticate(BearerToken(header))) {
+    const bool open = req.method == "GET" && std::find(public_paths_.begin(), public_paths_.end(),
+                                                       req.path) != public_paths_.end();
+    if (!open && !Who(req)) {
       counters_.unauthorized.fetch_add(1, std::memory_order_relaxed);
       res.set_header("WWW-Authenticate", "Bearer");
       SendJson(res, 401,
@@ -309,10 +344,21 @@ ApiServer::ApiServer(ApiServerOptions options)
 
 ApiServer::~ApiServer() { Stop(); }
 
-std::optional<Principal> ApiServer::Authenticate(std::string_view token) const {
-  if (SameSecret(token, options_.token)) return Principal{};
-  if (options_.authenticate && !token.empty()) return options_.authenticate(token);
-  return std::nullopt;
+std::optional<Principal> ApiServer::Authenticate(std::string_view token, Peer peer) const {
+  std::optional<Principal> who;
+  if (SameSecret(token, options_.token))
+    who = Principal{};
+  else if (options_.authenticate && (!token.empty() || peer != nullptr))
+    who = options_.authenticate(token, peer);
+  if (!who || !options_.tls) return who;
+  return Bind(std::move(*who), peer);
+}
+
+std::optional<Principal> ApiServer::Who(const httplib::Request& req) const {
+  std::optional<tls::CertificateInfo> peer;
+  if (options_.tls) peer = tls::PeerOf(req.ssl);
+  return Authenticate(BearerToken(req.get_header_value("Authorization")),
+                      peer ? &*peer : nullptr);
 }
 
 namespace {
@@ -327,6 +373,7 @@ bool Allows(Access access, const Principal& who) {
     case Principal::Kind::kNodeJoin:
       return access == Access::kNodeJoin;
     case Principal::Kind::kRemovedNode:
+    case Principal::Kind::kRefused:
       return false;
   }
   return false;
@@ -336,15 +383,19 @@ bool Allows(Access access, const Principal& who) {
 
 void ApiServer::Route(const std::string& method, const std::string& pattern, ApiHandler handler,
                       Access access) {
+  if (access == Access::kPublic) public_paths_.push_back(pattern);
   auto adapter = [this, access, handler = std::move(handler)](const httplib::Request& req,
                                                               httplib::Response& res) {
     // The pre-routing handler let only known tokens through; one revoked
     // since (a rotated node token) is refused here.
-    std::optional<Principal> who = Authenticate(BearerToken(req.get_header_value("Authorization")));
+    std::optional<Principal> who =
+        access == Access::kPublic ? std::optional<Principal>(Principal{}) : Who(req);
     if (!who || (who->kind == Principal::Kind::kUnverified && access == Access::kAdmin))
       return SendJson(res, 401, ErrorJson("unauthorized", "wrong bearer token"));
     if (who->kind == Principal::Kind::kRemovedNode)
       return SendJson(res, 403, ErrorJson(kNodeRemovedCode, who->refusal));
+    if (who->kind == Principal::Kind::kRefused)
+      return SendJson(res, 403, ErrorJson("forbidden", who->refusal));
     if (!Allows(access, *who))
       return SendJson(res, 403,
                       ErrorJson("forbidden", who->kind == Principal::Kind::kNodeJoin

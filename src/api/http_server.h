@@ -14,7 +14,13 @@
 //     routes and every other 4xx/5xx get the same shape. A handler that
 //     throws is a bug: 500, and the exception is written to stderr;
 //   - an exclusive port: Start fails ("address already in use") when
-//     another process listens there, never sharing it.
+//     another process listens there, never sharing it;
+//   - TLS (docs/security.md) when options give a tls::ServerTls: HTTPS
+//     only, and a client certificate, when one is presented, is verified at
+//     the handshake and binds the request: a node's certificate goes only
+//     with that node's credential (a node certificate with the admin token,
+//     another node's credential or no token is 403), and a node's
+//     credential only with its certificate.
 // Handlers run on the server's worker threads, so they must be thread-safe.
 // Route before Start; Start and Stop from one owning thread.
 #pragma once
@@ -31,9 +37,12 @@
 
 #include "api/json_fields.h"
 #include "core/status.h"
+#include "tls/certificate.h"
+#include "tls/context.h"
 
 namespace httplib {
 class Server;
+struct Request;
 }
 
 namespace berth::api {
@@ -47,11 +56,16 @@ struct Principal {
   // send it to the leader.
   // kRemovedNode: the credential of a node removed from the cluster: every
   // route refuses it, 403 with code kNodeRemovedCode and `refusal`.
-  enum class Kind { kAdmin, kNodeJoin, kNode, kUnverified, kRemovedNode };
+  // kRefused: a token and a certificate that do not go together; every
+  // route refuses it, 403 forbidden with `refusal`.
+  enum class Kind { kAdmin, kNodeJoin, kNode, kUnverified, kRemovedNode, kRefused };
   Kind kind = Kind::kAdmin;
   std::string node;          // kNode, kRemovedNode: the node it is (was)
-  std::string refusal = {};  // kRemovedNode: why it is refused, and what to do
+  std::string refusal = {};  // kRemovedNode, kRefused: why it is refused, and what to do
 };
+
+// The verified client certificate of a request over TLS; null without one.
+using Peer = const tls::CertificateInfo*;
 
 // The error code of the 403 that tells a berth-node its node was removed
 // from the cluster (docs/api.md): it stops asking.
@@ -62,6 +76,7 @@ enum class Access {
   kAdmin,     // the API token only (the default)
   kNode,      // a node's credential (the handler checks it is that node's), or the admin
   kNodeJoin,  // the node join token too (registration)
+  kPublic,    // anyone, without a token (the CA's public certificate)
 };
 
 struct ApiServerOptions {
@@ -70,9 +85,13 @@ struct ApiServerOptions {
   std::string token;                // the bearer token every request must carry; not empty
   size_t max_body_bytes = 1 << 20;  // larger request bodies get 413
   int threads = 8;                  // worker threads
-  // Other bearer tokens: the principal a token stands for, or nullopt (401).
-  // Called on the server's threads. Unset: only `token` is accepted.
-  std::function<std::optional<Principal>(std::string_view token)> authenticate;
+  // Other bearer tokens: the principal a token stands for, or nullopt (401);
+  // `peer` is the request's client certificate (a revoked one is the
+  // callback's to refuse). Called on the server's threads. Unset: only
+  // `token` is accepted.
+  std::function<std::optional<Principal>(std::string_view token, Peer peer)> authenticate;
+  // HTTPS with these credentials; null: plain HTTP.
+  std::shared_ptr<tls::ServerTls> tls;
 };
 
 // The header that carries a berthd leader's epoch on its calls to
@@ -127,9 +146,11 @@ class ApiServer {
   const ApiCounters& counters() const { return counters_; }
 
  private:
-  std::optional<Principal> Authenticate(std::string_view token) const;
+  std::optional<Principal> Authenticate(std::string_view token, Peer peer) const;
+  std::optional<Principal> Who(const httplib::Request& req) const;
 
   ApiServerOptions options_;
+  std::vector<std::string> public_paths_;  // Access::kPublic routes' patterns
   std::unique_ptr<httplib::Server> http_;
   std::thread thread_;
   int port_ = 0;

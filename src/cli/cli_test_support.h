@@ -49,8 +49,7 @@ class ClientCommandsTest : public testing::Test {
     Result<std::unique_ptr<daemon::Daemon>> daemon = daemon::Daemon::Open(options);
     ASSERT_TRUE(daemon.ok()) << daemon.status().message();
     daemon_ = std::move(*daemon);
-    connection_ = {"--server", "127.0.0.1:" + std::to_string(daemon_->port()), "--data-dir",
-                   options.data_dir};
+    connection_ = {"--server", daemon_->url(), "--data-dir", options.data_dir};
   }
   // Runs `berth ARGS` against the fixture's berthd: the connection options
   // go before a `--`, whose words are a command's.
@@ -61,9 +60,14 @@ class ClientCommandsTest : public testing::Test {
   }
   // The API's answer to GET `path` (a test's look at what a command did).
   Json ApiGet(const std::string& path) {
-    api::ApiClient client("127.0.0.1:" + std::to_string(daemon_->port()), daemon_->token());
-    Result<Json> answer = client.Call("GET", path);
+    Result<Json> answer = Api().Call("GET", path);
     return answer.ok() ? *answer : Json();
+  }
+  // A client of the fixture's berthd (over HTTPS, trusting its CA) with
+  // `token` (default: the admin's).
+  api::ApiClient Api(const std::string& token = "") const {
+    return api::ApiClient(daemon_->url(), token.empty() ? daemon_->token() : token, 30,
+                          daemon_->client_tls());
   }
 
   store::TestDir dir_;

@@ -61,7 +61,7 @@ Result<std::unique_ptr<node::NodeAgent>> StartLocalNode(api::ApiClient& client,
   Result<Json> token = client.Call("GET", "/v1/tokens/node");
   if (!token.ok()) return token.status();
   node::NodeAgentOptions local;
-  local.join = "http://" + server;
+  local.join = server;  // https://, the token's CA digest checked first
   local.join_token = token->value("token", "");
   local.data_dir = options.daemon.data_dir + "/local-node";
   local.hostname = kLocalNode;
@@ -104,8 +104,8 @@ int RunUp(const UpOptions& options, std::ostream& out, std::ostream& err) {
     err << "berth up: " << daemon.status().message() << "\n";
     return 1;
   }
-  const std::string server = options.daemon.host + ":" + std::to_string((*daemon)->port());
-  api::ApiClient client(server, (*daemon)->token());
+  const std::string server = (*daemon)->url();
+  api::ApiClient client(server, (*daemon)->token(), 30, (*daemon)->client_tls());
   SystemClock clock;
   std::unique_ptr<node::NodeAgent> local;
   if (options.local_node) {
@@ -135,11 +135,11 @@ int RunUp(const UpOptions& options, std::ostream& out, std::ostream& err) {
   const std::string nodes = std::to_string(options.nodes) + " simulated nodes" +
                             (local ? " and the real node '" + std::string(kLocalNode) + "'" : "");
   if (options.once) {
-    out << "berthd ran at http://" << server << " with " << nodes
+    out << "berthd ran at " << server << " with " << nodes
         << " and has stopped (--once); data and API token in " << options.daemon.data_dir << "\n";
     return 0;
   }
-  out << "berthd is running at http://" << server << " with " << nodes << "; data and API token in "
+  out << "berthd is running at " << server << " with " << nodes << "; data, API token and CA in "
       << options.daemon.data_dir << "\n";
   out << "Try: berth task ls --server " << server << " --data-dir " << options.daemon.data_dir
       << "   (Ctrl-C stops)\n"

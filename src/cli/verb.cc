@@ -5,6 +5,7 @@
 #include <fstream>
 #include <memory>
 #include <ostream>
+#include <sstream>
 
 #include "cli/output.h"
 #include "core/names.h"
@@ -42,8 +43,58 @@ int CallAndPrint(const Request& request, const OneRequest& verb, const VerbConte
 
 }  // namespace
 
+namespace {
+
+// A file's text; "" when `path` is empty, or absent and `optional`.
+Result<std::string> ReadTlsFile(const std::string& path, const char* flag, bool optional) {
+  if (path.empty()) return std::string();
+  std::ifstream file(path);
+  if (!file) {
+    if (optional) return std::string();
+    return Status::InvalidArgument(std::string(flag) + ": cannot read " + path);
+  }
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+Status ResolveTls(ConnectionOptions& o) {
+  const std::string cert_path = EnvOr("BERTH_CERT_PATH", "");
+  const bool from_env = !cert_path.empty();
+  struct File {
+    const std::string& given;
+    std::string fallback;
+    const char* flag;
+    std::string* out;
+  };
+  for (const File& f :
+       {File{o.tls_ca, from_env ? cert_path + "/ca.pem" : o.data_dir + "/ca.pem", "--tlscacert",
+             &o.tls.trust_pem},
+        File{o.tls_cert, from_env ? cert_path + "/cert.pem" : "", "--tlscert", &o.tls.cert_pem},
+        File{o.tls_key, from_env ? cert_path + "/key.pem" : "", "--tlskey", &o.tls.key_pem}}) {
+    Result<std::string> text =
+        ReadTlsFile(f.given.empty() ? f.fallback : f.given, f.flag, f.given.empty());
+    if (!text.ok()) return text.status();
+    *f.out = std::move(*text);
+  }
+  if (o.tls.cert_pem.empty() != o.tls.key_pem.empty()) {
+    if (!o.tls_cert.empty() || !o.tls_key.empty())
+      return Status::InvalidArgument("--tlscert and --tlskey go together");
+    o.tls.cert_pem.clear();  // $BERTH_CERT_PATH with only one of them: present none
+    o.tls.key_pem.clear();
+  }
+  if (!o.tls_verify)
+    return Status::InvalidArgument(
+        "--tlsverify=false: berth always verifies berthd's certificate (give its CA with "
+        "--tlscacert, or plain HTTP with an http:// --server on a loopback berthd)");
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<ConnectionOptions> ResolveConnection(ConnectionOptions options) {
-  if (options.server.empty()) options.server = EnvOr("BERTH_SERVER", "http://127.0.0.1:7480");
+  if (options.server.empty()) options.server = EnvOr("BERTH_SERVER", "https://127.0.0.1:7480");
+  options.server = api::WithScheme(options.server, true);
   if (options.data_dir.empty()) options.data_dir = EnvOr("BERTH_DATA_DIR", "berth-data");
   if (options.token.empty()) options.token = EnvOr("BERTH_TOKEN", "");
   if (options.token.empty()) {
@@ -55,6 +106,7 @@ Result<ConnectionOptions> ResolveConnection(ConnectionOptions options) {
           "berthd's data directory (cannot read " +
           options.data_dir + "/token)");
   }
+  if (options.server.rfind("https://", 0) == 0) BERTH_RETURN_IF_ERROR(ResolveTls(options));
   return options;
 }
 
@@ -110,18 +162,27 @@ int Verbs::Run(const std::vector<std::string>& command, std::istream& in, std::o
     err << "berth: " << connection.status().message() << "\n";
     return 2;
   }
-  api::ApiClient client(connection->server, connection->token);
+  api::ApiClient client(connection->server, connection->token, 30, connection->tls);
   return chosen_.run({client, connection->output == "json", command, out, err, in});
 }
 
 void Verbs::AddConnectionOptions(CLI::App& verb) {
   verb.add_option("--server", connection_.server,
-                  "berthd's address (default $BERTH_SERVER or http://127.0.0.1:7480)");
+                  "berthd's address (default $BERTH_SERVER or https://127.0.0.1:7480)");
   verb.add_option("--token", connection_.token,
                   "API token (default $BERTH_TOKEN or the data directory's token file)");
   verb.add_option(
       "--data-dir", connection_.data_dir,
       "berthd's data directory, for its token (default $BERTH_DATA_DIR or ./berth-data)");
+  verb.add_option("--tlscacert", connection_.tls_ca,
+                  "CA certificate berthd's must chain to (default $BERTH_CERT_PATH/ca.pem or "
+                  "the data directory's ca.pem)");
+  verb.add_option("--tlscert", connection_.tls_cert,
+                  "client certificate to present (default $BERTH_CERT_PATH/cert.pem)");
+  verb.add_option("--tlskey", connection_.tls_key,
+                  "key of --tlscert (default $BERTH_CERT_PATH/key.pem)");
+  verb.add_flag("--tlsverify,!--no-tlsverify", connection_.tls_verify,
+                "verify berthd's certificate (always; as Docker's flag)");
   verb.add_option("-o,--output", connection_.output, "output format")
       ->check(CLI::IsMember({"table", "json"}));
 }

@@ -30,17 +30,28 @@ namespace berth::cli {
 using api::Json;
 
 // Where berthd is, how to authenticate, and how answers are printed:
-//   --server URL    (else $BERTH_SERVER, else http://127.0.0.1:7480)
+//   --server URL    (else $BERTH_SERVER, else https://127.0.0.1:7480; a URL
+//                   without a scheme is https://, plain HTTP only as http://)
 //   --token TOKEN   (else $BERTH_TOKEN, else the first line of <data dir>/token)
 //   --data-dir DIR  (else $BERTH_DATA_DIR, else ./berth-data)
+//   TLS, with Docker's flags (docs/security.md):
+//   --tlscacert F   the CA berthd's certificate must chain to (else
+//                   $BERTH_CERT_PATH/ca.pem, else <data dir>/ca.pem)
+//   --tlscert F, --tlskey F   a client certificate to present (else
+//                   $BERTH_CERT_PATH/cert.pem and key.pem when both exist)
+//   --tlsverify     accepted for Docker's sake: berth always verifies
 //   -o, --output    table | json
 struct ConnectionOptions {
   std::string server, token, data_dir;
+  std::string tls_ca, tls_cert, tls_key;
+  bool tls_verify = true;
   std::string output = "table";
+  tls::Credentials tls;  // resolved: what the client trusts and presents
 };
 
-// Resolves server and token as described above. InvalidArgument when no
-// token is given and the token file cannot be read.
+// Resolves server, token and TLS as described above. InvalidArgument when
+// no token is given and the token file cannot be read, or a TLS file given
+// cannot be read.
 Result<ConnectionOptions> ResolveConnection(ConnectionOptions options);
 
 // What a chosen verb runs with.

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <tuple>
 
 #include "auth/token.h"
@@ -100,6 +102,12 @@ int Run(int argc, char** argv) {
   app.add_option("--agent-token-file", agent_token_file,
                  "file holding the agents' bearer token (their data directory's 'token')")
       ->check(CLI::ExistingFile);
+  std::vector<std::string> agent_ca_files;
+  app.add_option("--agent-ca", agent_ca_files,
+                 "an agent's CA certificate (its data directory's ca.pem); repeat for each "
+                 "agent's. Agents are called over HTTPS and checked against them (an --agent "
+                 "given as http://HOST:PORT, an --insecure-http agent, needs none)")
+      ->check(CLI::ExistingFile);
   berth::threephase::SchedulerOptions& three_phase = options.agent_placement.scheduler;
   app.add_option("--agent-cluster-percent", three_phase.cluster_percent,
                  "Cp: share of the agents asked for samples per attempt")
@@ -134,8 +142,24 @@ int Run(int argc, char** argv) {
                  "(0s: never)")
       ->capture_default_str();
   app.add_option("--advertise-addr", options.leadership.address,
-                 "With etcd: the URL other replicas name as the leader's (default "
-                 "http://HOST:PORT)");
+                 "The URL clients and other replicas reach this berthd at (default "
+                 "https://HOST:PORT); its host is also a name in berthd's certificate");
+  app.add_flag("--insecure-http", options.insecure_http,
+               "Serve plain HTTP instead of HTTPS; only on a loopback --host (docs/security.md)");
+  app.add_option("--ca-cert", options.ca.ca_cert_file,
+                 "The operator's root CA certificate (PEM), instead of one berthd makes at its "
+                 "first start")
+      ->check(CLI::ExistingFile);
+  app.add_option("--ca-key", options.ca.ca_key_file, "The key of --ca-cert (PEM, mode 0600)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--ca-unlock-key-file", options.ca.unlock_key_file,
+                 "The key the CA's key is sealed with in the store (default "
+                 "DATA_DIR/ca-unlock-key; every replica on etcd needs the same one)");
+  std::string cert_expiry = "2160h";
+  app.add_option("--cert-expiry", cert_expiry,
+                 "Life of the certificates berthd issues to itself and to nodes (renewed at "
+                 "50-80% of it)")
+      ->capture_default_str();
   app.set_version_flag("--version", "berthd 0.1.0");
   try {
     app.parse(argc, argv);
@@ -148,11 +172,14 @@ int Run(int argc, char** argv) {
         {"--node-unknown-grace", &unknown_grace, &options.node_lifecycle.unknown_grace},
         {"--heartbeat-period", &heartbeat_period, &options.node_lifecycle.heartbeat_period},
         {"--leader-ttl", &leader_ttl, &options.leadership.ttl},
-        {"--compact-interval", &compact_interval, &options.leadership.compact_interval}}) {
+        {"--compact-interval", &compact_interval, &options.leadership.compact_interval},
+        {"--cert-expiry", &cert_expiry, &options.ca.cert_life}}) {
     berth::Result<berth::Duration> grace = berth::ParseDuration(*text);
     if (grace.ok() && out == &options.node_lifecycle.heartbeat_period &&
         *grace < berth::Duration{10})
       grace = berth::Status::InvalidArgument("must be at least 10ms");
+    if (grace.ok() && out == &options.ca.cert_life && *grace < std::chrono::minutes(1))
+      grace = berth::Status::InvalidArgument("must be at least 1m");
     if (grace.ok() && out == &options.leadership.ttl && *grace < std::chrono::seconds(2))
       grace = berth::Status::InvalidArgument("must be at least 2s (etcd's shortest lease)");
     if (!grace.ok()) {
@@ -162,6 +189,10 @@ int Run(int argc, char** argv) {
     *out = *grace;
   }
   options.reconciler.placement.strategy = *berth::placement::ParsePlacementStrategy(strategy);
+  if (options.ca.ca_cert_file.empty() != options.ca.ca_key_file.empty()) {
+    std::fprintf(stderr, "berthd: --ca-cert and --ca-key go together\n");
+    return 2;
+  }
   if (!options.agents.empty()) {
     if (agent_token_file.empty()) {
       std::fprintf(stderr, "berthd: --agent needs --agent-token-file\n");
@@ -173,6 +204,20 @@ int Run(int argc, char** argv) {
       return 2;
     }
     options.agent_token = *token;
+    for (const std::string& file : agent_ca_files) {
+      std::ifstream in(file);
+      std::stringstream text;
+      text << in.rdbuf();
+      options.agent_trust_pem += text.str();
+    }
+    for (const std::string& agent : options.agents)
+      if (agent_ca_files.empty() && agent.rfind("http://", 0) != 0) {
+        std::fprintf(stderr,
+                     "berthd: --agent %s: give --agent-ca (the agent's DATA_DIR/ca.pem) to call "
+                     "it over HTTPS, or http://%s for an --insecure-http agent\n",
+                     agent.c_str(), agent.c_str());
+        return 2;
+      }
   }
   if (!store_url.empty()) {
     berth::Result<std::vector<std::string>> endpoints = EtcdEndpoints(store_url);
@@ -198,9 +243,11 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "berthd: %s\n", daemon.status().message().c_str());
     return 1;
   }
-  std::printf("berthd: listening on http://%s:%d (data directory %s; token in %s/token%s)\n",
-              options.host.c_str(), (*daemon)->port(), options.data_dir.c_str(),
-              options.data_dir.c_str(), options.etcd_endpoints.empty() ? "" : "; store etcd");
+  std::printf("berthd: listening on %s (data directory %s; token in %s/token%s%s)\n",
+              (*daemon)->url().c_str(), options.data_dir.c_str(), options.data_dir.c_str(),
+              options.insecure_http ? "" : "; CA in ca.pem, digest ",
+              options.insecure_http ? "" : (*daemon)->ca().digest().substr(0, 12).c_str());
+  if (options.etcd_endpoints.size() > 0) std::printf("berthd: store etcd\n");
   std::fflush(stdout);
   const int signal = signals.Wait();
   std::printf("berthd: stopping (signal %d)\n", signal);

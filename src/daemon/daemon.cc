@@ -44,7 +44,7 @@ Result<std::vector<std::unique_ptr<api::HttpAgentTransport>>> ConnectAgents(
   std::vector<std::unique_ptr<api::HttpAgentTransport>> agents;
   for (const std::string& server : options.agents) {
     Result<std::unique_ptr<api::HttpAgentTransport>> agent =
-        api::HttpAgentTransport::Connect(server, options.agent_token);
+        api::HttpAgentTransport::Connect(server, options.agent_token, options.agent_trust_pem);
     if (!agent.ok()) return agent.status();
     for (const auto& other : agents)
       if (other->agent_id() == (*agent)->agent_id())
@@ -70,9 +70,25 @@ ReconcilerOptions WithLifecycle(ReconcilerOptions options, const NodeLifecycleOp
   return options;
 }
 
+// The host of "scheme://host:port" (or "host:port").
+std::string HostOf(std::string address) {
+  if (const size_t scheme = address.find("://"); scheme != std::string::npos)
+    address = address.substr(scheme + 3);
+  if (!address.empty() && address[0] == '[') return address.substr(1, address.find(']') - 1);
+  return address.substr(0, address.rfind(':'));
+}
+
+bool IsLoopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
+  if (options.insecure_http && !IsLoopback(options.host))
+    return Status::InvalidArgument(
+        "--insecure-http serves plain HTTP, which only a loopback address may (--host " +
+        options.host + " is not one): tokens would cross the network in clear");
   BERTH_RETURN_IF_ERROR(MakeDataDir(options.data_dir));
   std::shared_ptr<store::Store> store = options.store;
   store::EtcdStore* etcd = nullptr;
@@ -95,20 +111,25 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
   Result<std::string> token = etcd != nullptr ? ShareToken(*store, options.data_dir)
                                               : auth::LoadOrCreateToken(options.data_dir, missing);
   if (!token.ok()) return token.status();
+  ClusterCaOptions ca_options = options.ca;
+  ca_options.data_dir = options.data_dir;
+  if (!options.leadership.address.empty()) ca_options.names.push_back(HostOf(options.leadership.address));
+  Result<std::unique_ptr<ClusterCa>> ca = ClusterCa::Open(*store, ca_options);
+  if (!ca.ok()) return ca.status();
   std::vector<std::unique_ptr<api::HttpAgentTransport>> connected;
   if (options.agent_transports.empty()) {
     Result<std::vector<std::unique_ptr<api::HttpAgentTransport>>> agents = ConnectAgents(options);
     if (!agents.ok()) return agents.status();
     connected = std::move(*agents);
   }
-  std::unique_ptr<Daemon> daemon(
-      new Daemon(std::move(store), etcd, std::move(*token), std::move(connected), options));
+  std::unique_ptr<Daemon> daemon(new Daemon(std::move(store), etcd, std::move(*token),
+                                            std::move(*ca), std::move(connected), options));
   BERTH_RETURN_IF_ERROR(daemon->server_->Start());
   if (daemon->leadership_ != nullptr) {
     const std::string self = options.host + ":" + std::to_string(daemon->port());
     daemon->leadership_->Start(
         options.leadership.id.empty() ? self : options.leadership.id,
-        options.leadership.address.empty() ? "http://" + self : options.leadership.address);
+        options.leadership.address.empty() ? daemon->url() : options.leadership.address);
   } else {
     BERTH_RETURN_IF_ERROR(daemon->dispatcher_->Load());
     daemon->StartLeading(0);
@@ -142,10 +163,14 @@ Status Daemon::NotLeading() const {
 }
 
 Daemon::Daemon(std::shared_ptr<store::Store> store, store::EtcdStore* etcd, std::string token,
+               std::unique_ptr<ClusterCa> ca,
                std::vector<std::unique_ptr<api::HttpAgentTransport>> connected,
                const DaemonOptions& options)
     : store_(std::make_unique<store::WatchedStore>(std::move(store))),
       token_(std::move(token)),
+      ca_(std::move(ca)),
+      tls_(!options.insecure_http),
+      host_(options.host),
       clock_(options.clock != nullptr ? *options.clock : system_clock_),
       nodes_(*store_),
       services_(*store_),
@@ -169,7 +194,7 @@ Daemon::Daemon(std::shared_ptr<store::Store> store, store::EtcdStore* etcd, std:
                                 agent_transports_, [this] { loop_->Notify(); })),
       dispatcher_(std::make_unique<NodeDispatcher>(
           *store_, nodes_, *node_executor_, clock_, [this] { loop_->Notify(); },
-          options.node_lifecycle)),
+          options.node_lifecycle, tls_ ? ca_.get() : nullptr)),
       reconciler_(*store_, agent_placement_.get(), &clock_,
                   WithLifecycle(options.reconciler, options.node_lifecycle),
                   agent_executor_ != nullptr      ? agent_executor_.get()
@@ -179,13 +204,14 @@ Daemon::Daemon(std::shared_ptr<store::Store> store, store::EtcdStore* etcd, std:
       lost_leadership_(options.lost_leadership),
       server_(std::make_unique<api::ApiServer>(api::ApiServerOptions{
           options.host, options.port, token_, options.max_body_bytes, options.threads,
-          [this](std::string_view token) -> std::optional<api::Principal> {
-            std::optional<api::Principal> who = dispatcher_->Authenticate(token);
+          [this](std::string_view token, api::Peer peer) -> std::optional<api::Principal> {
+            std::optional<api::Principal> who = dispatcher_->Authenticate(token, peer);
             if (who || leading()) return who;
             // Only the leader holds the nodes' credentials; a node that
             // asks a follower is told where the leader is (node routes).
             return api::Principal{api::Principal::Kind::kUnverified, ""};
-          }})) {
+          },
+          tls_ ? ca_->server_tls() : nullptr})) {
   if (etcd != nullptr) {
     store_->SetFence([this] { return leadership_->Fence(); });
     store_->OnChange([this] { loop_->Notify(); });
@@ -203,6 +229,19 @@ Daemon::Daemon(std::shared_ptr<store::Store> store, store::EtcdStore* etcd, std:
 }
 
 Daemon::~Daemon() { Stop(); }
+
+std::string Daemon::url() const {
+  // A wildcard address is reached on loopback, which berthd's certificate names.
+  const std::string host = host_ == "0.0.0.0" ? "127.0.0.1" : host_ == "::" ? "::1" : host_;
+  const bool v6 = host.find(':') != std::string::npos;
+  return std::string(tls_ ? "https://" : "http://") + (v6 ? "[" + host + "]" : host) + ":" +
+         std::to_string(port());
+}
+
+tls::Credentials Daemon::client_tls() const {
+  if (!tls_) return {};
+  return {"", "", ca_->trust_pem()};
+}
 
 // The loop stops first: a request waiting for it to settle then returns at
 // once instead of holding the server's shutdown for its whole timeout.
@@ -231,6 +270,7 @@ void Daemon::AddRoutes() {
   AddTaskRoutes();
   AddJobRoutes();
   AddClassRoutes();
+  AddCaRoutes();
 }
 
 }  // namespace berth::daemon

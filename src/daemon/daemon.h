@@ -20,6 +20,7 @@
 #include "api/http_agent_transport.h"
 #include "api/http_server.h"
 #include "core/status.h"
+#include "daemon/ca/cluster_ca.h"
 #include "daemon/ha/leadership.h"
 #include "daemon/loop/agent_executor.h"
 #include "daemon/loop/agent_placement.h"
@@ -44,6 +45,12 @@ struct DaemonOptions {
   bool new_token = false;
   std::string host = "127.0.0.1";
   int port = 7480;  // 0: any free port
+  // Serve plain HTTP instead of HTTPS (docs/security.md); refused unless
+  // `host` is a loopback address. Nodes then join without certificates.
+  bool insecure_http = false;
+  // The CA (ClusterCa): the operator's root, the unlock key's file and the
+  // life of the certificates berthd issues. data_dir is this one's.
+  ClusterCaOptions ca;
   size_t max_body_bytes = 1 << 20;
   // HTTP worker threads. A write waits on its thread for the group commit
   // that makes it durable, so more threads let more writes share one fsync
@@ -54,6 +61,9 @@ struct DaemonOptions {
   // "host:port" of berth-agent processes; empty: the full-view engine.
   std::vector<std::string> agents;
   std::string agent_token;  // the agents' bearer token
+  // The agents' CA bundles (each agent's DATA_DIR/ca.pem, berthd --agent-ca):
+  // agents are called over HTTPS and checked against them. "": plain HTTP.
+  std::string agent_trust_pem;
   AgentPlacementOptions agent_placement;
   // berth-node machines' heartbeats (docs/agent.md) and the graces of nodes
   // that are not ready, for the dispatcher and the control loop alike (this
@@ -98,6 +108,12 @@ class Daemon {
   ~Daemon();
 
   int port() const { return server_->port(); }
+  // "https://host:port" (or http:// with insecure_http).
+  std::string url() const;
+  // What a client of this berthd trusts (the CA's bundle; nothing without
+  // TLS), for tests and `berth up`.
+  tls::Credentials client_tls() const;
+  const ClusterCa& ca() const { return *ca_; }
   const std::string& token() const { return token_; }
   void Stop();
   // Waits until the control loop has acted on every change made so far.
@@ -113,6 +129,7 @@ class Daemon {
 
  private:
   Daemon(std::shared_ptr<store::Store> store, store::EtcdStore* etcd, std::string token,
+         std::unique_ptr<ClusterCa> ca,
          std::vector<std::unique_ptr<api::HttpAgentTransport>> connected,
          const DaemonOptions& options);
   void AddRoutes();
@@ -124,6 +141,7 @@ class Daemon {
   void AddJobRoutes();
   void AddClassRoutes();
   void AddBerthNodeRoutes();
+  void AddCaRoutes();
   Result<api::Json> TaskLogs(const api::ApiRequest& r);
   Result<api::Json> AgentTaskLogs(const std::string& agent, const std::string& id,
                                   const std::string& node, const std::string& run, int64_t tail,
@@ -145,6 +163,9 @@ class Daemon {
 
   std::unique_ptr<store::WatchedStore> store_;  // the loop watches it
   std::string token_;
+  std::unique_ptr<ClusterCa> ca_;
+  bool tls_;  // HTTPS (not insecure_http)
+  std::string host_;
   SystemClock system_clock_;
   const Clock& clock_;  // options.clock or system_clock_
   NodeRegistry nodes_;

@@ -8,7 +8,8 @@ namespace {
 using api::Json;
 
 TEST_F(DaemonTest, MissingOrWrongTokensAre401AndCounted) {
-  httplib::Client anonymous("127.0.0.1", daemon_->port());
+  std::unique_ptr<httplib::Client> client = NewClient();
+  httplib::Client& anonymous = *client;
   httplib::Result missing = anonymous.Get("/v1/nodes");
   ASSERT_TRUE(missing);
   EXPECT_EQ(missing->status, 401);
@@ -27,7 +28,7 @@ TEST_F(DaemonTest, MissingOrWrongTokensAre401AndCounted) {
 TEST_F(DaemonTest, NodeLifecycleThroughTheApi) {
   auto [created, node] = Call("POST", "/v1/nodes", R"({"id": "n1", "labels": {"az": "a"}})");
   EXPECT_EQ(created, 201);
-  EXPECT_EQ(node["revision"], 1);
+  EXPECT_EQ(node["revision"], opened_revision_ + 1);
   EXPECT_EQ(Call("GET", "/v1/nodes/n1").second["labels"]["az"], "a");
   auto [patched, after] = Call("PATCH", "/v1/nodes/n1", R"({"state": "down"})");
   EXPECT_EQ(patched, 200);
@@ -68,7 +69,7 @@ TEST_F(DaemonTest, BadRequestsGet4xxWithAJsonErrorAndChangeNothing) {
   const Json nodes = Call("GET", "/v1/nodes").second["nodes"];
   ASSERT_EQ(nodes.size(), 1u);
   EXPECT_EQ(nodes[0]["id"], "keep");
-  EXPECT_EQ(Call("GET", "/v1/health").second["revision"], 1);
+  EXPECT_EQ(Call("GET", "/v1/health").second["revision"], opened_revision_ + 1);
 }
 
 TEST_F(DaemonTest, StateSurvivesARestartWithTheSameToken) {

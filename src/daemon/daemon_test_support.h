@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "daemon/daemon.h"
+#include "tls/context.h"
 #include "orchestrator/orchestrator.h"
 #include "store/test_dir.h"
 
@@ -78,8 +79,17 @@ class DaemonTest : public testing::Test {
     Result<std::unique_ptr<Daemon>> daemon = Daemon::Open(options);
     ASSERT_TRUE(daemon.ok()) << daemon.status().message();
     daemon_ = std::move(*daemon);
-    client_ = std::make_unique<httplib::Client>("127.0.0.1", daemon_->port());
+    client_ = NewClient();
     client_->set_bearer_token_auth(daemon_->token().c_str());
+    opened_revision_ = Revision();
+  }
+
+  // A client of the daemon over HTTPS that trusts its CA, with no token.
+  std::unique_ptr<httplib::Client> NewClient() const {
+    auto client = std::make_unique<httplib::Client>(daemon_->url());
+    client->set_ca_cert_store(tls::NewTrustStore(daemon_->ca().trust_pem()));
+    client->enable_server_certificate_verification(true);
+    return client;
   }
 
   // Stops berthd (and its client).
@@ -121,6 +131,7 @@ class DaemonTest : public testing::Test {
   store::TestDir dir_;
   std::unique_ptr<Daemon> daemon_;
   std::unique_ptr<httplib::Client> client_;
+  int64_t opened_revision_ = 0;  // the store's revision once open (the CA is stored at first)
 };
 
 }  // namespace berth::daemon

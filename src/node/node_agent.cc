@@ -11,6 +11,7 @@
 #include "api/api_client.h"
 #include "api/process_codec.h"
 #include "auth/token.h"
+#include "tls/authority.h"
 #include "executor/log_files.h"
 #include "executor/task_dir.h"
 #include "node/host_facts.h"
@@ -67,7 +68,8 @@ std::vector<std::string> SplitServers(const std::string& join) {
   std::vector<std::string> servers;
   for (size_t start = 0; start <= join.size();) {
     const size_t comma = std::min(join.find(',', start), join.size());
-    if (comma > start) servers.push_back(join.substr(start, comma - start));
+    // A URL without a scheme is HTTPS: plain HTTP only when it says so.
+    if (comma > start) servers.push_back(api::WithScheme(join.substr(start, comma - start), true));
     start = comma + 1;
   }
   if (servers.empty()) servers.push_back(join);
@@ -96,6 +98,8 @@ NodeAgent::NodeAgent(NodeAgentOptions options, const Clock& clock)
     : options_(std::move(options)),
       servers_(SplitServers(options_.join)),
       clock_(clock),
+      secure_(servers_.empty() || servers_[0].rfind("http://", 0) != 0),
+      tls_(options_.data_dir),
       limits_(executor::PrepareLimits()),
       executor_([this] {
         executor::ProcessExecutorOptions o;
@@ -209,7 +213,8 @@ Status NodeAgent::LoadIdentity() {
   node_ = wanted;
   machine_ = identity.value("machine", auth::NewSecret(16));
   credential_ = identity.value("credential", "");
-  return Status::Ok();
+  Result<bool> certified = tls_.Load();
+  return certified.status();
 }
 
 std::string NodeAgent::IdentityPath() const { return options_.data_dir + "/" + kIdentityFile; }
@@ -252,8 +257,25 @@ Status NodeAgent::Register() {
   std::string credential = Credential();
   while (true) {
     const bool with_credential = !credential.empty();
+    if (secure_) {
+      Status trusted = EnsureTrust();
+      if (trusted.code() == StatusCode::kUnavailable && clock_.Now() < give_up) {
+        std::unique_lock lock(mu_);
+        if (!Waiting(lock, std::chrono::seconds(1))) return Status::Unavailable("stopped");
+        continue;
+      }
+      BERTH_RETURN_IF_ERROR(trusted);
+      Result<std::string> csr = tls_.NewCsr(node_);
+      if (!csr.ok()) return csr.status();
+      (*body)["csr"] = *csr;
+    }
     Result<Json> joined =
         Ask("POST", "/v1/node/register", *body, with_credential ? credential : options_.join_token);
+    if (joined.ok() && secure_) {
+      Status accepted = tls_.Accept(joined->value("certificate", ""), joined->value("ca", ""));
+      if (accepted.ok() && server_tls_) accepted = server_tls_->Update(tls_.credentials());
+      if (!accepted.ok()) return accepted;
+    }
     if (joined.ok()) {
       credential = joined->value("credential", "");
       {
@@ -268,7 +290,8 @@ Status NodeAgent::Register() {
       BERTH_RETURN_IF_ERROR(
           executor::WriteFileAtomically(IdentityPath(), identity.dump() + "\n", 0600));
       Log("joined " + Server() + " as node '" + node_ + "' (logs served on " +
-          (*body)["endpoint"].get<std::string>() + ")");
+          (*body)["endpoint"].get<std::string>() +
+          (secure_ ? "; mutual TLS, certificate from CA " + JoinTokenDigest(options_.join_token).substr(0, 12) : "") + ")");
       return Status::Ok();
     }
     if (IsRemoved(joined.status())) {
@@ -297,16 +320,77 @@ Status NodeAgent::StartLogServer() {
   server.port = options_.listen_port;
   server.token = auth::NewSecret();  // nobody has it: berthd comes with the node's credential
   server.threads = 4;
-  server.authenticate = [this](std::string_view token) -> std::optional<api::Principal> {
+  server.authenticate = [this](std::string_view token,
+                               api::Peer peer) -> std::optional<api::Principal> {
+    // Over TLS, berthd's certificate (or a berth-agent's) is who may read;
+    // on plain HTTP, the node's credential.
+    if (secure_)
+      return peer != nullptr && (peer->identity.role == tls::kRoleManager ||
+                                 peer->identity.role == tls::kRoleAgent)
+                 ? std::optional<api::Principal>(api::Principal{})
+                 : std::nullopt;
     const std::string credential = Credential();
     if (credential.empty() || token != credential) return std::nullopt;
     return api::Principal{};
   };
+  if (secure_) {
+    Result<std::shared_ptr<tls::ServerTls>> made = NewLogServerTls();
+    if (!made.ok()) return made.status();
+    server_tls_ = *made;
+    server.tls = server_tls_;
+  }
   server_ = std::make_unique<api::ApiServer>(server);
   server_->Route(
       "GET", R"(/v1/tasks/([^/]+)/logs)",
       [this](const api::ApiRequest& r) -> Result<api::ApiResponse> { return LogsOf(r); });
   return server_->Start();
+}
+
+// The log server's credentials: the node's certificate, or until the node
+// has one (its first join, which needs the server's port first), one from a
+// throwaway CA that nobody trusts, replaced once the node joins.
+Result<std::shared_ptr<tls::ServerTls>> NodeAgent::NewLogServerTls() const {
+  if (tls_.has_certificate()) return tls::ServerTls::Make(tls_.credentials());
+  const Timestamp now = std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
+  Result<tls::CertificateAuthority> ca = tls::CertificateAuthority::Create("unjoined", now);
+  if (!ca.ok()) return ca.status();
+  Result<tls::KeyAndCert> own = ca->Issue({{node_, tls::kRoleNode, "unjoined"}, {}, now});
+  if (!own.ok()) return own.status();
+  return tls::ServerTls::Make({own->cert_pem, own->key_pem, ca->cert_pem()});
+}
+
+Status NodeAgent::EnsureTrust() {
+  if (tls_.has_trust()) return Status::Ok();
+  const std::string digest = JoinTokenDigest(options_.join_token);
+  if (digest.empty())
+    return Status::InvalidArgument(
+        "the join token carries no CA digest, so this node cannot check berthd's certificate: "
+        "take the token from `berth node token` of a berthd serving HTTPS (or join an "
+        "--insecure-http berthd with an http:// URL)");
+  return tls_.TrustFrom(Server(), digest);
+}
+
+void NodeAgent::RenewIfDue(const std::string& ca_digest) {
+  if (!secure_ || !tls_.Due(ca_digest)) return;
+  Result<std::string> csr = tls_.NewCsr(node_);
+  Result<Json> renewed = csr.ok() ? Ask("POST", "/v1/node/certificate", Json{{"csr", *csr}},
+                                        Credential())
+                                  : Result<Json>(csr.status());
+  Status accepted = renewed.ok() ? tls_.Accept(renewed->value("certificate", ""),
+                                               renewed->value("ca", ""))
+                                 : renewed.status();
+  if (accepted.ok() && server_tls_) accepted = server_tls_->Update(tls_.credentials());
+  if (!accepted.ok()) return Log("cannot renew the node's certificate: " + accepted.message());
+  Log("renewed the node's certificate" +
+      std::string(ca_digest.empty() ? "" : " (CA " + ca_digest.substr(0, 12) + ")"));
+}
+
+api::ApiClient NodeAgent::Client(const std::string& token, int read_timeout) const {
+  tls::Credentials tls = secure_ ? tls_.credentials() : tls::Credentials{};
+  // With the join token the machine joins anew: a certificate it kept from
+  // an earlier identity (a removed node's, denied) would only refuse it.
+  if (token == options_.join_token) tls.cert_pem = tls.key_pem = "";
+  return api::ApiClient(Server(), token, read_timeout, tls);
 }
 
 // The log lines of a task, as berthd's GET /v1/tasks/{id}/logs passes them on.
@@ -351,6 +435,7 @@ void NodeAgent::HeartbeatLoop() {
       continue;
     }
     if (beat.ok() && failing) Log("heartbeats reach berthd again");
+    if (beat.ok()) RenewIfDue(beat->value("ca_digest", ""));
     if (beat.ok()) {
       // berthd may have restarted with another period.
       if (Result<Duration> period = ParseDuration(beat->value("heartbeat_period", ""));
@@ -377,7 +462,7 @@ void NodeAgent::SyncLoop() {
       std::chrono::duration_cast<std::chrono::seconds>(options_.poll_wait).count() + 15);
   std::unique_lock lock(mu_);
   while (!stopping_ && removed_.empty()) {
-    auto client = std::make_shared<api::ApiClient>(Server(), Credential(), read_timeout);
+    auto client = std::make_shared<api::ApiClient>(Client(Credential(), read_timeout));
     poll_ = client;
     lock.unlock();
     Result<Json> batch = client->Call(
@@ -540,8 +625,7 @@ Result<Json> NodeAgent::Ask(const std::string& method, const std::string& path, 
                             const std::string& token) {
   Result<Json> answer = Status::Unavailable("no berthd to ask");
   for (size_t tried = 0; tried < servers_.size(); ++tried) {
-    api::ApiClient client(Server(), token);
-    answer = client.Call(method, path, body);
+    answer = Client(token).Call(method, path, body);
     if (answer.ok())
       if (Status current = CheckEpoch(*answer); !current.ok()) answer = current;
     if (answer.ok() || answer.status().code() != StatusCode::kUnavailable) return answer;

@@ -16,8 +16,12 @@
 //    assignments (start, stop; with a full list, stops what is not in it
 //    and reports every task it has again), collects ended tasks, and sends
 //    the reports that berthd has not acknowledged;
-//  - the log server (api::ApiServer), for berthd only: its requests carry
-//    this node's credential.
+//  - the log server (api::ApiServer), for berthd only: over TLS, its
+//    requests come with berthd's certificate (role manager, or agent for a
+//    berth-agent); on plain HTTP, with this node's credential.
+// TLS (docs/security.md): berthd's URL is https:// unless it says http://.
+// The node joins as NodeTls says, presents its certificate on every call,
+// and renews it from the heartbeat loop.
 // Its data directory holds node.json (its node id, credential and machine
 // id, so a restarted berth-node is the same node) and tasks/ (the task
 // directories, executor/task_dir.h; those of the last 100 ended tasks that
@@ -55,6 +59,7 @@
 #include "core/task.h"
 #include "core/time.h"
 #include "executor/process_executor.h"
+#include "node/node_tls.h"
 
 namespace berth::node {
 
@@ -114,7 +119,14 @@ class NodeAgent {
   std::string IdentityPath() const;
   Result<api::Json> Description() const;
   Status Register();
+  // Trusts berthd's CA (the join token's digest) when it does not yet.
+  Status EnsureTrust();
+  // A new certificate, when NodeTls says it is due.
+  void RenewIfDue(const std::string& ca_digest);
+  // The client of one call to the replica asked now.
+  api::ApiClient Client(const std::string& token, int read_timeout = 30) const;
   Status StartLogServer();
+  Result<std::shared_ptr<tls::ServerTls>> NewLogServerTls() const;
   Result<api::ApiResponse> LogsOf(const api::ApiRequest& r) const;
   std::string Credential() const;
   void HeartbeatLoop();
@@ -157,6 +169,9 @@ class NodeAgent {
   mutable std::mutex credential_mu_;
   std::string credential_;
   std::atomic<Duration> heartbeat_period_{std::chrono::seconds(5)};
+  bool secure_ = true;  // berthd speaks HTTPS (its URL is not http://)
+  NodeTls tls_;
+  std::shared_ptr<tls::ServerTls> server_tls_;  // the log server's; null without TLS
 
   // Whether tasks' limits hold here (PrepareLimits, before any thread of
   // this agent starts); before executor_, which takes its cgroup root.

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "cli/cli_test_support.h"
+#include "tls/certificate.h"
 
 namespace berth::cli {
 namespace {
@@ -18,12 +19,16 @@ TEST_F(ClientCommandsTest, NodeLsShowsHostnamesOneMemoryUnitAndStatusMessages) {
       Run({"node", "add", "sim-1", "--cpu", "500m", "--memory", "1Ti", "--label", "az=a"}).status,
       0);
   // A machine joins as berth-node does, registering its bytes and CPUs as numbers.
-  api::ApiClient join("127.0.0.1:" + std::to_string(daemon_->port()),
-                      ApiGet("/v1/tokens/node")["token"].get<std::string>());
-  Result<Json> joined = join.Call("POST", "/v1/node/register", Json::parse(R"({
+  api::ApiClient join = Api(ApiGet("/v1/tokens/node")["token"].get<std::string>());
+  // Each registration carries a CSR, as berth-node's does.
+  auto with_csr = [](Json body) {
+    body["csr"] = tls::NewKeyAndCsr(body["hostname"]).value().csr_pem;
+    return body;
+  };
+  Result<Json> joined = join.Call("POST", "/v1/node/register", with_csr(Json::parse(R"({
           "hostname": "m1", "machine": "a0b1c2d3", "version": "0.1.0", "endpoint": "127.0.0.1:1",
           "resources": {"cpu": 2, "memory": 25276063744},
-          "limits": {"enforced": false, "reason": "cgroup v1: limits are not enforced"}})"));
+          "limits": {"enforced": false, "reason": "cgroup v1: limits are not enforced"}})")));
   ASSERT_TRUE(joined.ok()) << joined.status().message();
   Outcome ls = Run({"node", "ls"});
   ASSERT_EQ(ls.status, 0) << ls.err;
@@ -41,10 +46,10 @@ TEST_F(ClientCommandsTest, NodeLsShowsHostnamesOneMemoryUnitAndStatusMessages) {
             std::string::npos)
       << inspect.out;
   // A machine whose cgroup v1 controllers hold the limits.
-  ASSERT_TRUE(join.Call("POST", "/v1/node/register", Json::parse(R"({
+  ASSERT_TRUE(join.Call("POST", "/v1/node/register", with_csr(Json::parse(R"({
           "hostname": "m2", "machine": "a0b1c2d4", "version": "0.1.0", "endpoint": "127.0.0.1:2",
           "resources": {"cpu": 2, "memory": 25276063744},
-          "limits": {"enforced": true, "reason": "", "cgroup": "v1"}})"))
+          "limits": {"enforced": true, "reason": "", "cgroup": "v1"}})")))
                   .ok());
   inspect = Run({"node", "inspect", "m2"});
   EXPECT_NE(inspect.out.find("Limits:         enforced: cpu, memory (cgroup v1); pids NOT "
@@ -59,10 +64,10 @@ TEST_F(ClientCommandsTest, NodeLsShowsHostnamesOneMemoryUnitAndStatusMessages) {
        "pids limit are not placed here)\n"}};
   for (const auto& [name, pids, line] : pids_cases) {
     ASSERT_TRUE(join.Call("POST", "/v1/node/register",
-                          Json::parse(std::string(R"({"hostname": ")") + name +
-                                      R"(", "machine": "m-)" + name + R"(", "version": "0.1.0",
+                          with_csr(Json::parse(std::string(R"({"hostname": ")") + name +
+                                               R"(", "machine": "m-)" + name + R"(", "version": "0.1.0",
           "endpoint": "127.0.0.1:3", "limits": {"enforced": true, "cgroup": "v1", )" +
-                                      pids + "}}"))
+                                               pids + "}}")))
                     .ok())
         << name;
     inspect = Run({"node", "inspect", name});
@@ -99,8 +104,8 @@ TEST(NodeRm, ForceIsSentAsTheForceQuery) {
   const int port = server.bind_to_any_port("127.0.0.1");
   ASSERT_GT(port, 0);
   std::thread serving([&] { server.listen_after_bind(); });
-  const std::vector<std::string> to = {"--server", "127.0.0.1:" + std::to_string(port), "--token",
-                                       "t"};
+  const std::vector<std::string> to = {"--server", "http://127.0.0.1:" + std::to_string(port),
+                                       "--token", "t"};
   std::vector<Outcome> outcomes;
   for (std::vector<std::string> args : {std::vector<std::string>{"node", "rm", "n1", "-f"},
                                         {"node", "rm", "n2", "--force"},

@@ -65,7 +65,7 @@ TEST_F(ClientCommandsTest, UpdateShowsTheFailedTaskAndTheRollbackStart) {
       0);
   // The tasks of the next template fail 200 ms after they start (set
   // through the API: the CLI has no flag for a simulated run on update).
-  api::ApiClient api("127.0.0.1:" + std::to_string(daemon_->port()), daemon_->token());
+  api::ApiClient api = Api();
   ASSERT_TRUE(api.Call("PATCH", "/v1/services/web", Json::parse(R"({"run": {"duration": 0.2,
                                                                     "outcome": "fail"}})"))
                   .ok());

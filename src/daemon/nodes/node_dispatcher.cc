@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "auth/token.h"
+#include "tls/certificate.h"
 
 namespace berth::daemon {
 namespace {
@@ -12,7 +13,7 @@ using api::Json;
 constexpr const char* kCredentialKind = "node_credential";  // id: the node
 constexpr const char* kJoinTokenKind = "node_token";        // id "join"
 // A removed berth-node's denied identity: {"node", "credential",
-// "removed_at"}; id: its machine.
+// "serials", "removed_at"}; id: its machine.
 constexpr const char* kRemovedKind = "node_removed";
 
 // What a machine tells of itself when it registers (docs/api.md,
@@ -36,6 +37,21 @@ bool SameSecret(std::string_view a, std::string_view b) {
   return differ == 0;
 }
 
+// A list of text fields of a stored body; empty when absent or damaged.
+std::vector<std::string> StoredList(const std::string& body, const char* field) {
+  const Json json = Json::parse(body, nullptr, false);
+  std::vector<std::string> out;
+  if (!json.is_object() || !json.value(field, Json()).is_array()) return out;
+  for (const Json& v : json[field])
+    if (v.is_string()) out.push_back(v);
+  return out;
+}
+
+// How many certificate serials a node's record keeps: a node renews at 50-80%
+// of a certificate's life, so at most two of its certificates are valid at
+// once; four leave room for renewals that failed half-way.
+constexpr size_t kSerialsKept = 4;
+
 // The machine id of a stored node that a berth-node registered; "" for
 // others (and a damaged body).
 std::string MachineOf(const std::string& body) {
@@ -48,7 +64,8 @@ std::string MachineOf(const std::string& body) {
 Result<Registration> ReadRegistration(const Json& body) {
   BERTH_RETURN_IF_ERROR(api::CheckObject(body, "",
                                          {"hostname", "machine", "resources", "platform", "address",
-                                          "endpoint", "engine_labels", "limits", "version"}));
+                                          "endpoint", "engine_labels", "limits", "version",
+                                          "csr"}));
   std::string hostname, machine, endpoint, version;
   BERTH_RETURN_IF_ERROR(api::RequireField(body, "hostname", "", api::ReadId, &hostname));
   BERTH_RETURN_IF_ERROR(api::RequireField(body, "machine", "", api::ReadId, &machine));
@@ -88,13 +105,14 @@ Result<Registration> ReadRegistration(const Json& body) {
 
 NodeDispatcher::NodeDispatcher(store::Store& store, NodeRegistry& nodes, NodeExecutor& executor,
                                const Clock& clock, std::function<void()> notify,
-                               NodeDispatcherOptions options)
+                               NodeDispatcherOptions options, const ClusterCa* ca)
     : store_(store),
       nodes_(nodes),
       executor_(executor),
       clock_(clock),
       notify_(std::move(notify)),
-      options_(options) {}
+      options_(options),
+      ca_(ca) {}
 
 Status NodeDispatcher::Load() {
   Result<std::optional<store::StoredObject>> join = store_.Get(kJoinTokenKind, "join");
@@ -108,6 +126,7 @@ Status NodeDispatcher::Load() {
     if (credential.empty()) continue;  // damaged: that node joins again with the token
     node_by_credential_[credential] = c.id;
     credential_by_node_[c.id] = credential;
+    serials_by_node_[c.id] = StoredList(c.body, "serials");
     last_heartbeat_[c.id] = now;  // a fresh grace period for every node
     executor_.SetNode(c.id, true);
     Result<Json> node = nodes_.Get(c.id);
@@ -115,9 +134,12 @@ Status NodeDispatcher::Load() {
   }
   Result<std::vector<store::StoredObject>> removed = store_.List(kRemovedKind);
   if (!removed.ok()) return removed.status();
-  for (const store::StoredObject& r : *removed)
+  for (const store::StoredObject& r : *removed) {
+    const std::string node = StoredField(r.body, "node");
     if (const std::string credential = StoredField(r.body, "credential"); !credential.empty())
-      removed_by_credential_[credential] = StoredField(r.body, "node");
+      removed_by_credential_[credential] = node;
+    for (const std::string& serial : StoredList(r.body, "serials")) removed_by_serial_[serial] = node;
+  }
   return Status::Ok();
 }
 
@@ -142,8 +164,13 @@ void NodeDispatcher::Stop() {
   if (monitor_.joinable()) monitor_.join();
 }
 
-std::optional<api::Principal> NodeDispatcher::Authenticate(std::string_view token) const {
+std::optional<api::Principal> NodeDispatcher::Authenticate(std::string_view token,
+                                                           api::Peer peer) const {
   std::shared_lock lock(credentials_mu_);
+  if (peer != nullptr && peer->identity.role == tls::kRoleNode)
+    if (auto it = removed_by_serial_.find(peer->serial); it != removed_by_serial_.end())
+      return api::Principal{api::Principal::Kind::kRemovedNode, it->second,
+                            RemovedMessage(it->second)};
   if (!join_token_.empty() && SameSecret(token, join_token_))
     return api::Principal{api::Principal::Kind::kNodeJoin, ""};
   if (auto it = node_by_credential_.find(std::string(token)); it != node_by_credential_.end())
@@ -170,7 +197,11 @@ Result<std::string> NodeDispatcher::RotateJoinToken() {
 
 // Under rotate_mu_, so the store and memory hold the same token.
 Result<std::string> NodeDispatcher::Rotate() {
-  std::string token = auth::NewSecret();
+  // With a CA the token carries its digest (docs/security.md), so that a
+  // joining machine checks whom it talks to before it sends the secret.
+  std::string token = ca_ == nullptr ? auth::NewSecret()
+                                     : std::string(kJoinTokenPrefix) + ca_->digest() + "-" +
+                                           auth::NewSecret();
   Result<int64_t> committed =
       store_.Commit({store::Write::Put(kJoinTokenKind, "join", Json{{"token", token}}.dump())});
   if (!committed.ok()) return committed.status();
@@ -234,11 +265,13 @@ Result<Json> NodeDispatcher::Register(const Json& body, const api::Principal& wh
   } else {
     writes.push_back(store::Write::Create("node", id, node.dump()));
   }
-  if (credential.empty()) {
-    credential = auth::NewSecret();
-    writes.push_back(
-        store::Write::Put(kCredentialKind, id, Json{{"credential", credential}}.dump()));
-  }
+  if (credential.empty()) credential = auth::NewSecret();
+  Json answer = {{"node", id},
+                 {"credential", credential},
+                 {"heartbeat_period", FormatDuration(options_.heartbeat_period)}};
+  BERTH_RETURN_IF_ERROR(Certify(id, body, answer, writes));
+  if (ca_ == nullptr)
+    writes.push_back(store::Write::Put(kCredentialKind, id, CredentialRecord(id, credential, "")));
   {
     // The node is ready in the store and in memory at once: the monitor
     // does not decide between the two (state_mu_).
@@ -255,12 +288,77 @@ Result<Json> NodeDispatcher::Register(const Json& body, const api::Principal& wh
     std::unique_lock lock(credentials_mu_);
     node_by_credential_[credential] = id;
     credential_by_node_[id] = credential;
+    if (answer.contains("serial")) {
+      std::vector<std::string>& serials = serials_by_node_[id];
+      serials.push_back(answer["serial"]);
+      if (serials.size() > kSerialsKept) serials.erase(serials.begin());
+      answer.erase("serial");
+    }
   }
   executor_.SetNode(id, true);
   notify_();
-  return Json{{"node", id},
-              {"credential", credential},
-              {"heartbeat_period", FormatDuration(options_.heartbeat_period)}};
+  return answer;
+}
+
+std::string NodeDispatcher::CredentialRecord(const std::string& node,
+                                             const std::string& credential,
+                                             const std::string& serial) const {
+  std::vector<std::string> serials;
+  {
+    std::shared_lock lock(credentials_mu_);
+    if (auto it = serials_by_node_.find(node); it != serials_by_node_.end()) serials = it->second;
+  }
+  if (!serial.empty()) serials.push_back(serial);
+  if (serials.size() > kSerialsKept) serials.erase(serials.begin());
+  return Json{{"credential", credential}, {"serials", serials}}.dump();
+}
+
+Status NodeDispatcher::Certify(const std::string& id, const Json& body, Json& answer,
+                               std::vector<store::Write>& writes) {
+  if (ca_ == nullptr) return Status::Ok();
+  const Json csr = body.value("csr", Json());
+  if (!csr.is_string())
+    return Status::InvalidArgument(
+        "csr: a certificate signing request is required (PEM text): this cluster speaks mutual "
+        "TLS, and a node's certificate is made from it");
+  // The node's address, as its registration or its stored node says: berthd
+  // checks it when it reads the node's logs.
+  std::string address = body.value("address", Json()).is_string() ? body["address"] : "";
+  if (address.empty())
+    if (Result<Json> node = nodes_.Get(id); node.ok()) address = node->value("address", "");
+  std::vector<std::string> names;
+  for (const std::string& name : {id, address})
+    if (!name.empty() && name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                "0123456789-.:") == std::string::npos &&
+        (names.empty() || names[0] != name))
+      names.push_back(name);
+  Result<std::string> cert = ca_->Sign(csr.get<std::string>(), id, tls::kRoleNode, names);
+  if (!cert.ok()) return Status::InvalidArgument("csr: " + cert.status().message());
+  Result<tls::CertificateInfo> info = tls::ParseCertificate(*cert);
+  if (!info.ok()) return info.status();
+  answer["certificate"] = *cert;
+  answer["ca"] = ca_->trust_pem();
+  answer["serial"] = info->serial;
+  writes.push_back(store::Write::Put(kCredentialKind, id,
+                                     CredentialRecord(id, answer["credential"], info->serial)));
+  return Status::Ok();
+}
+
+Result<Json> NodeDispatcher::Renew(const std::string& node, const Json& body) {
+  if (ca_ == nullptr) return Status::InvalidArgument("this host issues no certificates");
+  BERTH_RETURN_IF_ERROR(api::CheckObject(body, "", {"csr"}));
+  std::optional<std::string> credential = CredentialOf(node);
+  if (!credential) return Status::NotFound("no node '" + node + "'");
+  Json answer = {{"credential", *credential}};
+  std::vector<store::Write> writes;
+  BERTH_RETURN_IF_ERROR(Certify(node, body, answer, writes));
+  Result<int64_t> committed = store_.Commit(writes);
+  if (!committed.ok()) return committed.status();
+  std::unique_lock lock(credentials_mu_);
+  std::vector<std::string>& serials = serials_by_node_[node];
+  serials.push_back(answer["serial"]);
+  if (serials.size() > kSerialsKept) serials.erase(serials.begin());
+  return Json{{"certificate", answer["certificate"]}, {"ca", answer["ca"]}};
 }
 
 // A heartbeat and the monitor decide a node's state in turn (state_mu_),
@@ -288,9 +386,11 @@ Result<Json> NodeDispatcher::Heartbeat(const std::string& node) {
       down_.erase(node);
     }
   }
-  return Json{{"heartbeat_period", FormatDuration(options_.heartbeat_period)},
-              {"assignments_revision", executor_.ChangedFor(node)},
-              {"instance", executor_.instance()}};
+  Json answer = {{"heartbeat_period", FormatDuration(options_.heartbeat_period)},
+                 {"assignments_revision", executor_.ChangedFor(node)},
+                 {"instance", executor_.instance()}};
+  if (ca_ != nullptr) answer["ca_digest"] = ca_->digest();
+  return answer;
 }
 
 std::optional<std::string> NodeDispatcher::CredentialOf(const std::string& node) const {
@@ -306,20 +406,24 @@ Status NodeDispatcher::Remove(const std::string& node, bool force) {
   const std::string machine = MachineOf(loaded->body);
   std::vector<store::Write> also;
   std::string credential;
+  std::vector<std::string> serials;
   {
     std::shared_lock lock(credentials_mu_);
     if (auto it = credential_by_node_.find(node); it != credential_by_node_.end()) {
       credential = it->second;
       also.push_back(store::Write::Delete(kCredentialKind, node));
     }
+    if (auto it = serials_by_node_.find(node); it != serials_by_node_.end()) serials = it->second;
   }
   // The node's identity is denied from this commit on: its credential and
   // its machine (docs/agent.md, "Removing a node").
   if (!machine.empty())
     also.push_back(store::Write::Put(
         kRemovedKind, machine,
-        Json{
-            {"node", node}, {"credential", credential}, {"removed_at", FormatRfc3339(clock_.Now())}}
+        Json{{"node", node},
+             {"credential", credential},
+             {"serials", serials},
+             {"removed_at", FormatRfc3339(clock_.Now())}}
             .dump()));
   BERTH_RETURN_IF_ERROR(nodes_.Remove(*loaded, force, std::move(also)));
   if (credential.empty()) return Status::Ok();
@@ -328,6 +432,8 @@ Status NodeDispatcher::Remove(const std::string& node, bool force) {
     node_by_credential_.erase(credential);
     credential_by_node_.erase(node);
     removed_by_credential_[credential] = node;
+    for (const std::string& serial : serials) removed_by_serial_[serial] = node;
+    serials_by_node_.erase(node);
   }
   executor_.SetNode(node, false);
   std::lock_guard lock(mu_);

@@ -28,6 +28,14 @@
 // restart. The machine comes back as a new machine: a berth-node whose data
 // directory lost its node.json makes a new machine id (docs/agent.md).
 //
+// Certificates (docs/security.md), when the host has a CA: a machine joins
+// with a CSR beside the join token and gets the node's certificate (and
+// the CA's trust bundle); a node renews it with Renew; the heartbeat answer
+// carries the CA's digest, so that a node learns of a rotation. The serials
+// a node was given are kept with its credential, and denied with it at
+// removal: a removed node's certificate is refused on every request
+// (Authenticate) until it expires.
+//
 // Thread-safe: the API's threads call everything but Start and Stop, which
 // the owner calls; a monitor thread marks nodes down, waiting on the
 // injected clock.
@@ -48,6 +56,7 @@
 #include "api/json_fields.h"
 #include "core/status.h"
 #include "core/time.h"
+#include "daemon/ca/cluster_ca.h"
 #include "daemon/nodes/node_executor.h"
 #include "daemon/nodes/node_lifecycle_options.h"
 #include "daemon/registry/node_registry.h"
@@ -55,16 +64,21 @@
 
 namespace berth::daemon {
 
+// A join token with a CA: "BERTH-1-<CA digest, 64 hex>-<secret, 64 hex>".
+inline constexpr const char* kJoinTokenPrefix = "BERTH-1-";
+
 // Its heartbeat_period and grace_multiplier; the loop takes the graces.
 using NodeDispatcherOptions = NodeLifecycleOptions;
 
 class NodeDispatcher {
  public:
-  // `notify` tells the control loop that a node's state changed. None of
-  // the references is owned; all outlive the dispatcher.
+  // `notify` tells the control loop that a node's state changed. `ca`
+  // (null: no certificates) signs nodes' certificates; with it, a
+  // registration must carry a CSR. None of the references is owned; all
+  // outlive the dispatcher.
   NodeDispatcher(store::Store& store, NodeRegistry& nodes, NodeExecutor& executor,
                  const Clock& clock, std::function<void()> notify,
-                 NodeDispatcherOptions options = {});
+                 NodeDispatcherOptions options = {}, const ClusterCa* ca = nullptr);
   ~NodeDispatcher() { Stop(); }
 
   // Reads the credentials and the join token, and starts every node's
@@ -73,21 +87,28 @@ class NodeDispatcher {
   void Start();
   void Stop();
 
-  std::optional<api::Principal> Authenticate(std::string_view token) const;
+  // `peer`: the request's verified client certificate, or null; a removed
+  // node's certificate is kRemovedNode whatever the token.
+  std::optional<api::Principal> Authenticate(std::string_view token, api::Peer peer = nullptr) const;
   // The join token; the first call makes it (an idle berthd writes nothing).
   Result<std::string> JoinToken();
   // A new join token; the old one stops working at once.
   Result<std::string> RotateJoinToken();
 
   // POST /v1/node/register (docs/api.md): {"node", "credential",
-  // "heartbeat_period"}. A machine whose node was removed is refused
+  // "heartbeat_period"}, and with a CA {"certificate", "ca"}. A machine whose node was removed is refused
   // (PermissionDenied, with *machine_removed set when given) and nothing is
   // written.
   Result<api::Json> Register(const api::Json& body, const api::Principal& who,
                              bool* machine_removed = nullptr);
   // POST /v1/node/heartbeat: {"heartbeat_period", "assignments_revision",
-  // "instance"} (NodeExecutor::ChangedFor). NotFound: the node was removed.
+  // "instance"} (NodeExecutor::ChangedFor), and "ca_digest" with a CA.
+  // NotFound: the node was removed.
   Result<api::Json> Heartbeat(const std::string& node);
+  // POST /v1/node/certificate: a new certificate for `node` from the CSR
+  // in `body` ({"csr"}): {"certificate", "ca"}. InvalidArgument without a
+  // CA or with a bad CSR.
+  Result<api::Json> Renew(const std::string& node, const api::Json& body);
   // A berth-node's credential (berthd presents it to the node's own
   // server, for logs); nullopt for other nodes.
   std::optional<std::string> CredentialOf(const std::string& node) const;
@@ -99,6 +120,8 @@ class NodeDispatcher {
   // the machine joins again.
   static std::string RemovedMessage(const std::string& node);
   Duration grace() const { return options_.heartbeat_grace(); }
+  // The CA that signs nodes' certificates, or null.
+  const ClusterCa* ca() const { return ca_; }
   // Heartbeats taken so far (berth_node_heartbeats_total).
   uint64_t heartbeats() const { return heartbeats_.load(); }
 
@@ -108,6 +131,13 @@ class NodeDispatcher {
   // Marks down the nodes silent past their grace; returns when to look next.
   Timestamp MarkSilentDown(Timestamp now);
   Status SetState(const std::string& node, const char* state);
+  // The certificate for `id` from the registration's CSR, with the writes
+  // that record its serial: {"certificate", "ca"} into `answer`.
+  Status Certify(const std::string& id, const api::Json& body, api::Json& answer,
+                 std::vector<store::Write>& writes);
+  // The credential record of `node` with `serial` added (the newest few).
+  std::string CredentialRecord(const std::string& node, const std::string& credential,
+                               const std::string& serial) const;
 
   store::Store& store_;
   NodeRegistry& nodes_;
@@ -123,6 +153,9 @@ class NodeDispatcher {
   std::unordered_map<std::string, std::string> node_by_credential_;
   std::unordered_map<std::string, std::string> credential_by_node_;
   std::unordered_map<std::string, std::string> removed_by_credential_;  // revoked: their nodes
+  std::unordered_map<std::string, std::vector<std::string>> serials_by_node_;  // newest last
+  std::unordered_map<std::string, std::string> removed_by_serial_;  // revoked certificates
+  const ClusterCa* ca_;
 
   std::mutex state_mu_;  // held while a node's state is decided and written
   std::mutex mu_;        // heartbeats and the monitor's sets

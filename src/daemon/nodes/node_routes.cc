@@ -149,6 +149,23 @@ void AddDispatcherRoutes(api::ApiServer& server, NodeDispatcher& dispatcher, Nod
         return s.Stamped(s.dispatcher.Heartbeat(*node));
       },
       Access::kNode);
+  route(
+      "POST", "/v1/node/certificate",
+      [](const Routes& s, const ApiRequest& r) -> Result<ApiResponse> {
+        Result<std::string> node = CallingNode(r);
+        if (!node.ok()) return node.status();
+        return api::WithBody(r, [&](const Json& body) { return Answer(s.dispatcher.Renew(*node, body)); });
+      },
+      Access::kNode);
+  // The CA's public certificate, for a machine about to join: it checks the
+  // digest its join token carries before it sends the token.
+  if (const ClusterCa* ca = dispatcher.ca(); ca != nullptr)
+    server.Route(
+        "GET", "/v1/ca",
+        [ca](const ApiRequest&) -> Result<ApiResponse> {
+          return ApiResponse{200, Json::parse(ca->Describe()), "", ""};
+        },
+        Access::kPublic);
   route("GET", "/v1/node/assignments",
         [](const Routes& s, const ApiRequest& r) { return s.Assignments(r); }, Access::kNode);
   route("POST", "/v1/node/status",

@@ -46,7 +46,10 @@ Result<Json> Daemon::TaskLogs(const ApiRequest& r) {
   if (endpoint.empty() || !credential)
     return Status::NotFound("task '" + id + "' runs on node '" + node +
                             "', which is simulated: it has no logs");
-  api::ApiClient client(endpoint, *credential, 10);
+  // Over TLS berthd shows its own certificate (role manager), which the
+  // node's log server asks for; without TLS, the node's credential.
+  api::ApiClient client(endpoint, tls_ ? "" : *credential, 10,
+                        tls_ ? ca_->client_credentials() : tls::Credentials{});
   // A job's task that ran again has its current run's output under the
   // run's id (RunIdOf).
   Result<Json> lines =

@@ -1,0 +1,274 @@
+#include "daemon/ca/cluster_ca.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "api/json_fields.h"
+#include "auth/token.h"
+#include "tls/seal.h"
+
+namespace berth::daemon {
+namespace {
+
+using api::Json;
+
+Timestamp Now() {
+  // Certificates are checked against the machine's clock by every TLS
+  // peer, so they are made on it too, never on an injected test clock.
+  return std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
+}
+
+Result<std::string> ReadFile(const std::string& path, bool secret) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0)
+    return Status::InvalidArgument("cannot read " + path + ": " + std::strerror(errno));
+  if (secret && (info.st_mode & 077) != 0)
+    return Status::InvalidArgument(path + " can be read by group or others: chmod 600 " + path);
+  if (info.st_size > static_cast<off_t>(tls::kMaxPemBytes))
+    return Status::InvalidArgument(path + " is larger than a PEM file Berth reads");
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Writes `text` to `path` through a temporary file renamed over it, so a
+// reader never sees half of it.
+Status WriteFileAtomically(const std::string& path, const std::string& text, mode_t mode) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    if (!out.flush()) return Status::Unavailable("cannot write " + tmp);
+  }
+  ::chmod(tmp.c_str(), mode);
+  if (::rename(tmp.c_str(), path.c_str()) != 0)
+    return Status::Unavailable("cannot write " + path + ": " + std::strerror(errno));
+  return Status::Ok();
+}
+
+std::string Field(const Json& body, const char* name) {
+  return body.contains(name) && body[name].is_string() ? body[name].get<std::string>() : "";
+}
+
+}  // namespace
+
+std::vector<std::string> LocalNames() {
+  std::vector<std::string> names = {"localhost", "127.0.0.1", "::1"};
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0 && host[0] != '\0') names.emplace_back(host);
+  ifaddrs* addresses = nullptr;
+  if (::getifaddrs(&addresses) == 0) {
+    for (ifaddrs* a = addresses; a != nullptr; a = a->ifa_next) {
+      if (a->ifa_addr == nullptr || (a->ifa_flags & IFF_UP) == 0) continue;
+      char text[INET6_ADDRSTRLEN] = {};
+      const int family = a->ifa_addr->sa_family;
+      if (family == AF_INET)
+        inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr, text, sizeof text);
+      else if (family == AF_INET6 && !IN6_IS_ADDR_LINKLOCAL(
+                                         &reinterpret_cast<sockaddr_in6*>(a->ifa_addr)->sin6_addr))
+        inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(a->ifa_addr)->sin6_addr, text,
+                  sizeof text);
+      if (text[0] != '\0') names.emplace_back(text);
+    }
+    ::freeifaddrs(addresses);
+  }
+  std::sort(names.begin() + 3, names.end());
+  names.erase(std::unique(names.begin() + 3, names.end()), names.end());
+  names.erase(std::remove_if(names.begin() + 3, names.end(),
+                             [](const std::string& n) {
+                               return n == "localhost" || n == "127.0.0.1" || n == "::1";
+                             }),
+              names.end());
+  return names;
+}
+
+ClusterCa::ClusterCa(store::Store& store, ClusterCaOptions options, std::string unlock_key)
+    : store_(store), options_(std::move(options)), unlock_key_(std::move(unlock_key)) {}
+
+Result<std::unique_ptr<ClusterCa>> ClusterCa::Open(store::Store& store, ClusterCaOptions options) {
+  if (options.unlock_key_file.empty()) options.unlock_key_file = options.data_dir + "/ca-unlock-key";
+  Result<std::optional<store::StoredObject>> stored = store.Get(kCaKind, "root");
+  if (!stored.ok()) return stored.status();
+  struct stat info {};
+  const bool have_key = ::lstat(options.unlock_key_file.c_str(), &info) == 0;
+  if (stored->has_value() && !have_key)
+    return Status::InvalidArgument(
+        "the store's CA key is sealed, and " + options.unlock_key_file +
+        " is missing: copy the ca-unlock-key file of the replica that made the CA there (or give "
+        "--ca-unlock-key-file)");
+  Result<std::string> key = have_key ? auth::ReadToken(options.unlock_key_file)
+                                     : auth::CreateTokenFile(options.unlock_key_file);
+  if (!key.ok()) return key.status();
+  std::unique_ptr<ClusterCa> ca(new ClusterCa(store, std::move(options), std::move(*key)));
+  BERTH_RETURN_IF_ERROR(ca->Load());
+  return ca;
+}
+
+Status ClusterCa::Load() {
+  Result<std::optional<store::StoredObject>> stored = store_.Get(kCaKind, "root");
+  if (!stored.ok()) return stored.status();
+  std::optional<tls::CertificateAuthority> given;
+  if (!options_.ca_cert_file.empty()) {
+    Result<std::string> cert = ReadFile(options_.ca_cert_file, false);
+    if (!cert.ok()) return cert.status();
+    Result<std::string> key = ReadFile(options_.ca_key_file, true);
+    if (!key.ok()) return key.status();
+    Result<tls::CertificateAuthority> ca = tls::CertificateAuthority::Load(*cert, *key);
+    if (!ca.ok()) return Status::InvalidArgument("--ca-cert/--ca-key: " + ca.status().message());
+    given = std::move(*ca);
+  }
+  if (!stored->has_value()) {
+    cluster_ = auth::NewSecret(8);
+    Result<tls::CertificateAuthority> root =
+        given ? std::move(*given) : tls::CertificateAuthority::Create(cluster_, Now());
+    if (!root.ok()) return root.status();
+    if (Status s = Persist(*root, "", 0); s.code() == StatusCode::kConflict)
+      return Load();  // another replica made the root first
+    else if (!s.ok())
+      return s;
+    return Adopt(std::move(*root), "");
+  }
+  const Json body = Json::parse((*stored)->body, nullptr, false);
+  Result<std::string> key = tls::Open(Field(body, "key"), unlock_key_);
+  if (!key.ok())
+    return Status::InvalidArgument("cannot unseal the store's CA key with " +
+                                   options_.unlock_key_file + ": " + key.status().message());
+  Result<tls::CertificateAuthority> root = tls::CertificateAuthority::Load(Field(body, "cert"), *key);
+  if (!root.ok()) return Status::InvalidArgument("the stored CA: " + root.status().message());
+  if (given && given->digest() != root->digest())
+    return Status::InvalidArgument(
+        "--ca-cert is not the cluster's CA, which the store holds already (berth ca rotate "
+        "changes it)");
+  cluster_ = Field(body, "cluster");
+  revision_ = (*stored)->revision;
+  return Adopt(std::move(*root), Field(body, "previous"));
+}
+
+Status ClusterCa::Persist(const tls::CertificateAuthority& root, const std::string& previous_pem,
+                          int64_t expected_revision) {
+  Result<std::string> sealed = tls::Seal(root.key_pem(), unlock_key_);
+  if (!sealed.ok()) return sealed.status();
+  const Json body = {{"cluster", cluster_}, {"cert", root.cert_pem()}, {"key", *sealed},
+                     {"previous", previous_pem}};
+  store::Write write = store::Write::Put(kCaKind, "root", body.dump());
+  write.IfRevision(expected_revision);
+  Result<int64_t> committed = store_.Commit({write});
+  if (!committed.ok()) return committed.status();
+  revision_ = *committed;
+  return Status::Ok();
+}
+
+Status ClusterCa::Adopt(tls::CertificateAuthority root, std::string previous_pem) {
+  {
+    std::lock_guard lock(mu_);
+    root_ = std::make_unique<tls::CertificateAuthority>(std::move(root));
+    previous_pem_ = std::move(previous_pem);
+  }
+  BERTH_RETURN_IF_ERROR(WriteBundle());
+  return IssueOwn();
+}
+
+Status ClusterCa::IssueOwn() {
+  std::vector<std::string> names = LocalNames();
+  for (const std::string& n : options_.names)
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  std::lock_guard lock(mu_);
+  Result<tls::KeyAndCert> own = root_->Issue(
+      {{options_.id, options_.role, cluster_}, names, Now(), options_.cert_life});
+  if (!own.ok()) return own.status();
+  own_ = std::move(*own);
+  const tls::Credentials credentials{own_.cert_pem, own_.key_pem, previous_pem_ + root_->cert_pem()};
+  if (!server_tls_) {
+    Result<std::shared_ptr<tls::ServerTls>> made = tls::ServerTls::Make(credentials);
+    if (!made.ok()) return made.status();
+    server_tls_ = std::move(*made);
+    return Status::Ok();
+  }
+  return server_tls_->Update(credentials);
+}
+
+Status ClusterCa::WriteBundle() const {
+  return WriteFileAtomically(options_.data_dir + "/ca.pem", trust_pem(), 0644);
+}
+
+tls::Credentials ClusterCa::client_credentials() const {
+  std::lock_guard lock(mu_);
+  return {own_.cert_pem, own_.key_pem, previous_pem_ + root_->cert_pem()};
+}
+
+std::string ClusterCa::trust_pem() const {
+  std::lock_guard lock(mu_);
+  return previous_pem_ + root_->cert_pem();
+}
+
+std::string ClusterCa::digest() const {
+  std::lock_guard lock(mu_);
+  return root_->digest();
+}
+
+bool ClusterCa::rotating() const {
+  std::lock_guard lock(mu_);
+  return !previous_pem_.empty();
+}
+
+std::string ClusterCa::Describe() const {
+  std::lock_guard lock(mu_);
+  Result<tls::CertificateInfo> info = tls::ParseCertificate(root_->cert_pem());
+  return Json{{"digest", root_->digest()},
+              {"cert", previous_pem_ + root_->cert_pem()},
+              {"rotating", !previous_pem_.empty()},
+              {"not_after", info.ok() ? FormatRfc3339(info->not_after) : ""}}
+      .dump();
+}
+
+Result<std::string> ClusterCa::Sign(std::string_view csr_pem, const std::string& id,
+                                    const std::string& role, std::vector<std::string> names) const {
+  Result<tls::CsrInfo> csr = tls::ParseCsr(csr_pem);
+  if (!csr.ok()) return csr.status();
+  if (!csr->id.empty() && csr->id != id)
+    return Status::PermissionDenied("the certificate signing request names '" + csr->id +
+                                    "', but this credential is " + role + " '" + id + "''s");
+  std::lock_guard lock(mu_);
+  return root_->Sign(csr_pem, {{id, role, cluster_}, std::move(names), Now(), options_.cert_life});
+}
+
+Status ClusterCa::Rotate() {
+  std::string previous;
+  {
+    std::lock_guard lock(mu_);
+    if (!previous_pem_.empty())
+      return Status::Conflict("a rotation is under way: finish it first (berth ca rotate --finish)");
+    previous = root_->cert_pem();
+  }
+  Result<tls::CertificateAuthority> root = tls::CertificateAuthority::Create(cluster_, Now());
+  if (!root.ok()) return root.status();
+  BERTH_RETURN_IF_ERROR(Persist(*root, previous, revision_));
+  return Adopt(std::move(*root), previous);
+}
+
+Status ClusterCa::FinishRotation() {
+  std::unique_ptr<tls::CertificateAuthority> root;
+  {
+    std::lock_guard lock(mu_);
+    if (previous_pem_.empty()) return Status::Conflict("no CA rotation is under way");
+    Result<tls::CertificateAuthority> copy =
+        tls::CertificateAuthority::Load(root_->cert_pem(), root_->key_pem());
+    if (!copy.ok()) return copy.status();
+    root = std::make_unique<tls::CertificateAuthority>(std::move(*copy));
+  }
+  BERTH_RETURN_IF_ERROR(Persist(*root, "", revision_));
+  return Adopt(std::move(*root), "");
+}
+
+}  // namespace berth::daemon

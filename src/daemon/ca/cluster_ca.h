@@ -1,0 +1,113 @@
+// ClusterCa: berthd's certificate authority (docs/security.md), as
+// SwarmKit's ca/ package.
+//
+//  - The root is made at the first start (tls::CertificateAuthority::Create),
+//    or is the operator's (--ca-cert/--ca-key). It is kept in the store
+//    (kind "ca", id "root": {"cluster", "cert", "key"}), so every replica on
+//    etcd signs with the same root, its key sealed (tls::Seal) under the
+//    unlock key: <data_dir>/ca-unlock-key (mode 0600, made with the root),
+//    or the file --ca-unlock-key-file names, which every replica must share.
+//  - The trust bundle (the root's certificate; the old and the new during a
+//    rotation) is written to <data_dir>/ca.pem, where `berth` finds it.
+//  - berthd's own certificate (role manager, CN = its id, names: the
+//    hostname, localhost, 127.0.0.1, ::1, every address of this machine's
+//    interfaces and the advertised ones) is issued at each start, its key
+//    in memory only. berthd serves with it and presents it as a client (to
+//    berth-node's log server and to berth-agent).
+//  - Nodes' certificates: SignNode, from the CSR a node sends at join and
+//    at renewal (CN = node id, OU = node, O = cluster), valid `cert_life`.
+//  - Rotation (Rotate, `berth ca rotate`): a new root is made and trusted
+//    beside the old one; berthd's certificate is issued by the new root
+//    and the old root's certificates still verify, so nodes move over at
+//    their next renewal (which a changed digest in their heartbeat answer
+//    starts at once) without a restart. FinishRotation drops the old root
+//    once every node holds a new certificate.
+// Thread-safe.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/time.h"
+#include "store/store.h"
+#include "tls/authority.h"
+#include "tls/context.h"
+
+namespace berth::daemon {
+
+inline constexpr const char* kCaKind = "ca";
+
+struct ClusterCaOptions {
+  std::string data_dir;          // where ca.pem and ca-unlock-key are. Required.
+  std::string ca_cert_file;      // the operator's root certificate; "" (default): make one
+  std::string ca_key_file;       // and its key (mode 0600); with ca_cert_file
+  std::string unlock_key_file;   // "" (default): <data_dir>/ca-unlock-key
+  Duration cert_life = tls::kDefaultCertLife;  // of node, agent and berthd certificates (90 days)
+  std::string id = "berthd";     // CN of the host's own certificate
+  std::string role = tls::kRoleManager;  // its OU: manager (berthd) or agent (berth-agent)
+  std::vector<std::string> names;  // more names for berthd's certificate (--advertise-addr's host)
+};
+
+class ClusterCa {
+ public:
+  // Reads the stored root (or stores a new one), writes ca.pem and issues
+  // berthd's certificate. InvalidArgument: the operator's files do not
+  // form a CA, another root is stored already, or the unlock key is
+  // missing or wrong for the stored root (the message says which file to
+  // copy); Unavailable: the store cannot be reached.
+  static Result<std::unique_ptr<ClusterCa>> Open(store::Store& store, ClusterCaOptions options);
+
+  // What berthd serves HTTPS with.
+  std::shared_ptr<tls::ServerTls> server_tls() const { return server_tls_; }
+  // berthd as a client: its certificate, key and the trust bundle.
+  tls::Credentials client_credentials() const;
+  std::string trust_pem() const;
+  // The digest of the current root, which join tokens carry.
+  std::string digest() const;
+  std::string cluster() const { return cluster_; }
+  Duration cert_life() const { return options_.cert_life; }
+  // {"digest", "cert" (the bundle), "rotating", "not_after"}: GET /v1/ca.
+  std::string Describe() const;
+
+  // A certificate for `id` in `role` from the CSR (tls::ParseCsr's checks;
+  // a CSR naming another CN is PermissionDenied), with `names` (a node's
+  // address, which berthd checks when it reads the node's logs).
+  Result<std::string> Sign(std::string_view csr_pem, const std::string& id,
+                           const std::string& role, std::vector<std::string> names = {}) const;
+
+  // A new root, trusted with the old one. Conflict while a rotation is
+  // under way.
+  Status Rotate();
+  // Drops the old root. Conflict when no rotation is under way.
+  Status FinishRotation();
+  bool rotating() const;
+
+ private:
+  ClusterCa(store::Store& store, ClusterCaOptions options, std::string unlock_key);
+  Status Load();
+  Status Adopt(tls::CertificateAuthority root, std::string previous_pem);
+  Status IssueOwn();
+  Status Persist(const tls::CertificateAuthority& root, const std::string& previous_pem,
+                 int64_t expected_revision);
+  Status WriteBundle() const;
+
+  store::Store& store_;
+  ClusterCaOptions options_;
+  std::string unlock_key_;
+  std::string cluster_;
+  std::shared_ptr<tls::ServerTls> server_tls_;
+  mutable std::mutex mu_;
+  std::unique_ptr<tls::CertificateAuthority> root_;
+  std::string previous_pem_;  // the old root during a rotation, or ""
+  int64_t revision_ = 0;      // of the stored record
+  tls::KeyAndCert own_;
+};
+
+// The names berthd's certificate carries: the hostname, localhost,
+// 127.0.0.1, ::1 and the addresses of this machine's interfaces.
+std::vector<std::string> LocalNames();
+
+}  // namespace berth::daemon

@@ -1,0 +1,134 @@
+#include "tls/context.h"
+
+#include <openssl/err.h>
+#include <openssl/sslerr.h>
+#include <signal.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "tls/openssl.h"
+
+namespace berth::tls {
+
+struct ServerTls::Loaded {
+  X509Ptr cert;
+  KeyPtr key;
+  StorePtr trust;
+};
+
+void IgnoreSigpipe() {
+  static std::once_flag once;
+  std::call_once(once, [] { ::signal(SIGPIPE, SIG_IGN); });
+}
+
+X509_STORE* NewTrustStore(const std::string& trust_pem) {
+  IgnoreSigpipe();
+  Result<std::vector<std::string>> roots = SplitBundle(trust_pem);
+  if (!roots.ok()) return nullptr;
+  X509_STORE* store = X509_STORE_new();
+  for (const std::string& pem : *roots) {
+    Result<X509Ptr> root = ReadCertificate(pem);
+    if (!root.ok() || X509_STORE_add_cert(store, root->get()) != 1) {
+      X509_STORE_free(store);
+      ERR_clear_error();
+      return nullptr;
+    }
+  }
+  return store;
+}
+
+Status CheckCredentials(const Credentials& c, bool needs_certificate) {
+  if (Result<std::vector<std::string>> roots = SplitBundle(c.trust_pem); !roots.ok())
+    return Status::InvalidArgument("the trust bundle: " + roots.status().message());
+  if (c.cert_pem.empty() && !needs_certificate) return Status::Ok();
+  return CheckKeyMatches(c.cert_pem, c.key_pem);
+}
+
+Result<std::shared_ptr<ServerTls>> ServerTls::Make(const Credentials& credentials) {
+  auto tls = std::make_shared<ServerTls>();
+  if (Status s = tls->Update(credentials); !s.ok()) return s;
+  return tls;
+}
+
+Status ServerTls::Update(const Credentials& credentials) {
+  if (Status s = CheckCredentials(credentials, /*needs_certificate=*/true); !s.ok()) return s;
+  auto loaded = std::make_shared<Loaded>();
+  loaded->cert = ReadCertificate(credentials.cert_pem).value();
+  loaded->key = ReadKey(credentials.key_pem).value();
+  loaded->trust.reset(NewTrustStore(credentials.trust_pem));
+  std::lock_guard lock(mu_);
+  current_ = std::move(loaded);
+  return Status::Ok();
+}
+
+std::shared_ptr<const ServerTls::Loaded> ServerTls::Current() const {
+  std::lock_guard lock(mu_);
+  return current_;
+}
+
+namespace {
+
+// A client that speaks plain HTTP to the TLS port is told so in HTTP, with
+// the JSON error every Berth server answers, instead of a closed
+// connection: OpenSSL has read its request line and fails the handshake
+// with SSL_R_HTTP_REQUEST, and this answers on the socket before it closes.
+void AnswerPlainHttp(const SSL* ssl, int where, int ret) {
+  if ((where & SSL_CB_EXIT) == 0 || ret > 0) return;
+  const unsigned long error = ERR_peek_last_error();
+  if (ERR_GET_LIB(error) != ERR_LIB_SSL || ERR_GET_REASON(error) != SSL_R_HTTP_REQUEST) return;
+  static const std::string kAnswer = [] {
+    const std::string body =
+        R"({"error":{"code":"https_required","message":"this port speaks HTTPS: call https://"}})";
+    return "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nConnection: "
+           "close\r\nContent-Length: " +
+           std::to_string(body.size()) + "\r\n\r\n" + body;
+  }();
+  const int fd = SSL_get_fd(ssl);
+  if (fd >= 0) (void)::send(fd, kAnswer.data(), kAnswer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  // Said once a minute at most: a client that keeps trying does not flood the log.
+  static std::atomic<int64_t> last_said{0};
+  const int64_t now = std::chrono::duration_cast<std::chrono::minutes>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  if (last_said.exchange(now) != now)
+    std::fprintf(stderr, "refused a plain HTTP request on the HTTPS port (answered 400)\n");
+}
+
+}  // namespace
+
+void ServerTls::Install(SSL_CTX* ctx) {
+  IgnoreSigpipe();
+  SSL_CTX_set_info_callback(ctx, AnswerPlainHttp);
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION);
+  // Ask for a client certificate; one that does not verify ends the
+  // handshake, and none at all is left to the routes.
+  SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+  // Each handshake takes the credentials current when it starts. A
+  // certificate callback can set the leaf, key and verify store per
+  // connection, so Update needs no lock on the context itself.
+  SSL_CTX_set_cert_cb(
+      ctx,
+      [](SSL* ssl, void* arg) -> int {
+        std::shared_ptr<const Loaded> now = static_cast<ServerTls*>(arg)->Current();
+        if (!now) return 0;
+        return SSL_use_cert_and_key(ssl, now->cert.get(), now->key.get(), nullptr, 1) == 1 &&
+               SSL_set1_verify_cert_store(ssl, now->trust.get()) == 1;
+      },
+      this);
+}
+
+std::optional<CertificateInfo> PeerOf(const SSL* ssl) {
+  if (ssl == nullptr || SSL_get_verify_result(ssl) != X509_V_OK) return std::nullopt;
+  X509* peer = SSL_get0_peer_certificate(ssl);
+  if (peer == nullptr) return std::nullopt;
+  Result<CertificateInfo> info = ParseCertificate(WriteCertificate(peer));
+  if (!info.ok()) return std::nullopt;
+  return std::move(*info);
+}
+
+}  // namespace berth::tls

@@ -1,0 +1,105 @@
+#include "tls/context.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <thread>
+
+#include "tls/authority.h"
+#include "tls/openssl.h"
+
+namespace berth::tls {
+namespace {
+
+const Timestamp kHandshakeNow = std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
+
+struct Pki {
+  CertificateAuthority ca = CertificateAuthority::Create("c1", kHandshakeNow).value();
+  KeyAndCert Leaf(const std::string& id, const char* role) const {
+    return ca.Issue({{id, role, "c1"}, {"127.0.0.1"}, kHandshakeNow}).value();
+  }
+};
+
+// An SSLServer on ServerTls that answers with the peer's identity.
+class Server {
+ public:
+  explicit Server(std::shared_ptr<ServerTls> tls)
+      : tls_(std::move(tls)), http_([this](SSL_CTX& ctx) {
+          tls_->Install(&ctx);
+          return true;
+        }) {
+    http_.Get("/who", [](const httplib::Request& req, httplib::Response& res) {
+      std::optional<CertificateInfo> peer = PeerOf(req.ssl);
+      res.set_content(peer ? peer->identity.role + "/" + peer->identity.id : "anonymous",
+                      "text/plain");
+    });
+    port_ = http_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { http_.listen_after_bind(); });
+  }
+  ~Server() {
+    http_.stop();
+    thread_.join();
+  }
+  int port() const { return port_; }
+
+ private:
+  std::shared_ptr<ServerTls> tls_;
+  httplib::SSLServer http_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+// GET /who as a client presenting `leaf` (or nothing) and trusting `trust`.
+std::string Who(int port, const std::string& trust, const KeyAndCert* leaf) {
+  std::unique_ptr<httplib::SSLClient> client;
+  if (leaf) {
+    X509Ptr cert = ReadCertificate(leaf->cert_pem).value();
+    KeyPtr key = ReadKey(leaf->key_pem).value();
+    client = std::make_unique<httplib::SSLClient>("127.0.0.1", port, cert.get(), key.get());
+  } else {
+    client = std::make_unique<httplib::SSLClient>("127.0.0.1", port);
+  }
+  client->set_ca_cert_store(NewTrustStore(trust));
+  httplib::Result res = client->Get("/who");
+  return res ? res->body : "error: " + httplib::to_string(res.error());
+}
+
+TEST(ServerTlsTest, ClientsWithAndWithoutCertificates) {
+  Pki pki;
+  KeyAndCert server = pki.Leaf("berthd", kRoleManager);
+  Result<std::shared_ptr<ServerTls>> tls =
+      ServerTls::Make({server.cert_pem, server.key_pem, pki.ca.cert_pem()});
+  ASSERT_TRUE(tls.ok()) << tls.status().message();
+  Server s(*tls);
+  KeyAndCert node = pki.Leaf("n1", kRoleNode);
+  EXPECT_EQ(Who(s.port(), pki.ca.cert_pem(), &node), "node/n1");
+  EXPECT_EQ(Who(s.port(), pki.ca.cert_pem(), nullptr), "anonymous");
+  // A certificate from another CA ends the handshake.
+  Pki other;
+  KeyAndCert stranger = other.Leaf("n1", kRoleNode);
+  EXPECT_EQ(Who(s.port(), pki.ca.cert_pem(), &stranger).rfind("error", 0), 0u);
+  // A client that trusts another CA refuses the server.
+  EXPECT_EQ(Who(s.port(), other.ca.cert_pem(), nullptr), "error: SSLServerVerification");
+}
+
+TEST(ServerTlsTest, UpdateAppliesToTheNextConnection) {
+  Pki old_pki, new_pki;
+  KeyAndCert server = old_pki.Leaf("berthd", kRoleManager);
+  std::shared_ptr<ServerTls> tls =
+      *ServerTls::Make({server.cert_pem, server.key_pem, old_pki.ca.cert_pem()});
+  Server s(tls);
+  KeyAndCert new_node = new_pki.Leaf("n2", kRoleNode);
+  EXPECT_EQ(Who(s.port(), new_pki.ca.cert_pem(), &new_node), "error: SSLServerVerification");
+  // Rotation: the server moves to the new root and trusts both.
+  KeyAndCert renewed = new_pki.Leaf("berthd", kRoleManager);
+  ASSERT_TRUE(tls->Update({renewed.cert_pem, renewed.key_pem,
+                           old_pki.ca.cert_pem() + new_pki.ca.cert_pem()})
+                  .ok());
+  EXPECT_EQ(Who(s.port(), new_pki.ca.cert_pem(), &new_node), "node/n2");
+  KeyAndCert old_node = old_pki.Leaf("n1", kRoleNode);
+  EXPECT_EQ(Who(s.port(), new_pki.ca.cert_pem(), &old_node), "node/n1");
+  EXPECT_FALSE(tls->Update({renewed.cert_pem, server.key_pem, new_pki.ca.cert_pem()}).ok());
+}
+
+}  // namespace
+}  // namespace berth::tls
