@@ -101,6 +101,9 @@ class Process {
     return exit;
   }
 
+  // Its pid (-1 once reaped).
+  pid_t pid() const { return pid_; }
+
   // Sends `signal` (SIGSTOP, SIGCONT) without waiting.
   void Signal(int signal) {
     if (pid_ > 0) kill(pid_, signal);
