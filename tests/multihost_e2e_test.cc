@@ -56,13 +56,14 @@ std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<st
 // A berthd process and how to reach it.
 struct Berthd {
   std::unique_ptr<Process> process;
-  std::string url;    // http://ADDRESS:PORT
+  std::string url;    // https://ADDRESS:PORT
   std::string token;  // the API token
+  std::string data_dir;
 };
 
 // Starts berthd inside host `host` of `net`, listening on that host's
-// address (berthd needs no flag to listen on an address other than
-// loopback: --host). The one place berthd is launched: TLS options go here.
+// address, over HTTPS (its certificate names the addresses of its host's
+// interfaces, which berthd reads at start inside the namespace).
 Berthd LaunchBerthd(const TestNetwork& net, int host, const std::string& data_dir) {
   Berthd berthd;
   berthd.process = std::make_unique<Process>(
@@ -71,16 +72,17 @@ Berthd LaunchBerthd(const TestNetwork& net, int host, const std::string& data_di
               "--heartbeat-period", "200ms", "--heartbeat-multiplier", "5"}));
   const std::string port = PortInLine(berthd.process->WaitForLine("listening on", kBound));
   if (port.empty()) return berthd;
-  berthd.url = "http://" + net.Address(host) + ":" + port;
+  berthd.url = "https://" + net.Address(host) + ":" + port;
   berthd.token = FirstLine(data_dir + "/token");
+  berthd.data_dir = data_dir;
   return berthd;
 }
 
 // Starts berth-node `name` inside host `host` of `net`, joining berthd at
 // `url` by IP address, its log server on the host's address; returns once
-// it joined and got its assignments (nullptr when it did not). The one
-// place berth-node is launched: TLS options (a join token carrying the CA
-// digest) go here.
+// it joined over mutual TLS (its token carries the CA's digest, which it
+// checks before it sends the token) and got its assignments (nullptr when
+// it did not).
 std::unique_ptr<Process> LaunchNode(const TestNetwork& net, int host, const std::string& url,
                                     const std::string& token_file, const std::string& data_dir,
                                     const std::string& name) {
@@ -88,7 +90,7 @@ std::unique_ptr<Process> LaunchNode(const TestNetwork& net, int host, const std:
       net.Prefix(host),
       {BERTH_NODE_BINARY, "--join", url, "--token-file", token_file, "--data-dir", data_dir,
        "--hostname", name, "--listen", net.Address(host) + ":0", "--exec", BERTH_EXEC_BINARY}));
-  if (node->WaitForLine("joined", kBound).empty()) return nullptr;
+  if (node->WaitForLine("mutual TLS, certificate from CA", kBound).empty()) return nullptr;
   if (node->WaitForLine("full list", kBound).empty()) return nullptr;
   return node;
 }
@@ -156,7 +158,7 @@ class MultihostE2eTest : public testing::Test {
                     const Json& body = nullptr) {
     std::optional<Result<Json>> answer;
     net_->RunIn(0, [&] {
-      api::ApiClient client(berthd_.url, berthd_.token, 10);
+      api::ApiClient client(berthd_.url, berthd_.token, 10, api::TrustIn(berthd_.data_dir));
       answer.emplace(client.Call(method, path, body));
     });
     if (!answer) return Status::Unavailable("cannot join berthd's network namespace");
@@ -183,7 +185,8 @@ class MultihostE2eTest : public testing::Test {
   // Runs the berth CLI inside berthd's host; its output, or "" when it failed.
   std::string Berth(std::vector<std::string> args) {
     const auto dashes = std::find(args.begin(), args.end(), "--");
-    args.insert(dashes, {"--server", berthd_.url, "--token", berthd_.token});
+    args.insert(dashes,
+                {"--server", berthd_.url, "--token", berthd_.token, "--data-dir", berthd_.data_dir});
     args.insert(args.begin(), BERTH_BINARY);
     Process cli(Concat(net_->Prefix(0), args), Process::Stderr::kMerge);
     Process::Exit exit = cli.WaitExit(kBound);

@@ -119,6 +119,7 @@ ApiClient::ApiClient(const std::string& server, std::string token, int read_time
     return;
   }
   http_ = std::move(*client);
+  presents_certificate_ = endpoint->https && !tls.cert_pem.empty();
   http_->set_bearer_token_auth(token);
   http_->set_connection_timeout(5);
   http_->set_read_timeout(read_timeout_seconds);
@@ -160,6 +161,14 @@ Result<Json> ApiClient::Call(const std::string& method, const std::string& path,
     return Status::Unavailable("cannot reach berthd at " + server_ +
                                ": its certificate does not verify against the CA given (another "
                                "cluster's berthd, or a CA that was rotated: take its ca.pem again)");
+  // Over TLS 1.3 a server that refuses the client's certificate says so
+  // after the client's side of the handshake ended: the client sees the
+  // connection close instead of an answer.
+  if (!r && r.error() == httplib::Error::Read && presents_certificate_)
+    return Status::Unavailable("cannot reach berthd at " + server_ +
+                               ": the connection closed before an answer (over TLS: berthd may "
+                               "have refused this client's certificate: expired, revoked or of "
+                               "another CA)");
   if (!r)
     return Status::Unavailable("cannot reach berthd at " + server_ + ": " +
                                DescribeHttpError(r.error()));

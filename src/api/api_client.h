@@ -48,7 +48,8 @@ class ApiClient {
 
   std::string server_;
   std::unique_ptr<httplib::ClientImpl> http_;
-  std::string setup_error_;  // why no call can be made (a bad URL or TLS setting), or ""
+  std::string setup_error_;
+  bool presents_certificate_ = false;  // why no call can be made (a bad URL or TLS setting), or ""
   std::chrono::steady_clock::time_point last_call_end_{};
 };
 

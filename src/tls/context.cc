@@ -2,6 +2,8 @@
 
 #include <openssl/err.h>
 #include <openssl/sslerr.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 
@@ -72,37 +74,69 @@ std::shared_ptr<const ServerTls::Loaded> ServerTls::Current() const {
 
 namespace {
 
-// A client that speaks plain HTTP to the TLS port is told so in HTTP, with
-// the JSON error every Berth server answers, instead of a closed
-// connection: OpenSSL has read its request line and fails the handshake
-// with SSL_R_HTTP_REQUEST, and this answers on the socket before it closes.
-void AnswerPlainHttp(const SSL* ssl, int where, int ret) {
-  if ((where & SSL_CB_EXIT) == 0 || ret > 0) return;
-  const unsigned long error = ERR_peek_last_error();
-  if (ERR_GET_LIB(error) != ERR_LIB_SSL || ERR_GET_REASON(error) != SSL_R_HTTP_REQUEST) return;
-  static const std::string kAnswer = [] {
-    const std::string body =
-        R"({"error":{"code":"https_required","message":"this port speaks HTTPS: call https://"}})";
-    return "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nConnection: "
-           "close\r\nContent-Length: " +
-           std::to_string(body.size()) + "\r\n\r\n" + body;
-  }();
-  const int fd = SSL_get_fd(ssl);
-  if (fd >= 0) (void)::send(fd, kAnswer.data(), kAnswer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-  // Said once a minute at most: a client that keeps trying does not flood the log.
-  static std::atomic<int64_t> last_said{0};
+// Whether a line of this kind may be logged now: once a minute at most, so
+// that a client that keeps trying does not flood the log.
+bool MaySay(std::atomic<int64_t>& last_minute) {
   const int64_t now = std::chrono::duration_cast<std::chrono::minutes>(
                           std::chrono::steady_clock::now().time_since_epoch())
                           .count();
-  if (last_said.exchange(now) != now)
-    std::fprintf(stderr, "refused a plain HTTP request on the HTTPS port (answered 400)\n");
+  return last_minute.exchange(now) != now;
+}
+
+std::string PeerAddress(const SSL* ssl) {
+  sockaddr_storage address{};
+  socklen_t size = sizeof address;
+  char text[INET6_ADDRSTRLEN] = "?";
+  if (::getpeername(SSL_get_fd(ssl), reinterpret_cast<sockaddr*>(&address), &size) == 0) {
+    if (address.ss_family == AF_INET)
+      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&address)->sin_addr, text, sizeof text);
+    else if (address.ss_family == AF_INET6)
+      inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&address)->sin6_addr, text,
+                sizeof text);
+  }
+  return text;
+}
+
+// A failed handshake, said in the server's log (never with a secret: only
+// the reason and the peer's address). A client that speaks plain HTTP to
+// the TLS port is also told so in HTTP, with the JSON error every Berth
+// server answers, instead of a closed connection: OpenSSL has read its
+// request line and fails the handshake with SSL_R_HTTP_REQUEST, and this
+// answers on the socket before it closes.
+void OnHandshakeFailure(const SSL* ssl, int where, int ret) {
+  if ((where & SSL_CB_EXIT) == 0 || ret > 0 || SSL_is_init_finished(ssl)) return;
+  const unsigned long error = ERR_peek_last_error();
+  if (ERR_GET_LIB(error) != ERR_LIB_SSL) return;
+  if (ERR_GET_REASON(error) == SSL_R_HTTP_REQUEST) {
+    static const std::string kAnswer = [] {
+      const std::string body =
+          R"({"error":{"code":"https_required","message":"this port speaks HTTPS: call https://"}})";
+      return "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nConnection: "
+             "close\r\nContent-Length: " +
+             std::to_string(body.size()) + "\r\n\r\n" + body;
+    }();
+    const int fd = SSL_get_fd(ssl);
+    if (fd >= 0) (void)::send(fd, kAnswer.data(), kAnswer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    static std::atomic<int64_t> said{-1};
+    if (MaySay(said))
+      std::fprintf(stderr, "refused a plain HTTP request on the HTTPS port from %s (answered 400)\n",
+                   PeerAddress(ssl).c_str());
+    return;
+  }
+  if (ERR_GET_REASON(error) == SSL_R_CERTIFICATE_VERIFY_FAILED) {
+    static std::atomic<int64_t> said{-1};
+    if (MaySay(said))
+      std::fprintf(stderr, "refused a client certificate at the TLS handshake from %s: %s\n",
+                   PeerAddress(ssl).c_str(),
+                   X509_verify_cert_error_string(SSL_get_verify_result(ssl)));
+  }
 }
 
 }  // namespace
 
 void ServerTls::Install(SSL_CTX* ctx) {
   IgnoreSigpipe();
-  SSL_CTX_set_info_callback(ctx, AnswerPlainHttp);
+  SSL_CTX_set_info_callback(ctx, OnHandshakeFailure);
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
   SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION);
   // Ask for a client certificate; one that does not verify ends the
