@@ -33,6 +33,11 @@
 namespace berth {
 namespace {
 
+std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
 using api::Json;
 using testing_support::Eventually;
 using testing_support::FirstLine;
@@ -121,8 +126,9 @@ class NodeE2eTest : public testing::Test {
   // again when its heartbeat says its assignments changed.
   void StartBerthd() {
     berthd_ = std::make_unique<Process>(
-        std::vector<std::string>{BERTHD_BINARY, "--data-dir", dir_.path() + "/berthd", "--port",
-                                 port_.empty() ? "0" : port_, "--heartbeat-period", "100ms"});
+        Concat({BERTHD_BINARY, "--data-dir", dir_.path() + "/berthd", "--port",
+                port_.empty() ? "0" : port_, "--heartbeat-period", "100ms"},
+               berthd_args_));
     port_ = PortInLine(berthd_->WaitForLine("listening on", kBound));
     ASSERT_FALSE(port_.empty()) << "berthd did not start";
     token_ = FirstLine(dir_.path() + "/berthd/token");
@@ -236,6 +242,7 @@ class NodeE2eTest : public testing::Test {
   store::TestDir dir_;
   std::unique_ptr<Process> berthd_;
   std::string port_, token_;
+  std::vector<std::string> berthd_args_;  // more flags for berthd
   std::map<std::string, std::unique_ptr<Process>> nodes_;
 };
 
@@ -333,6 +340,40 @@ TEST_F(NodeE2eTest, AKilledNodeGoesDownItsTasksMoveAndItsRestartRunsNothingTwice
   EXPECT_EQ((*Call("GET", "/v1/nodes"))["nodes"].size(), 2u);  // the same node, not a new one
   EXPECT_EQ(TaskDirs(DataDir("n2"), true).size(), 2u);
   EXPECT_EQ(running_on("n2"), 2);
+}
+
+// Certificates of 10 s: berthd renews its own and each node its own at
+// 50-80% of their life, with no restart and no failed heartbeat; a CA
+// rotation moves the node to the new root, and once finished the node still
+// runs what it is given.
+TEST_F(NodeE2eTest, CertificatesRenewAndACaRotationMovesNodesWithoutARestart) {
+  berthd_->Kill(SIGTERM);
+  berthd_->WaitExit(kBound);
+  berthd_args_ = {"--cert-expiry", "10s"};
+  StartBerthd();
+  StartNode("n1");
+  // Two renewals of the node's certificate: the second comes 10-16 s after
+  // berthd started, past its first certificate's life, so berthd renewed
+  // its own too (the node's calls verify it).
+  for (int renewal = 0; renewal < 2; ++renewal)
+    ASSERT_NE(nodes_["n1"]->WaitForLine("renewed the node's certificate", kBound), "");
+  ASSERT_EQ(Call("GET", "/v1/nodes/n1")->value("state", ""), "ready");
+
+  Result<Json> rotated = Call("POST", "/v1/ca/rotate");
+  ASSERT_TRUE(rotated.ok()) << rotated.status().message();
+  const std::string digest = (*rotated)["digest"];
+  ASSERT_NE(nodes_["n1"]->WaitForLine("(CA " + digest.substr(0, 12) + ")", kBound), "");
+  ASSERT_TRUE(Call("POST", "/v1/ca/rotate?finish=true").ok());
+  EXPECT_EQ(Call("POST", "/v1/ca/rotate?finish=true").status().code(), StatusCode::kConflict);
+  // The CLI takes the new bundle from berthd's data directory.
+  const Json service = {{"id", "after"}, {"replicas", 1}, {"task", {{"command", "sleep"}, {"args", {"100"}}}}};
+  ASSERT_TRUE(Call("POST", "/v1/services", service).ok());
+  EXPECT_TRUE(Eventually([&] {
+    Result<Json> tasks = Call("GET", "/v1/tasks?service=after&state=running");
+    return tasks.ok() && (*tasks)["tasks"].size() == 1;
+  })) << Call("GET", "/v1/tasks?service=after")->dump();
+  EXPECT_EQ(Call("GET", "/v1/nodes/n1")->value("state", ""), "ready");
+  EXPECT_EQ(nodes_["n1"]->WaitForLine("heartbeat failed", std::chrono::milliseconds(300)), "");
 }
 
 TEST_F(NodeE2eTest, ARestartedBerthdChangesNothingOnTheNodes) {

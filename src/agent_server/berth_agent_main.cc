@@ -129,6 +129,7 @@ int Run(int argc, char** argv) {
   // Its own CA (docs/security.md, "Agents"): it signs the certificates of
   // the berth-node machines that join it, and issues the agent's, which
   // berthd checks against DATA_DIR/ca.pem (berthd --agent-ca).
+  berth::SystemClock system_clock;  // before ca, whose renewals wait on it
   std::unique_ptr<berth::store::SqliteStore> ca_store;
   std::unique_ptr<berth::daemon::ClusterCa> ca;
   if (!insecure_http) {
@@ -149,6 +150,7 @@ int Run(int argc, char** argv) {
     ca_store = std::move(*opened);
     ca = std::move(*made);
     server.tls = ca->server_tls();
+    ca->Start(system_clock);
   }
   agent_options.sampling = sampling == "random" ? berth::agent::SamplingKind::kRandom
                                                 : berth::agent::SamplingKind::kRoundRobin;

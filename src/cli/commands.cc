@@ -9,6 +9,7 @@ void AddClientCommands(CLI::App& app, Verbs& verbs) {
   AddJobCommands(app, verbs);
   AddClassCommands(app, verbs);
   AddTokenCommands(app, verbs);
+  AddCaCommands(app, verbs);
 }
 
 }  // namespace berth::cli

@@ -17,5 +17,6 @@ void AddTaskCommands(CLI::App& app, Verbs& verbs);     // task/task.cc
 void AddJobCommands(CLI::App& app, Verbs& verbs);      // job/job.cc
 void AddClassCommands(CLI::App& app, Verbs& verbs);    // class/class.cc
 void AddTokenCommands(CLI::App& app, Verbs& verbs);    // token/token.cc
+void AddCaCommands(CLI::App& app, Verbs& verbs);       // ca/ca.cc
 
 }  // namespace berth::cli

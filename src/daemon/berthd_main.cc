@@ -178,8 +178,8 @@ int Run(int argc, char** argv) {
     if (grace.ok() && out == &options.node_lifecycle.heartbeat_period &&
         *grace < berth::Duration{10})
       grace = berth::Status::InvalidArgument("must be at least 10ms");
-    if (grace.ok() && out == &options.ca.cert_life && *grace < std::chrono::minutes(1))
-      grace = berth::Status::InvalidArgument("must be at least 1m");
+    if (grace.ok() && out == &options.ca.cert_life && *grace < std::chrono::seconds(10))
+      grace = berth::Status::InvalidArgument("must be at least 10s");
     if (grace.ok() && out == &options.leadership.ttl && *grace < std::chrono::seconds(2))
       grace = berth::Status::InvalidArgument("must be at least 2s (etcd's shortest lease)");
     if (!grace.ok()) {
@@ -246,7 +246,7 @@ int Run(int argc, char** argv) {
   std::printf("berthd: listening on %s (data directory %s; token in %s/token%s%s)\n",
               (*daemon)->url().c_str(), options.data_dir.c_str(), options.data_dir.c_str(),
               options.insecure_http ? "" : "; CA in ca.pem, digest ",
-              options.insecure_http ? "" : (*daemon)->ca().digest().substr(0, 12).c_str());
+              (*daemon)->ca() ? (*daemon)->ca()->digest().substr(0, 12).c_str() : "");
   if (options.etcd_endpoints.size() > 0) std::printf("berthd: store etcd\n");
   std::fflush(stdout);
   const int signal = signals.Wait();

@@ -114,17 +114,25 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
   ClusterCaOptions ca_options = options.ca;
   ca_options.data_dir = options.data_dir;
   if (!options.leadership.address.empty()) ca_options.names.push_back(HostOf(options.leadership.address));
-  Result<std::unique_ptr<ClusterCa>> ca = ClusterCa::Open(*store, ca_options);
-  if (!ca.ok()) return ca.status();
+  // The CA writes through the store the control loop watches (a rotation
+  // is a commit like any other).
+  auto watched = std::make_unique<store::WatchedStore>(std::move(store));
+  std::unique_ptr<ClusterCa> ca;
+  if (!options.insecure_http) {
+    Result<std::unique_ptr<ClusterCa>> opened = ClusterCa::Open(*watched, ca_options);
+    if (!opened.ok()) return opened.status();
+    ca = std::move(*opened);
+  }
   std::vector<std::unique_ptr<api::HttpAgentTransport>> connected;
   if (options.agent_transports.empty()) {
     Result<std::vector<std::unique_ptr<api::HttpAgentTransport>>> agents = ConnectAgents(options);
     if (!agents.ok()) return agents.status();
     connected = std::move(*agents);
   }
-  std::unique_ptr<Daemon> daemon(new Daemon(std::move(store), etcd, std::move(*token),
-                                            std::move(*ca), std::move(connected), options));
+  std::unique_ptr<Daemon> daemon(new Daemon(std::move(watched), etcd, std::move(*token),
+                                            std::move(ca), std::move(connected), options));
   BERTH_RETURN_IF_ERROR(daemon->server_->Start());
+  if (daemon->ca_) daemon->ca_->Start(daemon->clock_);
   if (daemon->leadership_ != nullptr) {
     const std::string self = options.host + ":" + std::to_string(daemon->port());
     daemon->leadership_->Start(
@@ -162,11 +170,12 @@ Status Daemon::NotLeading() const {
                              " at " + view.leader_address);
 }
 
-Daemon::Daemon(std::shared_ptr<store::Store> store, store::EtcdStore* etcd, std::string token,
+Daemon::Daemon(std::unique_ptr<store::WatchedStore> store, store::EtcdStore* etcd,
+               std::string token,
                std::unique_ptr<ClusterCa> ca,
                std::vector<std::unique_ptr<api::HttpAgentTransport>> connected,
                const DaemonOptions& options)
-    : store_(std::make_unique<store::WatchedStore>(std::move(store))),
+    : store_(std::move(store)),
       token_(std::move(token)),
       ca_(std::move(ca)),
       tls_(!options.insecure_http),
@@ -253,6 +262,7 @@ void Daemon::Stop() {
   dispatcher_->Stop();
   node_executor_->Close();  // answers the nodes' waiting requests, so the server can stop
   server_->Stop();
+  if (ca_) ca_->Stop();
 }
 
 void Daemon::AddRoutes() {

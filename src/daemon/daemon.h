@@ -113,7 +113,8 @@ class Daemon {
   // What a client of this berthd trusts (the CA's bundle; nothing without
   // TLS), for tests and `berth up`.
   tls::Credentials client_tls() const;
-  const ClusterCa& ca() const { return *ca_; }
+  // The CA; null with insecure_http.
+  const ClusterCa* ca() const { return ca_.get(); }
   const std::string& token() const { return token_; }
   void Stop();
   // Waits until the control loop has acted on every change made so far.
@@ -128,7 +129,7 @@ class Daemon {
   ControlLoop& loop() { return *loop_; }
 
  private:
-  Daemon(std::shared_ptr<store::Store> store, store::EtcdStore* etcd, std::string token,
+  Daemon(std::unique_ptr<store::WatchedStore> store, store::EtcdStore* etcd, std::string token,
          std::unique_ptr<ClusterCa> ca,
          std::vector<std::unique_ptr<api::HttpAgentTransport>> connected,
          const DaemonOptions& options);

@@ -87,7 +87,7 @@ class DaemonTest : public testing::Test {
   // A client of the daemon over HTTPS that trusts its CA, with no token.
   std::unique_ptr<httplib::Client> NewClient() const {
     auto client = std::make_unique<httplib::Client>(daemon_->url());
-    client->set_ca_cert_store(tls::NewTrustStore(daemon_->ca().trust_pem()));
+    client->set_ca_cert_store(tls::NewTrustStore(daemon_->client_tls().trust_pem));
     client->enable_server_certificate_verification(true);
     return client;
   }

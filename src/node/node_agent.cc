@@ -291,7 +291,8 @@ Status NodeAgent::Register() {
           executor::WriteFileAtomically(IdentityPath(), identity.dump() + "\n", 0600));
       Log("joined " + Server() + " as node '" + node_ + "' (logs served on " +
           (*body)["endpoint"].get<std::string>() +
-          (secure_ ? "; mutual TLS, certificate from CA " + JoinTokenDigest(options_.join_token).substr(0, 12) : "") + ")");
+          (secure_ ? "; mutual TLS, certificate from CA " + tls_.root_digest().substr(0, 12) : "") +
+          ")");
       return Status::Ok();
     }
     if (IsRemoved(joined.status())) {

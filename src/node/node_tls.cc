@@ -114,13 +114,14 @@ Status NodeTls::Save() const {
   return executor::WriteFileAtomically(dir_ + "/" + kTrustFile, current_.trust_pem, 0644);
 }
 
+// From now, not from the certificate's start: its start is backdated for
+// clocks that differ, which for a short life would make it due at once.
 void NodeTls::ScheduleRenewal() {
   Result<tls::CertificateInfo> info = tls::ParseCertificate(current_.cert_pem);
   if (!info.ok()) return;
-  const Duration life = info->not_after - info->not_before;
+  const Timestamp now = SystemNow();
   std::uniform_real_distribution<double> point(0.5, 0.8);
-  renew_at_ = info->not_before +
-              std::chrono::duration_cast<Duration>(life * point(random_));
+  renew_at_ = now + std::chrono::duration_cast<Duration>((info->not_after - now) * point(random_));
 }
 
 tls::Credentials NodeTls::credentials() const {
@@ -136,6 +137,11 @@ bool NodeTls::has_trust() const {
 bool NodeTls::has_certificate() const {
   std::lock_guard lock(mu_);
   return !current_.cert_pem.empty();
+}
+
+std::string NodeTls::root_digest() const {
+  std::lock_guard lock(mu_);
+  return digest_;
 }
 
 bool NodeTls::Due(const std::string& ca_digest) const {

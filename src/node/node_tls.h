@@ -53,6 +53,8 @@ class NodeTls {
   tls::Credentials credentials() const;
   bool has_trust() const;
   bool has_certificate() const;
+  // The digest of the root that issued the certificate (the bundle's newest).
+  std::string root_digest() const;
   // Whether the certificate is due for renewal: past its renewal point, or
   // issued by another root than `ca_digest` (when given).
   bool Due(const std::string& ca_digest) const;

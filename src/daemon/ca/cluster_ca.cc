@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <cstdio>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 #include "api/json_fields.h"
@@ -133,11 +135,11 @@ Status ClusterCa::Load() {
     Result<tls::CertificateAuthority> root =
         given ? std::move(*given) : tls::CertificateAuthority::Create(cluster_, Now());
     if (!root.ok()) return root.status();
-    if (Status s = Persist(*root, "", 0); s.code() == StatusCode::kConflict)
+    if (Status s = Persist(*root, nullptr, 0); s.code() == StatusCode::kConflict)
       return Load();  // another replica made the root first
     else if (!s.ok())
       return s;
-    return Adopt(std::move(*root), "");
+    return Adopt(std::move(*root), nullptr);
   }
   const Json body = Json::parse((*stored)->body, nullptr, false);
   Result<std::string> key = tls::Open(Field(body, "key"), unlock_key_);
@@ -152,15 +154,29 @@ Status ClusterCa::Load() {
         "changes it)");
   cluster_ = Field(body, "cluster");
   revision_ = (*stored)->revision;
-  return Adopt(std::move(*root), Field(body, "previous"));
+  std::unique_ptr<tls::CertificateAuthority> previous;
+  if (!Field(body, "previous").empty()) {
+    Result<std::string> previous_key = tls::Open(Field(body, "previous_key"), unlock_key_);
+    Result<tls::CertificateAuthority> old =
+        previous_key.ok() ? tls::CertificateAuthority::Load(Field(body, "previous"), *previous_key)
+                          : Result<tls::CertificateAuthority>(previous_key.status());
+    if (!old.ok()) return Status::InvalidArgument("the stored old CA: " + old.status().message());
+    previous = std::make_unique<tls::CertificateAuthority>(std::move(*old));
+  }
+  return Adopt(std::move(*root), std::move(previous));
 }
 
-Status ClusterCa::Persist(const tls::CertificateAuthority& root, const std::string& previous_pem,
-                          int64_t expected_revision) {
+Status ClusterCa::Persist(const tls::CertificateAuthority& root,
+                          const tls::CertificateAuthority* previous, int64_t expected_revision) {
   Result<std::string> sealed = tls::Seal(root.key_pem(), unlock_key_);
   if (!sealed.ok()) return sealed.status();
-  const Json body = {{"cluster", cluster_}, {"cert", root.cert_pem()}, {"key", *sealed},
-                     {"previous", previous_pem}};
+  Json body = {{"cluster", cluster_}, {"cert", root.cert_pem()}, {"key", *sealed}};
+  if (previous != nullptr) {
+    Result<std::string> previous_key = tls::Seal(previous->key_pem(), unlock_key_);
+    if (!previous_key.ok()) return previous_key.status();
+    body["previous"] = previous->cert_pem();
+    body["previous_key"] = *previous_key;
+  }
   store::Write write = store::Write::Put(kCaKind, "root", body.dump());
   write.IfRevision(expected_revision);
   Result<int64_t> committed = store_.Commit({write});
@@ -169,11 +185,12 @@ Status ClusterCa::Persist(const tls::CertificateAuthority& root, const std::stri
   return Status::Ok();
 }
 
-Status ClusterCa::Adopt(tls::CertificateAuthority root, std::string previous_pem) {
+Status ClusterCa::Adopt(tls::CertificateAuthority root,
+                        std::unique_ptr<tls::CertificateAuthority> previous) {
   {
     std::lock_guard lock(mu_);
     root_ = std::make_unique<tls::CertificateAuthority>(std::move(root));
-    previous_pem_ = std::move(previous_pem);
+    previous_ = std::move(previous);
   }
   BERTH_RETURN_IF_ERROR(WriteBundle());
   return IssueOwn();
@@ -184,11 +201,21 @@ Status ClusterCa::IssueOwn() {
   for (const std::string& n : options_.names)
     if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
   std::lock_guard lock(mu_);
-  Result<tls::KeyAndCert> own = root_->Issue(
+  // During a rotation berthd keeps a certificate of the old root, which the
+  // nodes that have not moved yet still verify it with.
+  const tls::CertificateAuthority& signer = previous_ ? *previous_ : *root_;
+  Result<tls::KeyAndCert> own = signer.Issue(
       {{options_.id, options_.role, cluster_}, names, Now(), options_.cert_life});
   if (!own.ok()) return own.status();
   own_ = std::move(*own);
-  const tls::Credentials credentials{own_.cert_pem, own_.key_pem, previous_pem_ + root_->cert_pem()};
+  // Renewed at a random point between 50% and 80% of its life, so that the
+  // replicas of a cluster do not all renew at once.
+  const Duration life = options_.cert_life;
+  std::random_device seed;
+  own_renewal_ = Now() + std::chrono::duration_cast<Duration>(
+                             life * std::uniform_real_distribution<double>(0.5, 0.8)(seed));
+  wake_.notify_all();
+  const tls::Credentials credentials{own_.cert_pem, own_.key_pem, BundleLocked()};
   if (!server_tls_) {
     Result<std::shared_ptr<tls::ServerTls>> made = tls::ServerTls::Make(credentials);
     if (!made.ok()) return made.status();
@@ -198,18 +225,47 @@ Status ClusterCa::IssueOwn() {
   return server_tls_->Update(credentials);
 }
 
+void ClusterCa::Start(const Clock& clock) {
+  renewer_ = std::thread([this, &clock] {
+    std::unique_lock lock(mu_);
+    while (!stopping_) {
+      // The renewal point is on the machine's clock; `clock` waits for it.
+      const Timestamp due = clock.Now() + (own_renewal_ - Now());
+      clock.WaitUntil(lock, wake_, due, [&] { return stopping_ || Now() >= own_renewal_; });
+      if (stopping_ || Now() < own_renewal_) continue;
+      lock.unlock();
+      if (Status renewed = IssueOwn(); !renewed.ok())
+        std::fprintf(stderr, "cannot renew this host's certificate: %s\n", renewed.message().c_str());
+      lock.lock();
+    }
+  });
+}
+
+void ClusterCa::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (renewer_.joinable()) renewer_.join();
+}
+
 Status ClusterCa::WriteBundle() const {
   return WriteFileAtomically(options_.data_dir + "/ca.pem", trust_pem(), 0644);
 }
 
+std::string ClusterCa::BundleLocked() const {
+  return (previous_ ? previous_->cert_pem() : "") + root_->cert_pem();
+}
+
 tls::Credentials ClusterCa::client_credentials() const {
   std::lock_guard lock(mu_);
-  return {own_.cert_pem, own_.key_pem, previous_pem_ + root_->cert_pem()};
+  return {own_.cert_pem, own_.key_pem, BundleLocked()};
 }
 
 std::string ClusterCa::trust_pem() const {
   std::lock_guard lock(mu_);
-  return previous_pem_ + root_->cert_pem();
+  return BundleLocked();
 }
 
 std::string ClusterCa::digest() const {
@@ -219,15 +275,15 @@ std::string ClusterCa::digest() const {
 
 bool ClusterCa::rotating() const {
   std::lock_guard lock(mu_);
-  return !previous_pem_.empty();
+  return previous_ != nullptr;
 }
 
 std::string ClusterCa::Describe() const {
   std::lock_guard lock(mu_);
   Result<tls::CertificateInfo> info = tls::ParseCertificate(root_->cert_pem());
   return Json{{"digest", root_->digest()},
-              {"cert", previous_pem_ + root_->cert_pem()},
-              {"rotating", !previous_pem_.empty()},
+              {"cert", BundleLocked()},
+              {"rotating", previous_ != nullptr},
               {"not_after", info.ok() ? FormatRfc3339(info->not_after) : ""}}
       .dump();
 }
@@ -244,31 +300,34 @@ Result<std::string> ClusterCa::Sign(std::string_view csr_pem, const std::string&
 }
 
 Status ClusterCa::Rotate() {
-  std::string previous;
+  std::unique_ptr<tls::CertificateAuthority> old;
   {
     std::lock_guard lock(mu_);
-    if (!previous_pem_.empty())
+    if (previous_)
       return Status::Conflict("a rotation is under way: finish it first (berth ca rotate --finish)");
-    previous = root_->cert_pem();
+    Result<tls::CertificateAuthority> copy =
+        tls::CertificateAuthority::Load(root_->cert_pem(), root_->key_pem());
+    if (!copy.ok()) return copy.status();
+    old = std::make_unique<tls::CertificateAuthority>(std::move(*copy));
   }
   Result<tls::CertificateAuthority> root = tls::CertificateAuthority::Create(cluster_, Now());
   if (!root.ok()) return root.status();
-  BERTH_RETURN_IF_ERROR(Persist(*root, previous, revision_));
-  return Adopt(std::move(*root), previous);
+  BERTH_RETURN_IF_ERROR(Persist(*root, old.get(), revision_));
+  return Adopt(std::move(*root), std::move(old));
 }
 
 Status ClusterCa::FinishRotation() {
   std::unique_ptr<tls::CertificateAuthority> root;
   {
     std::lock_guard lock(mu_);
-    if (previous_pem_.empty()) return Status::Conflict("no CA rotation is under way");
+    if (!previous_) return Status::Conflict("no CA rotation is under way");
     Result<tls::CertificateAuthority> copy =
         tls::CertificateAuthority::Load(root_->cert_pem(), root_->key_pem());
     if (!copy.ok()) return copy.status();
     root = std::make_unique<tls::CertificateAuthority>(std::move(*copy));
   }
-  BERTH_RETURN_IF_ERROR(Persist(*root, "", revision_));
-  return Adopt(std::move(*root), "");
+  BERTH_RETURN_IF_ERROR(Persist(*root, nullptr, revision_));
+  return Adopt(std::move(*root), nullptr);
 }
 
 }  // namespace berth::daemon

@@ -12,21 +12,26 @@
 //  - berthd's own certificate (role manager, CN = its id, names: the
 //    hostname, localhost, 127.0.0.1, ::1, every address of this machine's
 //    interfaces and the advertised ones) is issued at each start, its key
-//    in memory only. berthd serves with it and presents it as a client (to
-//    berth-node's log server and to berth-agent).
+//    in memory only, and again at a random point between 50% and 80% of its
+//    life (Start's thread). berthd serves with it and presents it as a
+//    client (to berth-node's log server).
 //  - Nodes' certificates: SignNode, from the CSR a node sends at join and
 //    at renewal (CN = node id, OU = node, O = cluster), valid `cert_life`.
 //  - Rotation (Rotate, `berth ca rotate`): a new root is made and trusted
-//    beside the old one; berthd's certificate is issued by the new root
-//    and the old root's certificates still verify, so nodes move over at
-//    their next renewal (which a changed digest in their heartbeat answer
-//    starts at once) without a restart. FinishRotation drops the old root
-//    once every node holds a new certificate.
+//    beside the old one. Nodes' certificates are signed by the new root
+//    from then on, and a node renews at once when its heartbeat answer
+//    names a root other than its certificate's, taking the bundle of both
+//    roots with it; berthd's own certificate stays the old root's, which
+//    every node trusts, until FinishRotation, when it moves to the new root
+//    and the old one is dropped. No node restarts; a node that was away
+//    for the whole rotation must join again.
 // Thread-safe.
 #pragma once
 
 #include <memory>
+#include <condition_variable>
 #include <mutex>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -85,13 +90,20 @@ class ClusterCa {
   Status FinishRotation();
   bool rotating() const;
 
+  // Renews the host's own certificate at 50-80% of its life, waiting on
+  // `clock` (not owned; outlives this). Stop before destruction.
+  void Start(const Clock& clock);
+  void Stop();
+  ~ClusterCa() { Stop(); }
+
  private:
   ClusterCa(store::Store& store, ClusterCaOptions options, std::string unlock_key);
   Status Load();
-  Status Adopt(tls::CertificateAuthority root, std::string previous_pem);
+  Status Adopt(tls::CertificateAuthority root, std::unique_ptr<tls::CertificateAuthority> previous);
   Status IssueOwn();
-  Status Persist(const tls::CertificateAuthority& root, const std::string& previous_pem,
+  Status Persist(const tls::CertificateAuthority& root, const tls::CertificateAuthority* previous,
                  int64_t expected_revision);
+  std::string BundleLocked() const;  // under mu_
   Status WriteBundle() const;
 
   store::Store& store_;
@@ -101,9 +113,13 @@ class ClusterCa {
   std::shared_ptr<tls::ServerTls> server_tls_;
   mutable std::mutex mu_;
   std::unique_ptr<tls::CertificateAuthority> root_;
-  std::string previous_pem_;  // the old root during a rotation, or ""
+  std::unique_ptr<tls::CertificateAuthority> previous_;  // the old root during a rotation
   int64_t revision_ = 0;      // of the stored record
   tls::KeyAndCert own_;
+  Timestamp own_renewal_{};  // when own_ is renewed (real time)
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread renewer_;
 };
 
 // The names berthd's certificate carries: the hostname, localhost,
