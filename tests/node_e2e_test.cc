@@ -472,10 +472,12 @@ TEST_F(NodeE2eTest, ARemovedNodeNeedsForceIsRefusedStopsItsTasksAndDoesNotJoinAg
 
   // Forced: the node is told at its next call, stops its task and exits 1.
   ASSERT_TRUE(Call("DELETE", "/v1/nodes/n1?force=true").ok());
-  EXPECT_NE(nodes_["n1"]->WaitForLine("was removed from the cluster", kBound), "");
+  const std::string told = nodes_["n1"]->WaitForLine("was removed from the cluster", kBound);
+  EXPECT_NE(told, "");
   EXPECT_NE(
       nodes_["n1"]->WaitForLine("removed from the cluster: stopping its 1 running task", kBound),
-      "");
+      "")
+      << "after: " << told;
   const Process::Exit exit = nodes_["n1"]->WaitExit(kBound);
   EXPECT_TRUE(WIFEXITED(exit.status) && WEXITSTATUS(exit.status) == 1) << exit.status;
   EXPECT_TRUE(Eventually([&] { return TaskDirs(DataDir("n1"), true).empty(); }))

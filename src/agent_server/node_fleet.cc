@@ -304,7 +304,7 @@ Result<Json> NodeFleet::TaskLogs(const api::ApiRequest& r) const {
       return Status::NotFound("agent " + agent_.id() + " has no run '" + id + "'");
   }
   Result<Json> stored = nodes_.Get(node);
-  std::optional<std::string> credential = dispatcher_->CredentialOf(node);
+  std::optional<std::string> credential = dispatcher_->CredentialHashOf(node);
   if (!stored.ok() || !credential)
     return Status::NotFound("node '" + node + "' of agent " + agent_.id() + " is gone");
   const std::string endpoint = stored->value("berth_node", Json::object()).value("endpoint", "");

@@ -105,12 +105,11 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
     if (!sqlite.ok()) return sqlite.status();
     store = std::move(*sqlite);
   }
+  // Whether the store held data before this start (the CA is stored at the
+  // first start, after this is read).
   const auth::MissingToken missing = store->revision() > 0 && !options.new_token
                                          ? auth::MissingToken::kRefuse
                                          : auth::MissingToken::kCreate;
-  Result<std::string> token = etcd != nullptr ? ShareToken(*store, options.data_dir)
-                                              : auth::LoadOrCreateToken(options.data_dir, missing);
-  if (!token.ok()) return token.status();
   ClusterCaOptions ca_options = options.ca;
   ca_options.data_dir = options.data_dir;
   if (!options.leadership.address.empty()) ca_options.names.push_back(HostOf(options.leadership.address));
@@ -123,6 +122,9 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
     if (!opened.ok()) return opened.status();
     ca = std::move(*opened);
   }
+  Result<std::string> token = etcd != nullptr ? ShareToken(*watched, options.data_dir, ca.get())
+                                              : auth::LoadOrCreateToken(options.data_dir, missing);
+  if (!token.ok()) return token.status();
   std::vector<std::unique_ptr<api::HttpAgentTransport>> connected;
   if (options.agent_transports.empty()) {
     Result<std::vector<std::unique_ptr<api::HttpAgentTransport>>> agents = ConnectAgents(options);

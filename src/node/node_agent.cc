@@ -12,6 +12,7 @@
 #include "api/process_codec.h"
 #include "auth/token.h"
 #include "tls/authority.h"
+#include "tls/seal.h"
 #include "executor/log_files.h"
 #include "executor/task_dir.h"
 #include "node/host_facts.h"
@@ -277,7 +278,8 @@ Status NodeAgent::Register() {
       if (!accepted.ok()) return accepted;
     }
     if (joined.ok()) {
-      credential = joined->value("credential", "");
+      // A node registering again keeps its credential (berthd has only its hash).
+      credential = joined->value("credential", credential);
       {
         std::lock_guard lock(credential_mu_);
         credential_ = credential;
@@ -330,8 +332,9 @@ Status NodeAgent::StartLogServer() {
                                  peer->identity.role == tls::kRoleAgent)
                  ? std::optional<api::Principal>(api::Principal{})
                  : std::nullopt;
+    // berthd keeps only the credential's hash, and presents that.
     const std::string credential = Credential();
-    if (credential.empty() || token != credential) return std::nullopt;
+    if (credential.empty() || token != tls::HashSecret(credential)) return std::nullopt;
     return api::Principal{};
   };
   if (secure_) {

@@ -299,6 +299,14 @@ Result<std::string> ClusterCa::Sign(std::string_view csr_pem, const std::string&
   return root_->Sign(csr_pem, {{id, role, cluster_}, std::move(names), Now(), options_.cert_life});
 }
 
+Result<std::string> ClusterCa::Seal(std::string_view secret) const {
+  return tls::Seal(secret, unlock_key_);
+}
+
+Result<std::string> ClusterCa::Unseal(std::string_view sealed) const {
+  return tls::Open(sealed, unlock_key_);
+}
+
 Status ClusterCa::Rotate() {
   std::unique_ptr<tls::CertificateAuthority> old;
   {

@@ -83,6 +83,11 @@ class ClusterCa {
   Result<std::string> Sign(std::string_view csr_pem, const std::string& id,
                            const std::string& role, std::vector<std::string> names = {}) const;
 
+  // A secret sealed under the unlock key (tls::Seal), and opened: what the
+  // store keeps of a secret berthd must show again (the node join token).
+  Result<std::string> Seal(std::string_view secret) const;
+  Result<std::string> Unseal(std::string_view sealed) const;
+
   // A new root, trusted with the old one. Conflict while a rotation is
   // under way.
   Status Rotate();

@@ -4,6 +4,7 @@
 
 #include "auth/token.h"
 #include "tls/certificate.h"
+#include "tls/seal.h"
 
 namespace berth::daemon {
 namespace {
@@ -12,8 +13,12 @@ using api::Json;
 
 constexpr const char* kCredentialKind = "node_credential";  // id: the node
 constexpr const char* kJoinTokenKind = "node_token";        // id "join"
-// A removed berth-node's denied identity: {"node", "credential",
-// "serials", "removed_at"}; id: its machine.
+// A removed berth-node's denied identity: {"node", "hash" (of its
+// credential), "serials", "removed_at"}; id: its machine.
+// Secrets at rest (docs/security.md): a node's credential is kept as its
+// hash ({"hash", "serials"}, kind node_credential), and the join token as
+// its hash and sealed under the CA's unlock key (berthd shows it again);
+// records of an older berthd, with the secret itself, are read too.
 constexpr const char* kRemovedKind = "node_removed";
 
 // What a machine tells of itself when it registers (docs/api.md,
@@ -35,6 +40,14 @@ bool SameSecret(std::string_view a, std::string_view b) {
   unsigned char differ = a.size() != b.size();
   for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) differ |= a[i] ^ b[i];
   return differ == 0;
+}
+
+// The hash of the credential a stored record holds: its "hash", or the
+// hash of the "credential" an older berthd stored as it was.
+std::string StoredHash(const std::string& body) {
+  if (std::string hash = StoredField(body, "hash"); !hash.empty()) return hash;
+  const std::string credential = StoredField(body, "credential");
+  return credential.empty() ? "" : tls::HashSecret(credential);
 }
 
 // A list of text fields of a stored body; empty when absent or damaged.
@@ -117,12 +130,23 @@ NodeDispatcher::NodeDispatcher(store::Store& store, NodeRegistry& nodes, NodeExe
 Status NodeDispatcher::Load() {
   Result<std::optional<store::StoredObject>> join = store_.Get(kJoinTokenKind, "join");
   if (!join.ok()) return join.status();
-  if (join->has_value()) join_token_ = StoredField((*join)->body, "token");
+  if (join->has_value()) {
+    const std::string& body = (*join)->body;
+    join_hash_ = StoredHash(body);
+    if (std::string sealed = StoredField(body, "sealed"); !sealed.empty() && ca_ != nullptr) {
+      Result<std::string> token = ca_->Unseal(sealed);
+      if (!token.ok()) return Status::InvalidArgument("the node join token: " + token.status().message());
+      join_token_ = *token;
+    } else {
+      join_token_ = StoredField(body, "token");  // no CA, or an older berthd's record
+    }
+    if (join_hash_.empty() && !join_token_.empty()) join_hash_ = tls::HashSecret(join_token_);
+  }
   Result<std::vector<store::StoredObject>> credentials = store_.List(kCredentialKind);
   if (!credentials.ok()) return credentials.status();
   const Timestamp now = clock_.Now();
   for (const store::StoredObject& c : *credentials) {
-    const std::string credential = StoredField(c.body, "credential");
+    const std::string credential = StoredHash(c.body);
     if (credential.empty()) continue;  // damaged: that node joins again with the token
     node_by_credential_[credential] = c.id;
     credential_by_node_[c.id] = credential;
@@ -136,7 +160,7 @@ Status NodeDispatcher::Load() {
   if (!removed.ok()) return removed.status();
   for (const store::StoredObject& r : *removed) {
     const std::string node = StoredField(r.body, "node");
-    if (const std::string credential = StoredField(r.body, "credential"); !credential.empty())
+    if (const std::string credential = StoredHash(r.body); !credential.empty())
       removed_by_credential_[credential] = node;
     for (const std::string& serial : StoredList(r.body, "serials")) removed_by_serial_[serial] = node;
   }
@@ -171,11 +195,12 @@ std::optional<api::Principal> NodeDispatcher::Authenticate(std::string_view toke
     if (auto it = removed_by_serial_.find(peer->serial); it != removed_by_serial_.end())
       return api::Principal{api::Principal::Kind::kRemovedNode, it->second,
                             RemovedMessage(it->second)};
-  if (!join_token_.empty() && SameSecret(token, join_token_))
+  const std::string hash = tls::HashSecret(token);
+  if (!join_hash_.empty() && SameSecret(hash, join_hash_))
     return api::Principal{api::Principal::Kind::kNodeJoin, ""};
-  if (auto it = node_by_credential_.find(std::string(token)); it != node_by_credential_.end())
+  if (auto it = node_by_credential_.find(hash); it != node_by_credential_.end())
     return api::Principal{api::Principal::Kind::kNode, it->second};
-  if (auto it = removed_by_credential_.find(std::string(token)); it != removed_by_credential_.end())
+  if (auto it = removed_by_credential_.find(hash); it != removed_by_credential_.end())
     return api::Principal{api::Principal::Kind::kRemovedNode, it->second,
                           RemovedMessage(it->second)};
   return std::nullopt;
@@ -202,11 +227,20 @@ Result<std::string> NodeDispatcher::Rotate() {
   std::string token = ca_ == nullptr ? auth::NewSecret()
                                      : std::string(kJoinTokenPrefix) + ca_->digest() + "-" +
                                            auth::NewSecret();
+  Json record = {{"hash", tls::HashSecret(token)}};
+  if (ca_ != nullptr) {
+    Result<std::string> sealed = ca_->Seal(token);
+    if (!sealed.ok()) return sealed.status();
+    record["sealed"] = *sealed;
+  } else {
+    record["token"] = token;  // plain HTTP on loopback: no unlock key to seal it with
+  }
   Result<int64_t> committed =
-      store_.Commit({store::Write::Put(kJoinTokenKind, "join", Json{{"token", token}}.dump())});
+      store_.Commit({store::Write::Put(kJoinTokenKind, "join", record.dump())});
   if (!committed.ok()) return committed.status();
   std::unique_lock lock(credentials_mu_);
   join_token_ = token;
+  join_hash_ = record["hash"];
   return token;
 }
 
@@ -265,11 +299,15 @@ Result<Json> NodeDispatcher::Register(const Json& body, const api::Principal& wh
   } else {
     writes.push_back(store::Write::Create("node", id, node.dump()));
   }
-  if (credential.empty()) credential = auth::NewSecret();
-  Json answer = {{"node", id},
-                 {"credential", credential},
-                 {"heartbeat_period", FormatDuration(options_.heartbeat_period)}};
-  BERTH_RETURN_IF_ERROR(Certify(id, body, answer, writes));
+  // `credential` is the hash of the node's credential: a node registering
+  // again keeps the one it has, and only a new one is answered.
+  Json answer = {{"node", id}, {"heartbeat_period", FormatDuration(options_.heartbeat_period)}};
+  if (credential.empty()) {
+    const std::string fresh = auth::NewSecret();
+    credential = tls::HashSecret(fresh);
+    answer["credential"] = fresh;
+  }
+  BERTH_RETURN_IF_ERROR(Certify(id, credential, body, answer, writes));
   if (ca_ == nullptr)
     writes.push_back(store::Write::Put(kCredentialKind, id, CredentialRecord(id, credential, "")));
   {
@@ -310,11 +348,11 @@ std::string NodeDispatcher::CredentialRecord(const std::string& node,
   }
   if (!serial.empty()) serials.push_back(serial);
   if (serials.size() > kSerialsKept) serials.erase(serials.begin());
-  return Json{{"credential", credential}, {"serials", serials}}.dump();
+  return Json{{"hash", credential}, {"serials", serials}}.dump();
 }
 
-Status NodeDispatcher::Certify(const std::string& id, const Json& body, Json& answer,
-                               std::vector<store::Write>& writes) {
+Status NodeDispatcher::Certify(const std::string& id, const std::string& credential_hash,
+                               const Json& body, Json& answer, std::vector<store::Write>& writes) {
   if (ca_ == nullptr) return Status::Ok();
   const Json csr = body.value("csr", Json());
   if (!csr.is_string())
@@ -340,18 +378,18 @@ Status NodeDispatcher::Certify(const std::string& id, const Json& body, Json& an
   answer["ca"] = ca_->trust_pem();
   answer["serial"] = info->serial;
   writes.push_back(store::Write::Put(kCredentialKind, id,
-                                     CredentialRecord(id, answer["credential"], info->serial)));
+                                     CredentialRecord(id, credential_hash, info->serial)));
   return Status::Ok();
 }
 
 Result<Json> NodeDispatcher::Renew(const std::string& node, const Json& body) {
   if (ca_ == nullptr) return Status::InvalidArgument("this host issues no certificates");
   BERTH_RETURN_IF_ERROR(api::CheckObject(body, "", {"csr"}));
-  std::optional<std::string> credential = CredentialOf(node);
+  std::optional<std::string> credential = CredentialHashOf(node);
   if (!credential) return Status::NotFound("no node '" + node + "'");
-  Json answer = {{"credential", *credential}};
+  Json answer;
   std::vector<store::Write> writes;
-  BERTH_RETURN_IF_ERROR(Certify(node, body, answer, writes));
+  BERTH_RETURN_IF_ERROR(Certify(node, *credential, body, answer, writes));
   Result<int64_t> committed = store_.Commit(writes);
   if (!committed.ok()) return committed.status();
   std::unique_lock lock(credentials_mu_);
@@ -393,7 +431,7 @@ Result<Json> NodeDispatcher::Heartbeat(const std::string& node) {
   return answer;
 }
 
-std::optional<std::string> NodeDispatcher::CredentialOf(const std::string& node) const {
+std::optional<std::string> NodeDispatcher::CredentialHashOf(const std::string& node) const {
   std::shared_lock lock(credentials_mu_);
   auto it = credential_by_node_.find(node);
   if (it == credential_by_node_.end()) return std::nullopt;
@@ -421,7 +459,7 @@ Status NodeDispatcher::Remove(const std::string& node, bool force) {
     also.push_back(store::Write::Put(
         kRemovedKind, machine,
         Json{{"node", node},
-             {"credential", credential},
+             {"hash", credential},
              {"serials", serials},
              {"removed_at", FormatRfc3339(clock_.Now())}}
             .dump()));

@@ -109,9 +109,10 @@ class NodeDispatcher {
   // in `body` ({"csr"}): {"certificate", "ca"}. InvalidArgument without a
   // CA or with a bad CSR.
   Result<api::Json> Renew(const std::string& node, const api::Json& body);
-  // A berth-node's credential (berthd presents it to the node's own
-  // server, for logs); nullopt for other nodes.
-  std::optional<std::string> CredentialOf(const std::string& node) const;
+  // The hash of a berth-node's credential (tls::HashSecret; on plain HTTP
+  // berthd presents it to the node's log server, which checks it against
+  // its credential); nullopt for other nodes.
+  std::optional<std::string> CredentialHashOf(const std::string& node) const;
   // Removes a node (DELETE /v1/nodes/{id}): a ready one only with `force`
   // (Conflict otherwise, NodeRegistry::Remove). A berth-node's credential
   // goes and its machine is denied, in the same commit.
@@ -133,9 +134,10 @@ class NodeDispatcher {
   Status SetState(const std::string& node, const char* state);
   // The certificate for `id` from the registration's CSR, with the writes
   // that record its serial: {"certificate", "ca"} into `answer`.
-  Status Certify(const std::string& id, const api::Json& body, api::Json& answer,
-                 std::vector<store::Write>& writes);
-  // The credential record of `node` with `serial` added (the newest few).
+  Status Certify(const std::string& id, const std::string& credential_hash,
+                 const api::Json& body, api::Json& answer, std::vector<store::Write>& writes);
+  // The credential record of `node` (the credential's hash) with `serial`
+  // added (the newest few).
   std::string CredentialRecord(const std::string& node, const std::string& credential,
                                const std::string& serial) const;
 
@@ -149,7 +151,8 @@ class NodeDispatcher {
 
   std::mutex rotate_mu_;  // held while the join token is made or replaced
   mutable std::shared_mutex credentials_mu_;
-  std::string join_token_;
+  std::string join_token_, join_hash_;
+  // Credentials by their hash (tls::HashSecret): only hashes are stored.
   std::unordered_map<std::string, std::string> node_by_credential_;
   std::unordered_map<std::string, std::string> credential_by_node_;
   std::unordered_map<std::string, std::string> removed_by_credential_;  // revoked: their nodes

@@ -1,4 +1,5 @@
 #include "daemon/nodes/node_dispatcher.h"
+#include "tls/seal.h"
 
 #include <gtest/gtest.h>
 
@@ -68,6 +69,11 @@ TEST_F(NodeDispatcherTest, AMachineJoinsWithTheTokenAndGetsACredentialOfItsOwn) 
   EXPECT_EQ(stored["berth_node"]["limits_cgroup"], "");
   EXPECT_TRUE(executor_.IsBerthNode("n1"));
   EXPECT_FALSE(dispatcher_->Authenticate("not-a-token").has_value());
+  // Only the credential's hash is stored (docs/security.md, "Secrets at rest").
+  const std::string record = (*store_.Get("node_credential", "n1"))->body;
+  EXPECT_EQ(record.find((*joined)["credential"].get<std::string>()), std::string::npos) << record;
+  EXPECT_NE(record.find(tls::HashSecret((*joined)["credential"].get<std::string>())),
+            std::string::npos);
 }
 
 // A restarted berth-node registers again: the same node, the same credential.
@@ -78,7 +84,8 @@ TEST_F(NodeDispatcherTest, TheSameMachineRegisteringAgainIsTheSameNode) {
   const Principal node = *dispatcher_->Authenticate(first["credential"].get<std::string>());
   Result<Json> again = dispatcher_->Register(Registration("n1", "m1"), node);
   ASSERT_TRUE(again.ok()) << again.status().message();
-  EXPECT_EQ((*again)["credential"], first["credential"]);
+  EXPECT_FALSE(again->contains("credential"));  // it keeps its own: berthd has only the hash
+  EXPECT_EQ(dispatcher_->Authenticate(first["credential"].get<std::string>())->node, "n1");
   EXPECT_EQ(nodes_.List()->at("nodes").size(), 1u);
   EXPECT_EQ((*nodes_.Get("n1"))["labels"]["zone"], "a");  // the admin's settings stay
   EXPECT_EQ((*nodes_.Get("n1"))["availability"], "pause");
@@ -125,7 +132,7 @@ TEST_F(NodeDispatcherTest, AHeldNameIsRefusedAndChangesNothing) {
             StatusCode::kConflict);
   EXPECT_EQ(dispatcher_->Register(Registration("sim", "m2"), Join()).status().code(),
             StatusCode::kConflict);
-  const Principal n1 = *dispatcher_->Authenticate(*dispatcher_->CredentialOf("n1"));
+  const Principal n1 = {Principal::Kind::kNode, "n1"};
   EXPECT_EQ(dispatcher_->Register(Registration("n2", "m1"), n1).status().code(),
             StatusCode::kPermissionDenied);
   EXPECT_EQ(dispatcher_->Register(Json{{"hostname", "n3"}}, Join()).status().message(),
@@ -185,7 +192,7 @@ TEST_F(NodeDispatcherTest, ARemovedNodeLosesItsCredentialInTheSameCommit) {
   EXPECT_EQ(dispatcher_->Authenticate(joined["credential"].get<std::string>())->kind,
             Principal::Kind::kRemovedNode);
   EXPECT_FALSE(executor_.IsBerthNode("n1"));
-  EXPECT_FALSE(dispatcher_->CredentialOf("n1").has_value());
+  EXPECT_FALSE(dispatcher_->CredentialHashOf("n1").has_value());
 }
 
 // Defect 6: `node rm` of a ready node needed no force. As Docker's, a node

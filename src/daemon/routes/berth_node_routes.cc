@@ -42,7 +42,7 @@ Result<Json> Daemon::TaskLogs(const ApiRequest& r) {
     return Status::NotFound("task '" + id + "' ran on node '" + node +
                             "', which was removed: its logs went with it");
   const std::string endpoint = stored->value("berth_node", Json::object()).value("endpoint", "");
-  std::optional<std::string> credential = dispatcher_->CredentialOf(node);
+  std::optional<std::string> credential = dispatcher_->CredentialHashOf(node);
   if (endpoint.empty() || !credential)
     return Status::NotFound("task '" + id + "' runs on node '" + node +
                             "', which is simulated: it has no logs");
