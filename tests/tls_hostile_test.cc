@@ -32,9 +32,7 @@ using testing_support::Process;
 
 constexpr auto kBound = std::chrono::seconds(30);
 
-Timestamp Now() {
-  return std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
-}
+Timestamp Now() { return std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now()); }
 
 void WriteFile(const std::string& path, const std::string& text, std::filesystem::perms perms) {
   std::ofstream(path) << text;
@@ -56,7 +54,8 @@ std::string RawExchange(int port, const std::string& bytes, std::chrono::seconds
     if (!bytes.empty()) (void)::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
     char chunk[1024];
     ssize_t n = 0;
-    while ((n = ::recv(fd, chunk, sizeof chunk, 0)) > 0) answer.append(chunk, static_cast<size_t>(n));
+    while ((n = ::recv(fd, chunk, sizeof chunk, 0)) > 0)
+      answer.append(chunk, static_cast<size_t>(n));
   }
   ::close(fd);
   return answer;
@@ -99,9 +98,8 @@ class TlsHostile : public testing::Test {
   Result<Json> Register(const std::string& id, const std::string& csr_id, std::string* key) {
     tls::KeyAndCsr csr = tls::NewKeyAndCsr(csr_id).value();
     if (key != nullptr) *key = csr.key_pem;
-    const Json body = {{"hostname", id}, {"machine", "m-" + id}, {"version", "0.1.0"},
-                       {"address", "127.0.0.1"}, {"endpoint", "127.0.0.1:1"},
-                       {"csr", csr.csr_pem}};
+    const Json body = {{"hostname", id},         {"machine", "m-" + id},      {"version", "0.1.0"},
+                       {"address", "127.0.0.1"}, {"endpoint", "127.0.0.1:1"}, {"csr", csr.csr_pem}};
     return api::ApiClient(Url(), join_token_, 30, {"", "", ca_->cert_pem()})
         .Call("POST", "/v1/node/register", body);
   }
@@ -147,19 +145,19 @@ TEST_F(TlsHostile, AnExpiredCertificateIsRefusedAtTheHandshake) {
   const int64_t before = Revision();
   // Signed by the cluster's own CA, for the right node, but past its life.
   const tls::KeyAndCsr csr = tls::NewKeyAndCsr("n1").value();
-  const std::string expired_pem =
-      ca_->Sign(csr.csr_pem, {{"n1", tls::kRoleNode, "test-cluster"},
-                              {},
-                              Now() - std::chrono::hours(48),
-                              std::chrono::hours(24)})
-          .value();
+  const std::string expired_pem = ca_->Sign(csr.csr_pem, {{"n1", tls::kRoleNode, "test-cluster"},
+                                                          {},
+                                                          Now() - std::chrono::hours(48),
+                                                          std::chrono::hours(24)})
+                                      .value();
   Result<Json> beat = As(credential, {csr.key_pem, expired_pem}).Call("POST", "/v1/node/heartbeat");
   ASSERT_FALSE(beat.ok());
   EXPECT_NE(beat.status().message().find("refused this client's certificate"), std::string::npos)
       << beat.status().message();
   EXPECT_NE(berthd_->WaitForLine("certificate has expired", kBound), "");
   // The node's real certificate works.
-  EXPECT_TRUE(As(credential, {key, (*joined)["certificate"]}).Call("POST", "/v1/node/heartbeat").ok());
+  EXPECT_TRUE(
+      As(credential, {key, (*joined)["certificate"]}).Call("POST", "/v1/node/heartbeat").ok());
   EXPECT_EQ(Revision(), before);
 }
 
@@ -181,9 +179,9 @@ TEST_F(TlsHostile, CsrsForAnotherNodeMalformedOrOversizedAreRefused) {
     EXPECT_NE(bad.status().message().find("csr"), std::string::npos) << bad.status().message();
   }
   // Without a CSR: the reason, and nothing stored.
-  Result<Json> none = api::ApiClient(Url(), join_token_, 30, {"", "", ca_->cert_pem()})
-                          .Call("POST", "/v1/node/register",
-                                Json{{"hostname", "n4"}, {"machine", "m-n4"}});
+  Result<Json> none =
+      api::ApiClient(Url(), join_token_, 30, {"", "", ca_->cert_pem()})
+          .Call("POST", "/v1/node/register", Json{{"hostname", "n4"}, {"machine", "m-n4"}});
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.status().message().find("certificate signing request is required"),
             std::string::npos);
@@ -201,7 +199,8 @@ TEST_F(TlsHostile, CsrsForAnotherNodeMalformedOrOversizedAreRefused) {
   EXPECT_EQ(Revision(), joined_at);
   // Secrets stay out of berthd's log.
   const std::string log = StopAndLog();
-  for (const std::string& secret : {token_, join_token_, (*joined)["credential"].get<std::string>()})
+  for (const std::string& secret :
+       {token_, join_token_, (*joined)["credential"].get<std::string>()})
     EXPECT_EQ(log.find(secret), std::string::npos);
 }
 
@@ -209,14 +208,14 @@ TEST_F(TlsHostile, ANodeCannotReportAnotherNodesTaskNorUseAnotherNodesCertificat
   std::string key1, key2;
   Result<Json> n1 = Register("n1", "n1", &key1), n2 = Register("n2", "n2", &key2);
   ASSERT_TRUE(n1.ok() && n2.ok());
-  ASSERT_TRUE(Admin().Call("POST", "/v1/services",
-                           Json{{"id", "web"},
-                                {"replicas", 1},
-                                {"task",
-                                 {{"command", "sleep"},
-                                  {"args", {"100"}},
-                                  {"constraints", {"node.id==n2"}}}}})
-                  .ok());
+  ASSERT_TRUE(
+      Admin()
+          .Call("POST", "/v1/services",
+                Json{{"id", "web"},
+                     {"replicas", 1},
+                     {"task",
+                      {{"command", "sleep"}, {"args", {"100"}}, {"constraints", {"node.id==n2"}}}}})
+          .ok());
   ASSERT_TRUE(Admin().Call("GET", "/v1/health?wait=settled").ok());
   const Json tasks = (*Admin().Call("GET", "/v1/tasks?service=web"))["tasks"];
   ASSERT_EQ(tasks.size(), 1u);

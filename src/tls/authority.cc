@@ -58,10 +58,11 @@ Result<std::string> SubjectAltNames(const std::vector<std::string>& names) {
   std::string out;
   for (const std::string& n : names) {
     unsigned char buf[16];
-    const bool ip = inet_pton(AF_INET, n.c_str(), buf) == 1 || inet_pton(AF_INET6, n.c_str(), buf) == 1;
-    if (!ip && (n.empty() || n.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
-                                                  "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.") !=
-                                 std::string::npos))
+    const bool ip =
+        inet_pton(AF_INET, n.c_str(), buf) == 1 || inet_pton(AF_INET6, n.c_str(), buf) == 1;
+    if (!ip && (n.empty() ||
+                n.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                                    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.") != std::string::npos))
       return Status::InvalidArgument("'" + n + "' is neither an IP address nor a DNS name");
     if (!out.empty()) out += ',';
     out += (ip ? "IP:" : "DNS:") + n;
@@ -85,7 +86,8 @@ Result<X509Ptr> NewCertificate(EVP_PKEY* subject_key, X509* issuer, EVP_PKEY* is
   X509_set_pubkey(cert.get(), subject_key);
   X509* signer = issuer ? issuer : cert.get();
   const std::vector<std::pair<int, std::string>> extensions =
-      ca ? std::vector<std::pair<int, std::string>>{{NID_basic_constraints, "critical,CA:TRUE,pathlen:0"},
+      ca ? std::vector<std::pair<int, std::string>>{{NID_basic_constraints,
+                                                     "critical,CA:TRUE,pathlen:0"},
                                                     {NID_key_usage, "critical,keyCertSign,cRLSign"},
                                                     {NID_subject_key_identifier, "hash"}}
          : std::vector<std::pair<int, std::string>>{
@@ -138,7 +140,8 @@ Result<CertificateAuthority> CertificateAuthority::Load(const std::string& cert_
   Result<KeyPtr> key = ReadKey(key_pem);
   if (!key.ok()) return Status::InvalidArgument("the CA key: " + key.status().message());
   if (X509_check_ca(cert->get()) == 0)
-    return Status::InvalidArgument("the CA certificate is not a CA's (no basicConstraints CA:TRUE)");
+    return Status::InvalidArgument(
+        "the CA certificate is not a CA's (no basicConstraints CA:TRUE)");
   if (Status s = CheckKeyMatches(cert_pem, key_pem); !s.ok())
     return Status::InvalidArgument("the CA key is not the CA certificate's");
   auto keys = std::make_unique<Keys>();

@@ -47,8 +47,7 @@ class CertificateAuthority {
   // An existing root: its certificate and key (an operator's --ca-cert and
   // --ca-key, or the stored one). InvalidArgument when they do not parse,
   // do not match, or the certificate is not a CA.
-  static Result<CertificateAuthority> Load(const std::string& cert_pem,
-                                           const std::string& key_pem);
+  static Result<CertificateAuthority> Load(const std::string& cert_pem, const std::string& key_pem);
 
   CertificateAuthority(CertificateAuthority&&) noexcept;
   CertificateAuthority& operator=(CertificateAuthority&&) noexcept;

@@ -29,7 +29,8 @@ TEST(CertificateAuthorityTest, SignsACsrWithTheIdentityItDecides) {
   CertificateAuthority ca = NewCa();
   Result<KeyAndCsr> csr = NewKeyAndCsr("asked-for");
   ASSERT_TRUE(csr.ok());
-  LeafRequest request{{"n1", kRoleNode, "c1"}, {"10.1.2.3", "n1.example"}, kSignNow, std::chrono::hours(1)};
+  LeafRequest request{
+      {"n1", kRoleNode, "c1"}, {"10.1.2.3", "n1.example"}, kSignNow, std::chrono::hours(1)};
   Result<std::string> cert = ca.Sign(csr->csr_pem, request);
   ASSERT_TRUE(cert.ok()) << cert.status().message();
   Result<CertificateInfo> info = ParseCertificate(*cert);
@@ -40,7 +41,8 @@ TEST(CertificateAuthorityTest, SignsACsrWithTheIdentityItDecides) {
   EXPECT_FALSE(info->is_ca);
   EXPECT_EQ(info->names, (std::vector<std::string>{"10.1.2.3", "n1.example"}));
   EXPECT_EQ(info->not_before, std::chrono::floor<std::chrono::seconds>(kSignNow - kBackdate));
-  EXPECT_EQ(info->not_after, std::chrono::floor<std::chrono::seconds>(kSignNow + std::chrono::hours(1)));
+  EXPECT_EQ(info->not_after,
+            std::chrono::floor<std::chrono::seconds>(kSignNow + std::chrono::hours(1)));
   EXPECT_TRUE(CheckKeyMatches(*cert, csr->key_pem).ok());
   EXPECT_NE(info->serial, ParseCertificate(*ca.Sign(csr->csr_pem, request))->serial);
 }
@@ -58,7 +60,8 @@ TEST(CertificateAuthorityTest, RefusesBadCsrsAndNames) {
 
 TEST(CertificateAuthorityTest, IssuesKeyAndCertificate) {
   CertificateAuthority ca = NewCa();
-  Result<KeyAndCert> issued = ca.Issue({{"berthd", kRoleManager, "c1"}, {"localhost", "127.0.0.1", "::1"}, kSignNow});
+  Result<KeyAndCert> issued =
+      ca.Issue({{"berthd", kRoleManager, "c1"}, {"localhost", "127.0.0.1", "::1"}, kSignNow});
   ASSERT_TRUE(issued.ok());
   EXPECT_TRUE(CheckKeyMatches(issued->cert_pem, issued->key_pem).ok());
   EXPECT_EQ(ParseCertificate(issued->cert_pem)->names,

@@ -1,10 +1,9 @@
 #include "tls/certificate.h"
 
+#include <arpa/inet.h>
 #include <openssl/core_names.h>
 #include <openssl/obj_mac.h>
 #include <openssl/sha.h>
-
-#include <arpa/inet.h>
 
 #include "tls/openssl.h"
 
@@ -76,8 +75,8 @@ std::string IpText(const ASN1_OCTET_STRING* ip) {
 
 std::vector<std::string> NamesOf(X509* cert) {
   std::vector<std::string> names;
-  auto* sans = static_cast<GENERAL_NAMES*>(
-      X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
+  auto* sans =
+      static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
   if (sans == nullptr) return names;
   for (int i = 0; i < sk_GENERAL_NAME_num(sans); ++i) {
     const GENERAL_NAME* n = sk_GENERAL_NAME_value(sans, i);
@@ -107,8 +106,8 @@ Result<KeyPtr> ReadKey(std::string_view pem) {
   BioPtr bio = ReadBio(pem);
   if (!bio) return TooLarge("the key");
   // No passphrase callback: an encrypted key is refused, not prompted for.
-  KeyPtr key(PEM_read_bio_PrivateKey(bio.get(), nullptr,
-                                     [](char*, int, int, void*) { return 0; }, nullptr));
+  KeyPtr key(PEM_read_bio_PrivateKey(
+      bio.get(), nullptr, [](char*, int, int, void*) { return 0; }, nullptr));
   if (!key) return Status::InvalidArgument("not an unencrypted PEM private key: " + LastError());
   return key;
 }
@@ -135,8 +134,8 @@ bool IsP256(EVP_PKEY* key) {
   if (EVP_PKEY_get_base_id(key) != EVP_PKEY_EC) return false;
   char curve[64] = {};
   size_t size = 0;
-  if (EVP_PKEY_get_utf8_string_param(key, OSSL_PKEY_PARAM_GROUP_NAME, curve, sizeof curve,
-                                     &size) != 1)
+  if (EVP_PKEY_get_utf8_string_param(key, OSSL_PKEY_PARAM_GROUP_NAME, curve, sizeof curve, &size) !=
+      1)
     return false;
   return std::string_view(curve, size) == "prime256v1";
 }

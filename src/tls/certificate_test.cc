@@ -18,7 +18,9 @@ TEST(CsrTest, ParsesItsOwnRequests) {
 
 TEST(CsrTest, RefusesGarbageOversizedAndTamperedRequests) {
   EXPECT_FALSE(ParseCsr("").ok());
-  EXPECT_FALSE(ParseCsr("-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----\n").ok());
+  EXPECT_FALSE(
+      ParseCsr("-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----\n")
+          .ok());
   Result<CsrInfo> big = ParseCsr(std::string(kMaxPemBytes + 1, 'A'));
   ASSERT_FALSE(big.ok());
   EXPECT_NE(big.status().message().find("larger than"), std::string::npos);
@@ -45,7 +47,8 @@ TEST(BundleTest, SplitsRootsAndRefusesEmptyOrBad) {
 TEST(CertificateTest, RefusesWhatIsNotACertificate) {
   EXPECT_FALSE(ParseCertificate("hello").ok());
   EXPECT_FALSE(CertificateDigest("").ok());
-  EXPECT_FALSE(CheckPrivateKey("-----BEGIN PRIVATE KEY-----\nAA==\n-----END PRIVATE KEY-----\n").ok());
+  EXPECT_FALSE(
+      CheckPrivateKey("-----BEGIN PRIVATE KEY-----\nAA==\n-----END PRIVATE KEY-----\n").ok());
 }
 
 }  // namespace

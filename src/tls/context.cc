@@ -1,9 +1,9 @@
 #include "tls/context.h"
 
-#include <openssl/err.h>
-#include <openssl/sslerr.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/sslerr.h>
 #include <signal.h>
 #include <sys/socket.h>
 
@@ -91,8 +91,7 @@ std::string PeerAddress(const SSL* ssl) {
     if (address.ss_family == AF_INET)
       inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&address)->sin_addr, text, sizeof text);
     else if (address.ss_family == AF_INET6)
-      inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&address)->sin6_addr, text,
-                sizeof text);
+      inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&address)->sin6_addr, text, sizeof text);
   }
   return text;
 }
@@ -119,7 +118,8 @@ void OnHandshakeFailure(const SSL* ssl, int where, int ret) {
     if (fd >= 0) (void)::send(fd, kAnswer.data(), kAnswer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     static std::atomic<int64_t> said{-1};
     if (MaySay(said))
-      std::fprintf(stderr, "refused a plain HTTP request on the HTTPS port from %s (answered 400)\n",
+      std::fprintf(stderr,
+                   "refused a plain HTTP request on the HTTPS port from %s (answered 400)\n",
                    PeerAddress(ssl).c_str());
     return;
   }

@@ -11,7 +11,8 @@
 namespace berth::tls {
 namespace {
 
-const Timestamp kHandshakeNow = std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
+const Timestamp kHandshakeNow =
+    std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
 
 struct Pki {
   CertificateAuthority ca = CertificateAuthority::Create("c1", kHandshakeNow).value();

@@ -19,7 +19,8 @@ Result<std::vector<unsigned char>> KeyBytes(std::string_view hex) {
   if (hex.size() != 64 || hex.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos)
     return Status::InvalidArgument("the unlock key is not 64 hex characters");
   std::vector<unsigned char> key(32);
-  for (size_t i = 0; i < 32; ++i) key[i] = static_cast<unsigned char>(std::stoi(std::string(hex.substr(2 * i, 2)), nullptr, 16));
+  for (size_t i = 0; i < 32; ++i)
+    key[i] = static_cast<unsigned char>(std::stoi(std::string(hex.substr(2 * i, 2)), nullptr, 16));
   return key;
 }
 
@@ -79,8 +80,10 @@ Result<std::string> Open(std::string_view sealed, std::string_view key_hex) {
       EVP_DecryptInit_ex(ctx.get(), EVP_aes_256_gcm(), nullptr, key->data(), data->data()) == 1 &&
       EVP_DecryptUpdate(ctx.get(), reinterpret_cast<unsigned char*>(plain.data()), &n,
                         data->data() + kNonce, static_cast<int>(size)) == 1 &&
-      EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_TAG, kTag, data->data() + kNonce + size) == 1 &&
-      EVP_DecryptFinal_ex(ctx.get(), reinterpret_cast<unsigned char*>(plain.data()) + n, &tail) == 1;
+      EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_TAG, kTag, data->data() + kNonce + size) ==
+          1 &&
+      EVP_DecryptFinal_ex(ctx.get(), reinterpret_cast<unsigned char*>(plain.data()) + n, &tail) ==
+          1;
   if (!ok)
     return Status::InvalidArgument(
         "cannot open the sealed text: the unlock key is not the one it was sealed with, or the "

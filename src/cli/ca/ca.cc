@@ -29,29 +29,28 @@ SimpleVerb Show() {
 }
 
 SimpleVerb Rotate() {
-  return {"rotate",
-          "Make a new root CA, trusted beside the old one; nodes move to it at their next "
-          "heartbeat. --finish drops the old root (and rotates the node join token)",
-          [](CLI::App& verb) {
-            auto finish = std::make_shared<bool>(false);
-            verb.add_flag("--finish", *finish,
-                          "drop the old root once every node holds a certificate of the new one");
-            return OneRequest{
-                [finish] {
-                  return Result<Request>(Request{
-                      "POST", std::string("/v1/ca/rotate") + (*finish ? "?finish=true" : ""),
-                      nullptr});
-                },
-                PrintCa};
-          }};
+  return {
+      "rotate",
+      "Make a new root CA, trusted beside the old one; nodes move to it at their next "
+      "heartbeat. --finish drops the old root (and rotates the node join token)",
+      [](CLI::App& verb) {
+        auto finish = std::make_shared<bool>(false);
+        verb.add_flag("--finish", *finish,
+                      "drop the old root once every node holds a certificate of the new one");
+        return OneRequest{
+            [finish] {
+              return Result<Request>(Request{
+                  "POST", std::string("/v1/ca/rotate") + (*finish ? "?finish=true" : ""), nullptr});
+            },
+            PrintCa};
+      }};
 }
 
 }  // namespace
 
 void AddCaCommands(CLI::App& app, Verbs& verbs) {
-  CLI::App& noun =
-      *app.add_subcommand("ca", "Show or rotate the cluster's certificate authority")
-           ->require_subcommand(1);
+  CLI::App& noun = *app.add_subcommand("ca", "Show or rotate the cluster's certificate authority")
+                        ->require_subcommand(1);
   verbs.AddTable(noun, {Show(), Rotate()});
 }
 

@@ -9,8 +9,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -76,9 +76,10 @@ std::vector<std::string> LocalNames() {
       char text[INET6_ADDRSTRLEN] = {};
       const int family = a->ifa_addr->sa_family;
       if (family == AF_INET)
-        inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr, text, sizeof text);
-      else if (family == AF_INET6 && !IN6_IS_ADDR_LINKLOCAL(
-                                         &reinterpret_cast<sockaddr_in6*>(a->ifa_addr)->sin6_addr))
+        inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr, text,
+                  sizeof text);
+      else if (family == AF_INET6 &&
+               !IN6_IS_ADDR_LINKLOCAL(&reinterpret_cast<sockaddr_in6*>(a->ifa_addr)->sin6_addr))
         inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(a->ifa_addr)->sin6_addr, text,
                   sizeof text);
       if (text[0] != '\0') names.emplace_back(text);
@@ -99,7 +100,8 @@ ClusterCa::ClusterCa(store::Store& store, ClusterCaOptions options, std::string 
     : store_(store), options_(std::move(options)), unlock_key_(std::move(unlock_key)) {}
 
 Result<std::unique_ptr<ClusterCa>> ClusterCa::Open(store::Store& store, ClusterCaOptions options) {
-  if (options.unlock_key_file.empty()) options.unlock_key_file = options.data_dir + "/ca-unlock-key";
+  if (options.unlock_key_file.empty())
+    options.unlock_key_file = options.data_dir + "/ca-unlock-key";
   Result<std::optional<store::StoredObject>> stored = store.Get(kCaKind, "root");
   if (!stored.ok()) return stored.status();
   struct stat info {};
@@ -146,7 +148,8 @@ Status ClusterCa::Load() {
   if (!key.ok())
     return Status::InvalidArgument("cannot unseal the store's CA key with " +
                                    options_.unlock_key_file + ": " + key.status().message());
-  Result<tls::CertificateAuthority> root = tls::CertificateAuthority::Load(Field(body, "cert"), *key);
+  Result<tls::CertificateAuthority> root =
+      tls::CertificateAuthority::Load(Field(body, "cert"), *key);
   if (!root.ok()) return Status::InvalidArgument("the stored CA: " + root.status().message());
   if (given && given->digest() != root->digest())
     return Status::InvalidArgument(
@@ -204,8 +207,8 @@ Status ClusterCa::IssueOwn() {
   // During a rotation berthd keeps a certificate of the old root, which the
   // nodes that have not moved yet still verify it with.
   const tls::CertificateAuthority& signer = previous_ ? *previous_ : *root_;
-  Result<tls::KeyAndCert> own = signer.Issue(
-      {{options_.id, options_.role, cluster_}, names, Now(), options_.cert_life});
+  Result<tls::KeyAndCert> own =
+      signer.Issue({{options_.id, options_.role, cluster_}, names, Now(), options_.cert_life});
   if (!own.ok()) return own.status();
   own_ = std::move(*own);
   // Renewed at a random point between 50% and 80% of its life, so that the
@@ -235,7 +238,8 @@ void ClusterCa::Start(const Clock& clock) {
       if (stopping_ || Now() < own_renewal_) continue;
       lock.unlock();
       if (Status renewed = IssueOwn(); !renewed.ok())
-        std::fprintf(stderr, "cannot renew this host's certificate: %s\n", renewed.message().c_str());
+        std::fprintf(stderr, "cannot renew this host's certificate: %s\n",
+                     renewed.message().c_str());
       lock.lock();
     }
   });
@@ -312,7 +316,8 @@ Status ClusterCa::Rotate() {
   {
     std::lock_guard lock(mu_);
     if (previous_)
-      return Status::Conflict("a rotation is under way: finish it first (berth ca rotate --finish)");
+      return Status::Conflict(
+          "a rotation is under way: finish it first (berth ca rotate --finish)");
     Result<tls::CertificateAuthority> copy =
         tls::CertificateAuthority::Load(root_->cert_pem(), root_->key_pem());
     if (!copy.ok()) return copy.status();

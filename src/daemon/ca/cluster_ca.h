@@ -28,11 +28,11 @@
 // Thread-safe.
 #pragma once
 
-#include <memory>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/status.h"
@@ -46,13 +46,13 @@ namespace berth::daemon {
 inline constexpr const char* kCaKind = "ca";
 
 struct ClusterCaOptions {
-  std::string data_dir;          // where ca.pem and ca-unlock-key are. Required.
-  std::string ca_cert_file;      // the operator's root certificate; "" (default): make one
-  std::string ca_key_file;       // and its key (mode 0600); with ca_cert_file
-  std::string unlock_key_file;   // "" (default): <data_dir>/ca-unlock-key
+  std::string data_dir;         // where ca.pem and ca-unlock-key are. Required.
+  std::string ca_cert_file;     // the operator's root certificate; "" (default): make one
+  std::string ca_key_file;      // and its key (mode 0600); with ca_cert_file
+  std::string unlock_key_file;  // "" (default): <data_dir>/ca-unlock-key
   Duration cert_life = tls::kDefaultCertLife;  // of node, agent and berthd certificates (90 days)
-  std::string id = "berthd";     // CN of the host's own certificate
-  std::string role = tls::kRoleManager;  // its OU: manager (berthd) or agent (berth-agent)
+  std::string id = "berthd";                   // CN of the host's own certificate
+  std::string role = tls::kRoleManager;        // its OU: manager (berthd) or agent (berth-agent)
   std::vector<std::string> names;  // more names for berthd's certificate (--advertise-addr's host)
 };
 
@@ -80,8 +80,8 @@ class ClusterCa {
   // A certificate for `id` in `role` from the CSR (tls::ParseCsr's checks;
   // a CSR naming another CN is PermissionDenied), with `names` (a node's
   // address, which berthd checks when it reads the node's logs).
-  Result<std::string> Sign(std::string_view csr_pem, const std::string& id,
-                           const std::string& role, std::vector<std::string> names = {}) const;
+  Result<std::string> Sign(std::string_view csr_pem, const std::string& id, const std::string& role,
+                           std::vector<std::string> names = {}) const;
 
   // A secret sealed under the unlock key (tls::Seal), and opened: what the
   // store keeps of a secret berthd must show again (the node join token).
@@ -119,7 +119,7 @@ class ClusterCa {
   mutable std::mutex mu_;
   std::unique_ptr<tls::CertificateAuthority> root_;
   std::unique_ptr<tls::CertificateAuthority> previous_;  // the old root during a rotation
-  int64_t revision_ = 0;      // of the stored record
+  int64_t revision_ = 0;                                 // of the stored record
   tls::KeyAndCert own_;
   Timestamp own_renewal_{};  // when own_ is renewed (real time)
   std::condition_variable wake_;
