@@ -4,6 +4,7 @@
 // moment. Tests only; not thread-safe.
 #pragma once
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -168,8 +169,16 @@ inline std::string PortInLine(const std::string& line) {
 // Whether `pid` is gone or a zombie (a supervisor whose berth-node died is
 // reaped by whoever adopted it, maybe not at once).
 inline bool Ended(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // read(2), not a stream: a process that ends while its stat is read makes
+  // the read fail (ESRCH), which libstdc++'s filebuf throws on.
+  std::string stat;
+  const int fd = ::open(("/proc/" + std::to_string(pid) + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    char buffer[1024];
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n > 0) stat.assign(buffer, static_cast<size_t>(n));
+    ::close(fd);
+  }
   const size_t close = stat.rfind(')');
   return close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] == 'Z';
 }
