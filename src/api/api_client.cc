@@ -164,7 +164,8 @@ Result<Json> ApiClient::Call(const std::string& method, const std::string& path,
   // Over TLS 1.3 a server that refuses the client's certificate says so
   // after the client's side of the handshake ended: the client sees the
   // connection close instead of an answer.
-  if (!r && r.error() == httplib::Error::Read && presents_certificate_)
+  if (!r && (r.error() == httplib::Error::Read || r.error() == httplib::Error::Write) &&
+      presents_certificate_)
     return Status::Unavailable("cannot reach berthd at " + server_ +
                                ": the connection closed before an answer (over TLS: berthd may "
                                "have refused this client's certificate: expired, revoked or of "

@@ -628,8 +628,25 @@ Status NodeAgent::CheckEpoch(const Json& answer) {
 Result<Json> NodeAgent::Ask(const std::string& method, const std::string& path, const Json& body,
                             const std::string& token) {
   Result<Json> answer = Status::Unavailable("no berthd to ask");
+  // One client per thread, kept while the replica, token and certificate
+  // stay the same: its connection (and TLS session) is reused by the next
+  // call, as long as berthd keeps it open (1 s idle), rather than a new
+  // handshake for every heartbeat and report.
+  struct Kept {
+    const NodeAgent* owner = nullptr;
+    std::string key;
+    std::unique_ptr<api::ApiClient> client;
+  };
+  thread_local Kept kept;
   for (size_t tried = 0; tried < servers_.size(); ++tried) {
-    answer = Client(token).Call(method, path, body);
+    const tls::Credentials now = secure_ ? tls_.credentials() : tls::Credentials{};
+    const std::string key = Server() + '\n' + token + '\n' + now.cert_pem + now.trust_pem;
+    if (kept.owner != this || kept.key != key || !kept.client) {
+      kept.owner = this;
+      kept.key = key;
+      kept.client = std::make_unique<api::ApiClient>(Client(token));
+    }
+    answer = kept.client->Call(method, path, body);
     if (answer.ok())
       if (Status current = CheckEpoch(*answer); !current.ok()) answer = current;
     if (answer.ok() || answer.status().code() != StatusCode::kUnavailable) return answer;

@@ -277,11 +277,6 @@ std::string ClusterCa::digest() const {
   return root_->digest();
 }
 
-bool ClusterCa::rotating() const {
-  std::lock_guard lock(mu_);
-  return previous_ != nullptr;
-}
-
 std::string ClusterCa::Describe() const {
   std::lock_guard lock(mu_);
   Result<tls::CertificateInfo> info = tls::ParseCertificate(root_->cert_pem());

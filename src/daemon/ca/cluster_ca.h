@@ -15,7 +15,7 @@
 //    in memory only, and again at a random point between 50% and 80% of its
 //    life (Start's thread). berthd serves with it and presents it as a
 //    client (to berth-node's log server).
-//  - Nodes' certificates: SignNode, from the CSR a node sends at join and
+//  - Nodes' certificates: Sign, from the CSR a node sends at join and
 //    at renewal (CN = node id, OU = node, O = cluster), valid `cert_life`.
 //  - Rotation (Rotate, `berth ca rotate`): a new root is made and trusted
 //    beside the old one. Nodes' certificates are signed by the new root
@@ -72,8 +72,6 @@ class ClusterCa {
   std::string trust_pem() const;
   // The digest of the current root, which join tokens carry.
   std::string digest() const;
-  std::string cluster() const { return cluster_; }
-  Duration cert_life() const { return options_.cert_life; }
   // {"digest", "cert" (the bundle), "rotating", "not_after"}: GET /v1/ca.
   std::string Describe() const;
 
@@ -93,7 +91,6 @@ class ClusterCa {
   Status Rotate();
   // Drops the old root. Conflict when no rotation is under way.
   Status FinishRotation();
-  bool rotating() const;
 
   // Renews the host's own certificate at 50-80% of its life, waiting on
   // `clock` (not owned; outlives this). Stop before destruction.
