@@ -193,9 +193,15 @@ std::vector<std::unique_ptr<testing_support::Process>> StartAgents(int count, in
     const std::string data_dir = dir + "/agent" + std::to_string(i);
     std::filesystem::create_directories(data_dir);
     if (i > 0) std::filesystem::copy_file(dir + "/agent0/token", data_dir + "/token");
-    std::vector<std::string> argv = {BERTH_AGENT_BINARY, "--id", "agent" + std::to_string(i),
-                                     "--simulate", std::to_string(std::max(share, 1)), "--port",
-                                     "0", "--data-dir", data_dir};
+    std::vector<std::string> argv = {BERTH_AGENT_BINARY,
+                                     "--id",
+                                     "agent" + std::to_string(i),
+                                     "--simulate",
+                                     std::to_string(std::max(share, 1)),
+                                     "--port",
+                                     "0",
+                                     "--data-dir",
+                                     data_dir};
     if (http) argv.push_back("--insecure-http");
     agents.push_back(std::make_unique<testing_support::Process>(argv));
     const std::string port = testing_support::PortInLine(

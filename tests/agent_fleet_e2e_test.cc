@@ -71,9 +71,9 @@ class AgentFleetE2eTest : public testing::Test {
       std::filesystem::copy_file(DataDir(kAgents[0]) + "/token", DataDir(id) + "/token");
     }
     const std::string port = ports_.count(id) ? ports_[id] : "0";
-    agents_[id] = std::make_unique<Process>(std::vector<std::string>{
-        BERTH_AGENT_BINARY, "--id", id, "--data-dir", DataDir(id), "--port", port,
-        "--heartbeat-period", "500ms"});
+    agents_[id] = std::make_unique<Process>(
+        std::vector<std::string>{BERTH_AGENT_BINARY, "--id", id, "--data-dir", DataDir(id),
+                                 "--port", port, "--heartbeat-period", "500ms"});
     ports_[id] = PortInLine(agents_[id]->WaitForLine("listening on", kBound));
     ASSERT_FALSE(ports_[id].empty()) << id << " did not start";
     token_ = FirstLine(DataDir(kAgents[0]) + "/token");
@@ -82,8 +82,8 @@ class AgentFleetE2eTest : public testing::Test {
     Result<Json> join = AgentCall(id, "GET", "/v1/tokens/node");
     ASSERT_TRUE(join.ok()) << join.status().message();
     std::ofstream(join_file) << (*join)["token"].get<std::string>() << "\n";
-    std::filesystem::permissions(join_file, std::filesystem::perms::owner_read |
-                                                std::filesystem::perms::owner_write);
+    std::filesystem::permissions(
+        join_file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   }
 
   std::unique_ptr<Process> NodeProcess(const std::string& agent, const std::string& name) {
@@ -102,8 +102,13 @@ class AgentFleetE2eTest : public testing::Test {
   }
 
   void StartBerthd() {
-    std::vector<std::string> argv = {BERTHD_BINARY, "--data-dir", DataDir("berthd"), "--port",
-                                     "0", "--agent-token-file", DataDir(kAgents[0]) + "/token"};
+    std::vector<std::string> argv = {BERTHD_BINARY,
+                                     "--data-dir",
+                                     DataDir("berthd"),
+                                     "--port",
+                                     "0",
+                                     "--agent-token-file",
+                                     DataDir(kAgents[0]) + "/token"};
     for (const std::string& agent : kAgents)
       argv.insert(argv.end(), {"--agent", "127.0.0.1:" + ports_[agent], "--agent-ca",
                                DataDir(agent) + "/ca.pem"});
@@ -113,7 +118,8 @@ class AgentFleetE2eTest : public testing::Test {
     berthd_token_ = FirstLine(DataDir("berthd") + "/token");
   }
 
-  Result<Json> Call(const std::string& method, const std::string& path, const Json& body = nullptr) {
+  Result<Json> Call(const std::string& method, const std::string& path,
+                    const Json& body = nullptr) {
     api::ApiClient client("https://127.0.0.1:" + berthd_port_, berthd_token_, 30,
                           api::TrustIn(DataDir("berthd")));
     return client.Call(method, path, body);
@@ -126,12 +132,11 @@ class AgentFleetE2eTest : public testing::Test {
   }
 
   void CreateService(const std::string& id, int replicas) {
-    Process cli({BERTH_BINARY, "service", "create", id, "--replicas", std::to_string(replicas),
-                 "--detach", "--restart-delay", "0s", "--server",
-                 "https://127.0.0.1:" + berthd_port_, "--token", berthd_token_, "--data-dir",
-                 DataDir("berthd"), "--", "sleep",
-                 "1000"},
-                Process::Stderr::kMerge);
+    Process cli(
+        {BERTH_BINARY, "service", "create", id, "--replicas", std::to_string(replicas), "--detach",
+         "--restart-delay", "0s", "--server", "https://127.0.0.1:" + berthd_port_, "--token",
+         berthd_token_, "--data-dir", DataDir("berthd"), "--", "sleep", "1000"},
+        Process::Stderr::kMerge);
     Process::Exit exit = cli.WaitExit(kBound);
     ASSERT_EQ(exit.status, 0) << exit.output;
   }
@@ -205,7 +210,8 @@ TEST_F(AgentFleetE2eTest, ReplicasRunAsProcessesOnTheAgentsNodesAndAKilledNodesT
   EXPECT_TRUE(Eventually([&] {
     const std::map<std::string, int> now = RunningByNode("web");
     return Total(now) == 8 && !now.count(victim);
-  })) << "the tasks of " << victim << " were not replaced";
+  })) << "the tasks of "
+      << victim << " were not replaced";
   size_t elsewhere = 0;
   for (const auto& [node, ids] : Processes())
     if (node != victim) elsewhere += ids.size();
@@ -241,9 +247,26 @@ TEST_F(AgentFleetE2eTest, AnAgentKilledAndRestartedRelearnsItsNodesAndBindingsAn
 // a failed task runs again (a new run id on a node) as the job says; the
 // job ends as its tasks did, and its output comes back through the agents.
 TEST_F(AgentFleetE2eTest, AJobsTasksRunOnTheAgentsNodesAndAFailedOneIsRetried) {
-  Process cli({BERTH_BINARY, "job", "submit", "j", "--requestor", "ci", "--tasks", "6",
-               "--max-retries", "1", "--server", "https://127.0.0.1:" + berthd_port_, "--token",
-               berthd_token_, "--data-dir", DataDir("berthd"), "--", "sh", "-c", "echo task {{.Index}}; [ {{.Index}} != 4 ]"},
+  Process cli({BERTH_BINARY,
+               "job",
+               "submit",
+               "j",
+               "--requestor",
+               "ci",
+               "--tasks",
+               "6",
+               "--max-retries",
+               "1",
+               "--server",
+               "https://127.0.0.1:" + berthd_port_,
+               "--token",
+               berthd_token_,
+               "--data-dir",
+               DataDir("berthd"),
+               "--",
+               "sh",
+               "-c",
+               "echo task {{.Index}}; [ {{.Index}} != 4 ]"},
               Process::Stderr::kMerge);
   Process::Exit submitted = cli.WaitExit(kBound);
   ASSERT_EQ(submitted.status, 0) << submitted.output;
@@ -264,10 +287,11 @@ TEST_F(AgentFleetE2eTest, AJobsTasksRunOnTheAgentsNodesAndAFailedOneIsRetried) {
 
 TEST_F(AgentFleetE2eTest, WrongTokensAndNodesThatLeftAreRefusedWithTheReason) {
   // A node with the other agent's join token does not join this one.
-  Process stranger({BERTH_NODE_BINARY, "--join", "https://127.0.0.1:" + ports_["a1"], "--token-file",
-                    DataDir("a2-node-token"), "--data-dir", DataDir("stranger"), "--hostname",
-                    "stranger", "--listen", "127.0.0.1:0", "--exec", BERTH_EXEC_BINARY},
-                   Process::Stderr::kMerge);
+  Process stranger(
+      {BERTH_NODE_BINARY, "--join", "https://127.0.0.1:" + ports_["a1"], "--token-file",
+       DataDir("a2-node-token"), "--data-dir", DataDir("stranger"), "--hostname", "stranger",
+       "--listen", "127.0.0.1:0", "--exec", BERTH_EXEC_BINARY},
+      Process::Stderr::kMerge);
   Process::Exit refused = stranger.WaitExit(kBound);
   EXPECT_NE(refused.status, 0);
   // Its token carries the other agent's CA digest: it finds out before it
@@ -284,8 +308,8 @@ TEST_F(AgentFleetE2eTest, WrongTokensAndNodesThatLeftAreRefusedWithTheReason) {
     return answer.ok() && (*answer)["outcome"] == "conflict" &&
            (*answer)["reason"] == "node 'n12' is down";
   }));
-  Result<Json> unknown = AgentCall(
-      "a1", "POST", "/v1/commit", Json{{"task", {{"id", "late.2"}}}, {"node_id", "n99"}});
+  Result<Json> unknown =
+      AgentCall("a1", "POST", "/v1/commit", Json{{"task", {{"id", "late.2"}}}, {"node_id", "n99"}});
   ASSERT_TRUE(unknown.ok());
   EXPECT_EQ((*unknown)["outcome"], "error");
   EXPECT_NE((*unknown)["reason"].get<std::string>().find("unknown node 'n99'"), std::string::npos);

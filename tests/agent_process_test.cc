@@ -181,7 +181,8 @@ TEST(AgentProcess, BerthdPlacesThroughAgentsAndGoesOnWhenOneIsKilled) {
   Process berthd({BERTHD_BINARY, "--data-dir", dir.path() + "/berthd", "--port", "0", "--agent",
                   doomed.address(), "--agent", survivor.address(), "--agent-token-file",
                   dir.path() + "/doomed/token", "--agent-ca", dir.path() + "/doomed/ca.pem",
-                  "--agent-ca", dir.path() + "/survivor/ca.pem", "--batch-quiet-ms", "5", "--batch-max-ms", "20"});
+                  "--agent-ca", dir.path() + "/survivor/ca.pem", "--batch-quiet-ms", "5",
+                  "--batch-max-ms", "20"});
   const std::string port = PortInLine(berthd.WaitForLine("listening on", std::chrono::seconds(30)));
   ASSERT_FALSE(port.empty());
   api::ApiClient client("https://127.0.0.1:" + port, FirstLine(dir.path() + "/berthd/token"), 30,
@@ -226,15 +227,15 @@ TEST(AgentProcess, BerthdRunsGlobalServicesOnAgentNodesAndReleasesStrayBindings)
   auto start_berthd = [&] {
     return std::make_unique<Process>(std::vector<std::string>{
         BERTHD_BINARY, "--data-dir", dir.path() + "/berthd", "--port", "0", "--agent",
-        solo.address(), "--agent-token-file", dir.path() + "/agent/token", "--agent-ca", dir.path() + "/agent/ca.pem", "--batch-quiet-ms", "5",
-        "--batch-max-ms", "20"});
+        solo.address(), "--agent-token-file", dir.path() + "/agent/token", "--agent-ca",
+        dir.path() + "/agent/ca.pem", "--batch-quiet-ms", "5", "--batch-max-ms", "20"});
   };
   std::unique_ptr<Process> berthd = start_berthd();
   std::string port = PortInLine(berthd->WaitForLine("listening on", std::chrono::seconds(30)));
   ASSERT_FALSE(port.empty());
-  auto client = std::make_unique<api::ApiClient>(
-      "https://127.0.0.1:" + port, FirstLine(dir.path() + "/berthd/token"), 30,
-      api::TrustIn(dir.path() + "/berthd"));
+  auto client = std::make_unique<api::ApiClient>("https://127.0.0.1:" + port,
+                                                 FirstLine(dir.path() + "/berthd/token"), 30,
+                                                 api::TrustIn(dir.path() + "/berthd"));
   const std::string settled = "/v1/health?wait=settled&timeout=60";
   ASSERT_TRUE(client->Call("GET", settled).ok());
   EXPECT_EQ((*agent_client.Call("GET", "/v1/bindings"))["tasks"], api::Json::array());
@@ -261,9 +262,9 @@ TEST(AgentProcess, BerthdRunsGlobalServicesOnAgentNodesAndReleasesStrayBindings)
   berthd = start_berthd();
   port = PortInLine(berthd->WaitForLine("listening on", std::chrono::seconds(30)));
   ASSERT_FALSE(port.empty());
-  client = std::make_unique<api::ApiClient>(
-      "https://127.0.0.1:" + port, FirstLine(dir.path() + "/berthd/token"), 30,
-      api::TrustIn(dir.path() + "/berthd"));
+  client = std::make_unique<api::ApiClient>("https://127.0.0.1:" + port,
+                                            FirstLine(dir.path() + "/berthd/token"), 30,
+                                            api::TrustIn(dir.path() + "/berthd"));
   ASSERT_TRUE(client->Call("GET", settled).ok());
   RunningByAgent(*client, 3);
   EXPECT_EQ((*agent_client.Call("GET", "/v1/bindings"))["tasks"], bound);

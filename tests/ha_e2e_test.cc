@@ -79,9 +79,10 @@ class HaTest : public testing::Test {
     const std::string data = dir_.path() + "/r" + std::to_string(i);
     replicas_[i].process = std::make_unique<Process>(
         std::vector<std::string>{BERTHD_BINARY, "--data-dir", data, "--port", "0", "--threads", "8",
-                                 "--store", "etcd://" + etcd_.EndpointList(), "--ca-unlock-key-file",
-                                 dir_.path() + "/ca-unlock-key", "--leader-ttl",
-                                 std::to_string(ttl_seconds_) + "s", "--heartbeat-period", "200ms"},
+                                 "--store", "etcd://" + etcd_.EndpointList(),
+                                 "--ca-unlock-key-file", dir_.path() + "/ca-unlock-key",
+                                 "--leader-ttl", std::to_string(ttl_seconds_) + "s",
+                                 "--heartbeat-period", "200ms"},
         Process::Stderr::kMerge);
     const std::string line =
         replicas_[i].process->WaitForLine("listening on", std::chrono::seconds(20));
@@ -283,7 +284,8 @@ TEST_F(HaTest, ABerthNodeFollowsTheLeader) {
   bool heartbeating = false;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (!heartbeating && std::chrono::steady_clock::now() < deadline) {
-    heartbeating = Metric(replicas_[other].server, token_, trust_, "berth_node_heartbeats_total") >= 6;
+    heartbeating =
+        Metric(replicas_[other].server, token_, trust_, "berth_node_heartbeats_total") >= 6;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a poll with a bound
   }
   ASSERT_TRUE(heartbeating);

@@ -185,8 +185,8 @@ class MultihostE2eTest : public testing::Test {
   // Runs the berth CLI inside berthd's host; its output, or "" when it failed.
   std::string Berth(std::vector<std::string> args) {
     const auto dashes = std::find(args.begin(), args.end(), "--");
-    args.insert(dashes,
-                {"--server", berthd_.url, "--token", berthd_.token, "--data-dir", berthd_.data_dir});
+    args.insert(dashes, {"--server", berthd_.url, "--token", berthd_.token, "--data-dir",
+                         berthd_.data_dir});
     args.insert(args.begin(), BERTH_BINARY);
     Process cli(Concat(net_->Prefix(0), args), Process::Stderr::kMerge);
     Process::Exit exit = cli.WaitExit(kBound);

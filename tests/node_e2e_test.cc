@@ -54,7 +54,6 @@ std::string ReadFile(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-
 // Every file under a node's task directories, for a failure's message.
 std::string Listing(const std::string& data_dir) {
   std::string out = data_dir + ":\n";
@@ -366,7 +365,8 @@ TEST_F(NodeE2eTest, CertificatesRenewAndACaRotationMovesNodesWithoutARestart) {
   ASSERT_TRUE(Call("POST", "/v1/ca/rotate?finish=true").ok());
   EXPECT_EQ(Call("POST", "/v1/ca/rotate?finish=true").status().code(), StatusCode::kConflict);
   // The CLI takes the new bundle from berthd's data directory.
-  const Json service = {{"id", "after"}, {"replicas", 1}, {"task", {{"command", "sleep"}, {"args", {"100"}}}}};
+  const Json service = {
+      {"id", "after"}, {"replicas", 1}, {"task", {{"command", "sleep"}, {"args", {"100"}}}}};
   ASSERT_TRUE(Call("POST", "/v1/services", service).ok());
   EXPECT_TRUE(Eventually([&] {
     Result<Json> tasks = Call("GET", "/v1/tasks?service=after&state=running");
@@ -830,9 +830,10 @@ TEST_F(NodeE2eTest, LimitsHoldAForkBeyondAJobsPidsLimitFails) {
   const Json b = (*Call("GET", "/v1/nodes/n1"))["berth_node"];
   if (!b.value("limits_pids", false)) GTEST_SKIP() << "pids: " << b.value("limits_pids_reason", "");
   if (!std::filesystem::exists("/usr/bin/python3")) GTEST_SKIP() << "needs /usr/bin/python3";
-  ASSERT_NE(Berth({"job", "submit", "forky", "--requestor", "ci", "--max-retries", "0",
-                   "--limit-pids", "8", "--", "/usr/bin/python3", "-c", executor::kForkUntilRefused}),
-            "");
+  ASSERT_NE(
+      Berth({"job", "submit", "forky", "--requestor", "ci", "--max-retries", "0", "--limit-pids",
+             "8", "--", "/usr/bin/python3", "-c", executor::kForkUntilRefused}),
+      "");
   EXPECT_TRUE(Eventually([&] {
     return Call("GET", "/v1/jobs/forky")->value("state", "") == "failed";
   })) << Call("GET", "/v1/tasks?job=forky")->dump();

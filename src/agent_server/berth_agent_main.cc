@@ -15,8 +15,8 @@
 #include "core/names.h"
 #include "core/program.h"
 #include "daemon/ca/cluster_ca.h"
-#include "store/sqlite_store.h"
 #include "sim/vela_nodes.h"
+#include "store/sqlite_store.h"
 
 namespace {
 
@@ -95,8 +95,7 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "berth-agent: --id: %s\n", valid.message().c_str());
     return 2;
   }
-  const std::string& h = server.host;
-  if (insecure_http && h != "localhost" && h != "::1" && h.rfind("127.", 0) != 0) {
+  if (insecure_http && !berth::api::IsLoopbackHost(server.host)) {
     std::fprintf(stderr,
                  "berth-agent: --insecure-http serves plain HTTP, which only a loopback --host "
                  "may\n");
@@ -108,10 +107,10 @@ int Run(int argc, char** argv) {
   }
   const bool fleet = nodes_file.empty() && simulate == 0;
   Result<std::vector<berth::Node>> nodes =
-      simulate > 0 ? Result<std::vector<berth::Node>>(
-                         berth::sim::MakeVelaNodes(agent_options.id, simulate))
-      : fleet      ? Result<std::vector<berth::Node>>(std::vector<berth::Node>{})
-                   : ReadNodes(nodes_file);
+      simulate > 0
+          ? Result<std::vector<berth::Node>>(berth::sim::MakeVelaNodes(agent_options.id, simulate))
+      : fleet ? Result<std::vector<berth::Node>>(std::vector<berth::Node>{})
+              : ReadNodes(nodes_file);
   if (!nodes.ok()) {
     std::fprintf(stderr, "berth-agent: %s\n", nodes.status().message().c_str());
     return 2;

@@ -67,9 +67,9 @@ Status NodeFleet::LoadBindings() {
     Result<agent::CommitRequest> request =
         api::DecodeCommitRequest(Json::parse(b.body, nullptr, false));
     const agent::CommitResponse bound =
-        request.ok() ? agent_.Commit(*request)
-                     : agent::CommitResponse{agent::CommitOutcome::kError,
-                                             request.status().message()};
+        request.ok()
+            ? agent_.Commit(*request)
+            : agent::CommitResponse{agent::CommitOutcome::kError, request.status().message()};
     if (bound.outcome != agent::CommitOutcome::kBound) {
       std::fprintf(stderr, "berth-agent: the stored binding of task '%s' is dropped: %s\n",
                    b.id.c_str(), bound.reason.c_str());
@@ -134,8 +134,7 @@ void NodeFleet::SyncNodes() {
   bool stopped = false;
   for (const store::StoredObject& o : *stored) {
     Node node;
-    if (Status decoded =
-            daemon::DecodeStoredNode(Json::parse(o.body, nullptr, false), o.id, &node);
+    if (Status decoded = daemon::DecodeStoredNode(Json::parse(o.body, nullptr, false), o.id, &node);
         !decoded.ok())
       continue;
     const bool ready = node.state == NodeState::kReady;
@@ -210,8 +209,7 @@ agent::CommitResponse NodeFleet::Commit(const agent::CommitRequest& request) {
   if (!stored.ok()) {
     agent_.Release(task);
     return {agent::CommitOutcome::kError,
-            "agent " + agent_.id() + " could not store the binding: " +
-                stored.status().message()};
+            "agent " + agent_.id() + " could not store the binding: " + stored.status().message()};
   }
   if (request.task.process == nullptr) return response;
   std::lock_guard lock(mu_);
@@ -258,9 +256,8 @@ agent::RunsBatch NodeFleet::Runs(const std::string& instance, int64_t sequence, 
   for (const auto& [id, run] : runs_)
     if (run.sequence > 0 && (full || run.sequence > sequence)) batch.runs.push_back(run.report);
   for (uint32_t i = 0; i < agent_.nodes().size(); ++i)
-    batch.nodes += agent_.nodes().Read(i, [](const agent::AgentNode& n) {
-      return n.info.node().state == NodeState::kReady;
-    });
+    batch.nodes += agent_.nodes().Read(
+        i, [](const agent::AgentNode& n) { return n.info.node().state == NodeState::kReady; });
   return batch;
 }
 

@@ -84,9 +84,9 @@ class NodeFleet {
             daemon::NodeLifecycleOptions lifecycle, const daemon::ClusterCa* ca);
   Status Load();
   Status LoadBindings();
-  void SyncNodes();               // under mu_
-  void ApplyReports();            // under mu_
-  void Publish();                 // under mu_: the staged assignments go out
+  void SyncNodes();     // under mu_
+  void ApplyReports();  // under mu_
+  void Publish();       // under mu_: the staged assignments go out
   // under mu_: the run's new state, for Runs
   void Record(Run& run, const std::string& id, TaskState state, std::string message,
               int64_t ran_ms);
@@ -105,9 +105,9 @@ class NodeFleet {
   const std::string instance_;
 
   mutable std::mutex mu_;
-  std::condition_variable changed_;  // runs_ changed, or stopping
-  std::unordered_map<std::string, Run> runs_;              // by run id
-  std::unordered_map<std::string, std::string> run_of_;    // by task id
+  std::condition_variable changed_;                      // runs_ changed, or stopping
+  std::unordered_map<std::string, Run> runs_;            // by run id
+  std::unordered_map<std::string, std::string> run_of_;  // by task id
   // The nodes of released runs, for their logs: the newest kReleasedKept.
   std::unordered_map<std::string, std::string> released_;  // by run id
   std::deque<std::string> released_order_;

@@ -72,7 +72,8 @@ Result<Endpoint> ParseServer(const std::string& url) {
     e.host = e.host.substr(1, e.host.size() - 2);
   e.port = e.https ? 443 : 80;
   if (!port.empty()) {
-    const bool digits = port.size() <= 5 && port.find_first_not_of("0123456789") == std::string::npos;
+    const bool digits =
+        port.size() <= 5 && port.find_first_not_of("0123456789") == std::string::npos;
     e.port = digits ? std::stoi(port) : 0;
   }
   if (e.host.empty() || e.port <= 0 || e.port > 65535)
@@ -109,7 +110,7 @@ ApiClient::ApiClient(const std::string& server, std::string token, int read_time
     : server_(WithScheme(server, !tls.trust_pem.empty())) {
   Result<Endpoint> endpoint = ParseServer(server_);
   Result<std::unique_ptr<httplib::ClientImpl>> client =
-      !endpoint.ok()     ? Result<std::unique_ptr<httplib::ClientImpl>>(endpoint.status())
+      !endpoint.ok()    ? Result<std::unique_ptr<httplib::ClientImpl>>(endpoint.status())
       : endpoint->https ? NewTlsClient(*endpoint, tls)
                         : std::make_unique<httplib::ClientImpl>(endpoint->host, endpoint->port);
   if (!client.ok()) {
@@ -158,9 +159,10 @@ Result<Json> ApiClient::Call(const std::string& method, const std::string& path,
   if (!r && r.error() == httplib::Error::Write) r = Send(method, path, text);
   last_call_end_ = std::chrono::steady_clock::now();
   if (!r && r.error() == httplib::Error::SSLServerVerification)
-    return Status::Unavailable("cannot reach berthd at " + server_ +
-                               ": its certificate does not verify against the CA given (another "
-                               "cluster's berthd, or a CA that was rotated: take its ca.pem again)");
+    return Status::Unavailable(
+        "cannot reach berthd at " + server_ +
+        ": its certificate does not verify against the CA given (another "
+        "cluster's berthd, or a CA that was rotated: take its ca.pem again)");
   // Over TLS 1.3 a server that refuses the client's certificate says so
   // after the client's side of the handshake ended: the client sees the
   // connection close instead of an answer.

@@ -43,8 +43,7 @@ class ApiClient {
   void Cancel();
 
  private:
-  httplib::Result Send(const std::string& method, const std::string& path,
-                       const std::string& text);
+  httplib::Result Send(const std::string& method, const std::string& path, const std::string& text);
 
   std::string server_;
   std::unique_ptr<httplib::ClientImpl> http_;

@@ -75,8 +75,8 @@ auto DecodeAnswer(const std::string& agent_id, Result<Json> answer, Decode decod
 
 }  // namespace
 
-HttpAgentTransport::HttpAgentTransport(std::string server, std::string token,
-                                       std::string trust_pem, std::string id, uint32_t node_count)
+HttpAgentTransport::HttpAgentTransport(std::string server, std::string token, std::string trust_pem,
+                                       std::string id, uint32_t node_count)
     : server_(std::move(server)),
       token_(std::move(token)),
       trust_pem_(std::move(trust_pem)),
@@ -151,9 +151,9 @@ Result<agent::RunsBatch> HttpAgentTransport::Runs(const std::string& instance, i
                                                   Duration wait) {
   httplib::Client& client = ThreadClient(server_, token_, trust_pem_);
   SetTimeout(client, wait + std::chrono::seconds(10));
-  const std::string path = "/v1/runs?instance=" + instance +
-                           "&sequence=" + std::to_string(sequence) + "&wait_ms=" +
-                           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(wait).count());
+  const std::string path =
+      "/v1/runs?instance=" + instance + "&sequence=" + std::to_string(sequence) + "&wait_ms=" +
+      std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(wait).count());
   httplib::Result r = client.Get(path.c_str());
   if (r && r->status == 404)
     return Status::NotFound("agent " + id_ + " runs no processes: its nodes are simulated");

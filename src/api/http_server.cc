@@ -237,6 +237,10 @@ void MetricsText::Add(const char* name, const char* help, uint64_t value, const 
            name + " " + std::to_string(value) + "\n";
 }
 
+bool IsLoopbackHost(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
 Result<Json> ParseJsonBody(const std::string& body) {
   if (body.empty()) return Status::InvalidArgument("invalid JSON: the request body is empty");
   return ParseJsonText(body);
@@ -357,8 +361,7 @@ std::optional<Principal> ApiServer::Authenticate(std::string_view token, Peer pe
 std::optional<Principal> ApiServer::Who(const httplib::Request& req) const {
   std::optional<tls::CertificateInfo> peer;
   if (options_.tls) peer = tls::PeerOf(req.ssl);
-  return Authenticate(BearerToken(req.get_header_value("Authorization")),
-                      peer ? &*peer : nullptr);
+  return Authenticate(BearerToken(req.get_header_value("Authorization")), peer ? &*peer : nullptr);
 }
 
 namespace {

@@ -43,7 +43,7 @@
 namespace httplib {
 class Server;
 struct Request;
-}
+}  // namespace httplib
 
 namespace berth::api {
 
@@ -167,6 +167,10 @@ class MetricsText {
  private:
   std::string text_;
 };
+
+// Whether `host` is a loopback address (127.x.x.x, ::1 or localhost): the
+// only place a server may serve plain HTTP (--insecure-http).
+bool IsLoopbackHost(const std::string& host);
 
 // Parses a request body as JSON (api::ParseJsonText with the default
 // DocumentLimits); InvalidArgument "invalid JSON: ..." saying what is wrong

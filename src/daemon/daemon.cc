@@ -78,14 +78,10 @@ std::string HostOf(std::string address) {
   return address.substr(0, address.rfind(':'));
 }
 
-bool IsLoopback(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
-}
-
 }  // namespace
 
 Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
-  if (options.insecure_http && !IsLoopback(options.host))
+  if (options.insecure_http && !api::IsLoopbackHost(options.host))
     return Status::InvalidArgument(
         "--insecure-http serves plain HTTP, which only a loopback address may (--host " +
         options.host + " is not one): tokens would cross the network in clear");
@@ -112,7 +108,8 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
                                          : auth::MissingToken::kCreate;
   ClusterCaOptions ca_options = options.ca;
   ca_options.data_dir = options.data_dir;
-  if (!options.leadership.address.empty()) ca_options.names.push_back(HostOf(options.leadership.address));
+  if (!options.leadership.address.empty())
+    ca_options.names.push_back(HostOf(options.leadership.address));
   // The CA writes through the store the control loop watches (a rotation
   // is a commit like any other).
   auto watched = std::make_unique<store::WatchedStore>(std::move(store));
@@ -173,8 +170,7 @@ Status Daemon::NotLeading() const {
 }
 
 Daemon::Daemon(std::unique_ptr<store::WatchedStore> store, store::EtcdStore* etcd,
-               std::string token,
-               std::unique_ptr<ClusterCa> ca,
+               std::string token, std::unique_ptr<ClusterCa> ca,
                std::vector<std::unique_ptr<api::HttpAgentTransport>> connected,
                const DaemonOptions& options)
     : store_(std::move(store)),
@@ -200,15 +196,14 @@ Daemon::Daemon(std::unique_ptr<store::WatchedStore> store, store::EtcdStore* etc
       agent_executor_(agent_transports_.empty()
                           ? nullptr
                           : std::make_unique<AgentExecutor>(
-                                options.executor != nullptr ? *options.executor
-                                                            : *node_executor_,
+                                options.executor != nullptr ? *options.executor : *node_executor_,
                                 agent_transports_, [this] { loop_->Notify(); })),
       dispatcher_(std::make_unique<NodeDispatcher>(
           *store_, nodes_, *node_executor_, clock_, [this] { loop_->Notify(); },
           options.node_lifecycle, tls_ ? ca_.get() : nullptr)),
       reconciler_(*store_, agent_placement_.get(), &clock_,
                   WithLifecycle(options.reconciler, options.node_lifecycle),
-                  agent_executor_ != nullptr      ? agent_executor_.get()
+                  agent_executor_ != nullptr    ? agent_executor_.get()
                   : options.executor != nullptr ? options.executor
                                                 : node_executor_.get()),
       loop_(std::make_unique<ControlLoop>(reconciler_, clock_, options.loop)),

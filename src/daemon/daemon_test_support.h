@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "daemon/daemon.h"
-#include "tls/context.h"
 #include "orchestrator/orchestrator.h"
 #include "store/test_dir.h"
+#include "tls/context.h"
 
 namespace berth::daemon {
 

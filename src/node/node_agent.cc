@@ -11,11 +11,11 @@
 #include "api/api_client.h"
 #include "api/process_codec.h"
 #include "auth/token.h"
-#include "tls/authority.h"
-#include "tls/seal.h"
 #include "executor/log_files.h"
 #include "executor/task_dir.h"
 #include "node/host_facts.h"
+#include "tls/authority.h"
+#include "tls/seal.h"
 
 namespace berth::node {
 namespace {
@@ -377,12 +377,12 @@ Status NodeAgent::EnsureTrust() {
 void NodeAgent::RenewIfDue(const std::string& ca_digest) {
   if (!secure_ || !tls_.Due(ca_digest)) return;
   Result<std::string> csr = tls_.NewCsr(node_);
-  Result<Json> renewed = csr.ok() ? Ask("POST", "/v1/node/certificate", Json{{"csr", *csr}},
-                                        Credential())
-                                  : Result<Json>(csr.status());
-  Status accepted = renewed.ok() ? tls_.Accept(renewed->value("certificate", ""),
-                                               renewed->value("ca", ""))
-                                 : renewed.status();
+  Result<Json> renewed =
+      csr.ok() ? Ask("POST", "/v1/node/certificate", Json{{"csr", *csr}}, Credential())
+               : Result<Json>(csr.status());
+  Status accepted = renewed.ok()
+                        ? tls_.Accept(renewed->value("certificate", ""), renewed->value("ca", ""))
+                        : renewed.status();
   if (accepted.ok() && server_tls_) accepted = server_tls_->Update(tls_.credentials());
   if (!accepted.ok()) return Log("cannot renew the node's certificate: " + accepted.message());
   Log("renewed the node's certificate" +

@@ -63,12 +63,13 @@ TEST_F(ClientCommandsTest, NodeLsShowsHostnamesOneMemoryUnitAndStatusMessages) {
        "enforced: cpu, memory (cgroup v1); pids NOT enforced: no pids controller (tasks with a "
        "pids limit are not placed here)\n"}};
   for (const auto& [name, pids, line] : pids_cases) {
-    ASSERT_TRUE(join.Call("POST", "/v1/node/register",
-                          with_csr(Json::parse(std::string(R"({"hostname": ")") + name +
-                                               R"(", "machine": "m-)" + name + R"(", "version": "0.1.0",
+    ASSERT_TRUE(
+        join.Call("POST", "/v1/node/register",
+                  with_csr(Json::parse(std::string(R"({"hostname": ")") + name +
+                                       R"(", "machine": "m-)" + name + R"(", "version": "0.1.0",
           "endpoint": "127.0.0.1:3", "limits": {"enforced": true, "cgroup": "v1", )" +
-                                               pids + "}}")))
-                    .ok())
+                                       pids + "}}")))
+            .ok())
         << name;
     inspect = Run({"node", "inspect", name});
     EXPECT_NE(inspect.out.find(std::string("Limits:         ") + line), std::string::npos)

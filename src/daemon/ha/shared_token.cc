@@ -29,7 +29,8 @@ Result<std::string> TokenOf(const std::string& body, const ClusterCa* ca) {
         "the cluster's API token is sealed under the CA's unlock key: this replica needs TLS "
         "(drop --insecure-http)");
   Result<std::string> token = ca->Unseal(record.value("sealed", ""));
-  if (!token.ok()) return Status::InvalidArgument("the cluster's API token: " + token.status().message());
+  if (!token.ok())
+    return Status::InvalidArgument("the cluster's API token: " + token.status().message());
   return token;
 }
 

@@ -75,10 +75,10 @@ std::string MachineOf(const std::string& body) {
 }
 
 Result<Registration> ReadRegistration(const Json& body) {
-  BERTH_RETURN_IF_ERROR(api::CheckObject(body, "",
-                                         {"hostname", "machine", "resources", "platform", "address",
-                                          "endpoint", "engine_labels", "limits", "version",
-                                          "csr"}));
+  BERTH_RETURN_IF_ERROR(
+      api::CheckObject(body, "",
+                       {"hostname", "machine", "resources", "platform", "address", "endpoint",
+                        "engine_labels", "limits", "version", "csr"}));
   std::string hostname, machine, endpoint, version;
   BERTH_RETURN_IF_ERROR(api::RequireField(body, "hostname", "", api::ReadId, &hostname));
   BERTH_RETURN_IF_ERROR(api::RequireField(body, "machine", "", api::ReadId, &machine));
@@ -135,7 +135,8 @@ Status NodeDispatcher::Load() {
     join_hash_ = StoredHash(body);
     if (std::string sealed = StoredField(body, "sealed"); !sealed.empty() && ca_ != nullptr) {
       Result<std::string> token = ca_->Unseal(sealed);
-      if (!token.ok()) return Status::InvalidArgument("the node join token: " + token.status().message());
+      if (!token.ok())
+        return Status::InvalidArgument("the node join token: " + token.status().message());
       join_token_ = *token;
     } else {
       join_token_ = StoredField(body, "token");  // no CA, or an older berthd's record
@@ -162,7 +163,8 @@ Status NodeDispatcher::Load() {
     const std::string node = StoredField(r.body, "node");
     if (const std::string credential = StoredHash(r.body); !credential.empty())
       removed_by_credential_[credential] = node;
-    for (const std::string& serial : StoredList(r.body, "serials")) removed_by_serial_[serial] = node;
+    for (const std::string& serial : StoredList(r.body, "serials"))
+      removed_by_serial_[serial] = node;
   }
   return Status::Ok();
 }
@@ -224,9 +226,9 @@ Result<std::string> NodeDispatcher::RotateJoinToken() {
 Result<std::string> NodeDispatcher::Rotate() {
   // With a CA the token carries its digest (docs/security.md), so that a
   // joining machine checks whom it talks to before it sends the secret.
-  std::string token = ca_ == nullptr ? auth::NewSecret()
-                                     : std::string(kJoinTokenPrefix) + ca_->digest() + "-" +
-                                           auth::NewSecret();
+  std::string token = ca_ == nullptr
+                          ? auth::NewSecret()
+                          : std::string(kJoinTokenPrefix) + ca_->digest() + "-" + auth::NewSecret();
   Json record = {{"hash", tls::HashSecret(token)}};
   if (ca_ != nullptr) {
     Result<std::string> sealed = ca_->Seal(token);
@@ -338,8 +340,7 @@ Result<Json> NodeDispatcher::Register(const Json& body, const api::Principal& wh
   return answer;
 }
 
-std::string NodeDispatcher::CredentialRecord(const std::string& node,
-                                             const std::string& credential,
+std::string NodeDispatcher::CredentialRecord(const std::string& node, const std::string& credential,
                                              const std::string& serial) const {
   std::vector<std::string> serials;
   {
@@ -366,8 +367,9 @@ Status NodeDispatcher::Certify(const std::string& id, const std::string& credent
     if (Result<Json> node = nodes_.Get(id); node.ok()) address = node->value("address", "");
   std::vector<std::string> names;
   for (const std::string& name : {id, address})
-    if (!name.empty() && name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                                "0123456789-.:") == std::string::npos &&
+    if (!name.empty() &&
+        name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                               "0123456789-.:") == std::string::npos &&
         (names.empty() || names[0] != name))
       names.push_back(name);
   Result<std::string> cert = ca_->Sign(csr.get<std::string>(), id, tls::kRoleNode, names);
@@ -377,8 +379,8 @@ Status NodeDispatcher::Certify(const std::string& id, const std::string& credent
   answer["certificate"] = *cert;
   answer["ca"] = ca_->trust_pem();
   answer["serial"] = info->serial;
-  writes.push_back(store::Write::Put(kCredentialKind, id,
-                                     CredentialRecord(id, credential_hash, info->serial)));
+  writes.push_back(
+      store::Write::Put(kCredentialKind, id, CredentialRecord(id, credential_hash, info->serial)));
   return Status::Ok();
 }
 
@@ -456,13 +458,12 @@ Status NodeDispatcher::Remove(const std::string& node, bool force) {
   // The node's identity is denied from this commit on: its credential and
   // its machine (docs/agent.md, "Removing a node").
   if (!machine.empty())
-    also.push_back(store::Write::Put(
-        kRemovedKind, machine,
-        Json{{"node", node},
-             {"hash", credential},
-             {"serials", serials},
-             {"removed_at", FormatRfc3339(clock_.Now())}}
-            .dump()));
+    also.push_back(store::Write::Put(kRemovedKind, machine,
+                                     Json{{"node", node},
+                                          {"hash", credential},
+                                          {"serials", serials},
+                                          {"removed_at", FormatRfc3339(clock_.Now())}}
+                                         .dump()));
   BERTH_RETURN_IF_ERROR(nodes_.Remove(*loaded, force, std::move(also)));
   if (credential.empty()) return Status::Ok();
   {

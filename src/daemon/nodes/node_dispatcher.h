@@ -89,16 +89,16 @@ class NodeDispatcher {
 
   // `peer`: the request's verified client certificate, or null; a removed
   // node's certificate is kRemovedNode whatever the token.
-  std::optional<api::Principal> Authenticate(std::string_view token, api::Peer peer = nullptr) const;
+  std::optional<api::Principal> Authenticate(std::string_view token,
+                                             api::Peer peer = nullptr) const;
   // The join token; the first call makes it (an idle berthd writes nothing).
   Result<std::string> JoinToken();
   // A new join token; the old one stops working at once.
   Result<std::string> RotateJoinToken();
 
   // POST /v1/node/register (docs/api.md): {"node", "credential",
-  // "heartbeat_period"}, and with a CA {"certificate", "ca"}. A machine whose node was removed is refused
-  // (PermissionDenied, with *machine_removed set when given) and nothing is
-  // written.
+  // "heartbeat_period"}, and with a CA {"certificate", "ca"}. A machine whose node was removed is
+  // refused (PermissionDenied, with *machine_removed set when given) and nothing is written.
   Result<api::Json> Register(const api::Json& body, const api::Principal& who,
                              bool* machine_removed = nullptr);
   // POST /v1/node/heartbeat: {"heartbeat_period", "assignments_revision",
@@ -134,8 +134,8 @@ class NodeDispatcher {
   Status SetState(const std::string& node, const char* state);
   // The certificate for `id` from the registration's CSR, with the writes
   // that record its serial: {"certificate", "ca"} into `answer`.
-  Status Certify(const std::string& id, const std::string& credential_hash,
-                 const api::Json& body, api::Json& answer, std::vector<store::Write>& writes);
+  Status Certify(const std::string& id, const std::string& credential_hash, const api::Json& body,
+                 api::Json& answer, std::vector<store::Write>& writes);
   // The credential record of `node` (the credential's hash) with `serial`
   // added (the newest few).
   std::string CredentialRecord(const std::string& node, const std::string& credential,

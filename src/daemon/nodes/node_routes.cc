@@ -126,7 +126,7 @@ struct Routes {
 }  // namespace
 
 void AddDispatcherRoutes(api::ApiServer& server, NodeDispatcher& dispatcher, NodeExecutor& executor,
-                   NodeRouteHooks hooks) {
+                         NodeRouteHooks hooks) {
   auto routes = std::make_shared<const Routes>(Routes{dispatcher, executor, std::move(hooks)});
   // Every route first asks whether the host serves nodes now.
   auto route = [&server, routes](const char* method, const char* path, auto handler,
@@ -139,8 +139,9 @@ void AddDispatcherRoutes(api::ApiServer& server, NodeDispatcher& dispatcher, Nod
         },
         access);
   };
-  route("POST", "/v1/node/register",
-        [](const Routes& s, const ApiRequest& r) { return s.Register(r); }, Access::kNodeJoin);
+  route(
+      "POST", "/v1/node/register",
+      [](const Routes& s, const ApiRequest& r) { return s.Register(r); }, Access::kNodeJoin);
   route(
       "POST", "/v1/node/heartbeat",
       [](const Routes& s, const ApiRequest& r) -> Result<ApiResponse> {
@@ -154,7 +155,8 @@ void AddDispatcherRoutes(api::ApiServer& server, NodeDispatcher& dispatcher, Nod
       [](const Routes& s, const ApiRequest& r) -> Result<ApiResponse> {
         Result<std::string> node = CallingNode(r);
         if (!node.ok()) return node.status();
-        return api::WithBody(r, [&](const Json& body) { return Answer(s.dispatcher.Renew(*node, body)); });
+        return api::WithBody(
+            r, [&](const Json& body) { return Answer(s.dispatcher.Renew(*node, body)); });
       },
       Access::kNode);
   // The CA's public certificate, for a machine about to join: it checks the
@@ -166,10 +168,12 @@ void AddDispatcherRoutes(api::ApiServer& server, NodeDispatcher& dispatcher, Nod
           return ApiResponse{200, Json::parse(ca->Describe()), "", ""};
         },
         Access::kPublic);
-  route("GET", "/v1/node/assignments",
-        [](const Routes& s, const ApiRequest& r) { return s.Assignments(r); }, Access::kNode);
-  route("POST", "/v1/node/status",
-        [](const Routes& s, const ApiRequest& r) { return s.TaskStatus(r); }, Access::kNode);
+  route(
+      "GET", "/v1/node/assignments",
+      [](const Routes& s, const ApiRequest& r) { return s.Assignments(r); }, Access::kNode);
+  route(
+      "POST", "/v1/node/status",
+      [](const Routes& s, const ApiRequest& r) { return s.TaskStatus(r); }, Access::kNode);
   // The join token is the host's (a berthd leader's: only it has read it).
   route(
       "GET", "/v1/tokens/node",
