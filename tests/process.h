@@ -17,6 +17,7 @@
 #include <functional>
 #include <iterator>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -166,46 +167,87 @@ inline std::string PortInLine(const std::string& line) {
   return line.substr(colon + 1, line.find(' ', colon) - colon - 1);
 }
 
+// /proc/PID/NAME's first 64 KiB, "" when the process is gone. read(2), not
+// a stream: a process that ends while its file is read makes the read fail
+// (ESRCH), which libstdc++'s filebuf throws on.
+inline std::string ReadProcFile(pid_t pid, const char* name) {
+  std::string text;
+  const std::string path = "/proc/" + std::to_string(pid) + "/" + name;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return text;
+  char buffer[4096];
+  for (ssize_t n; text.size() < 65536 && (n = ::read(fd, buffer, sizeof buffer)) > 0;) {
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
 // Whether `pid` is gone or a zombie (a supervisor whose berth-node died is
 // reaped by whoever adopted it, maybe not at once).
 inline bool Ended(pid_t pid) {
-  // read(2), not a stream: a process that ends while its stat is read makes
-  // the read fail (ESRCH), which libstdc++'s filebuf throws on.
-  std::string stat;
-  const int fd = ::open(("/proc/" + std::to_string(pid) + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd >= 0) {
-    char buffer[1024];
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n > 0) stat.assign(buffer, static_cast<size_t>(n));
-    ::close(fd);
-  }
+  const std::string stat = ReadProcFile(pid, "stat");
   const size_t close = stat.rfind(')');
   return close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] == 'Z';
 }
 
-// Kills every task process (its group) that a berth-node's data directory
-// records: tasks outlive their berth-node by design. Each task's supervisor
-// then ends as it does when its task ends, killing what is left in the
-// task's cgroups and removing them; one still there after `bound` (all
-// tasks together) is killed, which leaves its cgroups behind.
-inline void KillTasksOf(const std::string& node_data_dir,
-                        std::chrono::milliseconds bound = std::chrono::seconds(10)) {
-  std::vector<pid_t> shims;
+// The supervisors (berth-exec shims) running for a berth-node's data
+// directory, found by their command line ("--dir DATA/tasks/ID"): one still
+// starting has not written its task's pid file yet.
+inline std::vector<std::pair<pid_t, std::string>> ShimsOf(const std::string& node_data_dir) {
+  std::vector<std::pair<pid_t, std::string>> shims;
+  const std::string prefix = node_data_dir + "/tasks/";
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(node_data_dir + "/tasks", ec)) {
-    std::ifstream in((entry.path() / "pid").string());
-    pid_t task = 0, shim = 0;
-    uint64_t start = 0;
-    if (in >> task >> start >> shim) {
-      kill(-task, SIGKILL);
-      shims.push_back(shim);
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::istringstream in(ReadProcFile(std::stoi(name), "cmdline"));
+    std::vector<std::string> argv;
+    for (std::string arg; std::getline(in, arg, '\0');) argv.push_back(arg);
+    for (size_t i = 0; i + 1 < argv.size(); ++i) {
+      if (argv[i] == "--dir" && argv[i + 1].starts_with(prefix)) {
+        shims.emplace_back(std::stoi(name), argv[i + 1]);
+        break;
+      }
     }
   }
+  return shims;
+}
+
+// Kills every task of a berth-node's data directory: tasks outlive their
+// berth-node by design. A task whose supervisor wrote its pid file is
+// killed (its process group), and the supervisor then ends as it does when
+// its task ends, killing what is left in the task's cgroups and removing
+// them; a supervisor still starting is asked to stop (SIGTERM), which it
+// does once its task runs. One still there after `bound` (all tasks
+// together) is killed, which leaves its cgroups behind.
+inline void KillTasksOf(const std::string& node_data_dir,
+                        std::chrono::milliseconds bound = std::chrono::seconds(10)) {
   const auto deadline = std::chrono::steady_clock::now() + bound;
-  for (pid_t shim : shims) {
-    while (!Ended(shim) && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    if (!Ended(shim)) kill(shim, SIGKILL);
+  std::set<pid_t> signalled;
+  while (true) {
+    std::vector<std::pair<pid_t, std::string>> shims = ShimsOf(node_data_dir);
+    std::erase_if(shims, [](const auto& shim) { return Ended(shim.first); });
+    if (shims.empty()) return;
+    const bool late = std::chrono::steady_clock::now() >= deadline;
+    for (const auto& [shim, dir] : shims) {
+      if (late) {
+        kill(shim, SIGKILL);
+        continue;
+      }
+      if (signalled.contains(shim)) continue;
+      std::ifstream in(dir + "/pid");
+      pid_t task = 0, recorded_shim = 0;
+      uint64_t start = 0;
+      if (in >> task >> start >> recorded_shim && recorded_shim == shim) {
+        kill(-task, SIGKILL);
+      } else {
+        kill(shim, SIGTERM);
+      }
+      signalled.insert(shim);
+    }
+    if (late) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 }
 

@@ -248,6 +248,16 @@ Result<std::string> NodeDispatcher::Rotate() {
 
 Result<Json> NodeDispatcher::Register(const Json& body, const api::Principal& who,
                                       bool* machine_removed) {
+  constexpr int kAttempts = 5;
+  for (int attempt = 1;; ++attempt) {
+    bool raced = false;
+    Result<Json> answer = RegisterOnce(body, who, machine_removed, &raced);
+    if (!raced || attempt == kAttempts) return answer;
+  }
+}
+
+Result<Json> NodeDispatcher::RegisterOnce(const Json& body, const api::Principal& who,
+                                          bool* machine_removed, bool* raced) {
   Result<Registration> registration = ReadRegistration(body);
   if (!registration.ok()) return registration.status();
   Json& node = registration->node;
@@ -317,8 +327,10 @@ Result<Json> NodeDispatcher::Register(const Json& body, const api::Principal& wh
     // does not decide between the two (state_mu_).
     std::lock_guard state(state_mu_);
     Result<int64_t> committed = store_.Commit(writes);
-    if (!committed.ok() && committed.status().code() == StatusCode::kConflict)
+    if (!committed.ok() && committed.status().code() == StatusCode::kConflict) {
       BERTH_RETURN_IF_ERROR(removed());
+      *raced = true;
+    }
     if (!committed.ok()) return committed.status();
     std::lock_guard lock(mu_);
     last_heartbeat_[id] = clock_.Now();

@@ -98,7 +98,9 @@ class NodeDispatcher {
 
   // POST /v1/node/register (docs/api.md): {"node", "credential",
   // "heartbeat_period"}, and with a CA {"certificate", "ca"}. A machine whose node was removed is
-  // refused (PermissionDenied, with *machine_removed set when given) and nothing is written.
+  // refused (PermissionDenied, with *machine_removed set when given) and nothing is written. A
+  // node changed meanwhile (the monitor marking it down as it restarts) is read again: that
+  // race is not the caller's to handle.
   Result<api::Json> Register(const api::Json& body, const api::Principal& who,
                              bool* machine_removed = nullptr);
   // POST /v1/node/heartbeat: {"heartbeat_period", "assignments_revision",
@@ -127,6 +129,10 @@ class NodeDispatcher {
   uint64_t heartbeats() const { return heartbeats_.load(); }
 
  private:
+  // One attempt of Register; *raced when the node changed between its
+  // read and the commit.
+  Result<api::Json> RegisterOnce(const api::Json& body, const api::Principal& who,
+                                 bool* machine_removed, bool* raced);
   void Monitor();
   Result<std::string> Rotate();
   // Marks down the nodes silent past their grace; returns when to look next.

@@ -1,9 +1,12 @@
 #include "daemon/nodes/node_dispatcher.h"
-#include "tls/seal.h"
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <utility>
+
 #include "store/memory_store.h"
+#include "tls/seal.h"
 
 namespace berth::daemon {
 namespace {
@@ -117,6 +120,47 @@ TEST_F(NodeDispatcherTest, ANodeSaysWhetherItHoldsPidsLimits) {
   body["limits"] = {{"enforced", true}, {"pids_reason", 3}};
   EXPECT_EQ(dispatcher_->Register(body, Join()).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(store_.revision(), revision);
+}
+
+// A store whose next commit is preceded by `before` (once): another
+// writer landing between a read and the commit that depends on it.
+class RacedStore final : public store::Store {
+ public:
+  std::function<void()> before;
+  store::MemoryStore inner;
+
+  Result<int64_t> Commit(const std::vector<store::Write>& writes) override {
+    if (auto hook = std::exchange(before, nullptr)) hook();
+    return inner.Commit(writes);
+  }
+  Result<std::optional<store::StoredObject>> Get(std::string_view kind,
+                                                 std::string_view id) const override {
+    return inner.Get(kind, id);
+  }
+  Result<std::vector<store::StoredObject>> List(std::string_view kind) const override {
+    return inner.List(kind);
+  }
+  int64_t revision() const override { return inner.revision(); }
+};
+
+// A berth-node restarting as the monitor marks it down (its node changed
+// between the registration's read and its commit) still joins: the
+// registration reads the node again rather than hand the node a conflict.
+TEST(NodeDispatcherRace, ANodeMarkedDownWhileItRegistersAgainStillJoins) {
+  RacedStore store;
+  NodeRegistry nodes(store);
+  ManualClock clock{Timestamp{Duration{1'000'000}}};
+  NodeExecutor executor{[] {}};
+  NodeDispatcher dispatcher(store, nodes, executor, clock, [] {});
+  ASSERT_TRUE(dispatcher.Load().ok());
+  const Principal join = *dispatcher.Authenticate(*dispatcher.JoinToken());
+  const Json first = *dispatcher.Register(Registration("n1", "m1"), join);
+  const Principal node = *dispatcher.Authenticate(first["credential"].get<std::string>());
+  store.before = [&] { ASSERT_TRUE(nodes.Update("n1", Json{{"state", "down"}}).ok()); };
+  Result<Json> again = dispatcher.Register(Registration("n1", "m1"), node);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(store.before, nullptr);  // the race happened
+  EXPECT_EQ((*nodes.Get("n1"))["state"], "ready");
 }
 
 TEST_F(NodeDispatcherTest, AHeldNameIsRefusedAndChangesNothing) {
