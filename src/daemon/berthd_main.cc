@@ -48,6 +48,10 @@ int Run(int argc, char** argv) {
   app.add_option("--port", options.port, "TCP port to listen on (0: any free port)")
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();
+  app.add_option("--session-port", options.session_port,
+                 "TCP port of the nodes' gRPC sessions, on --host (default 7479, or any free one "
+                 "with --port 0; 0: any free port; none with --insecure-http)")
+      ->check(CLI::Range(0, 65535));
   app.add_option("--max-body-bytes", options.max_body_bytes,
                  "Largest request body accepted (413 above)")
       ->check(CLI::Range(size_t{1}, size_t{1} << 30))
@@ -247,6 +251,8 @@ int Run(int argc, char** argv) {
               (*daemon)->url().c_str(), options.data_dir.c_str(), options.data_dir.c_str(),
               options.insecure_http ? "" : "; CA in ca.pem, digest ",
               (*daemon)->ca() ? (*daemon)->ca()->digest().substr(0, 12).c_str() : "");
+  if ((*daemon)->session_port() != 0)
+    std::printf("berthd: node sessions (gRPC, mutual TLS) on port %d\n", (*daemon)->session_port());
   if (options.etcd_endpoints.size() > 0) std::printf("berthd: store etcd\n");
   std::fflush(stdout);
   const int signal = signals.Wait();

@@ -131,6 +131,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
   std::unique_ptr<Daemon> daemon(new Daemon(std::move(watched), etcd, std::move(*token),
                                             std::move(ca), std::move(connected), options));
   BERTH_RETURN_IF_ERROR(daemon->server_->Start());
+  if (daemon->sessions_) BERTH_RETURN_IF_ERROR(daemon->sessions_->Start());
   if (daemon->ca_) daemon->ca_->Start(daemon->clock_);
   if (daemon->leadership_ != nullptr) {
     const std::string self = options.host + ":" + std::to_string(daemon->port());
@@ -231,10 +232,12 @@ Daemon::Daemon(std::unique_ptr<store::WatchedStore> store, store::EtcdStore* etc
           loop_->Stop();
         });
   }
-  AddRoutes();
+  AddRoutes(options);
 }
 
 Daemon::~Daemon() { Stop(); }
+
+int Daemon::session_port() const { return sessions_ ? sessions_->port() : 0; }
 
 std::string Daemon::url() const {
   // A wildcard address is reached on loopback, which berthd's certificate names.
@@ -256,17 +259,18 @@ void Daemon::Stop() {
   loop_->Stop();
   if (agent_placement_) agent_placement_->Stop();
   if (agent_executor_) agent_executor_->Stop();
+  if (sessions_) sessions_->Stop();
   dispatcher_->Stop();
   node_executor_->Close();  // answers the nodes' waiting requests, so the server can stop
   server_->Stop();
   if (ca_) ca_->Stop();
 }
 
-void Daemon::AddRoutes() {
+void Daemon::AddRoutes(const DaemonOptions& options) {
   // First: cpp-httplib tries a method's routes in the order they were added
   // (a regular expression each), and heartbeats are the most frequent
   // requests (docs/benchmarks.md, "Heartbeats").
-  AddBerthNodeRoutes();
+  AddBerthNodeRoutes(options);
   // ?wait=settled[&timeout=SECONDS] answers once the control loop has acted
   // on every change made before the request (503 if it has not in time).
   server_->Route("GET", "/v1/health", [this](const ApiRequest& r) { return Health(r); });

@@ -28,6 +28,7 @@
 #include "daemon/loop/reconciler.h"
 #include "daemon/nodes/node_dispatcher.h"
 #include "daemon/nodes/node_executor.h"
+#include "daemon/nodes/node_sessions.h"
 #include "daemon/registry/class_registry.h"
 #include "daemon/registry/job_registry.h"
 #include "daemon/registry/node_registry.h"
@@ -45,6 +46,10 @@ struct DaemonOptions {
   bool new_token = false;
   std::string host = "127.0.0.1";
   int port = 7480;  // 0: any free port
+  // The node sessions' gRPC port (NodeSessions, on `host`): 0, any free
+  // one; -1 (the default), 7479, or any free one when `port` is 0. None
+  // with insecure_http: nodes then poll over HTTP.
+  int session_port = -1;
   // Serve plain HTTP instead of HTTPS (docs/security.md); refused unless
   // `host` is a loopback address. Nodes then join without certificates.
   bool insecure_http = false;
@@ -108,6 +113,8 @@ class Daemon {
   ~Daemon();
 
   int port() const { return server_->port(); }
+  // The node sessions' port; 0 without them (insecure_http).
+  int session_port() const;
   // "https://host:port" (or http:// with insecure_http).
   std::string url() const;
   // What a client of this berthd trusts (the CA's bundle; nothing without
@@ -133,7 +140,7 @@ class Daemon {
          std::unique_ptr<ClusterCa> ca,
          std::vector<std::unique_ptr<api::HttpAgentTransport>> connected,
          const DaemonOptions& options);
-  void AddRoutes();
+  void AddRoutes(const DaemonOptions& options);
   // One file per resource under routes/ (nodes.cc, services.cc, tasks.cc,
   // jobs.cc, classes.cc, health.cc, berth_node_routes.cc).
   void AddNodeRoutes();
@@ -141,7 +148,7 @@ class Daemon {
   void AddTaskRoutes();
   void AddJobRoutes();
   void AddClassRoutes();
-  void AddBerthNodeRoutes();
+  void AddBerthNodeRoutes(const DaemonOptions& options);
   void AddCaRoutes();
   Result<api::Json> TaskLogs(const api::ApiRequest& r);
   Result<api::Json> AgentTaskLogs(const std::string& agent, const std::string& id,
@@ -180,6 +187,7 @@ class Daemon {
   // Tasks on agents that front berth-node machines; null without agents.
   std::unique_ptr<AgentExecutor> agent_executor_;
   std::unique_ptr<NodeDispatcher> dispatcher_;
+  std::unique_ptr<NodeSessions> sessions_;  // null with insecure_http
   Reconciler reconciler_;
   std::unique_ptr<ControlLoop> loop_;
   std::function<void(const std::string&)> lost_leadership_;

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <set>
+#include <tuple>
 
 #include "api/api_client.h"
 #include "api/process_codec.h"
@@ -14,6 +15,7 @@
 #include "executor/log_files.h"
 #include "executor/task_dir.h"
 #include "node/host_facts.h"
+#include "node/node_session.h"
 #include "tls/authority.h"
 #include "tls/seal.h"
 
@@ -427,82 +429,165 @@ bool NodeAgent::Waiting(std::unique_lock<std::mutex>& lock, Duration d) {
   return !stopping_ && removed_.empty();
 }
 
+// Over TLS, once berthd's answers name a session port, heartbeats go on the
+// node's session (RunSession) for as long as it lasts; otherwise, and when
+// a session ends, as requests, which also find the leader again.
 void NodeAgent::HeartbeatLoop() {
   bool failing = false;
   std::unique_lock lock(mu_);
   while (Waiting(lock, heartbeat_period_)) {
     lock.unlock();
-    Result<Json> beat = Ask("POST", "/v1/node/heartbeat", nullptr, Credential());
-    if (!beat.ok() && IsRemoved(beat.status())) {
-      TakeRemoval(beat.status());  // Waiting ends the loop
-      lock.lock();
-      continue;
-    }
-    if (beat.ok() && failing) Log("heartbeats reach berthd again");
-    if (beat.ok()) RenewIfDue(beat->value("ca_digest", ""));
-    if (beat.ok()) {
-      // berthd may have restarted with another period.
-      if (Result<Duration> period = ParseDuration(beat->value("heartbeat_period", ""));
-          period.ok() && period->count() > 0)
-        heartbeat_period_ = *period;
-      std::lock_guard told(mu_);
-      news_ = {beat->value("instance", ""), beat->value("assignments_revision", int64_t{0})};
-      wake_.notify_all();
-    }
-    if (!beat.ok() && !failing) Log("heartbeat failed: " + beat.status().message());
-    failing = !beat.ok();
-    if (!beat.ok() && IsUnauthorized(beat.status())) {
-      Log("berthd no longer knows this node's credential: joining again");
-      if (Status joined = Register(); !joined.ok()) Log("cannot join again: " + joined.message());
+    if (const int port = session_port_.exchange(0); port > 0 && secure_) {
+      RunSession(port);
+    } else {
+      Result<Json> beat = Ask("POST", "/v1/node/heartbeat", nullptr, Credential());
+      if (beat.ok() && failing) Log("heartbeats reach berthd again");
+      if (!beat.ok() && !failing && !IsRemoved(beat.status()))
+        Log("heartbeat failed: " + beat.status().message());
+      failing = !beat.ok();
+      TakeHeartbeat(beat);
     }
     lock.lock();
   }
 }
 
+// A heartbeat's answer, from a request or a session.
+void NodeAgent::TakeHeartbeat(const Result<Json>& beat) {
+  if (!beat.ok() && IsRemoved(beat.status())) return TakeRemoval(beat.status());
+  if (!beat.ok() && IsUnauthorized(beat.status())) {
+    Log("berthd no longer knows this node's credential: joining again");
+    if (Status joined = Register(); !joined.ok()) Log("cannot join again: " + joined.message());
+    return;
+  }
+  if (!beat.ok()) return;
+  RenewIfDue(beat->value("ca_digest", ""));
+  // berthd may have restarted with another period.
+  if (Result<Duration> period = ParseDuration(beat->value("heartbeat_period", ""));
+      period.ok() && period->count() > 0)
+    heartbeat_period_ = *period;
+  if (beat->value("session_port", Json()).is_number_integer())
+    session_port_ = beat->value("session_port", 0);
+  std::lock_guard told(mu_);
+  news_ = {beat->value("instance", ""), beat->value("assignments_revision", int64_t{0})};
+  wake_.notify_all();
+}
+
+// One session with the replica asked now, until it ends: heartbeats every
+// period on it, assignments pushed on it (to the supervisor, as the sync
+// loop's), reports sent on it (SendReports). The sync loop waits meanwhile.
+void NodeAgent::RunSession(int port) {
+  NodeSessionOptions o;
+  o.target = HostPort(Server()).first + ":" + std::to_string(port);
+  o.tls = tls_.credentials();
+  o.credential = Credential();
+  {
+    std::lock_guard lock(mu_);
+    std::tie(o.instance, o.since) = seen_;
+  }
+  o.on_assignments = [this](Json batch) { TakeBatch(Result<Json>(std::move(batch))); };
+  o.on_heartbeat = [this](Json beat) {
+    if (!beat.is_object()) return;
+    if (Status current = CheckEpoch(beat); !current.ok()) return;
+    TakeHeartbeat(beat);
+  };
+  o.on_end = [this] {
+    std::lock_guard lock(mu_);
+    wake_.notify_all();
+  };
+  Result<std::unique_ptr<NodeSession>> opened = NodeSession::Open(std::move(o));
+  if (!opened.ok()) {
+    if (!session_failing_) Log(opened.status().message() + "; heartbeats go as requests");
+    session_failing_ = true;
+    return;
+  }
+  session_failing_ = false;
+  std::shared_ptr<NodeSession> session = std::move(*opened);
+  std::unique_lock lock(mu_);
+  session_ = session;
+  if (poll_ != nullptr) poll_->Cancel();  // the session carries the assignments now
+  if (!session_logged_)
+    Log("node session open with berthd (gRPC, mutual TLS, port " + std::to_string(port) + ")");
+  session_logged_ = true;
+  auto over = [&] { return stopping_ || !removed_.empty() || session->ended(); };
+  while (!over()) {
+    lock.unlock();
+    (void)session->Heartbeat();
+    lock.lock();
+    clock_.WaitUntil(lock, wake_, clock_.Now() + heartbeat_period_.load(), over);
+  }
+  session_.reset();
+  const bool stopping = stopping_;
+  wake_.notify_all();  // the sync loop asks again
+  lock.unlock();
+  const Status ended = session->Close();
+  session_port_ = 0;  // as the next answer says (berthd may have restarted on another)
+  if (stopping) return;
+  Log("node session ended: " + ended.message());
+  session_logged_ = false;
+  if (ended.code() == StatusCode::kUnavailable) ++asked_;  // maybe not the leader any more
+  TakeHeartbeat(ended);
+}
+
 void NodeAgent::SyncLoop() {
-  std::string instance;
-  int64_t since = 0;
   const int read_timeout = static_cast<int>(
       std::chrono::duration_cast<std::chrono::seconds>(options_.poll_wait).count() + 15);
   std::unique_lock lock(mu_);
   while (!stopping_ && removed_.empty()) {
+    // A session pushes the assignments: no request while it lasts.
+    wake_.wait(lock, [&] { return stopping_ || !removed_.empty() || session_ == nullptr; });
+    if (stopping_ || !removed_.empty()) break;
     auto client = std::make_shared<api::ApiClient>(Client(Credential(), read_timeout));
     poll_ = client;
+    const auto [instance, since] = seen_;
     lock.unlock();
     Result<Json> batch = client->Call(
         "GET", "/v1/node/assignments?instance=" + instance + "&since=" + std::to_string(since) +
                    "&wait_ms=" + std::to_string(options_.poll_wait.count()));
-    if (batch.ok()) {
-      if (Status current = CheckEpoch(*batch); !current.ok()) batch = current;
-    }
     if (!batch.ok() && batch.status().code() == StatusCode::kUnavailable) ++asked_;
-    if (!batch.ok() && IsRemoved(batch.status())) TakeRemoval(batch.status());
+    const Duration poll_after = TakeBatch(batch);
     lock.lock();
     poll_.reset();
     if (stopping_) break;
-    if (!batch.ok()) {
+    if (!batch.ok() || !IsBatch(*batch)) {
       Waiting(lock, std::chrono::seconds(1));  // berthd is away: try again shortly
       continue;
     }
-    if (!IsBatch(*batch)) {
-      Log("berthd sent assignments this berth-node cannot read: " + batch->dump().substr(0, 200));
-      Waiting(lock, std::chrono::seconds(1));
-      continue;
-    }
-    instance = (*batch)["instance"];
-    since = (*batch)["revision"];
-    const Duration poll_after{batch->value("poll_after_ms", int64_t{0})};
-    if ((*batch)["full"] || !(*batch)["tasks"].empty()) {
-      batches_.push_back(std::move(*batch));
-      wake_.notify_all();
-    }
     // berthd is busy: ask again when a heartbeat says something changed,
     // or after poll_after at the latest.
-    if (poll_after.count() > 0)
+    if (poll_after.count() > 0) {
+      const auto [seen_instance, seen_since] = seen_;
       clock_.WaitUntil(lock, wake_, clock_.Now() + poll_after, [&] {
-        return stopping_ || news_.first != instance || news_.second > since;
+        return stopping_ || news_.first != seen_instance || news_.second > seen_since;
       });
+    }
   }
+}
+
+// A batch of assignments, polled or pushed: to the supervisor. Returns the
+// batch's poll_after.
+Duration NodeAgent::TakeBatch(Result<Json> batch) {
+  if (batch.ok()) {
+    if (Status current = CheckEpoch(*batch); !current.ok()) batch = current;
+  }
+  if (!batch.ok()) {
+    if (IsRemoved(batch.status())) TakeRemoval(batch.status());
+    return Duration{0};
+  }
+  if (!IsBatch(*batch)) {
+    Log("berthd sent assignments this berth-node cannot read: " + batch->dump().substr(0, 200));
+    return Duration{0};
+  }
+  std::lock_guard lock(mu_);
+  // A poll cancelled as a session opened may answer after a push: only a
+  // newer batch (or another instance's) moves what the node has seen.
+  const bool newer = (*batch)["instance"] != seen_.first || (*batch)["revision"] > seen_.second;
+  if (newer) seen_ = {(*batch)["instance"], (*batch)["revision"]};
+  const Duration poll_after{batch->value("poll_after_ms", int64_t{0})};
+  if ((*batch)["full"] || !(*batch)["tasks"].empty()) {
+    batches_.push_back(std::move(*batch));
+    wake_.notify_all();
+  }
+  return poll_after;
 }
 
 void NodeAgent::SuperviseLoop() {
@@ -661,7 +746,14 @@ void NodeAgent::SendReports() {
   if (unsent_.empty()) return;
   Json list = Json::array();
   for (const auto& [id, report] : unsent_) list.push_back(report);
-  Result<Json> sent = Ask("POST", "/v1/node/status", Json{{"tasks", list}}, Credential());
+  std::shared_ptr<NodeSession> session;
+  {
+    std::lock_guard lock(mu_);
+    session = session_;
+  }
+  const Json body = {{"tasks", std::move(list)}};
+  Result<Json> sent = session != nullptr ? session->Report(body, std::chrono::seconds(10))
+                                         : Ask("POST", "/v1/node/status", body, Credential());
   if (!sent.ok() && IsRemoved(sent.status())) return TakeRemoval(sent.status());
   // Refused (tasks berthd gives another node): said once, not sent again.
   if (!sent.ok() && sent.status().code() != StatusCode::kPermissionDenied) return;

@@ -59,6 +59,7 @@
 #include "core/task.h"
 #include "core/time.h"
 #include "executor/process_executor.h"
+#include "node/node_session.h"
 #include "node/node_tls.h"
 
 namespace berth::node {
@@ -130,7 +131,10 @@ class NodeAgent {
   Result<api::ApiResponse> LogsOf(const api::ApiRequest& r) const;
   std::string Credential() const;
   void HeartbeatLoop();
+  void TakeHeartbeat(const Result<api::Json>& beat);
+  void RunSession(int port);
   void SyncLoop();
+  Duration TakeBatch(Result<api::Json> batch);
   void SuperviseLoop();
   // Supervisor thread only:
   void Apply(const api::Json& batch);
@@ -169,7 +173,8 @@ class NodeAgent {
   mutable std::mutex credential_mu_;
   std::string credential_;
   std::atomic<Duration> heartbeat_period_{std::chrono::seconds(5)};
-  bool secure_ = true;  // berthd speaks HTTPS (its URL is not http://)
+  std::atomic<int> session_port_{0};  // berthd's node sessions, as its last answer said; 0: none
+  bool secure_ = true;                // berthd speaks HTTPS (its URL is not http://)
   NodeTls tls_;
   std::shared_ptr<tls::ServerTls> server_tls_;  // the log server's; null without TLS
 
@@ -188,6 +193,11 @@ class NodeAgent {
   // berthd's instance and the revision of this node's last change, as its
   // last heartbeat answer said: a node berthd told to wait asks again then.
   std::pair<std::string, int64_t> news_;
+  // The instance and revision of the last assignments taken, polled or pushed.
+  std::pair<std::string, int64_t> seen_;
+  std::shared_ptr<NodeSession> session_;  // the open session, or null
+  bool session_logged_ = false;           // heartbeat thread
+  bool session_failing_ = false;          // heartbeat thread: the last session did not open
   bool stopping_ = false;
   std::string removed_;  // TakeRemoval's: why berthd refuses this node
   std::vector<std::thread> threads_;

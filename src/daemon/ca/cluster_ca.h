@@ -11,8 +11,9 @@
 //    rotation) is written to <data_dir>/ca.pem, where `berth` finds it.
 //  - berthd's own certificate (role manager, CN = its id, names: the
 //    hostname, localhost, 127.0.0.1, ::1, every address of this machine's
-//    interfaces and the advertised ones) is issued at each start, its key
-//    in memory only, and again at a random point between 50% and 80% of its
+//    interfaces and the advertised ones) is issued at each start, and
+//    written with its key (mode 0600, as the unlock key beside it) for the
+//    node session server's gRPC, and again at a random point between 50% and 80% of its
 //    life (Start's thread). berthd serves with it and presents it as a
 //    client (to berth-node's log server).
 //  - Nodes' certificates: Sign, from the CSR a node sends at join and
@@ -70,6 +71,11 @@ class ClusterCa {
   // berthd as a client: its certificate, key and the trust bundle.
   tls::Credentials client_credentials() const;
   std::string trust_pem() const;
+  // The files of the host's certificate, its key (mode 0600) and the trust
+  // bundle, kept current: what the node session server watches.
+  std::string cert_file() const { return options_.data_dir + "/server-cert.pem"; }
+  std::string key_file() const { return options_.data_dir + "/server-key.pem"; }
+  std::string bundle_file() const { return options_.data_dir + "/ca.pem"; }
   // The digest of the current root, which join tokens carry.
   std::string digest() const;
   // {"digest", "cert" (the bundle), "rotating", "not_after"}: GET /v1/ca.

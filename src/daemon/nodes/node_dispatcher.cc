@@ -487,9 +487,12 @@ Status NodeDispatcher::Remove(const std::string& node, bool force) {
     serials_by_node_.erase(node);
   }
   executor_.SetNode(node, false);
-  std::lock_guard lock(mu_);
-  last_heartbeat_.erase(node);
-  down_.erase(node);
+  {
+    std::lock_guard lock(mu_);
+    last_heartbeat_.erase(node);
+    down_.erase(node);
+  }
+  if (on_removed_) on_removed_(node);
   return Status::Ok();
 }
 

@@ -119,6 +119,11 @@ class NodeDispatcher {
   // (Conflict otherwise, NodeRegistry::Remove). A berth-node's credential
   // goes and its machine is denied, in the same commit.
   Status Remove(const std::string& node, bool force);
+  // Called after a berth-node's removal committed (its session is closed
+  // at once). Set before the API serves.
+  void OnRemoved(std::function<void(const std::string& node)> hook) {
+    on_removed_ = std::move(hook);
+  }
   // The refusal of a node removed from the cluster: what happened and how
   // the machine joins again.
   static std::string RemovedMessage(const std::string& node);
@@ -173,6 +178,7 @@ class NodeDispatcher {
   std::unordered_set<std::string> down_;  // marked down by the monitor, or stored so
   bool stopping_ = false;
   std::thread monitor_;
+  std::function<void(const std::string&)> on_removed_;
 };
 
 }  // namespace berth::daemon

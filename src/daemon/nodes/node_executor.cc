@@ -112,8 +112,17 @@ std::vector<std::string> NodeExecutor::TakeChanged() {
 }
 
 void NodeExecutor::Committed(int64_t revision) {
+  std::vector<std::string> changed_nodes;
+  bool first = false;
   {
     std::lock_guard lock(mu_);
+    first = !ready_;
+    if (on_published_) {
+      for (const Staged& s : staged_) changed_nodes.push_back(s.node);
+      std::sort(changed_nodes.begin(), changed_nodes.end());
+      changed_nodes.erase(std::unique(changed_nodes.begin(), changed_nodes.end()),
+                          changed_nodes.end());
+    }
     // A pass that wrote nothing commits at the revision already published:
     // its assignments go one past it, so a node that saw that one sees them.
     published_ = std::max(revision, published_ + (staged_.empty() ? 0 : 1));
@@ -131,6 +140,7 @@ void NodeExecutor::Committed(int64_t revision) {
     ready_ = true;
   }
   published_cv_.notify_all();
+  if (on_published_ && (first || !changed_nodes.empty())) on_published_(changed_nodes, first);
 }
 
 void NodeExecutor::Discarded() {

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -111,6 +112,12 @@ class NodeExecutor final : public executor::Executor {
   int64_t ChangedFor(const std::string& node) const;
   // Wakes every waiting Assignments call (berthd is stopping).
   void Close();
+  // Called on the control loop's thread after each publish, outside the
+  // executor's lock, with the nodes whose assignments changed; `all` at the
+  // first publish, before which every node's request waited. For pushing
+  // to node sessions: it must return at once. Set before the loop starts.
+  using PublishedHook = std::function<void(const std::vector<std::string>& nodes, bool all)>;
+  void OnPublished(PublishedHook hook) { on_published_ = std::move(hook); }
 
   const std::string& instance() const { return instance_; }
 
@@ -151,6 +158,7 @@ class NodeExecutor final : public executor::Executor {
   const NodeExecutorOptions options_;
   int waiting_ = 0;  // Assignments calls waiting now
   std::vector<std::string> changed_;
+  PublishedHook on_published_;
 };
 
 }  // namespace berth::daemon

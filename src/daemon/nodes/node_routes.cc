@@ -24,7 +24,9 @@ Result<std::string> CallingNode(const ApiRequest& r) {
   return r.principal.node;
 }
 
-Json EncodeBatch(const AssignmentBatch& batch) {
+}  // namespace
+
+Json EncodeAssignments(const AssignmentBatch& batch) {
   Json changes = Json::array();
   for (const Assignment& a : batch.changes) {
     Json item = {{"task", a.task},
@@ -57,6 +59,8 @@ Status ReadReport(const Json& value, const std::string& path, TaskReport* out) {
   return Status::Ok();
 }
 
+namespace {
+
 Result<std::vector<TaskReport>> ReadReports(const Json& body) {
   BERTH_RETURN_IF_ERROR(api::CheckObject(body, "", {"tasks"}));
   std::vector<TaskReport> reports;
@@ -68,6 +72,21 @@ Result<std::vector<TaskReport>> ReadReports(const Json& body) {
       &reports));
   return reports;
 }
+
+}  // namespace
+
+Result<Json> TakeReports(NodeExecutor& executor, const std::string& node, const Json& body) {
+  Result<std::vector<TaskReport>> reports = ReadReports(body);
+  if (!reports.ok()) return reports.status();
+  const size_t count = reports->size();
+  const std::vector<std::string> refused = executor.Report(node, std::move(*reports));
+  if (count > 0 && refused.size() == count)
+    return Status::PermissionDenied("task '" + refused[0] + "' is not assigned to node '" + node +
+                                    "'");
+  return Json{{"accepted", count - refused.size()}, {"refused", refused}};
+}
+
+namespace {
 
 // The routes' shared state: what they were given, kept alive by each route.
 struct Routes {
@@ -87,7 +106,7 @@ struct Routes {
       Result<Json> joined = dispatcher.Register(body, r.principal, &removed);
       // The code berth-node stops on (docs/agent.md, "Removing a node").
       if (removed) return api::ErrorAnswer(403, api::kNodeRemovedCode, joined.status().message());
-      return Answer(std::move(joined));
+      return Stamped(std::move(joined));
     });
   }
 
@@ -99,22 +118,15 @@ struct Routes {
     Result<int64_t> wait_ms = api::QueryCount(r, "wait_ms", 0);
     if (!wait_ms.ok()) return wait_ms.status();
     const Duration wait = std::min(Duration{*wait_ms}, kMaxAssignmentWait);
-    return Stamped(EncodeBatch(executor.Assignments(*node, r.Query("instance"), *since, wait)));
+    return Stamped(
+        EncodeAssignments(executor.Assignments(*node, r.Query("instance"), *since, wait)));
   }
 
   Result<ApiResponse> TaskStatus(const ApiRequest& r) const {
     Result<std::string> node = CallingNode(r);
     if (!node.ok()) return node.status();
-    return api::WithBody(r, [&](const Json& body) -> Result<ApiResponse> {
-      Result<std::vector<TaskReport>> reports = ReadReports(body);
-      if (!reports.ok()) return reports.status();
-      const size_t count = reports->size();
-      const std::vector<std::string> refused = executor.Report(*node, std::move(*reports));
-      if (count > 0 && refused.size() == count)
-        return Status::PermissionDenied("task '" + refused[0] + "' is not assigned to node '" +
-                                        *node + "'");
-      return Answer(Json{{"accepted", count - refused.size()}, {"refused", refused}});
-    });
+    return api::WithBody(
+        r, [&](const Json& body) { return Answer(TakeReports(executor, *node, body)); });
   }
 
   static Result<ApiResponse> Token(Result<std::string> token) {

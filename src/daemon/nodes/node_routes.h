@@ -28,7 +28,15 @@ struct NodeRouteHooks {
   };
 };
 
+// The answer of GET /v1/node/assignments (and of a session's push).
+api::Json EncodeAssignments(const AssignmentBatch& batch);
+// POST /v1/node/status's work for `node`: {"accepted", "refused"};
+// InvalidArgument for a body that is not a batch of reports,
+// PermissionDenied when every report names another node's task.
+Result<api::Json> TakeReports(NodeExecutor& executor, const std::string& node,
+                              const api::Json& body);
+
 void AddDispatcherRoutes(api::ApiServer& server, NodeDispatcher& dispatcher, NodeExecutor& executor,
-                   NodeRouteHooks hooks = {});
+                         NodeRouteHooks hooks = {});
 
 }  // namespace berth::daemon

@@ -11,12 +11,30 @@ namespace berth::daemon {
 
 // A leader's answers to nodes carry its epoch (0 without etcd): berth-node
 // refuses answers of an epoch older than one it has seen (docs/ha.md).
-void Daemon::AddBerthNodeRoutes() {
+// With TLS, the answers name the port of the node sessions, which a node
+// opens instead of polling (docs/agent.md, "Sessions").
+void Daemon::AddBerthNodeRoutes(const DaemonOptions& options) {
   NodeRouteHooks hooks;
   hooks.serving = [this] { return leading() ? Status::Ok() : NotLeading(); };
   hooks.stamp = [this](Json& answer) {
     if (leadership_ != nullptr) answer["epoch"] = leadership_->view().epoch;
+    if (sessions_ != nullptr) answer["session_port"] = sessions_->port();
   };
+  if (tls_) {
+    NodeSessionsOptions sessions;
+    sessions.host = options.host;
+    sessions.port = options.session_port >= 0 ? options.session_port
+                    : options.port == 0       ? 0
+                                              : kDefaultSessionPort;
+    sessions.cert_file = ca_->cert_file();
+    sessions.key_file = ca_->key_file();
+    sessions.ca_file = ca_->bundle_file();
+    sessions_ = std::make_unique<NodeSessions>(*dispatcher_, *node_executor_, hooks, sessions);
+    node_executor_->OnPublished([this](const std::vector<std::string>& nodes, bool all) {
+      sessions_->Published(nodes, all);
+    });
+    dispatcher_->OnRemoved([this](const std::string& node) { sessions_->Close(node); });
+  }
   AddDispatcherRoutes(*server_, *dispatcher_, *node_executor_, std::move(hooks));
   server_->Route("GET", R"(/v1/tasks/([^/]+)/logs)",
                  [this](const ApiRequest& r) { return Answer(TaskLogs(r)); });

@@ -1,0 +1,117 @@
+// NodeSessions: berthd's gRPC server of node sessions (docs/agent.md,
+// "Sessions"), as SwarmKit's dispatcher keeps one stream per node. A
+// berth-node opens one bidirectional stream (session/node_session.proto)
+// over mutual TLS, and on it:
+//  - sends its heartbeats, which go to NodeDispatcher::Heartbeat as the
+//    HTTP route's do, and its task reports (NodeExecutor::Report), each
+//    answered on the stream;
+//  - receives its assignments as they are published: NodeExecutor's
+//    publish hook names the nodes that changed, and a pusher thread sends
+//    each of them what changed after what it last got (the long poll's
+//    answer, without the poll).
+// No thread per node: gRPC's callback API runs every stream's reactions on
+// its own small pool; a stream costs its buffers and this map's entry.
+//
+// Who a stream is: the node certificate it presented at the handshake and
+// the credential in its "authorization" metadata, checked together as
+// NodeDispatcher::Authenticate checks an HTTP request's (a removed node's
+// certificate or credential is refused). A node removed while its stream
+// is open has it closed at once (Close); a newer stream of the same node
+// replaces the older one.
+//
+// TLS: the server's certificate, key and the trust bundle are read from
+// files that gRPC watches (ClusterCa writes them), so berthd's renewal and
+// a CA rotation reach new handshakes without a restart.
+//
+// Thread-safe. Start and Stop from the owning thread.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+#include "core/status.h"
+#include "core/time.h"
+#include "daemon/nodes/node_dispatcher.h"
+#include "daemon/nodes/node_executor.h"
+#include "daemon/nodes/node_routes.h"
+
+namespace grpc {
+class Server;
+}
+
+namespace berth::daemon {
+
+// Swarm serves its nodes on 2377 beside the API; berthd's API is 7480.
+inline constexpr int kDefaultSessionPort = 7479;
+
+struct NodeSessionsOptions {
+  std::string host = "0.0.0.0";  // the address to listen on
+  int port = 7479;               // 0: any free port (see port())
+  // PEM files of the server's certificate chain, its key and the CAs whose
+  // client certificates are accepted. Required; re-read every
+  // `tls_refresh` (gRPC's file watcher).
+  std::string cert_file, key_file, ca_file;
+  Duration tls_refresh = std::chrono::seconds(5);
+  // The largest message either side may send. Default 16 MiB (a full list
+  // of a node's assignments).
+  int max_message_bytes = 16 << 20;
+  // HTTP/2 keepalive pings on an idle stream, and how long an answer to one
+  // may take before the connection is closed. Defaults 30 s and 10 s.
+  Duration keepalive = std::chrono::seconds(30);
+  Duration keepalive_timeout = std::chrono::seconds(10);
+};
+
+class NodeSessions {
+ public:
+  // `hooks` as the node routes' (serving: whether this replica leads;
+  // stamp: the leader's epoch on every answer).
+  NodeSessions(NodeDispatcher& dispatcher, NodeExecutor& executor, NodeRouteHooks hooks,
+               NodeSessionsOptions options);
+  ~NodeSessions();
+  NodeSessions(const NodeSessions&) = delete;
+  NodeSessions& operator=(const NodeSessions&) = delete;
+
+  // Binds and serves. Unavailable when the address cannot be bound.
+  Status Start();
+  // Ends every stream (UNAVAILABLE) and stops. Idempotent.
+  void Stop();
+  int port() const { return port_; }
+
+  // Pushes to these nodes' streams what changed for them (`all`: every
+  // stream). Returns at once: NodeExecutor's publish hook.
+  void Published(const std::vector<std::string>& nodes, bool all);
+  // Ends `node`'s stream with PERMISSION_DENIED node_removed.
+  void Close(const std::string& node);
+  // Streams open now (berth_node_sessions).
+  size_t open() const;
+
+  class Stream;  // one node's stream (node_sessions.cc)
+
+ private:
+  class Service;
+  void PushLoop();
+  void Attach(const std::string& node, Stream* stream);
+  void Detach(const std::string& node, Stream* stream);
+
+  NodeDispatcher& dispatcher_;
+  NodeExecutor& executor_;
+  NodeRouteHooks hooks_;
+  NodeSessionsOptions options_;
+  std::unique_ptr<Service> service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  std::unordered_map<std::string, Stream*> streams_;  // by node
+  std::set<std::string> dirty_;                       // nodes to push to
+  bool all_dirty_ = false, stopping_ = false;
+  std::thread pusher_;
+};
+
+}  // namespace berth::daemon

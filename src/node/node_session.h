@@ -1,0 +1,84 @@
+// NodeSession: berth-node's end of a node session (docs/agent.md,
+// "Sessions"; session/node_session.proto): one gRPC stream to berthd over
+// mutual TLS, on which the node sends heartbeats and task reports and
+// berthd pushes assignments. A reader thread hands each pushed batch and
+// heartbeat answer to the handlers; a report waits for its answer.
+//
+// The stream's end is a Status in the node API's words, so that the agent
+// treats it as it treats an HTTP answer: PermissionDenied "node_removed:
+// ..." (the node was removed), InvalidArgument "unauthorized: ..." (berthd
+// does not know the credential), Unavailable (the replica does not lead,
+// or cannot be reached).
+//
+// Thread-safe: Heartbeat and Report from any thread (writes are serialised).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "api/json_fields.h"
+#include "core/status.h"
+#include "core/time.h"
+#include "tls/context.h"
+
+namespace berth::node {
+
+struct NodeSessionOptions {
+  std::string target;      // berthd's "host:port" of node sessions. Required.
+  tls::Credentials tls;    // the node's certificate and key, and the trust bundle
+  std::string credential;  // the node's credential
+  std::string instance;    // Hello: the berthd instance the node last heard from
+  int64_t since = 0;       // and the revision of its last assignments
+  Duration connect_timeout = std::chrono::seconds(10);
+  int max_message_bytes = 16 << 20;  // as berthd's
+  // Called on the reader thread, in order.
+  std::function<void(api::Json batch)> on_assignments;
+  std::function<void(api::Json answer)> on_heartbeat;
+  // Called on the reader thread once the stream ended (after which ended()
+  // holds).
+  std::function<void()> on_end;
+};
+
+class NodeSession {
+ public:
+  // Connects and says hello. Unavailable when berthd cannot be reached in
+  // connect_timeout.
+  static Result<std::unique_ptr<NodeSession>> Open(NodeSessionOptions options);
+  ~NodeSession();
+
+  Status Heartbeat();
+  // Sends a batch of reports (the body of POST /v1/node/status) and waits
+  // up to `timeout` for berthd's answer.
+  Result<api::Json> Report(const api::Json& body, Duration timeout);
+
+  bool ended() const;
+  // Ends the stream (if it has not) and returns why it ended.
+  Status Close();
+
+ private:
+  struct Call;  // the gRPC objects (node_session.cc)
+  explicit NodeSession(NodeSessionOptions options);
+  bool Write(const void* message);  // a pb::NodeMessage; under write_mu_
+  void ReadLoop();
+
+  NodeSessionOptions options_;
+  std::unique_ptr<Call> call_;
+  std::mutex write_mu_;
+  std::thread reader_;
+
+  mutable std::mutex mu_;
+  std::condition_variable answered_;
+  uint64_t next_seq_ = 1;
+  std::map<uint64_t, std::optional<Result<api::Json>>> pending_;  // reports awaiting answers
+  bool ended_ = false;
+  std::optional<Status> end_;
+};
+
+}  // namespace berth::node
