@@ -261,8 +261,9 @@ Principal Refused(std::string why) {
   return Principal{Principal::Kind::kRefused, "", std::move(why)};
 }
 
-// Binds a token's principal to the request's certificate (TLS only).
-Principal Bind(Principal who, Peer peer) {
+}  // namespace
+
+Principal BindToCertificate(Principal who, Peer peer) {
   const bool node_cert = peer != nullptr && peer->identity.role == tls::kRoleNode;
   if (node_cert && who.kind == Principal::Kind::kAdmin)
     return Refused("a node's certificate cannot make admin calls");
@@ -275,8 +276,6 @@ Principal Bind(Principal who, Peer peer) {
                    who.node + "''s");
   return who;
 }
-
-}  // namespace
 
 ApiServer::ApiServer(ApiServerOptions options)
     : options_(std::move(options)), http_(NewServer(options_.tls)) {
@@ -355,7 +354,7 @@ std::optional<Principal> ApiServer::Authenticate(std::string_view token, Peer pe
   else if (options_.authenticate && (!token.empty() || peer != nullptr))
     who = options_.authenticate(token, peer);
   if (!who || !options_.tls) return who;
-  return Bind(std::move(*who), peer);
+  return BindToCertificate(std::move(*who), peer);
 }
 
 std::optional<Principal> ApiServer::Who(const httplib::Request& req) const {

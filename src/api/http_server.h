@@ -67,6 +67,11 @@ struct Principal {
 // The verified client certificate of a request over TLS; null without one.
 using Peer = const tls::CertificateInfo*;
 
+// Binds a token's principal to the client certificate it came with (TLS
+// only): a node's certificate makes no admin call, a node's credential
+// needs its own node's certificate; otherwise kRefused, with why.
+Principal BindToCertificate(Principal who, Peer peer);
+
 // The error code of the 403 that tells a berth-node its node was removed
 // from the cluster (docs/api.md): it stops asking.
 inline constexpr const char* kNodeRemovedCode = "node_removed";

@@ -108,6 +108,7 @@ class NodeSessions::Stream final
     std::optional<api::Principal> who =
         sessions_.dispatcher_.Authenticate(std::string_view(bearer).substr(7), &*peer);
     if (!who) return Unauthenticated("berthd does not know this node's credential");
+    who = api::BindToCertificate(std::move(*who), &*peer);
     switch (who->kind) {
       case api::Principal::Kind::kNode:
         node_ = who->node;
