@@ -451,8 +451,10 @@ void NodeAgent::HeartbeatLoop() {
   }
 }
 
-// A heartbeat's answer, from a request or a session.
-void NodeAgent::TakeHeartbeat(const Result<Json>& beat) {
+// A heartbeat's answer, from a request or a session. Only the heartbeat
+// thread renews the certificate (`renew`); a session's reader records the
+// CA digest, which that thread checks after its next heartbeat.
+void NodeAgent::TakeHeartbeat(const Result<Json>& beat, bool renew) {
   if (!beat.ok() && IsRemoved(beat.status())) return TakeRemoval(beat.status());
   if (!beat.ok() && IsUnauthorized(beat.status())) {
     Log("berthd no longer knows this node's credential: joining again");
@@ -460,7 +462,11 @@ void NodeAgent::TakeHeartbeat(const Result<Json>& beat) {
     return;
   }
   if (!beat.ok()) return;
-  RenewIfDue(beat->value("ca_digest", ""));
+  {
+    std::lock_guard lock(mu_);
+    ca_digest_ = beat->value("ca_digest", "");
+  }
+  if (renew) RenewIfDue(beat->value("ca_digest", ""));
   // berthd may have restarted with another period.
   if (Result<Duration> period = ParseDuration(beat->value("heartbeat_period", ""));
       period.ok() && period->count() > 0)
@@ -488,7 +494,7 @@ void NodeAgent::RunSession(int port) {
   o.on_heartbeat = [this](Json beat) {
     if (!beat.is_object()) return;
     if (Status current = CheckEpoch(beat); !current.ok()) return;
-    TakeHeartbeat(beat);
+    TakeHeartbeat(beat, false);
   };
   o.on_end = [this] {
     std::lock_guard lock(mu_);
@@ -509,10 +515,15 @@ void NodeAgent::RunSession(int port) {
     Log("node session open with berthd (gRPC, mutual TLS, port " + std::to_string(port) + ")");
   session_logged_ = true;
   auto over = [&] { return stopping_ || !removed_.empty() || session->ended(); };
+  std::string digest = ca_digest_;
   while (!over()) {
     lock.unlock();
     (void)session->Heartbeat();
+    // berthd answers a heartbeat only when its answer changed: the
+    // certificate's renewal is checked here, with the CA digest it said last.
+    RenewIfDue(digest);
     lock.lock();
+    digest = ca_digest_;
     clock_.WaitUntil(lock, wake_, clock_.Now() + heartbeat_period_.load(), over);
   }
   session_.reset();

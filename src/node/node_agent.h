@@ -131,7 +131,7 @@ class NodeAgent {
   Result<api::ApiResponse> LogsOf(const api::ApiRequest& r) const;
   std::string Credential() const;
   void HeartbeatLoop();
-  void TakeHeartbeat(const Result<api::Json>& beat);
+  void TakeHeartbeat(const Result<api::Json>& beat, bool renew = true);
   void RunSession(int port);
   void SyncLoop();
   Duration TakeBatch(Result<api::Json> batch);
@@ -198,6 +198,7 @@ class NodeAgent {
   std::shared_ptr<NodeSession> session_;  // the open session, or null
   bool session_logged_ = false;           // heartbeat thread
   bool session_failing_ = false;          // heartbeat thread: the last session did not open
+  std::string ca_digest_;                 // under mu_: the CA's, as berthd last said
   bool stopping_ = false;
   std::string removed_;  // TakeRemoval's: why berthd refuses this node
   std::vector<std::thread> threads_;

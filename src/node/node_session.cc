@@ -55,6 +55,11 @@ Result<std::unique_ptr<NodeSession>> NodeSession::Open(NodeSessionOptions option
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 30'000);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10'000);
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  args.SetInt(GRPC_ARG_TCP_READ_CHUNK_SIZE, 4096);
+  args.SetInt(GRPC_ARG_TCP_MIN_READ_CHUNK_SIZE, 1024);
+  args.SetInt(GRPC_ARG_TCP_MAX_READ_CHUNK_SIZE, 64 * 1024);
+  args.SetInt(GRPC_ARG_TSI_MAX_FRAME_SIZE, 4096);
+  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
   Call& call = *session->call_;
   call.channel = grpc::CreateCustomChannel(o.target, grpc::SslCredentials(ssl), args);
   const auto deadline =

@@ -10,7 +10,8 @@
 //    restarted berth-node) updates its node instead of adding one; the
 //    join token for an id that has joined is a Conflict.
 //  - Heartbeats (Heartbeat): a node is marked down once no heartbeat came
-//    for heartbeat_period x grace_multiplier, and ready at its next one.
+//    for heartbeat_period x grace_multiplier (found by a scan at most every
+//    tenth of a period), and ready at its next one.
 //    Heartbeat times are kept in memory only (a heartbeat writes nothing),
 //    and a berthd that starts gives every node a fresh grace period.
 //  - Credentials (Authenticate): the admin's API token is the ApiServer's;

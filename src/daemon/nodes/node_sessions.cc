@@ -1,5 +1,6 @@
 #include "daemon/nodes/node_sessions.h"
 
+#include <absl/synchronization/mutex.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/security/tls_certificate_provider.h>
@@ -159,8 +160,16 @@ class NodeSessions::Stream final
         Result<Json> beat = sessions_.dispatcher_.Heartbeat(node_);
         if (!beat.ok()) return beat.status();
         sessions_.hooks_.stamp(*beat);
+        // Answered only when the answer changed (a new CA digest, period or
+        // epoch): the assignments come pushed, so a heartbeat is one read.
+        std::string json = beat->dump();
+        {
+          std::lock_guard lock(mu_);
+          if (json == last_heartbeat_) return Status::Ok();
+          last_heartbeat_ = json;
+        }
         pb::ManagerMessage out;
-        out.mutable_heartbeat()->set_json(beat->dump());
+        out.mutable_heartbeat()->set_json(std::move(json));
         return Queue(std::move(out));
       }
       case pb::NodeMessage::kReports: {
@@ -251,6 +260,7 @@ class NodeSessions::Stream final
   std::deque<pb::ManagerMessage> queue_;
   std::string instance_;
   int64_t since_ = 0;
+  std::string last_heartbeat_;  // the last heartbeat answer sent
   bool hello_ = false, dirty_ = false, writing_ = false, finished_ = false, done_ = false;
   bool removed_ = false;
   std::optional<grpc::Status> ending_;
@@ -292,6 +302,10 @@ Status NodeSessions::Start() {
   tls.watch_identity_key_cert_pairs();
   tls.set_cert_request_type(GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
 
+  // Debian's absl checks every lock gRPC takes for deadlock cycles (10% of
+  // berthd's CPU with 5,000 sessions, docs/benchmarks.md): gRPC's own
+  // builds turn that off.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   auto ms = [](Duration d) { return static_cast<int>(d.count()); };
   grpc::ServerBuilder builder;
   const bool v6 = options_.host.find(':') != std::string::npos;
@@ -308,6 +322,14 @@ Status NodeSessions::Start() {
   // welcome: gRPC's default would close a connection pinged more than
   // every 5 minutes.
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10'000);
+  // A session is idle most of the time: small read buffers and TLS frames
+  // keep its connection's memory small; large batches still pass, in more
+  // reads.
+  builder.AddChannelArgument(GRPC_ARG_TCP_READ_CHUNK_SIZE, 4096);
+  builder.AddChannelArgument(GRPC_ARG_TCP_MIN_READ_CHUNK_SIZE, 1024);
+  builder.AddChannelArgument(GRPC_ARG_TCP_MAX_READ_CHUNK_SIZE, 64 * 1024);
+  builder.AddChannelArgument(GRPC_ARG_TSI_MAX_FRAME_SIZE, 4096);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
   server_ = builder.BuildAndStart();
   if (server_ == nullptr || port_ == 0)
     return Status::Unavailable("cannot listen for node sessions on " + options_.host + ":" +

@@ -1,0 +1,196 @@
+// session_bench: what node sessions cost berthd (docs/benchmarks.md,
+// "Node sessions"). A berthd process (release build beside this one) on
+// loopback; this process joins --nodes nodes as berth-node does, each with
+// its own key, CSR and certificate (POST /v1/node/register with the join
+// token, from --clients threads), and opens each one's session
+// (node::NodeSession: its own TLS connection). Then every session sends a
+// heartbeat every --period (default 5 s, berth-node's), spread evenly, for
+// --seconds (default 20) while berthd's CPU time and RSS are read from
+// /proc. Prints the join rate, berthd's CPU as a share of one core and its
+// RSS, before and after the sessions. Both processes share the machine's
+// cores. Usage: session_bench [--nodes N] [--clients C] [--seconds S]
+// [--period-ms P] [--quick]
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/api_client.h"
+#include "bench_util.h"
+#include "node/node_session.h"
+#include "process.h"
+#include "store/test_dir.h"
+#include "tls/certificate.h"
+
+namespace berth::bench {
+namespace {
+
+using api::Json;
+using Clock = std::chrono::steady_clock;
+
+// berthd's CPU seconds (user + system) and resident MiB, from /proc.
+struct Usage {
+  double cpu_s = 0, rss_mib = 0;
+};
+Usage UsageOf(pid_t pid) {
+  Usage usage;
+  const std::string stat = testing_support::ReadProcFile(pid, "stat");
+  const size_t close = stat.rfind(')');
+  if (close != std::string::npos) {
+    std::istringstream fields(stat.substr(close + 2));
+    std::string field;
+    unsigned long long utime = 0, stime = 0;
+    for (int i = 3; i <= 15 && fields >> field; ++i) {
+      if (i == 14) utime = std::stoull(field);
+      if (i == 15) stime = std::stoull(field);
+    }
+    usage.cpu_s = static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  }
+  std::istringstream status(testing_support::ReadProcFile(pid, "status"));
+  for (std::string line; std::getline(status, line);)
+    if (line.starts_with("VmRSS:")) usage.rss_mib = std::stod(line.substr(6)) / 1024;
+  return usage;
+}
+
+// berthd's CPU over `seconds` as a share of one core.
+double CpuShare(pid_t pid, int seconds) {
+  const Usage before = UsageOf(pid);
+  const auto start = Clock::now();
+  std::this_thread::sleep_for(std::chrono::seconds(seconds));  // the measured interval
+  const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  return (UsageOf(pid).cpu_s - before.cpu_s) / wall;
+}
+
+int Run(int nodes, int clients, int seconds, int period_ms) {
+  store::TestDir dir;
+  const std::string data = dir.path() + "/berthd";
+  testing_support::Process berthd({BERTHD_BINARY, "--data-dir", data, "--port", "0"});
+  const std::string port =
+      testing_support::PortInLine(berthd.WaitForLine("listening on", std::chrono::seconds(60)));
+  const std::string sessions_line = berthd.WaitForLine("node sessions", std::chrono::seconds(60));
+  const std::string session_port =
+      sessions_line.find("port ") == std::string::npos
+          ? ""
+          : sessions_line.substr(sessions_line.find("port ") + 5);
+  const std::string server = "https://127.0.0.1:" + port;
+  tls::Credentials trust = api::TrustIn(data);
+  trust.cert_pem = trust.key_pem = "";
+  api::ApiClient admin(server, testing_support::FirstLine(data + "/token"), 30, trust);
+  Result<Json> token = admin.Call("GET", "/v1/tokens/node");
+  if (port.empty() || session_port.empty() || !token.ok()) {
+    std::fprintf(stderr, "session_bench: berthd did not start\n");
+    return 1;
+  }
+  const pid_t pid = berthd.pid();
+  const Usage idle = UsageOf(pid);
+  const double idle_cpu = CpuShare(pid, 2);
+
+  std::vector<std::unique_ptr<node::NodeSession>> sessions(static_cast<size_t>(nodes));
+  std::atomic<int> next{0}, failed{0};
+  const auto join_start = Clock::now();
+  std::vector<std::thread> threads;
+  for (int c = 0; c < clients; ++c)
+    threads.emplace_back([&] {
+      api::ApiClient client(server, (*token)["token"], 30, trust);
+      for (int i; (i = next++) < nodes;) {
+        const std::string id = "n" + std::to_string(i);
+        Result<tls::KeyAndCsr> csr = tls::NewKeyAndCsr(id);
+        Result<Json> joined =
+            csr.ok() ? client.Call("POST", "/v1/node/register",
+                                   Json{{"hostname", id},
+                                        {"machine", "bench-" + id},
+                                        {"resources", {{"cpu", "8000m"}, {"memory", 1 << 30}}},
+                                        {"csr", csr->csr_pem}})
+                     : Result<Json>(csr.status());
+        if (!joined.ok()) {
+          if (failed++ == 0) std::fprintf(stderr, "join: %s\n", joined.status().message().c_str());
+          continue;
+        }
+        node::NodeSessionOptions o;
+        o.target = "127.0.0.1:" + session_port;
+        o.tls = {(*joined)["certificate"], csr->key_pem, (*joined)["ca"]};
+        o.credential = (*joined)["credential"];
+        Result<std::unique_ptr<node::NodeSession>> opened = node::NodeSession::Open(std::move(o));
+        if (!opened.ok()) {
+          if (failed++ == 0) std::fprintf(stderr, "session: %s\n", opened.status().message().c_str());
+          continue;
+        }
+        sessions[static_cast<size_t>(i)] = std::move(*opened);
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  const double join_s = std::chrono::duration<double>(Clock::now() - join_start).count();
+
+  std::printf("holding %d sessions for %d s\n", nodes, seconds);
+  std::fflush(stdout);
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> sent{0};
+  std::thread beats([&] {
+    // One heartbeat per session per period, spread evenly over it.
+    const auto gap = std::chrono::microseconds(int64_t{period_ms} * 1000 / std::max(1, nodes));
+    auto due = Clock::now();
+    while (!stop)
+      for (auto& session : sessions) {
+        if (stop) break;
+        if (session && session->Heartbeat().ok()) ++sent;
+        std::this_thread::sleep_until(due += gap);  // the heartbeat schedule itself
+      }
+  });
+  const int64_t sent_before = sent;
+  const double held_cpu = CpuShare(pid, seconds);
+  const double beats_per_s = static_cast<double>(sent - sent_before) / seconds;
+  const Usage held = UsageOf(pid);
+  stop = true;
+  beats.join();
+  int open = 0;
+  for (auto& session : sessions) open += session != nullptr && !session->ended();
+  std::printf(
+      "sessions %d (open at the end %d, failed %d): joined in %.2f s = %.0f nodes/s "
+      "(%d clients; key, CSR, register, session)\n"
+      "berthd idle: CPU %.1f%% of a core, RSS %.0f MiB\n"
+      "berthd with the sessions, heartbeat every %d ms (%.0f heartbeats/s sent): CPU %.1f%% of "
+      "a core, RSS %.0f MiB (%.0f MiB and %.1f%% of a core per 10,000 sessions)\n",
+      nodes, open, failed.load(), join_s, nodes / join_s, clients, idle_cpu * 100, idle.rss_mib,
+      period_ms, beats_per_s, held_cpu * 100, held.rss_mib, (held.rss_mib - idle.rss_mib) * 10000 / nodes,
+      (held_cpu - idle_cpu) * 100 * 10000 / nodes);
+  sessions.clear();
+  return open == nodes ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace berth::bench
+
+int main(int argc, char** argv) {
+  int nodes = 10000, clients = 8, seconds = 20, period_ms = 5000;
+  for (int i = 1; i < argc; ++i) {
+    const bool has_value = i + 1 < argc;
+    if (std::strcmp(argv[i], "--quick") == 0) {
+      nodes = 50;
+      seconds = 1;
+    } else if (std::strcmp(argv[i], "--nodes") == 0 && has_value) {
+      nodes = berth::bench::ParsePositiveInt(argv[++i], 1'000'000);
+    } else if (std::strcmp(argv[i], "--clients") == 0 && has_value) {
+      clients = berth::bench::ParsePositiveInt(argv[++i], 256);
+    } else if (std::strcmp(argv[i], "--seconds") == 0 && has_value) {
+      seconds = berth::bench::ParsePositiveInt(argv[++i], 3600);
+    } else if (std::strcmp(argv[i], "--period-ms") == 0 && has_value) {
+      period_ms = berth::bench::ParsePositiveInt(argv[++i], 600'000);
+    } else {
+      std::fprintf(stderr,
+                   "usage: session_bench [--nodes N] [--clients C] [--seconds S] "
+                   "[--period-ms P] [--quick]\n");
+      return 2;
+    }
+  }
+  if (nodes < 0 || clients < 0 || seconds < 0 || period_ms < 0) {
+    std::fprintf(stderr, "session_bench: each value must be a positive integer\n");
+    return 2;
+  }
+  return berth::bench::Run(nodes, clients, seconds, period_ms);
+}
