@@ -74,10 +74,9 @@ int Run(int nodes, int clients, int seconds, int period_ms) {
   const std::string port =
       testing_support::PortInLine(berthd.WaitForLine("listening on", std::chrono::seconds(60)));
   const std::string sessions_line = berthd.WaitForLine("node sessions", std::chrono::seconds(60));
-  const std::string session_port =
-      sessions_line.find("port ") == std::string::npos
-          ? ""
-          : sessions_line.substr(sessions_line.find("port ") + 5);
+  const std::string session_port = sessions_line.find("port ") == std::string::npos
+                                       ? ""
+                                       : sessions_line.substr(sessions_line.find("port ") + 5);
   const std::string server = "https://127.0.0.1:" + port;
   tls::Credentials trust = api::TrustIn(data);
   trust.cert_pem = trust.key_pem = "";
@@ -118,7 +117,8 @@ int Run(int nodes, int clients, int seconds, int period_ms) {
         o.credential = (*joined)["credential"];
         Result<std::unique_ptr<node::NodeSession>> opened = node::NodeSession::Open(std::move(o));
         if (!opened.ok()) {
-          if (failed++ == 0) std::fprintf(stderr, "session: %s\n", opened.status().message().c_str());
+          if (failed++ == 0)
+            std::fprintf(stderr, "session: %s\n", opened.status().message().c_str());
           continue;
         }
         sessions[static_cast<size_t>(i)] = std::move(*opened);
@@ -157,8 +157,8 @@ int Run(int nodes, int clients, int seconds, int period_ms) {
       "berthd with the sessions, heartbeat every %d ms (%.0f heartbeats/s sent): CPU %.1f%% of "
       "a core, RSS %.0f MiB (%.0f MiB and %.1f%% of a core per 10,000 sessions)\n",
       nodes, open, failed.load(), join_s, nodes / join_s, clients, idle_cpu * 100, idle.rss_mib,
-      period_ms, beats_per_s, held_cpu * 100, held.rss_mib, (held.rss_mib - idle.rss_mib) * 10000 / nodes,
-      (held_cpu - idle_cpu) * 100 * 10000 / nodes);
+      period_ms, beats_per_s, held_cpu * 100, held.rss_mib,
+      (held.rss_mib - idle.rss_mib) * 10000 / nodes, (held_cpu - idle_cpu) * 100 * 10000 / nodes);
   sessions.clear();
   return open == nodes ? 0 : 1;
 }

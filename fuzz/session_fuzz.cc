@@ -24,8 +24,7 @@ void Take(const pb::NodeMessage& message) {
     return true;
   }();
   (void)ready;
-  const berth::api::Json body =
-      berth::api::Json::parse(message.reports().json(), nullptr, false);
+  const berth::api::Json body = berth::api::Json::parse(message.reports().json(), nullptr, false);
   if (body.is_discarded()) return;
   (void)berth::daemon::TakeReports(executor, "n1", body);
 }

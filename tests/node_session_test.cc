@@ -4,6 +4,8 @@
 // mutual TLS on loopback. What a node gets pushed, how its heartbeats and
 // reports are answered, and who is refused. Runs under ThreadSanitizer
 // (scripts/tsan.supp says what of gRPC is not checked).
+#include "node/node_session.h"
+
 #include <gtest/gtest.h>
 
 #include <condition_variable>
@@ -14,7 +16,6 @@
 #include "daemon/nodes/node_dispatcher.h"
 #include "daemon/nodes/node_executor.h"
 #include "daemon/nodes/node_sessions.h"
-#include "node/node_session.h"
 #include "store/memory_store.h"
 #include "store/test_dir.h"
 #include "tls/certificate.h"
@@ -91,12 +92,12 @@ class NodeSessionTest : public testing::Test {
     Result<tls::KeyAndCsr> csr = tls::NewKeyAndCsr(node);
     EXPECT_TRUE(csr.ok());
     const api::Principal join = *dispatcher_->Authenticate(*dispatcher_->JoinToken());
-    Result<Json> joined = dispatcher_->Register(
-        Json{{"hostname", node},
-             {"machine", "machine-" + node},
-             {"resources", {{"cpu", "1000m"}, {"memory", 1 << 30}}},
-             {"csr", csr->csr_pem}},
-        join);
+    Result<Json> joined =
+        dispatcher_->Register(Json{{"hostname", node},
+                                   {"machine", "machine-" + node},
+                                   {"resources", {{"cpu", "1000m"}, {"memory", 1 << 30}}},
+                                   {"csr", csr->csr_pem}},
+                              join);
     EXPECT_TRUE(joined.ok()) << joined.status().message();
     if (!joined.ok()) return {};
     return {(*joined)["credential"], {(*joined)["certificate"], csr->key_pem, (*joined)["ca"]}};
@@ -163,12 +164,12 @@ TEST_F(NodeSessionTest, AssignmentsArePushedAndHeartbeatsAndReportsAnswered) {
   ASSERT_TRUE(inbox.Wait([](Inbox& i) { return !i.heartbeats.empty(); }));
   EXPECT_EQ(inbox.heartbeats[0]["ca_digest"], ca_->digest());
 
-  Result<Json> accepted = (*session)->Report(
-      Json{{"tasks", {{{"task", "web.1.5"}, {"state", "running"}}}}}, kBound);
+  Result<Json> accepted =
+      (*session)->Report(Json{{"tasks", {{{"task", "web.1.5"}, {"state", "running"}}}}}, kBound);
   ASSERT_TRUE(accepted.ok()) << accepted.status().message();
   EXPECT_EQ((*accepted)["accepted"], 1);
-  Result<Json> refused = (*session)->Report(
-      Json{{"tasks", {{{"task", "db.1.6"}, {"state", "running"}}}}}, kBound);
+  Result<Json> refused =
+      (*session)->Report(Json{{"tasks", {{{"task", "db.1.6"}, {"state", "running"}}}}}, kBound);
   EXPECT_EQ(refused.status().message(), "task 'db.1.6' is not assigned to node 'n1'");
   Result<Json> malformed = (*session)->Report(Json{{"tasks", 3}}, kBound);
   EXPECT_EQ(malformed.status().code(), StatusCode::kPermissionDenied);
@@ -236,9 +237,8 @@ TEST_F(NodeSessionTest, ANewerSessionOfANodeReplacesTheOlder) {
   ASSERT_TRUE(first.Wait([](Inbox& i) { return i.ended; }));
   EXPECT_NE((*older)->Close().message().find("replaced by a newer session"), std::string::npos);
   Assign("web.1.5", "n1", 5);
-  ASSERT_TRUE(second.Wait([](Inbox& i) {
-    return !i.assignments.empty() && !i.assignments.back()["tasks"].empty();
-  }));
+  ASSERT_TRUE(second.Wait(
+      [](Inbox& i) { return !i.assignments.empty() && !i.assignments.back()["tasks"].empty(); }));
   EXPECT_EQ(sessions_->open(), 1u);
 }
 
