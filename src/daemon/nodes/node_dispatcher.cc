@@ -537,7 +537,7 @@ Timestamp NodeDispatcher::MarkSilentDown(Timestamp now) {
   // nodes, docs/benchmarks.md "Node sessions") made the monitor cost grow
   // with the square of the nodes. A node goes down at most a tenth of a
   // period after its grace instead.
-  return std::max(next, now + options_.heartbeat_period / 10);
+  return std::max(next, now + monitor_tick());
 }
 
 void NodeDispatcher::Monitor() {

@@ -129,6 +129,9 @@ class NodeDispatcher {
   // the machine joins again.
   static std::string RemovedMessage(const std::string& node);
   Duration grace() const { return options_.heartbeat_grace(); }
+  // How late, at most, the monitor marks a silent node down after its
+  // grace: it scans at most this often (a tenth of the period).
+  Duration monitor_tick() const { return options_.heartbeat_period / 10; }
   // The CA that signs nodes' certificates, or null.
   const ClusterCa* ca() const { return ca_; }
   // Heartbeats taken so far (berth_node_heartbeats_total).

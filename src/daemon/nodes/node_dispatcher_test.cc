@@ -191,7 +191,8 @@ TEST_F(NodeDispatcherTest, SilenceMarksANodeDownAfterTheGraceAndAHeartbeatBrings
   ASSERT_TRUE(dispatcher_->Heartbeat("n1").ok());  // in time: the grace starts again
   clock_.Advance(dispatcher_->grace() - Duration{1});
   EXPECT_EQ(nodes_.Get("n1")->value("state", ""), "ready");
-  clock_.Advance(Duration{1});
+  // Down once the grace is over, within the monitor's tick.
+  clock_.Advance(Duration{1} + dispatcher_->monitor_tick());
   EXPECT_EQ(WaitForState("n1", "down"), "down");
   ASSERT_TRUE(dispatcher_->Heartbeat("n1").ok());
   EXPECT_EQ(nodes_.Get("n1")->value("state", ""), "ready");
