@@ -10,6 +10,7 @@
 // then remove the tasks' cgroups: every test ends checking that none of
 // its tasks' cgroups is left.
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -244,6 +245,22 @@ class NodeE2eTest : public testing::Test {
   std::vector<std::string> berthd_args_;  // more flags for berthd
   std::map<std::string, std::unique_ptr<Process>> nodes_;
 };
+
+// Over TLS a node opens its session (docs/agent.md, "Sessions") and its
+// task comes pushed on it; berthd's gauge counts the session.
+TEST_F(NodeE2eTest, ANodeKeepsOneSessionAndItsTaskRuns) {
+  StartNode("n1");
+  ASSERT_NE(nodes_["n1"]->WaitForLine("node session open", kBound), "");
+  CreateService("web", 1, {}, {"sleep", "1000"});
+  EXPECT_TRUE(Eventually([&] { return Task("web.1").value("state", "") == "running"; }))
+      << Task("web.1").dump();
+  httplib::SSLClient http("127.0.0.1", std::stoi(port_));
+  http.set_ca_cert_path((dir_.path() + "/berthd/ca.pem").c_str());
+  http.set_bearer_token_auth(token_);
+  httplib::Result metrics = http.Get("/metrics");
+  ASSERT_TRUE(metrics) << httplib::to_string(metrics.error());
+  EXPECT_NE(metrics->body.find("\nberth_node_sessions 1\n"), std::string::npos) << metrics->body;
+}
 
 TEST_F(NodeE2eTest, TasksRunAsProcessesAndEndAsTheirExitStatusSays) {
   StartNode("n1");

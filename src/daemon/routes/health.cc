@@ -88,6 +88,8 @@ ApiResponse Daemon::Metrics() const {
   }
   metrics.Add("berth_node_heartbeats_total", "Heartbeats of berth-node machines taken.",
               dispatcher_->heartbeats());
+  metrics.Add("berth_node_sessions", "berth-node sessions (gRPC streams) open now.",
+              sessions_ ? sessions_->open() : 0, "gauge");
   metrics.Add("berth_store_lists_total",
               "Times the control loop read the whole state: when it starts leading, after a "
               "failed pass, after its change feed was lost.",
