@@ -65,6 +65,7 @@ class NodeSessionTest : public testing::Test {
   void SetUp() override {
     daemon::ClusterCaOptions ca;
     ca.data_dir = dir_.path();
+    ca.server_files = true;
     Result<std::unique_ptr<daemon::ClusterCa>> opened = daemon::ClusterCa::Open(store_, ca);
     ASSERT_TRUE(opened.ok()) << opened.status().message();
     ca_ = std::move(*opened);

@@ -108,6 +108,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
                                          : auth::MissingToken::kCreate;
   ClusterCaOptions ca_options = options.ca;
   ca_options.data_dir = options.data_dir;
+  ca_options.server_files = true;  // berthd's node sessions read them
   if (!options.leadership.address.empty())
     ca_options.names.push_back(HostOf(options.leadership.address));
   // The CA writes through the store the control loop watches (a rotation

@@ -462,10 +462,6 @@ void NodeAgent::TakeHeartbeat(const Result<Json>& beat, bool renew) {
     return;
   }
   if (!beat.ok()) return;
-  {
-    std::lock_guard lock(mu_);
-    ca_digest_ = beat->value("ca_digest", "");
-  }
   if (renew) RenewIfDue(beat->value("ca_digest", ""));
   // berthd may have restarted with another period.
   if (Result<Duration> period = ParseDuration(beat->value("heartbeat_period", ""));
@@ -474,6 +470,7 @@ void NodeAgent::TakeHeartbeat(const Result<Json>& beat, bool renew) {
   if (beat->value("session_port", Json()).is_number_integer())
     session_port_ = beat->value("session_port", 0);
   std::lock_guard told(mu_);
+  ca_digest_ = beat->value("ca_digest", "");
   news_ = {beat->value("instance", ""), beat->value("assignments_revision", int64_t{0})};
   wake_.notify_all();
 }

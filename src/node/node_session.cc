@@ -82,22 +82,22 @@ Result<std::unique_ptr<NodeSession>> NodeSession::Open(NodeSessionOptions option
   hello.mutable_hello()->set_since(o.since);
   {
     std::lock_guard lock(session->write_mu_);
-    (void)session->Write(&hello);  // a refusal shows as the stream's end
+    (void)session->Write(hello);  // a refusal shows as the stream's end
   }
   session->reader_ = std::thread([s = session.get()] { s->ReadLoop(); });
   return session;
 }
 
-bool NodeSession::Write(const void* message) {
+bool NodeSession::Write(const pb::NodeMessage& message) {
   if (call_->finished) return false;
-  return call_->stream->Write(*static_cast<const pb::NodeMessage*>(message));
+  return call_->stream->Write(message);
 }
 
 Status NodeSession::Heartbeat() {
   pb::NodeMessage beat;
   beat.mutable_heartbeat();
   std::lock_guard lock(write_mu_);
-  return Write(&beat) ? Status::Ok() : Status::Unavailable("the node session ended");
+  return Write(beat) ? Status::Ok() : Status::Unavailable("the node session ended");
 }
 
 Result<Json> NodeSession::Report(const Json& body, Duration timeout) {
@@ -114,7 +114,7 @@ Result<Json> NodeSession::Report(const Json& body, Duration timeout) {
   bool written = false;
   {
     std::lock_guard lock(write_mu_);
-    written = Write(&message);
+    written = Write(message);
   }
   std::unique_lock lock(mu_);
   if (written) {

@@ -28,6 +28,10 @@
 #include "core/time.h"
 #include "tls/context.h"
 
+namespace berth::session::v1 {
+class NodeMessage;
+}
+
 namespace berth::node {
 
 struct NodeSessionOptions {
@@ -65,7 +69,7 @@ class NodeSession {
  private:
   struct Call;  // the gRPC objects (node_session.cc)
   explicit NodeSession(NodeSessionOptions options);
-  bool Write(const void* message);  // a pb::NodeMessage; under write_mu_
+  bool Write(const session::v1::NodeMessage& message);  // under write_mu_
   void ReadLoop();
 
   NodeSessionOptions options_;

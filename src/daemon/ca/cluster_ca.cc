@@ -219,8 +219,10 @@ Status ClusterCa::IssueOwn() {
                              life * std::uniform_real_distribution<double>(0.5, 0.8)(seed));
   wake_.notify_all();
   // For the node session server, which reads its credentials from files.
-  BERTH_RETURN_IF_ERROR(WriteFileAtomically(key_file(), own_.key_pem, 0600));
-  BERTH_RETURN_IF_ERROR(WriteFileAtomically(cert_file(), own_.cert_pem, 0644));
+  if (options_.server_files) {
+    BERTH_RETURN_IF_ERROR(WriteFileAtomically(key_file(), own_.key_pem, 0600));
+    BERTH_RETURN_IF_ERROR(WriteFileAtomically(cert_file(), own_.cert_pem, 0644));
+  }
   const tls::Credentials credentials{own_.cert_pem, own_.key_pem, BundleLocked()};
   if (!server_tls_) {
     Result<std::shared_ptr<tls::ServerTls>> made = tls::ServerTls::Make(credentials);

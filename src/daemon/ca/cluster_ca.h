@@ -11,9 +11,9 @@
 //    rotation) is written to <data_dir>/ca.pem, where `berth` finds it.
 //  - berthd's own certificate (role manager, CN = its id, names: the
 //    hostname, localhost, 127.0.0.1, ::1, every address of this machine's
-//    interfaces and the advertised ones) is issued at each start, and
-//    written with its key (mode 0600, as the unlock key beside it) for the
-//    node session server's gRPC, and again at a random point between 50% and 80% of its
+//    interfaces and the advertised ones) is issued at each start (written
+//    with its key, mode 0600 as the unlock key beside it, for berthd's node
+//    session server: server_files), and again at a random point between 50% and 80% of its
 //    life (Start's thread). berthd serves with it and presents it as a
 //    client (to berth-node's log server).
 //  - Nodes' certificates: Sign, from the CSR a node sends at join and
@@ -55,6 +55,10 @@ struct ClusterCaOptions {
   std::string id = "berthd";                   // CN of the host's own certificate
   std::string role = tls::kRoleManager;        // its OU: manager (berthd) or agent (berth-agent)
   std::vector<std::string> names;  // more names for berthd's certificate (--advertise-addr's host)
+  // Write the host's certificate and key to cert_file() and key_file() at
+  // each issue, for the node session server (berthd). Default false: the
+  // key stays in memory (berth-agent).
+  bool server_files = false;
 };
 
 class ClusterCa {
@@ -71,8 +75,9 @@ class ClusterCa {
   // berthd as a client: its certificate, key and the trust bundle.
   tls::Credentials client_credentials() const;
   std::string trust_pem() const;
-  // The files of the host's certificate, its key (mode 0600) and the trust
-  // bundle, kept current: what the node session server watches.
+  // The files of the host's certificate, its key (mode 0600; both with
+  // server_files) and the trust bundle, kept current: what the node session
+  // server watches.
   std::string cert_file() const { return options_.data_dir + "/server-cert.pem"; }
   std::string key_file() const { return options_.data_dir + "/server-key.pem"; }
   std::string bundle_file() const { return options_.data_dir + "/ca.pem"; }
