@@ -250,16 +250,18 @@ class NodeE2eTest : public testing::Test {
 // task comes pushed on it; berthd's gauge counts the session.
 TEST_F(NodeE2eTest, ANodeKeepsOneSessionAndItsTaskRuns) {
   StartNode("n1");
-  ASSERT_NE(nodes_["n1"]->WaitForLine("node session open", kBound), "");
-  CreateService("web", 1, {}, {"sleep", "1000"});
-  EXPECT_TRUE(Eventually([&] { return Task("web.1").value("state", "") == "running"; }))
-      << Task("web.1").dump();
   httplib::SSLClient http("127.0.0.1", std::stoi(port_));
   http.set_ca_cert_path((dir_.path() + "/berthd/ca.pem").c_str());
   http.set_bearer_token_auth(token_);
-  httplib::Result metrics = http.Get("/metrics");
-  ASSERT_TRUE(metrics) << httplib::to_string(metrics.error());
-  EXPECT_NE(metrics->body.find("\nberth_node_sessions 1\n"), std::string::npos) << metrics->body;
+  auto sessions = [&] {
+    httplib::Result metrics = http.Get("/metrics");
+    return metrics && metrics->body.find("\nberth_node_sessions 1\n") != std::string::npos;
+  };
+  ASSERT_TRUE(Eventually(sessions)) << http.Get("/metrics")->body;
+  CreateService("web", 1, {}, {"sleep", "1000"});
+  EXPECT_TRUE(Eventually([&] { return Task("web.1").value("state", "") == "running"; }))
+      << Task("web.1").dump();
+  EXPECT_TRUE(sessions());
 }
 
 TEST_F(NodeE2eTest, TasksRunAsProcessesAndEndAsTheirExitStatusSays) {

@@ -446,6 +446,9 @@ void NodeAgent::HeartbeatLoop() {
         Log("heartbeat failed: " + beat.status().message());
       failing = !beat.ok();
       TakeHeartbeat(beat);
+      // The answer names a session: open it now, not a period later, so
+      // that the first heartbeat on it follows this one by the handshake.
+      if (const int port = session_port_.exchange(0); port > 0 && secure_) RunSession(port);
     }
     lock.lock();
   }

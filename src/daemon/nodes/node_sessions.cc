@@ -148,6 +148,10 @@ class NodeSessions::Stream final
   }
 
   Status Handle(const pb::NodeMessage& message) {
+    // As every node route: a replica that stopped leading ends the session
+    // (UNAVAILABLE), so that the node finds the new leader instead of
+    // heartbeating to a deposed one.
+    BERTH_RETURN_IF_ERROR(sessions_.hooks_.serving());
     switch (message.kind_case()) {
       case pb::NodeMessage::kHello: {
         std::lock_guard lock(mu_);
