@@ -20,12 +20,14 @@
 //   one service: with --replicas R, one service of R replicas (0.1 CPU),
 //               from its submission to the settled state.
 // With --etcd, berthd keeps its state in a 3-member etcd started on
-// loopback ports (etcd's default limits) instead of SQLite.
+// loopback ports (etcd's default limits) instead of SQLite. The agents
+// serve their gRPC service, which berthd calls, unless --agent-https (then
+// every call is an HTTPS request, as before the gRPC service).
 //
 // Usage: berthd_bench [--nodes N] [--agents A] [--rate R] [--seconds S] [--burst B]
 //                     [--quick] [--batch-quiet-ms Q] [--batch-max-ms M]
 //                     [--agent-sample-bp NP] [--agent-cluster-percent CP] [--clients C]
-//                     [--replicas R] [--etcd]
+//                     [--replicas R] [--etcd] [--http] [--agent-https]
 // (--batch-*: berthd's batch window; --agent-*: berthd's Np and Cp with agents)
 #include <algorithm>
 #include <atomic>
@@ -184,7 +186,7 @@ class Bench {
 // in all; their addresses go to `options`.
 std::vector<std::unique_ptr<testing_support::Process>> StartAgents(int count, int nodes,
                                                                    const std::string& dir,
-                                                                   bool http,
+                                                                   bool http, bool no_rpc,
                                                                    daemon::DaemonOptions* options) {
   std::vector<std::unique_ptr<testing_support::Process>> agents;
   for (int i = 0; i < count; ++i) {
@@ -203,6 +205,7 @@ std::vector<std::unique_ptr<testing_support::Process>> StartAgents(int count, in
                                      "--data-dir",
                                      data_dir};
     if (http) argv.push_back("--insecure-http");
+    if (no_rpc) argv.push_back("--no-rpc");
     agents.push_back(std::make_unique<testing_support::Process>(argv));
     const std::string port = testing_support::PortInLine(
         agents.back()->WaitForLine("listening on", std::chrono::seconds(60)));
@@ -217,7 +220,7 @@ std::vector<std::unique_ptr<testing_support::Process>> StartAgents(int count, in
 int Main(int argc, char** argv) {
   int nodes = 20'000, agents = 0, rate = 1'000, seconds = 5, burst = 10'000, quiet_ms = 0,
       max_ms = 0, sample_bp = 0, cluster_percent = 0, clients = 8, threads = 0, replicas = 0;
-  bool etcd = false, http = false;
+  bool etcd = false, http = false, agent_https = false;
   // Each integer option with its upper bound (berthd's own for its options).
   struct IntOption {
     const char* name;
@@ -241,8 +244,8 @@ int Main(int argc, char** argv) {
     const IntOption* option = nullptr;
     for (const IntOption& o : options_table)
       if (arg == o.name) option = &o;
-    if (arg == "--etcd" || arg == "--http") {
-      (arg == "--etcd" ? etcd : http) = true;
+    if (arg == "--etcd" || arg == "--http" || arg == "--agent-https") {
+      (arg == "--etcd" ? etcd : arg == "--http" ? http : agent_https) = true;
       continue;
     }
     if (arg == "--quick") {
@@ -254,8 +257,9 @@ int Main(int argc, char** argv) {
           "usage: berthd_bench [--nodes N] [--agents A] [--rate R] [--seconds S] [--burst B]\n"
           "                    [--quick] [--batch-quiet-ms Q] [--batch-max-ms M]\n"
           "                    [--agent-sample-bp NP] [--agent-cluster-percent CP]\n"
-          "                    [--clients C] [--replicas R] [--etcd] [--http]\n"
-          "  --http: berthd and its agents serve plain HTTP (default HTTPS)\n");
+          "                    [--clients C] [--replicas R] [--etcd] [--http] [--agent-https]\n"
+          "  --http: berthd and its agents serve plain HTTP (default HTTPS)\n"
+          "  --agent-https: the agents serve no gRPC, so berthd calls them over HTTPS\n");
       if (arg == "--help") return 0;
       if (option != nullptr)
         std::fprintf(stderr, "bad argument '%s': expected an integer from 1 to %ld\n", arg.c_str(),
@@ -276,7 +280,7 @@ int Main(int argc, char** argv) {
   if (sample_bp > 0) options.agent_placement.scheduler.node_basis_points = sample_bp;
   if (cluster_percent > 0) options.agent_placement.scheduler.cluster_percent = cluster_percent;
   std::vector<std::unique_ptr<testing_support::Process>> agent_processes =
-      StartAgents(agents, nodes, dir.path() + "/agents", http, &options);
+      StartAgents(agents, nodes, dir.path() + "/agents", http, agent_https, &options);
   if (agent_processes.size() != static_cast<size_t>(agents)) {
     std::fprintf(stderr, "berthd_bench: a berth-agent did not start\n");
     return 1;
@@ -296,7 +300,10 @@ int Main(int argc, char** argv) {
     return 1;
   }
   Bench bench((*berthd)->url(), (*berthd)->token(), (*berthd)->client_tls());
-  std::printf("transport: %s\n", http ? "plain HTTP" : "HTTPS (TLS 1.3, keep-alive)");
+  std::printf("transport: %s%s\n", http ? "plain HTTP" : "HTTPS (TLS 1.3, keep-alive)",
+              agents == 0 || http ? ""
+              : agent_https       ? "; agents over HTTPS"
+                                  : "; agents over gRPC (TLS)");
   if (!bench.WaitLeading()) {
     std::fprintf(stderr, "berthd_bench: berthd did not lead within 30 s\n");
     return 1;

@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 
+#include "api/agent_rpc_client.h"
 #include "api/api_client.h"
 #include "api/http_agent_transport.h"
 #include "process.h"
@@ -45,6 +46,11 @@ class Agent {
   // A client of the agent's API, over HTTPS.
   api::ApiClient Client() const { return api::ApiClient(address_, token_, 30, {"", "", trust()}); }
   const std::string& address() const { return address_; }
+  // "127.0.0.1:PORT" of its gRPC service (GET /v1/agent's rpc_port).
+  std::string RpcAddress() const {
+    Result<api::Json> about = Client().Call("GET", "/v1/agent");
+    return about.ok() ? "127.0.0.1:" + std::to_string(about->value("rpc_port", 0)) : "";
+  }
   void Kill() { process_.Kill(SIGKILL); }
 
  private:
@@ -64,6 +70,46 @@ TEST(AgentProcess, AWrongTokenIsRefused) {
   Agent agent("a", 10, dir.path() + "/a");
   EXPECT_NE(agent.Connect(agent.token()), nullptr);
   EXPECT_EQ(agent.Connect("wrong"), nullptr);
+}
+
+// Over TLS the agent offers its gRPC service and the transport takes it:
+// several tasks' samples in one call, answered in order; a wrong token and
+// a malformed payload are refused with why, and change nothing.
+TEST(AgentProcess, CallsGoOverTheAgentsGrpcServiceWithSeveralSamplesInOneCall) {
+  store::TestDir dir;
+  Agent agent("a", 50, dir.path() + "/a");
+  std::unique_ptr<api::HttpAgentTransport> t = agent.Connect(agent.token());
+  ASSERT_TRUE(t);
+  EXPECT_TRUE(t->uses_rpc());
+  std::vector<agent::SampleRequest> requests;
+  for (int i = 0; i < 3; ++i) requests.push_back({Task(i), 1000, std::chrono::seconds(1), ""});
+  auto huge = std::make_shared<TaskSpec>(*requests[1].task.spec);
+  huge->reservations.milli_cpu = 1'000'000'000;
+  requests[1].task.spec = huge;
+  std::vector<Result<agent::SampleResponse>> answers =
+      t->SampleMany(requests, std::chrono::seconds(5));
+  ASSERT_EQ(answers.size(), 3u);
+  for (const auto& answer : answers) ASSERT_TRUE(answer.ok()) << answer.status().message();
+  EXPECT_EQ(answers[0]->nodes.size(), 5u);  // 10% of 50
+  EXPECT_TRUE(answers[1]->nodes.empty());   // the one that fits nowhere
+  EXPECT_EQ(answers[2]->nodes.size(), 5u);
+  EXPECT_EQ(answers[0]->nodes[0].agent_id, "a");
+
+  api::AgentRpcClient wrong("a", agent.RpcAddress(), "wrong", agent.trust());
+  Result<api::Json> refused = wrong.Call(api::AgentRpcClient::Method::kBindings, api::Json::object(),
+                                    std::chrono::seconds(5), 0);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("a missing or wrong agent token"), std::string::npos)
+      << refused.status().message();
+  api::AgentRpcClient right("a", agent.RpcAddress(), agent.token(), agent.trust());
+  Result<api::Json> malformed = right.Call(api::AgentRpcClient::Method::kCommit,
+                                      api::Json{{"task", 1}}, std::chrono::seconds(5), 0);
+  ASSERT_FALSE(malformed.ok());
+  EXPECT_NE(malformed.status().message().find("task"), std::string::npos)
+      << malformed.status().message();
+  Result<std::vector<std::string>> bound = t->Bindings(std::chrono::seconds(5));
+  ASSERT_TRUE(bound.ok());
+  EXPECT_TRUE(bound->empty());
 }
 
 // A berthd leader's calls carry its epoch; once a newer leader has called,

@@ -1,8 +1,6 @@
 #include "agent_server/agent_service.h"
 
-#include <atomic>
 #include <cstdlib>
-#include <memory>
 
 #include "api/agent_codec.h"
 
@@ -12,91 +10,98 @@ using api::ApiRequest;
 using api::ApiResponse;
 using api::Json;
 
+Status AgentCalls::AdmitEpoch(const std::string& header) {
+  if (header.empty()) return Status::Ok();
+  char* end = nullptr;
+  const long long epoch = std::strtoll(header.c_str(), &end, 10);
+  if (*end != '\0' || epoch <= 0)
+    return Status::InvalidArgument(std::string(api::kEpochHeader) +
+                                   ": expected a positive integer, got '" + header + "'");
+  int64_t newest = newest_epoch_.load();
+  while (epoch > newest && !newest_epoch_.compare_exchange_weak(newest, epoch)) {
+  }
+  if (epoch < newest)
+    return Status::Conflict("a berthd leader of epoch " + std::to_string(newest) +
+                            " has taken over; epoch " + header + " is stale");
+  return Status::Ok();
+}
+
+Result<Json> AgentCalls::Sample(const Json& body, Duration budget_cap) {
+  Result<agent::SampleRequest> request = api::DecodeSampleRequest(body);
+  if (!request.ok()) return request.status();
+  request->budget = std::min(request->budget, budget_cap);
+  return api::EncodeSampleResponse(agent_.Sample(*request));
+}
+
+Result<Json> AgentCalls::Commit(const Json& body) {
+  Result<agent::CommitRequest> request = api::DecodeCommitRequest(body);
+  if (!request.ok()) return request.status();
+  return api::EncodeCommitResponse(fleet_ != nullptr ? fleet_->Commit(*request)
+                                                     : agent_.Commit(*request));
+}
+
+Result<Json> AgentCalls::Release(const Json& body) {
+  Result<std::vector<std::string>> ids = api::DecodeIdList(body, "tasks");
+  if (!ids.ok()) return ids.status();
+  const size_t released = fleet_ != nullptr ? fleet_->Release(*ids) : agent_.Release(*ids);
+  return Json{{"released", released}};
+}
+
+Result<Json> AgentCalls::Eligible(const Json& body) {
+  Result<TaskSpec> spec = api::DecodeEligibleRequest(body);
+  if (!spec.ok()) return spec.status();
+  return api::EncodeIdList("nodes", agent_.Eligible(*spec));
+}
+
+Json AgentCalls::Bindings() const { return api::EncodeIdList("tasks", agent_.BoundTasks()); }
+
 namespace {
 
-// The newest berthd leader epoch seen (api::kEpochHeader). A call of an
-// older one comes from a deposed leader, and is refused with 409 before it
-// changes anything (docs/ha.md). A call without the header (a single
-// berthd, or a scheduler instance) is let through.
-class EpochFence {
- public:
-  Status Admit(const std::string& header) {
-    if (header.empty()) return Status::Ok();
-    char* end = nullptr;
-    const long long epoch = std::strtoll(header.c_str(), &end, 10);
-    if (*end != '\0' || epoch <= 0)
-      return Status::InvalidArgument(std::string(api::kEpochHeader) +
-                                     ": expected a positive integer, got '" + header + "'");
-    int64_t newest = newest_.load();
-    while (epoch > newest && !newest_.compare_exchange_weak(newest, epoch)) {
-    }
-    if (epoch < newest)
-      return Status::Conflict("a berthd leader of epoch " + std::to_string(newest) +
-                              " has taken over; epoch " + header + " is stale");
-    return Status::Ok();
-  }
-
- private:
-  std::atomic<int64_t> newest_{0};
-};
+// A POST route of `calls`: fenced by the caller's epoch when `fenced`.
+template <typename Call>
+api::ApiHandler Post(AgentCalls& calls, bool fenced, Call call) {
+  return [&calls, fenced, call](const ApiRequest& r) {
+    return api::WithBody(r, [&](const Json& body) -> Result<ApiResponse> {
+      if (fenced) BERTH_RETURN_IF_ERROR(calls.AdmitEpoch(r.epoch));
+      Result<Json> answer = call(body);
+      if (!answer.ok()) return answer.status();
+      return ApiResponse{200, std::move(*answer), "", ""};
+    });
+  };
+}
 
 }  // namespace
 
-void AddAgentRoutes(api::ApiServer& server, agent::Agent& agent, NodeFleet* fleet) {
-  auto fence = std::make_shared<EpochFence>();
+void AddAgentRoutes(api::ApiServer& server, AgentCalls& calls, int rpc_port) {
+  agent::Agent& agent = calls.agent();
+  NodeFleet* fleet = calls.fleet();
   if (fleet != nullptr) fleet->AddRoutes(server);
-  server.Route("GET", "/v1/agent", [&agent, fleet](const ApiRequest&) -> Result<ApiResponse> {
-    const agent::AgentCounters& c = agent.counters();
-    return ApiResponse{200,
-                       Json{{"id", agent.id()},
-                            {"nodes", agent.nodes().size()},
-                            {"bound", c.bound.load()},
-                            {"conflicts", c.conflicts.load()},
-                            {"samples", c.samples.load()},
-                            {"released", c.released.load()},
-                            {"bindings", agent.bindings()},
-                            {"fleet", fleet != nullptr}},
-                       "", ""};
+  server.Route("GET", "/v1/agent",
+               [&agent, fleet, rpc_port](const ApiRequest&) -> Result<ApiResponse> {
+                 const agent::AgentCounters& c = agent.counters();
+                 return ApiResponse{200,
+                                    Json{{"id", agent.id()},
+                                         {"nodes", agent.nodes().size()},
+                                         {"bound", c.bound.load()},
+                                         {"conflicts", c.conflicts.load()},
+                                         {"samples", c.samples.load()},
+                                         {"released", c.released.load()},
+                                         {"bindings", agent.bindings()},
+                                         {"fleet", fleet != nullptr},
+                                         {"rpc_port", rpc_port}},
+                                    "", ""};
+               });
+  server.Route("POST", "/v1/sample",
+               Post(calls, true, [&calls](const Json& b) { return calls.Sample(b); }));
+  server.Route("POST", "/v1/commit",
+               Post(calls, true, [&calls](const Json& b) { return calls.Commit(b); }));
+  server.Route("POST", "/v1/release",
+               Post(calls, true, [&calls](const Json& b) { return calls.Release(b); }));
+  server.Route("GET", "/v1/bindings", [&calls](const ApiRequest&) -> Result<ApiResponse> {
+    return ApiResponse{200, calls.Bindings(), "", ""};
   });
-  server.Route("POST", "/v1/sample", [&agent, fence](const ApiRequest& r) {
-    return api::WithBody(r, [&](const Json& body) -> Result<ApiResponse> {
-      BERTH_RETURN_IF_ERROR(fence->Admit(r.epoch));
-      Result<agent::SampleRequest> request = api::DecodeSampleRequest(body);
-      if (!request.ok()) return request.status();
-      return ApiResponse{200, api::EncodeSampleResponse(agent.Sample(*request)), "", ""};
-    });
-  });
-  server.Route("POST", "/v1/commit", [&agent, fleet, fence](const ApiRequest& r) {
-    return api::WithBody(r, [&](const Json& body) -> Result<ApiResponse> {
-      BERTH_RETURN_IF_ERROR(fence->Admit(r.epoch));
-      Result<agent::CommitRequest> request = api::DecodeCommitRequest(body);
-      if (!request.ok()) return request.status();
-      return ApiResponse{
-          200,
-          api::EncodeCommitResponse(fleet != nullptr ? fleet->Commit(*request)
-                                                     : agent.Commit(*request)),
-          "", ""};
-    });
-  });
-  server.Route("POST", "/v1/release", [&agent, fleet, fence](const ApiRequest& r) {
-    return api::WithBody(r, [&](const Json& body) -> Result<ApiResponse> {
-      BERTH_RETURN_IF_ERROR(fence->Admit(r.epoch));
-      Result<std::vector<std::string>> ids = api::DecodeIdList(body, "tasks");
-      if (!ids.ok()) return ids.status();
-      const size_t released = fleet != nullptr ? fleet->Release(*ids) : agent.Release(*ids);
-      return ApiResponse{200, Json{{"released", released}}, "", ""};
-    });
-  });
-  server.Route("GET", "/v1/bindings", [&agent](const ApiRequest&) -> Result<ApiResponse> {
-    return ApiResponse{200, api::EncodeIdList("tasks", agent.BoundTasks()), "", ""};
-  });
-  server.Route("POST", "/v1/eligible", [&agent](const ApiRequest& r) {
-    return api::WithBody(r, [&](const Json& body) -> Result<ApiResponse> {
-      Result<TaskSpec> spec = api::DecodeEligibleRequest(body);
-      if (!spec.ok()) return spec.status();
-      return ApiResponse{200, api::EncodeIdList("nodes", agent.Eligible(*spec)), "", ""};
-    });
-  });
+  server.Route("POST", "/v1/eligible",
+               Post(calls, false, [&calls](const Json& b) { return calls.Eligible(b); }));
   server.Route("GET", "/metrics", [&agent, &server](const ApiRequest&) -> Result<ApiResponse> {
     const agent::AgentCounters& c = agent.counters();
     api::MetricsText metrics;

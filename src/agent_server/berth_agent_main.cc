@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "agent/agent.h"
+#include "agent_server/agent_rpc_server.h"
 #include "agent_server/agent_service.h"
 #include "api/cluster_codec.h"
 #include "api/document.h"
@@ -50,6 +51,15 @@ int Run(int argc, char** argv) {
   app.add_option("--port", server.port, "TCP port (0: any free port)")
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();
+  berth::agent_server::AgentRpcOptions rpc;
+  rpc.port = -1;
+  app.add_option("--rpc-port", rpc.port,
+                 "TCP port of the agent's gRPC service (TLS; none with --insecure-http; 0: any "
+                 "free port; default 7482, or any free port when --port is 0)")
+      ->check(CLI::Range(0, 65535));
+  bool no_rpc = false;
+  app.add_flag("--no-rpc", no_rpc,
+               "Serve no gRPC service: berthd then makes every call over HTTPS");
   app.add_option("--nodes", nodes_file,
                  "a JSON or YAML file with the cluster's nodes ({\"nodes\": [...]})");
   app.add_option("--simulate", simulate, "simulate N nodes of Vela's four types instead")
@@ -138,6 +148,7 @@ int Run(int argc, char** argv) {
     ca_options.data_dir = data_dir;
     ca_options.id = agent_options.id;
     ca_options.role = berth::tls::kRoleAgent;
+    ca_options.server_files = true;  // the gRPC service's certificate and key
     if (server.host != "0.0.0.0") ca_options.names.push_back(server.host);
     Result<std::unique_ptr<berth::daemon::ClusterCa>> made =
         opened.ok() ? berth::daemon::ClusterCa::Open(**opened, ca_options)
@@ -170,21 +181,41 @@ int Run(int argc, char** argv) {
       return node_fleet->Authenticate(t, peer);
     };
   }
+  berth::agent_server::AgentCalls calls(agent, node_fleet.get());
+  std::unique_ptr<berth::agent_server::AgentRpcServer> rpc_server;
+  if (ca && !no_rpc) {
+    if (rpc.port < 0) rpc.port = server.port == 0 ? 0 : 7482;
+    rpc.host = server.host;
+    rpc.token = *token;
+    rpc.cert_file = ca->cert_file();
+    rpc.key_file = ca->key_file();
+    Result<std::unique_ptr<berth::agent_server::AgentRpcServer>> started =
+        berth::agent_server::AgentRpcServer::Start(calls, rpc);
+    if (!started.ok()) {
+      std::fprintf(stderr, "berth-agent: %s\n", started.status().message().c_str());
+      return 1;
+    }
+    rpc_server = std::move(*started);
+  }
   berth::api::ApiServer api(server);
-  berth::agent_server::AddAgentRoutes(api, agent, node_fleet.get());
+  berth::agent_server::AddAgentRoutes(api, calls, rpc_server ? rpc_server->port() : 0);
   if (node_fleet) node_fleet->Start();
   if (Status started = api.Start(); !started.ok()) {
     std::fprintf(stderr, "berth-agent: %s\n", started.message().c_str());
     return 1;
   }
-  std::printf("berth-agent: %s with %u nodes%s listening on %s://%s:%d (token in %s/token%s)\n",
+  const std::string rpc_note =
+      rpc_server ? "gRPC on port " + std::to_string(rpc_server->port()) + "; " : "";
+  std::printf("berth-agent: %s with %u nodes%s listening on %s://%s:%d (%stoken in %s/token%s)\n",
               agent.id().c_str(), agent.nodes().size(),
               fleet ? " (berth-node machines join it)" : "", ca ? "https" : "http",
-              server.host.c_str(), api.port(), data_dir.c_str(), ca ? "; CA in ca.pem" : "");
+              server.host.c_str(), api.port(), rpc_note.c_str(), data_dir.c_str(),
+              ca ? "; CA in ca.pem" : "");
   std::fflush(stdout);
   signals.Wait();
   if (node_fleet) node_fleet->Stop();  // first: it answers the nodes' waiting requests
   api.Stop();
+  if (rpc_server) rpc_server->Stop();
   return 0;
 }
 

@@ -39,6 +39,15 @@ tls::Credentials TrustIn(const std::string& data_dir) {
   return {read("node-cert.pem"), read("node-key.pem"), read("ca.pem")};
 }
 
+std::string HostOf(const std::string& server) {
+  const size_t scheme = server.find("://");
+  std::string rest = server.substr(scheme == std::string::npos ? 0 : scheme + 3);
+  rest = rest.substr(0, rest.find('/'));
+  const size_t colon = rest.rfind(':');
+  if (colon == std::string::npos || rest.find(']', colon) != std::string::npos) return rest;
+  return rest.substr(0, colon);
+}
+
 std::string WithScheme(const std::string& server, bool tls) {
   if (server.find("://") != std::string::npos) return server;
   return (tls ? "https://" : "http://") + server;

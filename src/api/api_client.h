@@ -60,6 +60,8 @@ tls::Credentials TrustIn(const std::string& data_dir);
 // The URL `server` names with its scheme: "https://" when it has none and
 // `tls` is true, else "http://".
 std::string WithScheme(const std::string& server, bool tls);
+// The host of a URL or "host:port" ("[::1]" stays bracketed).
+std::string HostOf(const std::string& server);
 
 // Why an HTTP call got no answer, in words a user can act on: "connection
 // refused or host unreachable (is it running, on that address and port?)".

@@ -100,41 +100,75 @@ Result<std::unique_ptr<HttpAgentTransport>> HttpAgentTransport::Connect(
                                std::to_string(r->status));
   if (Status valid = CheckId(body["id"].get<std::string>()); !valid.ok())
     return Status::InvalidArgument("berth-agent at " + server + ": agent id " + valid.message());
-  return std::unique_ptr<HttpAgentTransport>(
+  std::unique_ptr<HttpAgentTransport> transport(
       new HttpAgentTransport(server, token, trust_pem, body["id"], body["nodes"].get<uint32_t>()));
+  // Its gRPC service, on the host named here (the certificate names it).
+  const int rpc_port = body.value("rpc_port", 0);
+  if (rpc_port > 0 && rpc_port <= 65535 && !trust_pem.empty())
+    transport->rpc_ = std::make_unique<AgentRpcClient>(
+        transport->id_, HostOf(server) + ":" + std::to_string(rpc_port), token, trust_pem);
+  return transport;
 }
 
-Result<Json> HttpAgentTransport::Post(const char* path, const Json& body, Duration timeout) {
+Result<Json> HttpAgentTransport::Call(AgentRpcClient::Method method, const char* path,
+                                      const Json* body, Duration timeout) {
+  if (rpc_) return rpc_->Call(method, body ? *body : Json::object(), timeout, epoch_.load());
   httplib::Client& client = ThreadClient(server_, token_, trust_pem_);
   SetTimeout(client, timeout);
+  if (body == nullptr) return ReadAnswer(id_, client.Get(path, EpochHeaders(epoch_.load())));
   return ReadAnswer(
-      id_, client.Post(path, EpochHeaders(epoch_.load()), body.dump(), "application/json"));
-}
-
-Result<Json> HttpAgentTransport::Get(const char* path, Duration timeout) {
-  httplib::Client& client = ThreadClient(server_, token_, trust_pem_);
-  SetTimeout(client, timeout);
-  return ReadAnswer(id_, client.Get(path, EpochHeaders(epoch_.load())));
+      id_, client.Post(path, EpochHeaders(epoch_.load()), body->dump(), "application/json"));
 }
 
 Result<agent::SampleResponse> HttpAgentTransport::Sample(const agent::SampleRequest& request,
                                                          Duration timeout) {
-  agent::SampleRequest bounded = request;
-  bounded.budget = std::min(bounded.budget, timeout);
-  return DecodeAnswer(id_, Post("/v1/sample", EncodeSampleRequest(bounded), timeout),
-                      [&](const Json& answer) { return DecodeSampleResponse(answer, id_); });
+  return std::move(SampleMany({request}, timeout).front());
+}
+
+// One gRPC call for all of them, or one HTTPS request each.
+std::vector<Result<agent::SampleResponse>> HttpAgentTransport::SampleMany(
+    const std::vector<agent::SampleRequest>& requests, Duration timeout) {
+  std::vector<Json> bodies;
+  bodies.reserve(requests.size());
+  for (const agent::SampleRequest& request : requests) {
+    agent::SampleRequest bounded = request;
+    bounded.budget = std::min(bounded.budget, timeout);
+    bodies.push_back(EncodeSampleRequest(bounded));
+  }
+  auto decode = [&](const Json& answer) { return DecodeSampleResponse(answer, id_); };
+  std::vector<Result<agent::SampleResponse>> answers;
+  answers.reserve(requests.size());
+  if (rpc_) {
+    Result<std::vector<Json>> all = rpc_->Sample(bodies, timeout, epoch_.load());
+    for (size_t i = 0; i < requests.size(); ++i)
+      answers.push_back(all.ok() ? DecodeAnswer(id_, Result<Json>(std::move((*all)[i])), decode)
+                                 : Result<agent::SampleResponse>(all.status()));
+    return answers;
+  }
+  for (const Json& body : bodies) {
+    httplib::Client& client = ThreadClient(server_, token_, trust_pem_);
+    SetTimeout(client, timeout);
+    answers.push_back(DecodeAnswer(
+        id_,
+        ReadAnswer(id_, client.Post("/v1/sample", EpochHeaders(epoch_.load()), body.dump(),
+                                    "application/json")),
+        decode));
+  }
+  return answers;
 }
 
 Result<agent::CommitResponse> HttpAgentTransport::Commit(const agent::CommitRequest& request,
                                                          Duration timeout) {
-  return DecodeAnswer(id_, Post("/v1/commit", EncodeCommitRequest(request), timeout),
+  const Json body = EncodeCommitRequest(request);
+  return DecodeAnswer(id_, Call(AgentRpcClient::Method::kCommit, "/v1/commit", &body, timeout),
                       DecodeCommitResponse);
 }
 
 Result<size_t> HttpAgentTransport::Release(const std::vector<std::string>& task_ids,
                                            Duration timeout) {
+  const Json body = EncodeIdList("tasks", task_ids);
   return DecodeAnswer(
-      id_, Post("/v1/release", EncodeIdList("tasks", task_ids), timeout),
+      id_, Call(AgentRpcClient::Method::kRelease, "/v1/release", &body, timeout),
       [](const Json& answer) -> Result<size_t> {
         if (!answer.contains("released") || !answer["released"].is_number_unsigned())
           return Status::InvalidArgument("a release answer without 'released'");
@@ -143,7 +177,7 @@ Result<size_t> HttpAgentTransport::Release(const std::vector<std::string>& task_
 }
 
 Result<std::vector<std::string>> HttpAgentTransport::Bindings(Duration timeout) {
-  return DecodeAnswer(id_, Get("/v1/bindings", timeout),
+  return DecodeAnswer(id_, Call(AgentRpcClient::Method::kBindings, "/v1/bindings", nullptr, timeout),
                       [](const Json& answer) { return DecodeIdList(answer, "tasks"); });
 }
 
@@ -170,7 +204,8 @@ Result<Json> HttpAgentTransport::TaskLogs(const std::string& run, int64_t tail, 
 
 Result<std::vector<std::string>> HttpAgentTransport::Eligible(const TaskSpec& spec,
                                                               Duration timeout) {
-  return DecodeAnswer(id_, Post("/v1/eligible", EncodeEligibleRequest(spec), timeout),
+  const Json body = EncodeEligibleRequest(spec);
+  return DecodeAnswer(id_, Call(AgentRpcClient::Method::kEligible, "/v1/eligible", &body, timeout),
                       [](const Json& answer) { return DecodeIdList(answer, "nodes"); });
 }
 

@@ -1,7 +1,12 @@
-// HttpAgentTransport: reaches a berth-agent process over HTTP (keep-alive,
+// HttpAgentTransport: reaches a berth-agent process over HTTPS (keep-alive,
 // bearer token), carrying the messages of agent/protocol.h in the format of
 // api/agent_codec.h. Implements threephase::AgentTransport, so a scheduler
-// instance uses remote agents exactly as in-process ones.
+// instance uses remote agents exactly as in-process ones. When the agent
+// offers its gRPC service (GET /v1/agent's "rpc_port", over TLS only),
+// sampling, commits, releases, bindings and eligibility go over it instead
+// (AgentRpcClient: one connection, calls multiplexed on it, several tasks
+// in one sampling call); the agent's id, its runs and task logs stay on
+// HTTPS.
 //
 // A call that fails to connect, times out, or gets a non-JSON or 5xx answer
 // returns Unavailable; the scheduler treats that as "no nodes" (sampling) or
@@ -13,6 +18,7 @@
 #include <memory>
 #include <string>
 
+#include "api/agent_rpc_client.h"
 #include "api/json_fields.h"
 #include "threephase/transport.h"
 
@@ -32,6 +38,8 @@ class HttpAgentTransport final : public threephase::AgentTransport {
   const std::string& agent_id() const override { return id_; }
   Result<agent::SampleResponse> Sample(const agent::SampleRequest& request,
                                        Duration timeout) override;
+  std::vector<Result<agent::SampleResponse>> SampleMany(
+      const std::vector<agent::SampleRequest>& requests, Duration timeout) override;
   Result<agent::CommitResponse> Commit(const agent::CommitRequest& request,
                                        Duration timeout) override;
   Result<size_t> Release(const std::vector<std::string>& task_ids, Duration timeout) override;
@@ -50,16 +58,21 @@ class HttpAgentTransport final : public threephase::AgentTransport {
   // fencing token: the agent refuses calls of an older epoch than one it
   // has seen (docs/ha.md). 0: none (a single berthd).
   void set_epoch(int64_t epoch) { epoch_ = epoch; }
+  // Whether calls go over the agent's gRPC service.
+  bool uses_rpc() const { return rpc_ != nullptr; }
 
  private:
   HttpAgentTransport(std::string server, std::string token, std::string trust_pem, std::string id,
                      uint32_t node_count);
-  Result<Json> Post(const char* path, const Json& body, Duration timeout);
-  Result<Json> Get(const char* path, Duration timeout);
+  // A call over gRPC when the agent offers it, else `path` over HTTPS
+  // (a POST with `body`, or a GET without).
+  Result<Json> Call(AgentRpcClient::Method method, const char* path, const Json* body,
+                    Duration timeout);
 
   std::string server_, token_, trust_pem_, id_;
   std::atomic<uint32_t> node_count_;
   std::atomic<int64_t> epoch_{0};
+  std::unique_ptr<AgentRpcClient> rpc_;
 };
 
 }  // namespace berth::api

@@ -164,14 +164,6 @@ std::string BindError(const std::string& host, int port) {
   return reason;
 }
 
-// Compares in time independent of where the strings differ.
-bool SameSecret(std::string_view a, std::string_view b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i)
-    diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
-}
-
 // Text in an answer is valid UTF-8 by the decoders' rules; should anything
 // else slip through, its bytes are replaced rather than failing the answer.
 std::string Dump(const Json& json) {
@@ -192,6 +184,14 @@ void Send(httplib::Response& res, const ApiResponse& response) {
 }
 
 }  // namespace
+
+// Compares in time independent of where the strings differ.
+bool SameSecret(std::string_view a, std::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i)
+    diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
 
 int HttpStatusOf(StatusCode code) {
   switch (code) {

@@ -72,6 +72,9 @@ using Peer = const tls::CertificateInfo*;
 // needs its own node's certificate; otherwise kRefused, with why.
 Principal BindToCertificate(Principal who, Peer peer);
 
+// Whether two secrets are equal, in time independent of where they differ.
+bool SameSecret(std::string_view a, std::string_view b);
+
 // The error code of the 403 that tells a berth-node its node was removed
 // from the cluster (docs/api.md): it stops asking.
 inline constexpr const char* kNodeRemovedCode = "node_removed";

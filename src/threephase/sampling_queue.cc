@@ -19,14 +19,23 @@ void SamplingQueue::Push(QueuedTask task) {
 }
 
 std::optional<QueuedTask> SamplingQueue::Pop() {
+  std::vector<QueuedTask> one;
+  if (!PopUpTo(1, &one)) return std::nullopt;
+  return std::move(one.front());
+}
+
+bool SamplingQueue::PopUpTo(size_t max, std::vector<QueuedTask>* out) {
+  out->clear();
   std::unique_lock lock(mu_);
   ready_.wait(lock, [&] { return closed_ || !heap_.empty(); });
-  if (closed_) return std::nullopt;
-  std::pop_heap(heap_.begin(), heap_.end(),
-                [&](const QueuedTask& a, const QueuedTask& b) { return order_->Before(b, a); });
-  QueuedTask task = std::move(heap_.back());
-  heap_.pop_back();
-  return task;
+  if (closed_) return false;
+  while (!heap_.empty() && out->size() < std::max<size_t>(max, 1)) {
+    std::pop_heap(heap_.begin(), heap_.end(),
+                  [&](const QueuedTask& a, const QueuedTask& b) { return order_->Before(b, a); });
+    out->push_back(std::move(heap_.back()));
+    heap_.pop_back();
+  }
+  return true;
 }
 
 void SamplingQueue::Close() {

@@ -20,6 +20,9 @@ class SamplingQueue {
   void Push(QueuedTask task);
   // The first task in order; nullopt once the queue is closed.
   std::optional<QueuedTask> Pop();
+  // Into `out`, in order: the first task (waiting for one) and up to
+  // `max` - 1 more that are there already; false once the queue is closed.
+  bool PopUpTo(size_t max, std::vector<QueuedTask>* out);
   // Wakes every Pop; later pushes are dropped.
   void Close();
   size_t size() const;

@@ -26,6 +26,23 @@ TEST(SamplingQueue, PriorityDescendingThenArrival) {
   EXPECT_EQ(order, (std::vector<std::string>{"high-2", "high-3", "low-0", "low-1"}));
 }
 
+TEST(SamplingQueue, PopUpToTakesWhatIsThereInOrderAndNoMore) {
+  SamplingQueue queue(std::make_unique<PriorityThenArrival>());
+  queue.Push(Make("low", 0, 0));
+  queue.Push(Make("high", 5, 1));
+  queue.Push(Make("mid", 3, 2));
+  std::vector<QueuedTask> batch;
+  ASSERT_TRUE(queue.PopUpTo(2, &batch));
+  ASSERT_EQ(batch.size(), 2u);
+  EXPECT_EQ(batch[0].task.id, "high");
+  EXPECT_EQ(batch[1].task.id, "mid");
+  ASSERT_TRUE(queue.PopUpTo(8, &batch));  // fewer there than asked: no waiting
+  ASSERT_EQ(batch.size(), 1u);
+  EXPECT_EQ(batch[0].task.id, "low");
+  queue.Close();
+  EXPECT_FALSE(queue.PopUpTo(8, &batch));
+}
+
 TEST(SamplingQueue, CloseWakesABlockedPop) {
   SamplingQueue queue(std::make_unique<PriorityThenArrival>());
   std::optional<QueuedTask> got = Make("x", 0, 0);

@@ -70,37 +70,85 @@ bool SchedulerInstance::WaitIdle(Duration timeout) {
   return idle_.wait_for(lock, timeout, [&] { return outstanding_ == 0; });
 }
 
-// Phase 1: 2-smart sampling of a random subset of the agents.
+// Phase 1: 2-smart sampling of a random subset of the agents, for up to
+// `sample_batch` queued tasks at once: each agent is asked once for every
+// task of the batch that chose it (AgentTransport::SampleMany).
 void SchedulerInstance::SamplerLoop(uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<size_t> chosen;
   chosen.reserve(agents_.size());
-  size_t last_sample_count = 16;  // capacity hint: answers are about the same size
-  while (std::optional<QueuedTask> task = queue_.Pop()) {
+  std::vector<QueuedTask> popped;
+  std::vector<Sampled> batch;
+  std::vector<agent::SampleRequest> requests;
+  // Per agent: the tasks of the batch that ask it (indices into batch).
+  std::vector<std::vector<size_t>> asking(agents_.size());
+  std::vector<agent::SampleRequest> to_one;
+  while (queue_.PopUpTo(std::max<size_t>(options_.sample_batch, 1), &popped)) {
     const int64_t start = SteadyNowNs();
-    Sampled sampled{std::move(*task), {}, {}};
-    sampled.samples.reserve(last_sample_count);
-    const agent::SampleRequest request{sampled.queued.task, options_.node_basis_points,
-                                       options_.request_timeout, sampled.queued.task.pinned_node};
-    if (!request.node_id.empty()) {
-      SamplePinned(request, &sampled);
-    } else {
-      const bool widen = Widens(sampled.queued);
-      if (widen) counters_.widened.fetch_add(1, std::memory_order_relaxed);
-      ChooseAgents(
-          start,
-          widen ? agents_.size() : AgentsPerAttempt(options_.cluster_percent, agents_.size()), rng,
-          &chosen);
-      for (size_t slot : chosen) Ask(slot, request, &sampled);
+    batch.clear();
+    requests.clear();
+    for (QueuedTask& task : popped) {
+      batch.push_back(Sampled{std::move(task), {}, {}});
+      const agent::PlacementTask& t = batch.back().queued.task;
+      requests.push_back({t, options_.node_basis_points, options_.request_timeout, t.pinned_node});
     }
-    sampled.queued.sampling_ns += SteadyNowNs() - start;
-    last_sample_count = std::max<size_t>(sampled.samples.size(), 16);
+    for (size_t i = 0; i < batch.size(); ++i) {
+      Choose(start, batch[i], rng, &chosen);
+      for (size_t slot : chosen) asking[slot].push_back(i);
+    }
+    for (size_t slot = 0; slot < agents_.size(); ++slot) {
+      if (asking[slot].empty()) continue;
+      to_one.clear();
+      for (size_t i : asking[slot]) to_one.push_back(requests[i]);
+      std::vector<Result<agent::SampleResponse>> answers =
+          agents_[slot]->SampleMany(to_one, options_.request_timeout);
+      bool answered = false;
+      for (size_t k = 0; k < asking[slot].size(); ++k) {
+        answered |= answers[k].ok();
+        Take(slot, std::move(answers[k]), &batch[asking[slot][k]]);
+      }
+      // One call, one verdict on the agent's health, however many tasks.
+      if (answered)
+        health_.Succeeded(slot);
+      else
+        health_.Failed(slot, SteadyNowNs());
+      asking[slot].clear();
+    }
+    const int64_t spent = SteadyNowNs() - start;
     {
       std::lock_guard lock(decide_mu_);
-      to_decide_.push_back(std::move(sampled));
+      for (Sampled& sampled : batch) {
+        sampled.queued.sampling_ns += spent;
+        to_decide_.push_back(std::move(sampled));
+      }
     }
-    decide_ready_.notify_one();
+    decide_ready_.notify_all();
   }
+}
+
+// The agents `sampled`'s attempt asks, into `chosen`: a pinned task's own
+// agent (none, with the reason, when it is unknown or skipped: its task
+// fails at once and comes back with its retry, instead of each waiting for
+// a timeout), else a random draw, widened to every agent (Widens).
+void SchedulerInstance::Choose(int64_t now_ns, Sampled& sampled, std::mt19937_64& rng,
+                               std::vector<size_t>* chosen) {
+  chosen->clear();
+  const agent::PlacementTask& task = sampled.queued.task;
+  if (!task.pinned_node.empty()) {
+    const auto slot = slot_by_agent_id_.find(task.pinned_agent);
+    if (slot == slot_by_agent_id_.end())
+      sampled.unfit = "no agent '" + task.pinned_agent + "'";
+    else if (!health_.Available(slot->second, now_ns))
+      sampled.unfit = "agent " + task.pinned_agent + " is not answering";
+    else
+      chosen->push_back(slot->second);
+    return;
+  }
+  const bool widen = Widens(sampled.queued);
+  if (widen) counters_.widened.fetch_add(1, std::memory_order_relaxed);
+  ChooseAgents(now_ns,
+               widen ? agents_.size() : AgentsPerAttempt(options_.cluster_percent, agents_.size()),
+               rng, chosen);
 }
 
 // k = max(1, ceil(Cp * agents / 100)) agents without replacement (partial
@@ -126,29 +174,15 @@ bool SchedulerInstance::Widens(const QueuedTask& task) const {
   return task.widen || task.attempts + 1 >= options_.max_attempts;
 }
 
-// A skipped agent is not asked: its pinned tasks fail at once and come back
-// with their retry, instead of each waiting for a timeout.
-void SchedulerInstance::SamplePinned(const agent::SampleRequest& request, Sampled* sampled) {
-  const std::string& agent_id = request.task.pinned_agent;
-  const auto slot = slot_by_agent_id_.find(agent_id);
-  if (slot == slot_by_agent_id_.end()) {
-    sampled->unfit = "no agent '" + agent_id + "'";
-  } else if (!health_.Available(slot->second, SteadyNowNs())) {
-    sampled->unfit = "agent " + agent_id + " is not answering";
-  } else {
-    Ask(slot->second, request, sampled);
-  }
-}
-
-void SchedulerInstance::Ask(size_t slot, const agent::SampleRequest& request, Sampled* sampled) {
-  Result<agent::SampleResponse> response = agents_[slot]->Sample(request, options_.request_timeout);
+// Agent `slot`'s answer: its nodes join the samples. A failure counts as
+// an empty answer.
+void SchedulerInstance::Take(size_t slot, Result<agent::SampleResponse> response,
+                             Sampled* sampled) {
   if (!response.ok()) {
     counters_.sample_errors.fetch_add(1, std::memory_order_relaxed);
-    health_.Failed(slot, SteadyNowNs());
     sampled->unfit = response.status().message();
     return;
   }
-  health_.Succeeded(slot);
   if (response->nodes.empty()) sampled->unfit = std::move(response->reason);
   for (agent::NodeSample& node : response->nodes) {
     node.agent_slot = static_cast<uint32_t>(slot);

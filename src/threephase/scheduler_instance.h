@@ -2,7 +2,8 @@
 // (docs/threephase.md). Several instances may share the same agents; they
 // share nothing else.
 //
-//   Submit -> sampling queue (sort plugin) -> samplers: 2-smart sampling of
+//   Submit -> sampling queue (sort plugin) -> samplers, up to sample_batch
+//   tasks at a time: 2-smart sampling of
 //   ceil(Cp * agents / 100) agents (at least 1), each asked for
 //   max(floor(Np_bp * nodes / 10000), 1) nodes -> decision pipelines: filter,
 //   score, the m best, reserve -> MultiBind: commit to the candidates in rank
@@ -55,6 +56,9 @@ struct SchedulerOptions {
   // Sampling a task costs about three times its decision and commit
   // (threephase_bench), so two samplers keep one decision pipeline busy.
   int samplers = 2;                          // sampler threads
+  // The most queued tasks a sampler takes at once: each agent is asked
+  // once for all of the batch's tasks that chose it (one round trip).
+  size_t sample_batch = 16;
   int decision_pipelines = 1;                // decision + MultiBind threads
   Duration request_timeout = Duration{200};  // per agent request
   AgentHealthOptions health;                 // when failing agents are skipped
@@ -115,15 +119,13 @@ class SchedulerInstance {
   };
 
   void SamplerLoop(uint64_t seed);
+  void Choose(int64_t now_ns, Sampled& sampled, std::mt19937_64& rng, std::vector<size_t>* chosen);
   // `wanted` agents (at most those available) one attempt asks, into `chosen`.
   void ChooseAgents(int64_t now_ns, size_t wanted, std::mt19937_64& rng,
                     std::vector<size_t>* chosen);
   // Whether `task`'s next attempt asks every agent (widening, above).
   bool Widens(const QueuedTask& task) const;
-  void SamplePinned(const agent::SampleRequest& request, Sampled* sampled);
-  // Asks agent `slot`; its nodes join the samples. A failure counts as an
-  // empty answer and against the agent's health.
-  void Ask(size_t slot, const agent::SampleRequest& request, Sampled* sampled);
+  void Take(size_t slot, Result<agent::SampleResponse> response, Sampled* sampled);
   void DecisionLoop();
   void Attempt(DecisionPipeline& pipeline, Sampled& sampled);
   // Commits to the candidates in rank order; true when one bound the task.

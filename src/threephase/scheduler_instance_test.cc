@@ -20,6 +20,14 @@ class ScriptedAgent final : public AgentTransport {
     ++samples;
     return sample ? sample(r) : Result<agent::SampleResponse>(agent::SampleResponse{});
   }
+  std::vector<Result<agent::SampleResponse>> SampleMany(
+      const std::vector<agent::SampleRequest>& requests, Duration timeout) override {
+    {
+      std::lock_guard lock(mu_);
+      batch_sizes.push_back(requests.size());
+    }
+    return AgentTransport::SampleMany(requests, timeout);
+  }
   Result<agent::CommitResponse> Commit(const agent::CommitRequest& r, Duration) override {
     std::lock_guard lock(mu_);
     commits.push_back(r.node_id);
@@ -54,6 +62,7 @@ class ScriptedAgent final : public AgentTransport {
         return agent::CommitResponse{agent::CommitOutcome::kBound, ""};
       };
   int samples = 0;
+  std::vector<size_t> batch_sizes;  // of each SampleMany call
   std::vector<std::string> commits;
 
  private:
@@ -234,9 +243,10 @@ TEST(AgentHealth, AFailingAgentIsSkippedAfterThreeFailuresInARow) {
   ASSERT_TRUE(instance.WaitIdle(std::chrono::seconds(10)));
   instance.Stop();
   EXPECT_EQ(instance.counters().bound.load(), 200u);
-  // Each sampler may have asked it once more while the third failure landed.
-  EXPECT_GE(dead.samples, 3);
-  EXPECT_LE(dead.samples, 3 + options.samplers);
+  // Each sampler may have asked it once more while the third failure
+  // landed; a call fails once, however many tasks it carried.
+  EXPECT_GE(dead.batch_sizes.size(), 3u);
+  EXPECT_LE(dead.batch_sizes.size(), 3u + options.samplers);
   EXPECT_FALSE(instance.health().Available(0, 0));
 }
 
@@ -287,6 +297,34 @@ TEST(Pinned, AnUnfitNodeFailsTheTaskAtOnceWithTheAgentsReason) {
   EXPECT_EQ(outcome.attempts, 1);
   EXPECT_EQ(outcome.reason,
             "failed after 1 attempts: node 'n1': 1 node not available for new tasks");
+}
+
+}  // namespace
+}  // namespace berth::threephase
+
+namespace berth::threephase {
+namespace {
+
+// Tasks queued before the samplers start are sampled sample_batch at a
+// time: the agent is asked once per batch, and every task is bound.
+TEST(SchedulerInstance, QueuedTasksAreSampledInBatchesOfOneRequestPerAgent) {
+  ScriptedAgent agent("a");
+  agent.sample = [&](const agent::SampleRequest&) { return agent.Nodes({{"n1", 10}}); };
+  SchedulerOptions options;
+  options.samplers = options.decision_pipelines = 1;
+  options.sample_batch = 4;
+  std::mutex mu;
+  int bound = 0;
+  SchedulerInstance instance({&agent}, options, [&](const TaskOutcome& o) {
+    std::lock_guard lock(mu);
+    bound += o.bound ? 1 : 0;
+  });
+  for (int i = 0; i < 10; ++i) instance.Submit(Task("t" + std::to_string(i)));
+  instance.Start();
+  ASSERT_TRUE(instance.WaitIdle(std::chrono::seconds(10)));
+  EXPECT_EQ(bound, 10);
+  EXPECT_EQ(agent.batch_sizes, (std::vector<size_t>{4, 4, 2}));
+  EXPECT_EQ(agent.samples, 10);
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 // workers); Runs is how berthd learns what became of the tasks an agent
 // that fronts berth-node machines runs.
 //
+// SampleMany carries several tasks' sampling requests in one call.
+//
 // Each call has a timeout. A call that times out or fails returns an error
 // Status (Unavailable), which callers treat as "no nodes" (sampling) or as a
 // failed candidate (commit), never as a conflict. Thread-safe.
@@ -32,6 +34,17 @@ class AgentTransport {
   virtual const std::string& agent_id() const = 0;
   virtual Result<agent::SampleResponse> Sample(const agent::SampleRequest& request,
                                                Duration timeout) = 0;
+  // Several tasks' requests at once, answered in order, within `timeout`
+  // for all of them: one round trip where the transport can (the default
+  // asks one at a time). A failure of the whole call fails every answer.
+  virtual std::vector<Result<agent::SampleResponse>> SampleMany(
+      const std::vector<agent::SampleRequest>& requests, Duration timeout) {
+    std::vector<Result<agent::SampleResponse>> answers;
+    answers.reserve(requests.size());
+    for (const agent::SampleRequest& request : requests)
+      answers.push_back(Sample(request, timeout));
+    return answers;
+  }
   virtual Result<agent::CommitResponse> Commit(const agent::CommitRequest& request,
                                                Duration timeout) = 0;
   // The number of `task_ids` that were bound there and are now released.

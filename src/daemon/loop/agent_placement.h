@@ -57,11 +57,15 @@ namespace berth::daemon {
 // berthd's sampling defaults: Np = 40 basis points and Cp = 25% rather than
 // the spec's 400 and 50%. Over HTTP every sampled node travels as JSON, and
 // on the 20,000-node benchmark these gave p99 13 ms at 1,000 tasks/s against
-// 123 ms, and twice the throughput (docs/benchmarks.md).
+// 123 ms, and twice the throughput (docs/benchmarks.md). Two decision
+// pipelines: a commit to a berth-agent is a round trip, and with one
+// pipeline those round trips, one at a time, held placement at about 2,000
+// tasks/s (docs/benchmarks.md, "The agent protocol on gRPC").
 inline threephase::SchedulerOptions BerthdSampling() {
   threephase::SchedulerOptions options;
   options.cluster_percent = 25;
   options.node_basis_points = 40;
+  options.decision_pipelines = 2;
   return options;
 }
 

@@ -73,6 +73,9 @@ class Pass {
 
   // What the steps read of the state.
   const StoredState::Services& services() const { return state_.services(); }
+  const std::set<std::string, std::less<>>& global_services() const {
+    return state_.global_services();
+  }
   ServiceIt FindService(const std::string& id) const { return services().find(id); }
   const StoredState::Nodes& nodes() const { return state_.nodes(); }
   bool HasNode(const std::string& id) const { return state_.HasNode(id); }

@@ -239,10 +239,15 @@ void StoredState::ApplyService(const std::string& id, std::optional<Json> json) 
   auto it = services_.find(id);
   if (!json) {
     if (it != services_.end()) services_.erase(it);
+    global_services_.erase(id);
     visit_all_ = true;
     return;
   }
   StoredService service = ToService(*json);
+  if (service.replicas.has_value())
+    global_services_.erase(id);
+  else
+    global_services_.insert(id);
   // The API gives a new template a new spec version. A service created
   // again under the name concerns the earlier one's tasks.
   if (it != services_.end() &&

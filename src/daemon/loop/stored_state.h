@@ -257,6 +257,9 @@ class StoredState {
 
   // Services by id (a pass looks a service up for each task: a hash map).
   const Services& services() const { return services_; }
+  // The ids of the services without a replica count (kept as services
+  // change, so a pass never scans every service for them).
+  const std::set<std::string, std::less<>>& global_services() const { return global_services_; }
   const StoredService* FindService(const std::string& id) const {
     const auto it = services_.find(id);
     return it == services_.end() ? nullptr : &it->second;
@@ -302,6 +305,7 @@ class StoredState {
   bool track_pending_ = false;
   Nodes nodes_;
   Services services_;
+  std::set<std::string, std::less<>> global_services_;
   TaskEntries tasks_;
   std::unordered_map<std::string, size_t> task_index_;  // id -> tasks_[i]
   Jobs jobs_;

@@ -16,7 +16,7 @@ void GlobalTasks::OnNodes() {
       if (auto svc = pass_.FindService(id); svc != pass_.services().end() && !svc->second.replicas)
         global.insert(id);
   } else {
-    global = GlobalServices();
+    global = pass_.global_services();
   }
   for (const std::string& id : global) {
     const uint64_t version = pass_.services().at(id).spec_version;
@@ -42,15 +42,8 @@ TaskEntry* GlobalTasks::CoverNode(const std::string& service, uint64_t spec_vers
   return &pass_.NewTask(service, spec_version, 0, node);
 }
 
-std::set<std::string, std::less<>> GlobalTasks::GlobalServices() const {
-  std::set<std::string, std::less<>> global;
-  for (const auto& [id, service] : pass_.services())
-    if (!service.replicas.has_value()) global.insert(id);
-  return global;
-}
-
 void GlobalTasks::OnAgentNodes(AgentPlacement& agents) {
-  std::set<std::string, std::less<>> global = GlobalServices();
+  const std::set<std::string, std::less<>>& global = pass_.global_services();
   agents.KeepEligible(global);
   if (global.empty()) return;
   // Each service's nodes, by agent id, as far as the agents answered.

@@ -31,8 +31,6 @@ class GlobalTasks {
   TaskEntry* CoverNode(const std::string& service, uint64_t spec_version, const std::string& node);
 
  private:
-  // Services without a replica count, by id.
-  std::set<std::string, std::less<>> GlobalServices() const;
   void RetireUnoffered(
       const std::map<std::string, std::map<std::string, std::set<std::string>>>& offered);
 

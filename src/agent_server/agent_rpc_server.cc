@@ -1,0 +1,147 @@
+#include "agent_server/agent_rpc_server.h"
+
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/security/tls_certificate_provider.h>
+#include <grpcpp/security/tls_credentials_options.h>
+
+#include <algorithm>
+
+#include "api/http_server.h"
+#include "session/agent_service.grpc.pb.h"
+
+namespace berth::agent_server {
+
+namespace pb = berth::agent::v1;
+using api::Json;
+
+namespace {
+
+grpc::Status ToGrpc(const Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  switch (status.code()) {
+    case StatusCode::kInvalidArgument:
+      return {grpc::StatusCode::INVALID_ARGUMENT, status.message()};
+    case StatusCode::kConflict:
+      return {grpc::StatusCode::FAILED_PRECONDITION, status.message()};
+    default:
+      return {grpc::StatusCode::UNAVAILABLE, status.message()};
+  }
+}
+
+std::string Metadata(const grpc::ServerContext& context, const char* key) {
+  const auto& metadata = context.client_metadata();
+  const auto found = metadata.find(key);
+  return found == metadata.end() ? "" : std::string(found->second.data(), found->second.size());
+}
+
+// The JSON of a payload, or why not (InvalidArgument).
+Result<Json> Parse(const std::string& bytes) {
+  Json body = Json::parse(bytes, nullptr, false);
+  if (body.is_discarded() || !body.is_object())
+    return Status::InvalidArgument("the payload is not a JSON object");
+  return body;
+}
+
+}  // namespace
+
+class AgentRpcServer::Service final : public pb::ClusterAgent::Service {
+ public:
+  Service(AgentCalls& calls, std::string token) : calls_(calls), token_(std::move(token)) {}
+
+  grpc::Status Sample(grpc::ServerContext* context, const pb::SampleBatch* batch,
+                      pb::SampleAnswers* answers) override {
+    if (grpc::Status admitted = Admit(*context, true); !admitted.ok()) return admitted;
+    for (const std::string& bytes : batch->requests()) {
+      Result<Json> body = Parse(bytes);
+      // Each sample may spend what is left of the caller's wait, less a
+      // margin for the answer's way back, so late ones in a batch still
+      // answer in time (with fewer nodes, when their nodes are scarce).
+      const Duration left = std::chrono::duration_cast<Duration>(context->deadline() -
+                                                                 std::chrono::system_clock::now());
+      if (body.ok()) body = calls_.Sample(*body, std::max(Duration{1}, left - left / 5));
+      if (!body.ok()) return ToGrpc(body.status());
+      answers->add_answers(body->dump());
+    }
+    return grpc::Status::OK;
+  }
+  grpc::Status Commit(grpc::ServerContext* c, const pb::Payload* in, pb::Payload* out) override {
+    return Serve(*c, true, *in, out, [this](const Json& b) { return calls_.Commit(b); });
+  }
+  grpc::Status Release(grpc::ServerContext* c, const pb::Payload* in, pb::Payload* out) override {
+    return Serve(*c, true, *in, out, [this](const Json& b) { return calls_.Release(b); });
+  }
+  grpc::Status Eligible(grpc::ServerContext* c, const pb::Payload* in, pb::Payload* out) override {
+    return Serve(*c, false, *in, out, [this](const Json& b) { return calls_.Eligible(b); });
+  }
+  grpc::Status Bindings(grpc::ServerContext* c, const pb::Payload*, pb::Payload* out) override {
+    if (grpc::Status admitted = Admit(*c, false); !admitted.ok()) return admitted;
+    out->set_json(calls_.Bindings().dump());
+    return grpc::Status::OK;
+  }
+
+ private:
+  // The token, and the epoch of a call that changes something.
+  grpc::Status Admit(const grpc::ServerContext& context, bool fenced) {
+    const std::string authorization = Metadata(context, "authorization");
+    if (!authorization.starts_with("Bearer ") ||
+        !api::SameSecret(std::string_view(authorization).substr(7), token_))
+      return {grpc::StatusCode::UNAUTHENTICATED, "a missing or wrong agent token"};
+    if (!fenced) return grpc::Status::OK;
+    return ToGrpc(calls_.AdmitEpoch(Metadata(context, "x-berth-epoch")));
+  }
+
+  template <typename Call>
+  grpc::Status Serve(const grpc::ServerContext& context, bool fenced, const pb::Payload& in,
+                     pb::Payload* out, Call call) {
+    if (grpc::Status admitted = Admit(context, fenced); !admitted.ok()) return admitted;
+    Result<Json> answer = Parse(in.json());
+    if (answer.ok()) answer = call(*answer);
+    if (!answer.ok()) return ToGrpc(answer.status());
+    out->set_json(answer->dump());
+    return grpc::Status::OK;
+  }
+
+  AgentCalls& calls_;
+  const std::string token_;
+};
+
+Result<std::unique_ptr<AgentRpcServer>> AgentRpcServer::Start(AgentCalls& calls,
+                                                              AgentRpcOptions options) {
+  using grpc::experimental::FileWatcherCertificateProvider;
+  if (options.token.empty()) return Status::InvalidArgument("the agent token must not be empty");
+  auto provider = std::make_shared<FileWatcherCertificateProvider>(
+      options.key_file, options.cert_file,
+      static_cast<unsigned>(std::max<int64_t>(
+          1, std::chrono::duration_cast<std::chrono::seconds>(options.tls_refresh).count())));
+  grpc::experimental::TlsServerCredentialsOptions tls(provider);
+  tls.watch_identity_key_cert_pairs();
+  tls.set_cert_request_type(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+
+  std::unique_ptr<AgentRpcServer> server(new AgentRpcServer());
+  server->service_ = std::make_unique<Service>(calls, options.token);
+  grpc::ServerBuilder builder;
+  const bool v6 = options.host.find(':') != std::string::npos;
+  builder.AddListeningPort(
+      (v6 ? "[" + options.host + "]" : options.host) + ":" + std::to_string(options.port),
+      grpc::experimental::TlsServerCredentials(tls), &server->port_);
+  builder.RegisterService(server->service_.get());
+  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
+  builder.SetMaxSendMessageSize(options.max_message_bytes);
+  server->server_ = builder.BuildAndStart();
+  if (server->server_ == nullptr || server->port_ == 0)
+    return Status::Unavailable("cannot listen for agent calls on " + options.host + ":" +
+                               std::to_string(options.port));
+  return server;
+}
+
+AgentRpcServer::~AgentRpcServer() { Stop(); }
+
+void AgentRpcServer::Stop() {
+  if (server_ == nullptr) return;
+  server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  server_->Wait();
+  server_.reset();
+}
+
+}  // namespace berth::agent_server
