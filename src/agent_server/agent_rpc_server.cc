@@ -128,6 +128,9 @@ Result<std::unique_ptr<AgentRpcServer>> AgentRpcServer::Start(AgentCalls& calls,
   builder.RegisterService(server->service_.get());
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
+  // Calls in flight on one connection (berthd's samplers, pipelines and
+  // releases need a handful): a bound, so one client cannot flood it.
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, 256);
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0)
     return Status::Unavailable("cannot listen for agent calls on " + options.host + ":" +

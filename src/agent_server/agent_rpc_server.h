@@ -24,7 +24,7 @@ namespace berth::agent_server {
 
 struct AgentRpcOptions {
   std::string host = "0.0.0.0";  // the address to listen on
-  int port = 7482;               // 0: any free port (see port())
+  int port = 7491;               // 0: any free port (see port())
   std::string token;             // the agent's API token; required
   // PEM files of the server's certificate chain and key, re-read every
   // `tls_refresh` (gRPC's file watcher), so a renewal needs no restart.

@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <iostream>
@@ -55,7 +56,7 @@ int Run(int argc, char** argv) {
   rpc.port = -1;
   app.add_option("--rpc-port", rpc.port,
                  "TCP port of the agent's gRPC service (TLS; none with --insecure-http; 0: any "
-                 "free port; default 7482, or any free port when --port is 0)")
+                 "free port; default --port + 10, so 7491, or any free port when --port is 0)")
       ->check(CLI::Range(0, 65535));
   bool no_rpc = false;
   app.add_flag("--no-rpc", no_rpc,
@@ -148,7 +149,7 @@ int Run(int argc, char** argv) {
     ca_options.data_dir = data_dir;
     ca_options.id = agent_options.id;
     ca_options.role = berth::tls::kRoleAgent;
-    ca_options.server_files = true;  // the gRPC service's certificate and key
+    ca_options.server_files = !no_rpc;  // the gRPC service's certificate and key
     if (server.host != "0.0.0.0") ca_options.names.push_back(server.host);
     Result<std::unique_ptr<berth::daemon::ClusterCa>> made =
         opened.ok() ? berth::daemon::ClusterCa::Open(**opened, ca_options)
@@ -184,7 +185,8 @@ int Run(int argc, char** argv) {
   berth::agent_server::AgentCalls calls(agent, node_fleet.get());
   std::unique_ptr<berth::agent_server::AgentRpcServer> rpc_server;
   if (ca && !no_rpc) {
-    if (rpc.port < 0) rpc.port = server.port == 0 ? 0 : 7482;
+    // --port + 10: agents given ports in a row on one host do not collide.
+    if (rpc.port < 0) rpc.port = server.port == 0 ? 0 : std::min(server.port + 10, 65535);
     rpc.host = server.host;
     rpc.token = *token;
     rpc.cert_file = ca->cert_file();

@@ -429,16 +429,20 @@ bool NodeAgent::Waiting(std::unique_lock<std::mutex>& lock, Duration d) {
   return !stopping_ && removed_.empty();
 }
 
-// Over TLS, once berthd's answers name a session port, heartbeats go on the
-// node's session (RunSession) for as long as it lasts; otherwise, and when
-// a session ends, as requests, which also find the leader again.
+// Over TLS, once berthd's answers name a session port, the node connects
+// to it while its heartbeats go on as requests, so that a slow connection
+// or handshake never costs it its grace; once connected, heartbeats go on
+// the session (RunSession) for as long as it lasts. When a session ends
+// (or cannot be made), heartbeats go as requests again, which also find
+// the leader again.
 void NodeAgent::HeartbeatLoop() {
   bool failing = false;
+  std::unique_ptr<NodeSession> connecting;
   std::unique_lock lock(mu_);
   while (Waiting(lock, heartbeat_period_)) {
     lock.unlock();
-    if (const int port = session_port_.exchange(0); port > 0 && secure_) {
-      RunSession(port);
+    if (connecting && connecting->Connecting() == NodeSession::Progress::kReady) {
+      RunSession(std::move(connecting));
     } else {
       Result<Json> beat = Ask("POST", "/v1/node/heartbeat", nullptr, Credential());
       if (beat.ok() && failing) Log("heartbeats reach berthd again");
@@ -446,12 +450,28 @@ void NodeAgent::HeartbeatLoop() {
         Log("heartbeat failed: " + beat.status().message());
       failing = !beat.ok();
       TakeHeartbeat(beat);
-      // The answer names a session: open it now, not a period later, so
-      // that the first heartbeat on it follows this one by the handshake.
-      if (const int port = session_port_.exchange(0); port > 0 && secure_) RunSession(port);
+      ConnectSession(connecting);
     }
     lock.lock();
   }
+}
+
+// Starts connecting when an answer named a session port, and gives the
+// connection up to half a period now: the next heartbeat is due a period
+// after this wait, well within the grace (two periods at least).
+void NodeAgent::ConnectSession(std::unique_ptr<NodeSession>& connecting) {
+  const int port = session_port_.exchange(0);
+  if (connecting && connecting->Connecting() == NodeSession::Progress::kFailed) {
+    if (!session_failing_)
+      Log("cannot open a node session with " + connecting->target() +
+          " (connection or TLS handshake failed); heartbeats go as requests");
+    session_failing_ = true;
+    connecting.reset();
+    return;  // and again after the next answer that names a port
+  }
+  if (port <= 0 || !secure_) return;
+  if (!connecting) connecting = NodeSession::Connect(SessionOptions(port));
+  if (connecting->WaitConnected(heartbeat_period_.load() / 2)) RunSession(std::move(connecting));
 }
 
 // A heartbeat's answer, from a request or a session. Only the heartbeat
@@ -481,15 +501,11 @@ void NodeAgent::TakeHeartbeat(const Result<Json>& beat, bool renew) {
 // One session with the replica asked now, until it ends: heartbeats every
 // period on it, assignments pushed on it (to the supervisor, as the sync
 // loop's), reports sent on it (SendReports). The sync loop waits meanwhile.
-void NodeAgent::RunSession(int port) {
+NodeSessionOptions NodeAgent::SessionOptions(int port) {
   NodeSessionOptions o;
   o.target = HostPort(Server()).first + ":" + std::to_string(port);
   o.tls = tls_.credentials();
   o.credential = Credential();
-  {
-    std::lock_guard lock(mu_);
-    std::tie(o.instance, o.since) = seen_;
-  }
   o.on_assignments = [this](Json batch) { TakeBatch(Result<Json>(std::move(batch))); };
   o.on_heartbeat = [this](Json beat) {
     if (!beat.is_object()) return;
@@ -500,19 +516,23 @@ void NodeAgent::RunSession(int port) {
     std::lock_guard lock(mu_);
     wake_.notify_all();
   };
-  Result<std::unique_ptr<NodeSession>> opened = NodeSession::Open(std::move(o));
-  if (!opened.ok()) {
-    if (!session_failing_) Log(opened.status().message() + "; heartbeats go as requests");
-    session_failing_ = true;
-    return;
+  return o;
+}
+
+void NodeAgent::RunSession(std::unique_ptr<NodeSession> connected) {
+  std::pair<std::string, int64_t> seen;
+  {
+    std::lock_guard lock(mu_);
+    seen = seen_;
   }
+  connected->Start(seen.first, seen.second);
   session_failing_ = false;
-  std::shared_ptr<NodeSession> session = std::move(*opened);
+  std::shared_ptr<NodeSession> session = std::move(connected);
   std::unique_lock lock(mu_);
   session_ = session;
   if (poll_ != nullptr) poll_->Cancel();  // the session carries the assignments now
   if (!session_logged_)
-    Log("node session open with berthd (gRPC, mutual TLS, port " + std::to_string(port) + ")");
+    Log("node session open with berthd at " + session->target() + " (gRPC, mutual TLS)");
   session_logged_ = true;
   auto over = [&] { return stopping_ || !removed_.empty() || session->ended(); };
   std::string digest = ca_digest_;

@@ -132,7 +132,9 @@ class NodeAgent {
   std::string Credential() const;
   void HeartbeatLoop();
   void TakeHeartbeat(const Result<api::Json>& beat, bool renew = true);
-  void RunSession(int port);
+  void ConnectSession(std::unique_ptr<NodeSession>& connecting);
+  NodeSessionOptions SessionOptions(int port);
+  void RunSession(std::unique_ptr<NodeSession> connected);
   void SyncLoop();
   Duration TakeBatch(Result<api::Json> batch);
   void SuperviseLoop();

@@ -12,6 +12,7 @@ using api::Json;
 struct NodeSession::Call {
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<pb::NodeSessions::Stub> stub;
+  std::chrono::system_clock::time_point connect_deadline;
   grpc::ClientContext context;
   std::unique_ptr<grpc::ClientReaderWriter<pb::NodeMessage, pb::ManagerMessage>> stream;
   bool finished = false;  // under write_mu_: no write after Finish
@@ -43,7 +44,7 @@ NodeSession::NodeSession(NodeSessionOptions options)
 
 NodeSession::~NodeSession() { (void)Close(); }
 
-Result<std::unique_ptr<NodeSession>> NodeSession::Open(NodeSessionOptions options) {
+std::unique_ptr<NodeSession> NodeSession::Connect(NodeSessionOptions options) {
   std::unique_ptr<NodeSession> session(new NodeSession(std::move(options)));
   const NodeSessionOptions& o = session->options_;
   grpc::SslCredentialsOptions ssl{o.tls.trust_pem, o.tls.key_pem, o.tls.cert_pem};
@@ -62,34 +63,63 @@ Result<std::unique_ptr<NodeSession>> NodeSession::Open(NodeSessionOptions option
   args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
   Call& call = *session->call_;
   call.channel = grpc::CreateCustomChannel(o.target, grpc::SslCredentials(ssl), args);
-  const auto deadline =
+  call.connect_deadline =
       std::chrono::system_clock::now() +
       std::chrono::duration_cast<std::chrono::system_clock::duration>(o.connect_timeout);
-  // A refused connection or failed handshake fails at once (gRPC would
-  // retry until the deadline), so that heartbeats are not held up.
-  for (grpc_connectivity_state state = call.channel->GetState(true); state != GRPC_CHANNEL_READY;) {
-    if (state == GRPC_CHANNEL_TRANSIENT_FAILURE || state == GRPC_CHANNEL_SHUTDOWN ||
-        !call.channel->WaitForStateChange(state, deadline))
-      return Status::Unavailable("cannot open a node session with " + o.target +
-                                 " (connection or TLS handshake failed)");
-    state = call.channel->GetState(true);
+  (void)call.channel->GetState(true);  // starts connecting
+  return session;
+}
+
+// A refused connection or failed handshake fails at once (gRPC would
+// retry until the deadline), so that the node goes on without a session.
+NodeSession::Progress NodeSession::Connecting() const {
+  const grpc_connectivity_state state = call_->channel->GetState(true);
+  if (state == GRPC_CHANNEL_READY) return Progress::kReady;
+  if (state == GRPC_CHANNEL_TRANSIENT_FAILURE || state == GRPC_CHANNEL_SHUTDOWN ||
+      std::chrono::system_clock::now() >= call_->connect_deadline)
+    return Progress::kFailed;
+  return Progress::kConnecting;
+}
+
+bool NodeSession::WaitConnected(Duration timeout) const {
+  const auto deadline = std::min(
+      call_->connect_deadline,
+      std::chrono::system_clock::now() +
+          std::chrono::duration_cast<std::chrono::system_clock::duration>(timeout));
+  for (Progress p = Connecting(); p != Progress::kReady; p = Connecting()) {
+    if (p == Progress::kFailed ||
+        !call_->channel->WaitForStateChange(call_->channel->GetState(false), deadline))
+      return false;
   }
+  return true;
+}
+
+void NodeSession::Start(const std::string& instance, int64_t since) {
+  Call& call = *call_;
   call.stub = pb::NodeSessions::NewStub(call.channel);
-  call.context.AddMetadata("authorization", "Bearer " + o.credential);
+  call.context.AddMetadata("authorization", "Bearer " + options_.credential);
   call.stream = call.stub->Session(&call.context);
   pb::NodeMessage hello;
-  hello.mutable_hello()->set_instance(o.instance);
-  hello.mutable_hello()->set_since(o.since);
+  hello.mutable_hello()->set_instance(instance);
+  hello.mutable_hello()->set_since(since);
   {
-    std::lock_guard lock(session->write_mu_);
-    (void)session->Write(hello);  // a refusal shows as the stream's end
+    std::lock_guard lock(write_mu_);
+    (void)Write(hello);  // a refusal shows as the stream's end
   }
-  session->reader_ = std::thread([s = session.get()] { s->ReadLoop(); });
+  reader_ = std::thread([this] { ReadLoop(); });
+}
+
+Result<std::unique_ptr<NodeSession>> NodeSession::Open(NodeSessionOptions options) {
+  std::unique_ptr<NodeSession> session = Connect(std::move(options));
+  if (!session->WaitConnected(session->options_.connect_timeout))
+    return Status::Unavailable("cannot open a node session with " + session->options_.target +
+                               " (connection or TLS handshake failed)");
+  session->Start(session->options_.instance, session->options_.since);
   return session;
 }
 
 bool NodeSession::Write(const pb::NodeMessage& message) {
-  if (call_->finished) return false;
+  if (call_->finished || call_->stream == nullptr) return false;
   return call_->stream->Write(message);
 }
 

@@ -38,7 +38,7 @@ struct NodeSessionOptions {
   std::string target;      // berthd's "host:port" of node sessions. Required.
   tls::Credentials tls;    // the node's certificate and key, and the trust bundle
   std::string credential;  // the node's credential
-  std::string instance;    // Hello: the berthd instance the node last heard from
+  std::string instance;    // Open's Hello: the berthd instance the node last heard from
   int64_t since = 0;       // and the revision of its last assignments
   Duration connect_timeout = std::chrono::seconds(10);
   int max_message_bytes = 16 << 20;  // as berthd's
@@ -52,9 +52,22 @@ struct NodeSessionOptions {
 
 class NodeSession {
  public:
-  // Connects and says hello. Unavailable when berthd cannot be reached in
-  // connect_timeout.
+  // Connects and says hello (Connect, WaitConnected, Start). Unavailable
+  // when berthd cannot be reached in connect_timeout.
   static Result<std::unique_ptr<NodeSession>> Open(NodeSessionOptions options);
+
+  // The steps of Open, for a caller that goes on while the connection and
+  // its TLS handshake are made (berth-node heartbeats over HTTPS until
+  // then): Connect starts connecting and returns at once; Connecting says
+  // how it goes, without waiting (kFailed: refused, the handshake failed,
+  // or connect_timeout passed); Start, once ready, opens the stream and
+  // says hello with what the node last saw.
+  enum class Progress { kConnecting, kReady, kFailed };
+  static std::unique_ptr<NodeSession> Connect(NodeSessionOptions options);
+  Progress Connecting() const;
+  bool WaitConnected(Duration timeout) const;  // true: ready
+  void Start(const std::string& instance, int64_t since);
+  const std::string& target() const { return options_.target; }
   ~NodeSession();
 
   Status Heartbeat();

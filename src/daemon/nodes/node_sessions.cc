@@ -334,6 +334,10 @@ Status NodeSessions::Start() {
   builder.AddChannelArgument(GRPC_ARG_TCP_MAX_READ_CHUNK_SIZE, 64 * 1024);
   builder.AddChannelArgument(GRPC_ARG_TSI_MAX_FRAME_SIZE, 4096);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  // A node needs one stream (a newer one replaces it): a connection that
+  // opens more is refused past a few, so one client cannot flood the
+  // server with streams on one connection.
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, 4);
   server_ = builder.BuildAndStart();
   if (server_ == nullptr || port_ == 0)
     return Status::Unavailable("cannot listen for node sessions on " + options_.host + ":" +
