@@ -8,10 +8,19 @@
 // --seconds (default 20) while berthd's CPU time and RSS are read from
 // /proc. Prints the join rate, berthd's CPU as a share of one core and its
 // RSS, before and after the sessions. Both processes share the machine's
-// cores. Usage: session_bench [--nodes N] [--clients C] [--seconds S]
-// [--period-ms P] [--quick]
+// cores. With --replicas R, it then creates one service of R replicas (0.1
+// CPU each) and measures, for each task, the time from the create request
+// to the receipt of its assignment on its node's session (an upper bound
+// of commit-to-receipt: it includes the pass that placed it), and the
+// time until berthd has accepted every replica's report that it runs:
+// each node reports its new tasks running at once, one report per pushed
+// batch, from --clients reporter threads. Usage: session_bench [--nodes N] [--clients C]
+// [--seconds S] [--period-ms P] [--replicas R] [--quick]
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -19,6 +28,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "api/api_client.h"
@@ -67,7 +77,106 @@ double CpuShare(pid_t pid, int seconds) {
   return (UsageOf(pid).cpu_s - before.cpu_s) / wall;
 }
 
-int Run(int nodes, int clients, int seconds, int period_ms) {
+// What the nodes' sessions received during the push phase: receipt times
+// of each task's assignment (from `start`), and the batches still to be
+// reported running, for the reporter threads.
+struct Pushes {
+  std::mutex mu;
+  std::condition_variable ready;
+  Clock::time_point start;
+  bool measuring = false, stopping = false;
+  std::vector<double> receipt_ms;
+  std::deque<std::pair<size_t, Json>> to_report;  // (session, report body)
+  std::unordered_set<std::string> seen;           // tasks received
+  int64_t accepted = 0;  // running reports berthd accepted
+  std::condition_variable accepted_more;
+
+  void Received(size_t session, const Json& batch) {
+    if (!batch.is_object() || !batch.contains("tasks") || !batch["tasks"].is_array()) return;
+    Json reports = Json::array();
+    std::lock_guard lock(mu);
+    if (!measuring) return;
+    // A task's first assignment only: later pushes repeat it as its record
+    // changes (its own report).
+    for (const Json& task : batch["tasks"])
+      if (task.value("desired_state", "") == "running" && seen.insert(task.value("task", "")).second)
+        reports.push_back({{"task", task.value("task", "")}, {"state", "running"}});
+    if (reports.empty()) return;
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    receipt_ms.insert(receipt_ms.end(), reports.size(), ms);
+    to_report.emplace_back(session, Json{{"tasks", std::move(reports)}});
+    ready.notify_one();
+  }
+};
+
+double Percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  return values[std::min(values.size() - 1, static_cast<size_t>(p * values.size()))];
+}
+
+// Creates a service of `replicas` and prints the push and running times.
+void Push(api::ApiClient& admin, int replicas, int clients,
+          std::vector<std::unique_ptr<node::NodeSession>>& sessions, Pushes& pushes) {
+  std::vector<std::thread> reporters;
+  for (int c = 0; c < clients; ++c)
+    reporters.emplace_back([&] {
+      std::unique_lock lock(pushes.mu);
+      while (true) {
+        pushes.ready.wait(lock, [&] { return pushes.stopping || !pushes.to_report.empty(); });
+        if (pushes.to_report.empty()) return;
+        auto [session, body] = std::move(pushes.to_report.front());
+        pushes.to_report.pop_front();
+        lock.unlock();
+        Result<Json> answer = sessions[session]
+                                  ? sessions[session]->Report(body, std::chrono::seconds(10))
+                                  : Result<Json>(Status::Unavailable("no session"));
+        lock.lock();
+        if (answer.ok()) pushes.accepted += answer->value("accepted", int64_t{0});
+        pushes.accepted_more.notify_all();
+      }
+    });
+  {
+    std::lock_guard lock(pushes.mu);
+    pushes.start = Clock::now();
+    pushes.measuring = true;
+  }
+  Result<Json> created =
+      admin.Call("POST", "/v1/services",
+                 Json{{"id", "push"},
+                      {"replicas", replicas},
+                      {"task", {{"command", "/bin/true"}, {"resources", {{"cpu", "100m"}}}}}});
+  const double ack_ms =
+      std::chrono::duration<double, std::milli>(Clock::now() - pushes.start).count();
+  double running_ms = -1;
+  {
+    std::unique_lock lock(pushes.mu);
+    if (created.ok() && pushes.accepted_more.wait_for(lock, std::chrono::seconds(60), [&] {
+          return pushes.accepted >= replicas;
+        }))
+      running_ms = std::chrono::duration<double, std::milli>(Clock::now() - pushes.start).count();
+  }
+  std::vector<double> receipts;
+  {
+    std::lock_guard lock(pushes.mu);
+    pushes.measuring = false;
+    pushes.stopping = true;
+    receipts = pushes.receipt_ms;
+  }
+  pushes.ready.notify_all();
+  for (std::thread& t : reporters) t.join();
+  if (!created.ok()) {
+    std::printf("push: the service was refused: %s\n", created.status().message().c_str());
+    return;
+  }
+  std::printf(
+      "push of %d replicas: create acknowledged in %.0f ms; assignments received %zu, from the "
+      "create: p50 %.0f ms, p99 %.0f ms, last %.0f ms; every replica running after %.0f ms%s\n",
+      replicas, ack_ms, receipts.size(), Percentile(receipts, 0.5), Percentile(receipts, 0.99),
+      Percentile(receipts, 1.0), running_ms, running_ms < 0 ? " (not within 60 s)" : "");
+}
+
+int Run(int nodes, int clients, int seconds, int period_ms, int replicas) {
   store::TestDir dir;
   const std::string data = dir.path() + "/berthd";
   testing_support::Process berthd({BERTHD_BINARY, "--data-dir", data, "--port", "0"});
@@ -91,6 +200,7 @@ int Run(int nodes, int clients, int seconds, int period_ms) {
   const double idle_cpu = CpuShare(pid, 2);
 
   std::vector<std::unique_ptr<node::NodeSession>> sessions(static_cast<size_t>(nodes));
+  Pushes pushes;
   std::atomic<int> next{0}, failed{0};
   const auto join_start = Clock::now();
   std::vector<std::thread> threads;
@@ -115,6 +225,9 @@ int Run(int nodes, int clients, int seconds, int period_ms) {
         o.target = "127.0.0.1:" + session_port;
         o.tls = {(*joined)["certificate"], csr->key_pem, (*joined)["ca"]};
         o.credential = (*joined)["credential"];
+        o.on_assignments = [&pushes, i](Json batch) {
+          pushes.Received(static_cast<size_t>(i), batch);
+        };
         Result<std::unique_ptr<node::NodeSession>> opened = node::NodeSession::Open(std::move(o));
         if (!opened.ok()) {
           if (failed++ == 0)
@@ -146,6 +259,8 @@ int Run(int nodes, int clients, int seconds, int period_ms) {
   const double held_cpu = CpuShare(pid, seconds);
   const double beats_per_s = static_cast<double>(sent - sent_before) / seconds;
   const Usage held = UsageOf(pid);
+  // Heartbeats go on meanwhile: without them every node would go down.
+  if (replicas > 0) Push(admin, replicas, clients, sessions, pushes);
   stop = true;
   beats.join();
   int open = 0;
@@ -167,7 +282,7 @@ int Run(int nodes, int clients, int seconds, int period_ms) {
 }  // namespace berth::bench
 
 int main(int argc, char** argv) {
-  int nodes = 10000, clients = 8, seconds = 20, period_ms = 5000;
+  int nodes = 10000, clients = 8, seconds = 20, period_ms = 5000, replicas = 0;
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
     if (std::strcmp(argv[i], "--quick") == 0) {
@@ -179,18 +294,20 @@ int main(int argc, char** argv) {
       clients = berth::bench::ParsePositiveInt(argv[++i], 256);
     } else if (std::strcmp(argv[i], "--seconds") == 0 && has_value) {
       seconds = berth::bench::ParsePositiveInt(argv[++i], 3600);
+    } else if (std::strcmp(argv[i], "--replicas") == 0 && has_value) {
+      replicas = berth::bench::ParsePositiveInt(argv[++i], 10'000'000);
     } else if (std::strcmp(argv[i], "--period-ms") == 0 && has_value) {
       period_ms = berth::bench::ParsePositiveInt(argv[++i], 600'000);
     } else {
       std::fprintf(stderr,
                    "usage: session_bench [--nodes N] [--clients C] [--seconds S] "
-                   "[--period-ms P] [--quick]\n");
+                   "[--period-ms P] [--replicas R] [--quick]\n");
       return 2;
     }
   }
-  if (nodes < 0 || clients < 0 || seconds < 0 || period_ms < 0) {
+  if (nodes < 0 || clients < 0 || seconds < 0 || period_ms < 0 || replicas < 0) {
     std::fprintf(stderr, "session_bench: each value must be a positive integer\n");
     return 2;
   }
-  return berth::bench::Run(nodes, clients, seconds, period_ms);
+  return berth::bench::Run(nodes, clients, seconds, period_ms, replicas);
 }
