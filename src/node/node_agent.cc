@@ -498,9 +498,8 @@ void NodeAgent::TakeHeartbeat(const Result<Json>& beat, bool renew) {
   wake_.notify_all();
 }
 
-// One session with the replica asked now, until it ends: heartbeats every
-// period on it, assignments pushed on it (to the supervisor, as the sync
-// loop's), reports sent on it (SendReports). The sync loop waits meanwhile.
+// A session's target and handlers: pushed assignments go to TakeBatch,
+// heartbeat answers to TakeHeartbeat (the CA digest, without renewing).
 NodeSessionOptions NodeAgent::SessionOptions(int port) {
   NodeSessionOptions o;
   o.target = HostPort(Server()).first + ":" + std::to_string(port);
@@ -519,6 +518,9 @@ NodeSessionOptions NodeAgent::SessionOptions(int port) {
   return o;
 }
 
+// One session, connected, with the replica asked, until it ends: heartbeats every
+// period on it, assignments pushed on it (to the supervisor, as the sync
+// loop's), reports sent on it (SendReports). The sync loop waits meanwhile.
 void NodeAgent::RunSession(std::unique_ptr<NodeSession> connected) {
   std::pair<std::string, int64_t> seen;
   {
