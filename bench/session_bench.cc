@@ -20,9 +20,9 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <deque>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -88,7 +88,7 @@ struct Pushes {
   std::vector<double> receipt_ms;
   std::deque<std::pair<size_t, Json>> to_report;  // (session, report body)
   std::unordered_set<std::string> seen;           // tasks received
-  int64_t accepted = 0;  // running reports berthd accepted
+  int64_t accepted = 0;                           // running reports berthd accepted
   std::condition_variable accepted_more;
 
   void Received(size_t session, const Json& batch) {
@@ -99,7 +99,8 @@ struct Pushes {
     // A task's first assignment only: later pushes repeat it as its record
     // changes (its own report).
     for (const Json& task : batch["tasks"])
-      if (task.value("desired_state", "") == "running" && seen.insert(task.value("task", "")).second)
+      if (task.value("desired_state", "") == "running" &&
+          seen.insert(task.value("task", "")).second)
         reports.push_back({{"task", task.value("task", "")}, {"state", "running"}});
     if (reports.empty()) return;
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -151,9 +152,8 @@ void Push(api::ApiClient& admin, int replicas, int clients,
   double running_ms = -1;
   {
     std::unique_lock lock(pushes.mu);
-    if (created.ok() && pushes.accepted_more.wait_for(lock, std::chrono::seconds(60), [&] {
-          return pushes.accepted >= replicas;
-        }))
+    if (created.ok() && pushes.accepted_more.wait_for(lock, std::chrono::seconds(60),
+                                                      [&] { return pushes.accepted >= replicas; }))
       running_ms = std::chrono::duration<double, std::milli>(Clock::now() - pushes.start).count();
   }
   std::vector<double> receipts;

@@ -96,14 +96,14 @@ TEST(AgentProcess, CallsGoOverTheAgentsGrpcServiceWithSeveralSamplesInOneCall) {
   EXPECT_EQ(answers[0]->nodes[0].agent_id, "a");
 
   api::AgentRpcClient wrong("a", agent.RpcAddress(), "wrong", agent.trust());
-  Result<api::Json> refused = wrong.Call(api::AgentRpcClient::Method::kBindings, api::Json::object(),
-                                    std::chrono::seconds(5), 0);
+  Result<api::Json> refused = wrong.Call(api::AgentRpcClient::Method::kBindings,
+                                         api::Json::object(), std::chrono::seconds(5), 0);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("a missing or wrong agent token"), std::string::npos)
       << refused.status().message();
   api::AgentRpcClient right("a", agent.RpcAddress(), agent.token(), agent.trust());
   Result<api::Json> malformed = right.Call(api::AgentRpcClient::Method::kCommit,
-                                      api::Json{{"task", 1}}, std::chrono::seconds(5), 0);
+                                           api::Json{{"task", 1}}, std::chrono::seconds(5), 0);
   ASSERT_FALSE(malformed.ok());
   EXPECT_NE(malformed.status().message().find("task"), std::string::npos)
       << malformed.status().message();

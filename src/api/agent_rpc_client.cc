@@ -89,9 +89,9 @@ Result<std::vector<Json>> AgentRpcClient::Sample(const std::vector<Json>& reques
   if (grpc::Status status = channel_->stub->Sample(&context, batch, &answers); !status.ok())
     return Failed(agent_id_, status);
   if (static_cast<size_t>(answers.answers_size()) != requests.size())
-    return Status::Unavailable("agent " + agent_id_ + ": " + std::to_string(answers.answers_size()) +
-                               " sampling answers to " + std::to_string(requests.size()) +
-                               " requests");
+    return Status::Unavailable("agent " + agent_id_ + ": " +
+                               std::to_string(answers.answers_size()) + " sampling answers to " +
+                               std::to_string(requests.size()) + " requests");
   std::vector<Json> parsed;
   parsed.reserve(requests.size());
   for (const std::string& bytes : answers.answers()) {

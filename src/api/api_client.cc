@@ -40,12 +40,12 @@ tls::Credentials TrustIn(const std::string& data_dir) {
 }
 
 std::string HostOf(const std::string& server) {
-  const size_t scheme = server.find("://");
-  std::string rest = server.substr(scheme == std::string::npos ? 0 : scheme + 3);
+  std::string rest = server;
+  if (const size_t scheme = rest.find("://"); scheme != std::string::npos)
+    rest = rest.substr(scheme + 3);
   rest = rest.substr(0, rest.find('/'));
-  const size_t colon = rest.rfind(':');
-  if (colon == std::string::npos || rest.find(']', colon) != std::string::npos) return rest;
-  return rest.substr(0, colon);
+  if (!rest.empty() && rest[0] == '[') return rest.substr(1, rest.find(']') - 1);
+  return rest.substr(0, rest.rfind(':'));
 }
 
 std::string WithScheme(const std::string& server, bool tls) {

@@ -60,7 +60,7 @@ tls::Credentials TrustIn(const std::string& data_dir);
 // The URL `server` names with its scheme: "https://" when it has none and
 // `tls` is true, else "http://".
 std::string WithScheme(const std::string& server, bool tls);
-// The host of a URL or "host:port" ("[::1]" stays bracketed).
+// The host of a URL or "host:port", without brackets ("::1" for "[::1]:7480").
 std::string HostOf(const std::string& server);
 
 // Why an HTTP call got no answer, in words a user can act on: "connection

@@ -104,15 +104,23 @@ Result<std::unique_ptr<HttpAgentTransport>> HttpAgentTransport::Connect(
       new HttpAgentTransport(server, token, trust_pem, body["id"], body["nodes"].get<uint32_t>()));
   // Its gRPC service, on the host named here (the certificate names it).
   const int rpc_port = body.value("rpc_port", 0);
-  if (rpc_port > 0 && rpc_port <= 65535 && !trust_pem.empty())
+  if (rpc_port > 0 && rpc_port <= 65535 && !trust_pem.empty()) {
+    const std::string host = HostOf(server);
+    const bool v6 = host.find(':') != std::string::npos;
     transport->rpc_ = std::make_unique<AgentRpcClient>(
-        transport->id_, HostOf(server) + ":" + std::to_string(rpc_port), token, trust_pem);
+        transport->id_, (v6 ? "[" + host + "]" : host) + ":" + std::to_string(rpc_port), token,
+        trust_pem);
+  }
   return transport;
 }
 
 Result<Json> HttpAgentTransport::Call(AgentRpcClient::Method method, const char* path,
                                       const Json* body, Duration timeout) {
   if (rpc_) return rpc_->Call(method, body ? *body : Json::object(), timeout, epoch_.load());
+  return Https(path, body, timeout);
+}
+
+Result<Json> HttpAgentTransport::Https(const char* path, const Json* body, Duration timeout) {
   httplib::Client& client = ThreadClient(server_, token_, trust_pem_);
   SetTimeout(client, timeout);
   if (body == nullptr) return ReadAnswer(id_, client.Get(path, EpochHeaders(epoch_.load())));
@@ -145,15 +153,8 @@ std::vector<Result<agent::SampleResponse>> HttpAgentTransport::SampleMany(
                                  : Result<agent::SampleResponse>(all.status()));
     return answers;
   }
-  for (const Json& body : bodies) {
-    httplib::Client& client = ThreadClient(server_, token_, trust_pem_);
-    SetTimeout(client, timeout);
-    answers.push_back(DecodeAnswer(
-        id_,
-        ReadAnswer(id_, client.Post("/v1/sample", EpochHeaders(epoch_.load()), body.dump(),
-                                    "application/json")),
-        decode));
-  }
+  for (const Json& body : bodies)
+    answers.push_back(DecodeAnswer(id_, Https("/v1/sample", &body, timeout), decode));
   return answers;
 }
 
@@ -177,7 +178,8 @@ Result<size_t> HttpAgentTransport::Release(const std::vector<std::string>& task_
 }
 
 Result<std::vector<std::string>> HttpAgentTransport::Bindings(Duration timeout) {
-  return DecodeAnswer(id_, Call(AgentRpcClient::Method::kBindings, "/v1/bindings", nullptr, timeout),
+  return DecodeAnswer(id_,
+                      Call(AgentRpcClient::Method::kBindings, "/v1/bindings", nullptr, timeout),
                       [](const Json& answer) { return DecodeIdList(answer, "tasks"); });
 }
 

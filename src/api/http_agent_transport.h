@@ -68,6 +68,7 @@ class HttpAgentTransport final : public threephase::AgentTransport {
   // (a POST with `body`, or a GET without).
   Result<Json> Call(AgentRpcClient::Method method, const char* path, const Json* body,
                     Duration timeout);
+  Result<Json> Https(const char* path, const Json* body, Duration timeout);
 
   std::string server_, token_, trust_pem_, id_;
   std::atomic<uint32_t> node_count_;

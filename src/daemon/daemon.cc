@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "api/api_client.h"
 #include "auth/token.h"
 #include "daemon/ha/shared_token.h"
 #include "daemon/registry/task_views.h"
@@ -70,14 +71,6 @@ ReconcilerOptions WithLifecycle(ReconcilerOptions options, const NodeLifecycleOp
   return options;
 }
 
-// The host of "scheme://host:port" (or "host:port").
-std::string HostOf(std::string address) {
-  if (const size_t scheme = address.find("://"); scheme != std::string::npos)
-    address = address.substr(scheme + 3);
-  if (!address.empty() && address[0] == '[') return address.substr(1, address.find(']') - 1);
-  return address.substr(0, address.rfind(':'));
-}
-
 }  // namespace
 
 Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
@@ -110,7 +103,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
   ca_options.data_dir = options.data_dir;
   ca_options.server_files = true;  // berthd's node sessions read them
   if (!options.leadership.address.empty())
-    ca_options.names.push_back(HostOf(options.leadership.address));
+    ca_options.names.push_back(api::HostOf(options.leadership.address));
   // The CA writes through the store the control loop watches (a rotation
   // is a commit like any other).
   auto watched = std::make_unique<store::WatchedStore>(std::move(store));

@@ -82,10 +82,10 @@ NodeSession::Progress NodeSession::Connecting() const {
 }
 
 bool NodeSession::WaitConnected(Duration timeout) const {
-  const auto deadline = std::min(
-      call_->connect_deadline,
-      std::chrono::system_clock::now() +
-          std::chrono::duration_cast<std::chrono::system_clock::duration>(timeout));
+  const auto deadline =
+      std::min(call_->connect_deadline,
+               std::chrono::system_clock::now() +
+                   std::chrono::duration_cast<std::chrono::system_clock::duration>(timeout));
   for (Progress p = Connecting(); p != Progress::kReady; p = Connecting()) {
     if (p == Progress::kFailed ||
         !call_->channel->WaitForStateChange(call_->channel->GetState(false), deadline))

@@ -79,39 +79,20 @@ void SchedulerInstance::SamplerLoop(uint64_t seed) {
   chosen.reserve(agents_.size());
   std::vector<QueuedTask> popped;
   std::vector<Sampled> batch;
-  std::vector<agent::SampleRequest> requests;
   // Per agent: the tasks of the batch that ask it (indices into batch).
   std::vector<std::vector<size_t>> asking(agents_.size());
-  std::vector<agent::SampleRequest> to_one;
+  std::vector<agent::SampleRequest> requests;
   while (queue_.PopUpTo(std::max<size_t>(options_.sample_batch, 1), &popped)) {
     const int64_t start = SteadyNowNs();
     batch.clear();
-    requests.clear();
     for (QueuedTask& task : popped) {
       batch.push_back(Sampled{std::move(task), {}, {}});
-      const agent::PlacementTask& t = batch.back().queued.task;
-      requests.push_back({t, options_.node_basis_points, options_.request_timeout, t.pinned_node});
-    }
-    for (size_t i = 0; i < batch.size(); ++i) {
-      Choose(start, batch[i], rng, &chosen);
-      for (size_t slot : chosen) asking[slot].push_back(i);
+      Choose(start, batch.back(), rng, &chosen);
+      for (size_t slot : chosen) asking[slot].push_back(batch.size() - 1);
     }
     for (size_t slot = 0; slot < agents_.size(); ++slot) {
       if (asking[slot].empty()) continue;
-      to_one.clear();
-      for (size_t i : asking[slot]) to_one.push_back(requests[i]);
-      std::vector<Result<agent::SampleResponse>> answers =
-          agents_[slot]->SampleMany(to_one, options_.request_timeout);
-      bool answered = false;
-      for (size_t k = 0; k < asking[slot].size(); ++k) {
-        answered |= answers[k].ok();
-        Take(slot, std::move(answers[k]), &batch[asking[slot][k]]);
-      }
-      // One call, one verdict on the agent's health, however many tasks.
-      if (answered)
-        health_.Succeeded(slot);
-      else
-        health_.Failed(slot, SteadyNowNs());
+      AskAgent(slot, asking[slot], batch, &requests);
       asking[slot].clear();
     }
     const int64_t spent = SteadyNowNs() - start;
@@ -172,6 +153,30 @@ void SchedulerInstance::ChooseAgents(int64_t now_ns, size_t wanted, std::mt19937
 // because the draw missed the agents with room (scarce nodes live on few).
 bool SchedulerInstance::Widens(const QueuedTask& task) const {
   return task.widen || task.attempts + 1 >= options_.max_attempts;
+}
+
+// One call to agent `slot` for the batch's tasks `asking`, each answer to
+// its task; the agent's health takes one verdict for the call, however
+// many tasks it carried. `requests`: the caller's buffer.
+void SchedulerInstance::AskAgent(size_t slot, const std::vector<size_t>& asking,
+                                 std::vector<Sampled>& batch,
+                                 std::vector<agent::SampleRequest>* requests) {
+  requests->clear();
+  for (size_t i : asking) {
+    const agent::PlacementTask& t = batch[i].queued.task;
+    requests->push_back({t, options_.node_basis_points, options_.request_timeout, t.pinned_node});
+  }
+  std::vector<Result<agent::SampleResponse>> answers =
+      agents_[slot]->SampleMany(*requests, options_.request_timeout);
+  bool answered = false;
+  for (size_t k = 0; k < asking.size(); ++k) {
+    answered |= answers[k].ok();
+    Take(slot, std::move(answers[k]), &batch[asking[k]]);
+  }
+  if (answered)
+    health_.Succeeded(slot);
+  else
+    health_.Failed(slot, SteadyNowNs());
 }
 
 // Agent `slot`'s answer: its nodes join the samples. A failure counts as

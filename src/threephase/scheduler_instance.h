@@ -55,7 +55,7 @@ struct SchedulerOptions {
   int max_attempts = 10;
   // Sampling a task costs about three times its decision and commit
   // (threephase_bench), so two samplers keep one decision pipeline busy.
-  int samplers = 2;                          // sampler threads
+  int samplers = 2;  // sampler threads
   // The most queued tasks a sampler takes at once: each agent is asked
   // once for all of the batch's tasks that chose it (one round trip).
   size_t sample_batch = 16;
@@ -125,6 +125,8 @@ class SchedulerInstance {
                     std::vector<size_t>* chosen);
   // Whether `task`'s next attempt asks every agent (widening, above).
   bool Widens(const QueuedTask& task) const;
+  void AskAgent(size_t slot, const std::vector<size_t>& asking, std::vector<Sampled>& batch,
+                std::vector<agent::SampleRequest>* requests);
   void Take(size_t slot, Result<agent::SampleResponse> response, Sampled* sampled);
   void DecisionLoop();
   void Attempt(DecisionPipeline& pipeline, Sampled& sampled);
