@@ -13,8 +13,9 @@
 // to the receipt of its assignment on its node's session (an upper bound
 // of commit-to-receipt: it includes the pass that placed it), and the
 // time until berthd has accepted every replica's report that it runs:
-// each node reports its new tasks running at once, one report per pushed
-// batch, from --clients reporter threads. Usage: session_bench [--nodes N] [--clients C]
+// each node reports its new tasks running at once (what it received since
+// its last report, in one message), from 64 reporter threads. Usage: session_bench [--nodes N]
+// [--clients C]
 // [--seconds S] [--period-ms P] [--replicas R] [--quick]
 #include <algorithm>
 #include <atomic>
@@ -86,9 +87,12 @@ struct Pushes {
   Clock::time_point start;
   bool measuring = false, stopping = false;
   std::vector<double> receipt_ms;
-  std::deque<std::pair<size_t, Json>> to_report;  // (session, report body)
-  std::unordered_set<std::string> seen;           // tasks received
-  int64_t accepted = 0;                           // running reports berthd accepted
+  // Running reports not yet sent, by session, in the order they came: a
+  // node's reports of several pushes go in one message, as berth-node's do.
+  std::unordered_map<size_t, Json> to_report;
+  std::deque<size_t> report_order;
+  std::unordered_set<std::string> seen;  // tasks received
+  int64_t accepted = 0;                  // running reports berthd accepted
   std::condition_variable accepted_more;
 
   void Received(size_t session, const Json& batch) {
@@ -105,7 +109,10 @@ struct Pushes {
     if (reports.empty()) return;
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     receipt_ms.insert(receipt_ms.end(), reports.size(), ms);
-    to_report.emplace_back(session, Json{{"tasks", std::move(reports)}});
+    auto [waiting, added] = to_report.try_emplace(session, Json::array());
+    for (Json& report : reports) waiting->second.push_back(std::move(report));
+    if (!added) return;
+    report_order.push_back(session);
     ready.notify_one();
   }
 };
@@ -117,17 +124,23 @@ double Percentile(std::vector<double> values, double p) {
 }
 
 // Creates a service of `replicas` and prints the push and running times.
-void Push(api::ApiClient& admin, int replicas, int clients,
+// Nodes report on their own: enough reporter threads that the bench's
+// round trips do not queue the reports of 10,000 nodes behind each other.
+constexpr int kReporters = 64;
+
+void Push(api::ApiClient& admin, int replicas,
           std::vector<std::unique_ptr<node::NodeSession>>& sessions, Pushes& pushes) {
   std::vector<std::thread> reporters;
-  for (int c = 0; c < clients; ++c)
+  for (int c = 0; c < kReporters; ++c)
     reporters.emplace_back([&] {
       std::unique_lock lock(pushes.mu);
       while (true) {
-        pushes.ready.wait(lock, [&] { return pushes.stopping || !pushes.to_report.empty(); });
-        if (pushes.to_report.empty()) return;
-        auto [session, body] = std::move(pushes.to_report.front());
-        pushes.to_report.pop_front();
+        pushes.ready.wait(lock, [&] { return pushes.stopping || !pushes.report_order.empty(); });
+        if (pushes.report_order.empty()) return;
+        const size_t session = pushes.report_order.front();
+        pushes.report_order.pop_front();
+        auto waiting = pushes.to_report.extract(session);
+        const Json body = {{"tasks", std::move(waiting.mapped())}};
         lock.unlock();
         Result<Json> answer = sessions[session]
                                   ? sessions[session]->Report(body, std::chrono::seconds(10))
@@ -202,6 +215,8 @@ int Run(int nodes, int clients, int seconds, int period_ms, int replicas) {
   std::vector<std::unique_ptr<node::NodeSession>> sessions(static_cast<size_t>(nodes));
   Pushes pushes;
   std::atomic<int> next{0}, failed{0};
+  std::atomic<int64_t> register_us{0}, open_us{0};  // summed over the joining threads
+  const Usage before_join = UsageOf(pid);
   const auto join_start = Clock::now();
   std::vector<std::thread> threads;
   for (int c = 0; c < clients; ++c)
@@ -209,6 +224,7 @@ int Run(int nodes, int clients, int seconds, int period_ms, int replicas) {
       api::ApiClient client(server, (*token)["token"], 30, trust);
       for (int i; (i = next++) < nodes;) {
         const std::string id = "n" + std::to_string(i);
+        const auto t0 = Clock::now();
         Result<tls::KeyAndCsr> csr = tls::NewKeyAndCsr(id);
         Result<Json> joined =
             csr.ok() ? client.Call("POST", "/v1/node/register",
@@ -217,6 +233,8 @@ int Run(int nodes, int clients, int seconds, int period_ms, int replicas) {
                                         {"resources", {{"cpu", "8000m"}, {"memory", 1 << 30}}},
                                         {"csr", csr->csr_pem}})
                      : Result<Json>(csr.status());
+        const auto t1 = Clock::now();
+        register_us += std::chrono::duration_cast<std::chrono::microseconds>(t1 - t0).count();
         if (!joined.ok()) {
           if (failed++ == 0) std::fprintf(stderr, "join: %s\n", joined.status().message().c_str());
           continue;
@@ -229,6 +247,7 @@ int Run(int nodes, int clients, int seconds, int period_ms, int replicas) {
           pushes.Received(static_cast<size_t>(i), batch);
         };
         Result<std::unique_ptr<node::NodeSession>> opened = node::NodeSession::Open(std::move(o));
+        open_us += std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t1).count();
         if (!opened.ok()) {
           if (failed++ == 0)
             std::fprintf(stderr, "session: %s\n", opened.status().message().c_str());
@@ -239,41 +258,49 @@ int Run(int nodes, int clients, int seconds, int period_ms, int replicas) {
     });
   for (std::thread& t : threads) t.join();
   const double join_s = std::chrono::duration<double>(Clock::now() - join_start).count();
+  const double join_cpu_ms = (UsageOf(pid).cpu_s - before_join.cpu_s) * 1000 / nodes;
 
   std::printf("holding %d sessions for %d s\n", nodes, seconds);
   std::fflush(stdout);
   std::atomic<bool> stop{false};
   std::atomic<int64_t> sent{0};
-  std::thread beats([&] {
-    // One heartbeat per session per period, spread evenly over it.
-    const auto gap = std::chrono::microseconds(int64_t{period_ms} * 1000 / std::max(1, nodes));
-    auto due = Clock::now();
-    while (!stop)
-      for (auto& session : sessions) {
-        if (stop) break;
-        if (session && session->Heartbeat().ok()) ++sent;
-        std::this_thread::sleep_until(due += gap);  // the heartbeat schedule itself
-      }
-  });
+  // One heartbeat per session per period, spread evenly over it, from
+  // --clients threads (session i on thread i % clients): a session's write
+  // waits for gRPC to take it, and one thread cannot keep 4,000 a second.
+  std::vector<std::thread> beats;
+  for (int c = 0; c < clients; ++c)
+    beats.emplace_back([&, c] {
+      const int mine = (nodes - c + clients - 1) / clients;
+      const auto gap = std::chrono::microseconds(int64_t{period_ms} * 1000 / std::max(1, mine));
+      auto due = Clock::now() + gap * c / clients;
+      while (!stop)
+        for (size_t i = static_cast<size_t>(c); i < sessions.size() && !stop; i += clients) {
+          if (sessions[i] && sessions[i]->Heartbeat().ok()) ++sent;
+          std::this_thread::sleep_until(due += gap);  // the heartbeat schedule itself
+        }
+    });
   const int64_t sent_before = sent;
   const double held_cpu = CpuShare(pid, seconds);
   const double beats_per_s = static_cast<double>(sent - sent_before) / seconds;
   const Usage held = UsageOf(pid);
   // Heartbeats go on meanwhile: without them every node would go down.
-  if (replicas > 0) Push(admin, replicas, clients, sessions, pushes);
+  if (replicas > 0) Push(admin, replicas, sessions, pushes);
   stop = true;
-  beats.join();
+  for (std::thread& t : beats) t.join();
   int open = 0;
   for (auto& session : sessions) open += session != nullptr && !session->ended();
   std::printf(
       "sessions %d (open at the end %d, failed %d): joined in %.2f s = %.0f nodes/s "
-      "(%d clients; key, CSR, register, session)\n"
+      "(%d clients; per node: key, CSR and register %.1f ms, session open %.1f ms; berthd CPU "
+      "%.2f ms)\n"
       "berthd idle: CPU %.1f%% of a core, RSS %.0f MiB\n"
       "berthd with the sessions, heartbeat every %d ms (%.0f heartbeats/s sent): CPU %.1f%% of "
       "a core, RSS %.0f MiB (%.0f MiB and %.1f%% of a core per 10,000 sessions)\n",
-      nodes, open, failed.load(), join_s, nodes / join_s, clients, idle_cpu * 100, idle.rss_mib,
-      period_ms, beats_per_s, held_cpu * 100, held.rss_mib,
-      (held.rss_mib - idle.rss_mib) * 10000 / nodes, (held_cpu - idle_cpu) * 100 * 10000 / nodes);
+      nodes, open, failed.load(), join_s, nodes / join_s, clients,
+      static_cast<double>(register_us) / 1000 / nodes, static_cast<double>(open_us) / 1000 / nodes,
+      join_cpu_ms, idle_cpu * 100, idle.rss_mib, period_ms, beats_per_s, held_cpu * 100,
+      held.rss_mib, (held.rss_mib - idle.rss_mib) * 10000 / nodes,
+      (held_cpu - idle_cpu) * 100 * 10000 / nodes);
   sessions.clear();
   return open == nodes ? 0 : 1;
 }

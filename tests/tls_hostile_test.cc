@@ -149,7 +149,8 @@ TEST_F(TlsHostile, AnExpiredCertificateIsRefusedAtTheHandshake) {
                                                           {},
                                                           Now() - std::chrono::hours(48),
                                                           std::chrono::hours(24)})
-                                      .value();
+                                      .value()
+                                      .cert_pem;
   Result<Json> beat = As(credential, {csr.key_pem, expired_pem}).Call("POST", "/v1/node/heartbeat");
   ASSERT_FALSE(beat.ok());
   EXPECT_NE(beat.status().message().find("refused this client's certificate"), std::string::npos)

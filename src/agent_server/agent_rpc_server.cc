@@ -9,6 +9,7 @@
 
 #include "api/http_server.h"
 #include "session/agent_service.grpc.pb.h"
+#include "session/grpc_defaults.h"
 
 namespace berth::agent_server {
 
@@ -120,6 +121,7 @@ Result<std::unique_ptr<AgentRpcServer>> AgentRpcServer::Start(AgentCalls& calls,
 
   std::unique_ptr<AgentRpcServer> server(new AgentRpcServer());
   server->service_ = std::make_unique<Service>(calls, options.token);
+  session::UseGrpcDefaults();
   grpc::ServerBuilder builder;
   const bool v6 = options.host.find(':') != std::string::npos;
   builder.AddListeningPort(

@@ -3,6 +3,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "session/agent_service.grpc.pb.h"
+#include "session/grpc_defaults.h"
 
 namespace berth::api {
 
@@ -47,6 +48,7 @@ AgentRpcClient::AgentRpcClient(std::string agent_id, const std::string& target, 
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   args.SetMaxSendMessageSize(kMaxMessageBytes);
+  session::UseGrpcDefaults();
   channel_->channel = grpc::CreateCustomChannel(target, grpc::SslCredentials(ssl), args);
   channel_->stub = pb::ClusterAgent::NewStub(channel_->channel);
 }

@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "session/grpc_defaults.h"
 #include "session/node_session.grpc.pb.h"
 
 namespace berth::node {
@@ -45,6 +46,7 @@ NodeSession::NodeSession(NodeSessionOptions options)
 NodeSession::~NodeSession() { (void)Close(); }
 
 std::unique_ptr<NodeSession> NodeSession::Connect(NodeSessionOptions options) {
+  session::UseGrpcDefaults();
   std::unique_ptr<NodeSession> session(new NodeSession(std::move(options)));
   const NodeSessionOptions& o = session->options_;
   grpc::SslCredentialsOptions ssl{o.tls.trust_pem, o.tls.key_pem, o.tls.cert_pem};

@@ -150,15 +150,14 @@ Result<CertificateAuthority> CertificateAuthority::Load(const std::string& cert_
   return CertificateAuthority(std::move(keys), cert_pem, key_pem);
 }
 
-Result<std::string> CertificateAuthority::Sign(std::string_view csr_pem,
-                                               const LeafRequest& request) const {
-  if (Result<CsrInfo> csr = ParseCsr(csr_pem); !csr.ok()) return csr.status();
-  BioPtr bio = ReadBio(csr_pem);
-  ReqPtr req(PEM_read_bio_X509_REQ(bio.get(), nullptr, nullptr, nullptr));
-  Result<X509Ptr> cert = NewCertificate(X509_REQ_get0_pubkey(req.get()), keys_->cert.get(),
+Result<SignedLeaf> CertificateAuthority::Sign(std::string_view csr_pem,
+                                              const LeafRequest& request) const {
+  Result<ReqPtr> req = ReadCsr(csr_pem);
+  if (!req.ok()) return req.status();
+  Result<X509Ptr> cert = NewCertificate(X509_REQ_get0_pubkey(req->get()), keys_->cert.get(),
                                         keys_->key.get(), request, /*ca=*/false);
   if (!cert.ok()) return cert.status();
-  return WriteCertificate(cert->get());
+  return SignedLeaf{WriteCertificate(cert->get()), SerialOf(cert->get()), CommonNameOf(req->get())};
 }
 
 Result<KeyAndCert> CertificateAuthority::Issue(const LeafRequest& request) const {

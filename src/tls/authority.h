@@ -40,6 +40,12 @@ struct KeyAndCert {
   std::string key_pem, cert_pem;
 };
 
+struct SignedLeaf {
+  std::string cert_pem;
+  std::string serial;  // as CertificateInfo::serial
+  std::string asked;   // the CN the CSR asked for ("" when none); the leaf's is the request's
+};
+
 class CertificateAuthority {
  public:
   // A new root for `cluster`, valid from `now`.
@@ -58,8 +64,9 @@ class CertificateAuthority {
   // CertificateDigest of the root: what join tokens carry.
   const std::string& digest() const { return digest_; }
 
-  // A leaf for the CSR's key (ParseCsr's checks first).
-  Result<std::string> Sign(std::string_view csr_pem, const LeafRequest& request) const;
+  // A leaf for the CSR's key (ParseCsr's checks first; the CSR is parsed
+  // once).
+  Result<SignedLeaf> Sign(std::string_view csr_pem, const LeafRequest& request) const;
   // A new key and its leaf.
   Result<KeyAndCert> Issue(const LeafRequest& request) const;
 

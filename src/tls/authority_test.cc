@@ -31,10 +31,12 @@ TEST(CertificateAuthorityTest, SignsACsrWithTheIdentityItDecides) {
   ASSERT_TRUE(csr.ok());
   LeafRequest request{
       {"n1", kRoleNode, "c1"}, {"10.1.2.3", "n1.example"}, kSignNow, std::chrono::hours(1)};
-  Result<std::string> cert = ca.Sign(csr->csr_pem, request);
-  ASSERT_TRUE(cert.ok()) << cert.status().message();
-  Result<CertificateInfo> info = ParseCertificate(*cert);
+  Result<SignedLeaf> leaf = ca.Sign(csr->csr_pem, request);
+  ASSERT_TRUE(leaf.ok()) << leaf.status().message();
+  Result<CertificateInfo> info = ParseCertificate(leaf->cert_pem);
   ASSERT_TRUE(info.ok());
+  EXPECT_EQ(leaf->serial, info->serial);
+  EXPECT_EQ(leaf->asked, "asked-for");
   EXPECT_EQ(info->identity.id, "n1");
   EXPECT_EQ(info->identity.role, kRoleNode);
   EXPECT_EQ(info->identity.cluster, "c1");
@@ -43,8 +45,8 @@ TEST(CertificateAuthorityTest, SignsACsrWithTheIdentityItDecides) {
   EXPECT_EQ(info->not_before, std::chrono::floor<std::chrono::seconds>(kSignNow - kBackdate));
   EXPECT_EQ(info->not_after,
             std::chrono::floor<std::chrono::seconds>(kSignNow + std::chrono::hours(1)));
-  EXPECT_TRUE(CheckKeyMatches(*cert, csr->key_pem).ok());
-  EXPECT_NE(info->serial, ParseCertificate(*ca.Sign(csr->csr_pem, request))->serial);
+  EXPECT_TRUE(CheckKeyMatches(leaf->cert_pem, csr->key_pem).ok());
+  EXPECT_NE(info->serial, ca.Sign(csr->csr_pem, request)->serial);
 }
 
 TEST(CertificateAuthorityTest, RefusesBadCsrsAndNames) {
@@ -53,7 +55,7 @@ TEST(CertificateAuthorityTest, RefusesBadCsrsAndNames) {
   EXPECT_FALSE(ca.Sign("not a csr", request).ok());
   EXPECT_FALSE(ca.Sign(std::string(kMaxPemBytes + 1, 'x'), request).ok());
   request.names = {"bad name!"};
-  Result<std::string> bad = ca.Sign(NewKeyAndCsr("n1")->csr_pem, request);
+  Result<SignedLeaf> bad = ca.Sign(NewKeyAndCsr("n1")->csr_pem, request);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("neither an IP address nor a DNS name"), std::string::npos);
 }

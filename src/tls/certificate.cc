@@ -140,6 +140,12 @@ bool IsP256(EVP_PKEY* key) {
   return std::string_view(curve, size) == "prime256v1";
 }
 
+std::string SerialOf(const X509* cert) {
+  const ASN1_INTEGER* serial = X509_get0_serialNumber(cert);
+  return Hex(ASN1_STRING_get0_data(serial), static_cast<size_t>(ASN1_STRING_length(serial)),
+             "0123456789ABCDEF");
+}
+
 Result<CertificateInfo> ParseCertificate(std::string_view pem) {
   Result<X509Ptr> cert = ReadCertificate(pem);
   if (!cert.ok()) return cert.status();
@@ -149,9 +155,7 @@ Result<CertificateInfo> ParseCertificate(std::string_view pem) {
   info.identity = {NameEntry(subject, NID_commonName),
                    NameEntry(subject, NID_organizationalUnitName),
                    NameEntry(subject, NID_organizationName)};
-  const ASN1_INTEGER* serial = X509_get0_serialNumber(x);
-  info.serial = Hex(ASN1_STRING_get0_data(serial), static_cast<size_t>(ASN1_STRING_length(serial)),
-                    "0123456789ABCDEF");
+  info.serial = SerialOf(x);
   info.not_before = TimeOf(X509_get0_notBefore(x));
   info.not_after = TimeOf(X509_get0_notAfter(x));
   info.names = NamesOf(x);
@@ -202,7 +206,7 @@ Result<KeyAndCsr> NewKeyAndCsr(const std::string& id) {
   return KeyAndCsr{WriteKey(key->get()), BioText(bio.get())};
 }
 
-Result<CsrInfo> ParseCsr(std::string_view pem) {
+Result<ReqPtr> ReadCsr(std::string_view pem) {
   BioPtr bio = ReadBio(pem);
   if (!bio) return TooLarge("the certificate signing request");
   ReqPtr req(PEM_read_bio_X509_REQ(bio.get(), nullptr, nullptr, nullptr));
@@ -214,7 +218,17 @@ Result<CsrInfo> ParseCsr(std::string_view pem) {
     ERR_clear_error();
     return Status::InvalidArgument("the certificate signing request's signature does not hold");
   }
-  return CsrInfo{NameEntry(X509_REQ_get_subject_name(req.get()), NID_commonName)};
+  return req;
+}
+
+std::string CommonNameOf(X509_REQ* req) {
+  return NameEntry(X509_REQ_get_subject_name(req), NID_commonName);
+}
+
+Result<CsrInfo> ParseCsr(std::string_view pem) {
+  Result<ReqPtr> req = ReadCsr(pem);
+  if (!req.ok()) return req.status();
+  return CsrInfo{CommonNameOf(req->get())};
 }
 
 Status CheckPrivateKey(std::string_view pem) { return ReadKey(pem).status(); }

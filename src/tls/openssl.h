@@ -49,4 +49,13 @@ Result<KeyPtr> NewKey();
 // A P-256 key only: Berth's certificates all use one curve.
 bool IsP256(EVP_PKEY* key);
 
+// A PEM CSR whose key is P-256 and whose self-signature holds (ParseCsr's
+// checks). OpenSSL 3 decodes a key through its provider lookups, a large
+// part of signing a join (docs/benchmarks.md): parse a CSR once.
+Result<ReqPtr> ReadCsr(std::string_view pem);
+// A CSR's common name ("" when it names none).
+std::string CommonNameOf(X509_REQ* req);
+// A certificate's serial, hex, upper case (CertificateInfo::serial).
+std::string SerialOf(const X509* cert);
+
 }  // namespace berth::tls

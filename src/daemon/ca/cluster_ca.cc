@@ -292,15 +292,20 @@ std::string ClusterCa::Describe() const {
       .dump();
 }
 
-Result<std::string> ClusterCa::Sign(std::string_view csr_pem, const std::string& id,
-                                    const std::string& role, std::vector<std::string> names) const {
-  Result<tls::CsrInfo> csr = tls::ParseCsr(csr_pem);
-  if (!csr.ok()) return csr.status();
-  if (!csr->id.empty() && csr->id != id)
-    return Status::PermissionDenied("the certificate signing request names '" + csr->id +
+// The leaf made for a CSR that names another id is dropped: it was never
+// handed out.
+Result<tls::SignedLeaf> ClusterCa::Sign(std::string_view csr_pem, const std::string& id,
+                                        const std::string& role,
+                                        std::vector<std::string> names) const {
+  Result<tls::SignedLeaf> leaf = [&] {
+    std::lock_guard lock(mu_);
+    return root_->Sign(csr_pem,
+                       {{id, role, cluster_}, std::move(names), Now(), options_.cert_life});
+  }();
+  if (leaf.ok() && !leaf->asked.empty() && leaf->asked != id)
+    return Status::PermissionDenied("the certificate signing request names '" + leaf->asked +
                                     "', but this credential is " + role + " '" + id + "''s");
-  std::lock_guard lock(mu_);
-  return root_->Sign(csr_pem, {{id, role, cluster_}, std::move(names), Now(), options_.cert_life});
+  return leaf;
 }
 
 Result<std::string> ClusterCa::Seal(std::string_view secret) const {

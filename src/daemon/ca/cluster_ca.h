@@ -89,8 +89,8 @@ class ClusterCa {
   // A certificate for `id` in `role` from the CSR (tls::ParseCsr's checks;
   // a CSR naming another CN is PermissionDenied), with `names` (a node's
   // address, which berthd checks when it reads the node's logs).
-  Result<std::string> Sign(std::string_view csr_pem, const std::string& id, const std::string& role,
-                           std::vector<std::string> names = {}) const;
+  Result<tls::SignedLeaf> Sign(std::string_view csr_pem, const std::string& id,
+                               const std::string& role, std::vector<std::string> names = {}) const;
 
   // A secret sealed under the unlock key (tls::Seal), and opened: what the
   // store keeps of a secret berthd must show again (the node join token).

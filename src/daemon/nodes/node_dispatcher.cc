@@ -324,8 +324,8 @@ Result<Json> NodeDispatcher::RegisterOnce(const Json& body, const api::Principal
     writes.push_back(store::Write::Put(kCredentialKind, id, CredentialRecord(id, credential, "")));
   {
     // The node is ready in the store and in memory at once: the monitor
-    // does not decide between the two (state_mu_).
-    std::lock_guard state(state_mu_);
+    // does not decide between the two (StateLockOf).
+    std::lock_guard state(StateLockOf(id));
     Result<int64_t> committed = store_.Commit(writes);
     if (!committed.ok() && committed.status().code() == StatusCode::kConflict) {
       BERTH_RETURN_IF_ERROR(removed());
@@ -384,15 +384,13 @@ Status NodeDispatcher::Certify(const std::string& id, const std::string& credent
                                "0123456789-.:") == std::string::npos &&
         (names.empty() || names[0] != name))
       names.push_back(name);
-  Result<std::string> cert = ca_->Sign(csr.get<std::string>(), id, tls::kRoleNode, names);
-  if (!cert.ok()) return Status::InvalidArgument("csr: " + cert.status().message());
-  Result<tls::CertificateInfo> info = tls::ParseCertificate(*cert);
-  if (!info.ok()) return info.status();
-  answer["certificate"] = *cert;
+  Result<tls::SignedLeaf> leaf = ca_->Sign(csr.get<std::string>(), id, tls::kRoleNode, names);
+  if (!leaf.ok()) return Status::InvalidArgument("csr: " + leaf.status().message());
+  answer["certificate"] = leaf->cert_pem;
   answer["ca"] = ca_->trust_pem();
-  answer["serial"] = info->serial;
+  answer["serial"] = leaf->serial;
   writes.push_back(
-      store::Write::Put(kCredentialKind, id, CredentialRecord(id, credential_hash, info->serial)));
+      store::Write::Put(kCredentialKind, id, CredentialRecord(id, credential_hash, leaf->serial)));
   return Status::Ok();
 }
 
@@ -413,7 +411,7 @@ Result<Json> NodeDispatcher::Renew(const std::string& node, const Json& body) {
   return Json{{"certificate", answer["certificate"]}, {"ca", answer["ca"]}};
 }
 
-// A heartbeat and the monitor decide a node's state in turn (state_mu_),
+// A heartbeat and the monitor decide a node's state in turn (StateLockOf),
 // each deciding on what the other left under mu_, so a heartbeat that
 // races a "down" always ends with the node ready.
 Result<Json> NodeDispatcher::Heartbeat(const std::string& node) {
@@ -427,7 +425,7 @@ Result<Json> NodeDispatcher::Heartbeat(const std::string& node) {
   }
   ++heartbeats_;
   if (was_down) {
-    std::lock_guard state(state_mu_);
+    std::lock_guard state(StateLockOf(node));
     {
       std::lock_guard lock(mu_);
       was_down = down_.contains(node);  // still: no other heartbeat brought it back
@@ -496,6 +494,10 @@ Status NodeDispatcher::Remove(const std::string& node, bool force) {
   return Status::Ok();
 }
 
+std::mutex& NodeDispatcher::StateLockOf(const std::string& node) {
+  return state_mu_[std::hash<std::string>{}(node) % state_mu_.size()];
+}
+
 Status NodeDispatcher::SetState(const std::string& node, const char* state) {
   Result<Json> updated = nodes_.Update(node, Json{{"state", state}});
   if (!updated.ok()) return updated.status();
@@ -519,7 +521,7 @@ Timestamp NodeDispatcher::MarkSilentDown(Timestamp now) {
     }
   }
   for (const std::string& node : silent) {
-    std::lock_guard state(state_mu_);
+    std::lock_guard state(StateLockOf(node));
     {
       std::lock_guard lock(mu_);
       auto last = last_heartbeat_.find(node);

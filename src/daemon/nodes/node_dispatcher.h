@@ -42,6 +42,7 @@
 // injected clock.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <functional>
@@ -175,8 +176,13 @@ class NodeDispatcher {
   std::unordered_map<std::string, std::string> removed_by_serial_;  // revoked certificates
   const ClusterCa* ca_;
 
-  std::mutex state_mu_;  // held while a node's state is decided and written
-  std::mutex mu_;        // heartbeats and the monitor's sets
+  // Held while a node's state is decided and written, one of them per node
+  // (StateLockOf): joins of different nodes commit together (the store's
+  // group commit), where one lock for all made each wait for the last's
+  // fsync.
+  std::mutex& StateLockOf(const std::string& node);
+  std::array<std::mutex, 64> state_mu_;
+  std::mutex mu_;  // heartbeats and the monitor's sets
   std::condition_variable wake_;
   std::unordered_map<std::string, Timestamp> last_heartbeat_;
   std::unordered_set<std::string> down_;  // marked down by the monitor, or stored so

@@ -1,6 +1,5 @@
 #include "daemon/nodes/node_sessions.h"
 
-#include <absl/synchronization/mutex.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/security/tls_certificate_provider.h>
@@ -9,6 +8,7 @@
 #include <deque>
 #include <optional>
 
+#include "session/grpc_defaults.h"
 #include "session/node_session.grpc.pb.h"
 #include "tls/certificate.h"
 
@@ -306,10 +306,7 @@ Status NodeSessions::Start() {
   tls.watch_identity_key_cert_pairs();
   tls.set_cert_request_type(GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
 
-  // Debian's absl checks every lock gRPC takes for deadlock cycles (10% of
-  // berthd's CPU with 5,000 sessions, docs/benchmarks.md): gRPC's own
-  // builds turn that off.
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  session::UseGrpcDefaults();
   auto ms = [](Duration d) { return static_cast<int>(d.count()); };
   grpc::ServerBuilder builder;
   const bool v6 = options_.host.find(':') != std::string::npos;

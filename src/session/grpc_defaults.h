@@ -1,0 +1,13 @@
+// Process-wide settings every Berth program that speaks gRPC makes before
+// its first channel or server.
+#pragma once
+
+namespace berth::session {
+
+// Debian's absl checks every lock gRPC takes for deadlock cycles (10% of
+// berthd's CPU with 5,000 sessions, and 5% of a joining node's,
+// docs/benchmarks.md "Node sessions"); gRPC's own builds turn that off.
+// Idempotent and thread-safe.
+void UseGrpcDefaults();
+
+}  // namespace berth::session
