@@ -411,7 +411,9 @@ TEST_F(HaCompactionTest, ALeaderWhoseWatchWasCompactedListsAgainAndConverges) {
             .Call("POST", "/v1/services",
                   Json{{"id", "missed" + std::to_string(i)}, {"replicas", 2}, {"task", task}})
             .ok());
-  Result<std::unique_ptr<store::EtcdStore>> etcd = store::EtcdStore::Open({{etcd_.Endpoints()}});
+  store::EtcdStoreOptions options;
+  options.client.endpoints = etcd_.Endpoints();
+  Result<std::unique_ptr<store::EtcdStore>> etcd = store::EtcdStore::Open(options);
   ASSERT_TRUE(etcd.ok()) << etcd.status().message();
   ASSERT_TRUE((*etcd)->Compact((*etcd)->revision()).ok());
   replicas_[leader].process->Signal(SIGCONT);
@@ -421,6 +423,59 @@ TEST_F(HaCompactionTest, ALeaderWhoseWatchWasCompactedListsAgainAndConverges) {
   EXPECT_GT(Metric(replicas_[leader].server, token_, trust_, "berth_store_lists_total"), lists);
   EXPECT_EQ(WaitForLeader(-1), leader);
   CheckHistory(other);
+}
+
+// berthd on etcd serving mutual TLS only (scripts/ha-local's setup): with
+// --etcd-cacert, --etcd-cert and --etcd-key it leads and stores what it is
+// told; without a client certificate it exits with the reason.
+TEST(HaTlsTest, BerthdCallsEtcdOverMutualTlsWithItsClientCertificate) {
+  store::TestDir dir;
+  const Timestamp now = std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
+  const tls::CertificateAuthority ca = tls::CertificateAuthority::Create("etcd", now).value();
+  store::EtcdTestCluster etcd(1, {}, store::WriteEtcdTestTls(ca, dir.path(), "member"));
+  ASSERT_TRUE(etcd.ok()) << etcd.error();
+  const store::EtcdTestTls client = store::WriteEtcdTestTls(ca, dir.path(), "berthd");
+  auto berthd = [&](const std::string& data, std::vector<std::string> tls) {
+    std::vector<std::string> argv = {
+        BERTHD_BINARY, "--data-dir", dir.path() + "/" + data,        "--port",
+        "0",           "--store",    "etcd://" + etcd.EndpointList()};
+    argv.insert(argv.end(), tls.begin(), tls.end());
+    return std::make_unique<Process>(argv, Process::Stderr::kMerge);
+  };
+  std::unique_ptr<Process> replica =
+      berthd("r0", {"--etcd-cacert", client.ca_file, "--etcd-cert", client.cert_file, "--etcd-key",
+                    client.key_file, "--leader-ttl", "3s"});
+  const std::string line = replica->WaitForLine("listening on", std::chrono::seconds(20));
+  ASSERT_FALSE(line.empty());
+  const std::string data = dir.path() + "/r0";
+  api::ApiClient api("https://127.0.0.1:" + testing_support::PortInLine(line),
+                     testing_support::FirstLine(data + "/token"), 30,
+                     {"", "", api::TrustIn(data).trust_pem});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  Result<Json> health = api.Call("GET", "/v1/health");
+  while (!(health.ok() && health->value("role", "") == "leader") &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a poll with a bound
+    health = api.Call("GET", "/v1/health");
+  }
+  ASSERT_TRUE(health.ok() && health->value("role", "") == "leader")
+      << (health.ok() ? health->dump() : health.status().message());
+  ASSERT_TRUE(api.Call("POST", "/v1/nodes", Json{{"id", "n1"}, {"resources", {{"cpu", 1}}}}).ok());
+  // What berthd stored is in etcd, read with the same client certificate.
+  store::EtcdStoreOptions options;
+  options.client.endpoints = etcd.Endpoints();
+  options.client.ca_file = client.ca_file;
+  options.client.cert_file = client.cert_file;
+  options.client.key_file = client.key_file;
+  Result<std::unique_ptr<store::EtcdStore>> direct = store::EtcdStore::Open(options);
+  ASSERT_TRUE(direct.ok()) << direct.status().message();
+  EXPECT_TRUE((*direct)->Get("node", "n1")->has_value());
+
+  std::unique_ptr<Process> anonymous = berthd("r1", {"--etcd-cacert", client.ca_file});
+  const Process::Exit exit = anonymous->WaitExit(std::chrono::seconds(60));
+  EXPECT_NE(exit.status, 0);
+  EXPECT_NE(exit.output.find("refused this client's certificate"), std::string::npos)
+      << exit.output;
 }
 
 }  // namespace

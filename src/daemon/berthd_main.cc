@@ -35,6 +35,22 @@ berth::Result<std::vector<std::string>> EtcdEndpoints(const std::string& url) {
   return endpoints;
 }
 
+// The etcd TLS options go together: a client certificate with its key and
+// etcd's CA, and all of them only with an etcd store.
+berth::Status CheckEtcdTls(const berth::store::EtcdClientOptions& tls, bool etcd) {
+  const bool any = !tls.ca_file.empty() || !tls.cert_file.empty() || !tls.key_file.empty();
+  if (any && !etcd)
+    return berth::Status::InvalidArgument(
+        "--etcd-cacert, --etcd-cert and --etcd-key need --store etcd://...");
+  if (tls.cert_file.empty() != tls.key_file.empty())
+    return berth::Status::InvalidArgument("--etcd-cert and --etcd-key go together");
+  if (!tls.cert_file.empty() && tls.ca_file.empty())
+    return berth::Status::InvalidArgument(
+        "--etcd-cert needs --etcd-cacert (etcd's CA): a client certificate is only sent over "
+        "HTTPS");
+  return berth::Status::Ok();
+}
+
 int Run(int argc, char** argv) {
   berth::daemon::DaemonOptions options;
   CLI::App app{"berthd: the Berth control-plane daemon (REST API on a durable store)"};
@@ -132,6 +148,17 @@ int Run(int argc, char** argv) {
                  "etcd's --max-txn-ops: the most writes berthd puts in one transaction")
       ->check(CLI::Range(size_t{2}, size_t{1'000'000}))
       ->capture_default_str();
+  berth::store::EtcdClientOptions& etcd_tls = options.etcd.client;
+  app.add_option("--etcd-cacert", etcd_tls.ca_file,
+                 "etcd's CA (PEM): call etcd over HTTPS and check its certificate against it "
+                 "(etcd's --trusted-ca-file side; as etcdctl --cacert)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--etcd-cert", etcd_tls.cert_file,
+                 "Client certificate (PEM) berthd presents to etcd, for etcd's "
+                 "--client-cert-auth; with --etcd-key and --etcd-cacert")
+      ->check(CLI::ExistingFile);
+  app.add_option("--etcd-key", etcd_tls.key_file, "The --etcd-cert's private key (PEM)")
+      ->check(CLI::ExistingFile);
   app.add_option("--etcd-max-request-bytes", options.etcd.max_request_bytes,
                  "etcd's --max-request-bytes: the largest request berthd sends it")
       ->check(CLI::Range(size_t{1} << 17, size_t{1} << 30))
@@ -222,6 +249,10 @@ int Run(int argc, char** argv) {
                      agent.c_str(), agent.c_str());
         return 2;
       }
+  }
+  if (berth::Status etcd = CheckEtcdTls(etcd_tls, !store_url.empty()); !etcd.ok()) {
+    std::fprintf(stderr, "berthd: %s\n", etcd.message().c_str());
+    return 2;
   }
   if (!store_url.empty()) {
     berth::Result<std::vector<std::string>> endpoints = EtcdEndpoints(store_url);

@@ -5,6 +5,8 @@
 #include <array>
 #include <thread>
 
+#include "tls/context.h"
+
 namespace berth::store {
 namespace {
 
@@ -24,6 +26,13 @@ std::string Describe(httplib::Error error) {
       return "connection refused";
     case httplib::Error::Read:
       return "no answer in time (is the member overloaded, or cut off?)";
+    case httplib::Error::Write:
+      return "the connection closed while the request was sent";
+    case httplib::Error::SSLConnection:
+      return "the TLS handshake failed (etcd serves plain HTTP, or it asks for a client "
+             "certificate and none was given, or it does not accept the one given)";
+    case httplib::Error::SSLServerVerification:
+      return "etcd's certificate does not chain to the CA given, or does not name this host";
     default:
       return httplib::to_string(error);
   }
@@ -37,9 +46,19 @@ std::pair<std::string, int> HostPort(const std::string& endpoint) {
   return {endpoint.substr(0, colon), std::atoi(endpoint.c_str() + colon + 1)};
 }
 
-std::unique_ptr<httplib::Client> Connect(const std::string& endpoint, int read_timeout_seconds) {
+std::unique_ptr<httplib::Client> Connect(const std::string& endpoint, int read_timeout_seconds,
+                                         const EtcdClientOptions& options) {
   auto [host, port] = HostPort(endpoint);
-  auto client = std::make_unique<httplib::Client>(host, port);
+  std::unique_ptr<httplib::Client> client;
+  if (options.ca_file.empty()) {
+    client = std::make_unique<httplib::Client>(host, port);
+  } else {
+    tls::IgnoreSigpipe();
+    client = std::make_unique<httplib::Client>("https://" + host + ":" + std::to_string(port),
+                                               options.cert_file, options.key_file);
+    client->set_ca_cert_path(options.ca_file);
+    client->enable_server_certificate_verification(true);
+  }
   client->set_connection_timeout(1, 0);
   client->set_read_timeout(read_timeout_seconds, 0);
   client->set_write_timeout(read_timeout_seconds, 0);
@@ -186,7 +205,7 @@ std::unique_ptr<httplib::Client> EtcdClient::Take(size_t endpoint, bool* reused)
       return client;
     }
   }
-  return Connect(options_.endpoints[endpoint], options_.request_timeout_seconds);
+  return Connect(options_.endpoints[endpoint], options_.request_timeout_seconds, options_);
 }
 
 void EtcdClient::Give(size_t endpoint, std::unique_ptr<httplib::Client> client) {
@@ -211,6 +230,15 @@ Result<EtcdJson> EtcdClient::Call(std::string_view path, const EtcdJson& body, b
     const Exchange x = Post(*http, path, text);
     if (!x.answered) {
       why = endpoint + ": " + Describe(x.error);
+      // TLS 1.3 ends the handshake before etcd checks the client's
+      // certificate: a refusal shows as a new connection closed at once.
+      if ((x.error == httplib::Error::Read || x.error == httplib::Error::Write) && !reused &&
+          !options_.ca_file.empty() &&
+          std::chrono::steady_clock::now() - sent <
+              std::chrono::seconds(options_.request_timeout_seconds) / 2)
+        why = endpoint +
+              ": etcd closed the TLS connection without answering (it refused this client's "
+              "certificate, or asks for one and none was given)";
       // A refused connection sent nothing. A kept-alive connection that
       // fails at once was closed by a member that stopped (killed or
       // restarted) before our request: that is tried elsewhere too. Any
@@ -267,7 +295,7 @@ Status EtcdClient::Stream(std::string_view path, const EtcdJson& body, int idle_
   std::string why;
   for (size_t attempt = 0; attempt < n; ++attempt) {
     const std::string& endpoint = options_.endpoints[(first + attempt) % n];
-    std::unique_ptr<httplib::Client> http = Connect(endpoint, idle_timeout_seconds);
+    std::unique_ptr<httplib::Client> http = Connect(endpoint, idle_timeout_seconds, options_);
     {
       std::lock_guard lock(handle.mu_);
       if (handle.cancelled_) return Status::Unavailable("the etcd stream was cancelled");

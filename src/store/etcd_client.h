@@ -1,6 +1,8 @@
 // EtcdClient: calls etcd's v3 JSON gateway (etcd 3.4, the Debian package)
-// over plain HTTP with cpp-httplib: the one place that knows the gateway's
-// wire shapes (docs/ha.md, "How it works": the JSON gateway).
+// with cpp-httplib, over HTTPS when given etcd's CA (and then with a client
+// certificate when given one, for etcd's --client-cert-auth), else plain
+// HTTP: the one place that knows the gateway's wire shapes (docs/ha.md,
+// "How it works": the JSON gateway).
 //
 // Unary calls (`Call`) go to the endpoint that answered last; a call that
 // certainly had no effect (the connection failed, or the member has no
@@ -53,6 +55,12 @@ struct EtcdClientOptions {
   // leader (default 10 s: etcd elects a new leader within about a second
   // of its default election timeout, more on a loaded machine).
   std::chrono::milliseconds retry_for{10000};
+  // PEM files, as etcdctl's --cacert, --cert and --key (default: none).
+  // With ca_file, every call is HTTPS and etcd's certificate must chain to
+  // it and name the endpoint's host; cert_file and key_file (both or
+  // neither) are the certificate berthd presents. Read at each new
+  // connection, so renewed files are picked up.
+  std::string ca_file, cert_file, key_file;
 };
 
 // Base64 (standard alphabet, padded), as the gateway encodes bytes.
@@ -97,7 +105,7 @@ class EtcdClient {
   Status Stream(std::string_view path, const EtcdJson& body, int idle_timeout_seconds,
                 StreamHandle& handle, const std::function<bool(const EtcdJson&)>& receive);
 
-  const std::vector<std::string>& endpoints() const { return options_.endpoints; }
+  const EtcdClientOptions& options() const { return options_; }
 
  private:
   // An idle connection to `endpoint` (*reused) or a new one.

@@ -127,6 +127,50 @@ TEST(EtcdStore, ABatchOverTheTransactionLimitIsRefusedWhole) {
   EXPECT_EQ(watched.List("task")->size(), 129u);
 }
 
+// etcd serving mutual TLS: a client with a certificate of etcd's CA reads,
+// writes and follows the changes; one without a certificate, or trusting another CA,
+// is refused with the reason.
+TEST(EtcdStore, OverMutualTlsOnlyAClientWithACertificateOfEtcdsCaIsServed) {
+  TestDir dir;
+  const Timestamp now = std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
+  const tls::CertificateAuthority ca = tls::CertificateAuthority::Create("test", now).value();
+  const EtcdTestTls member = WriteEtcdTestTls(ca, dir.path(), "member");
+  EtcdTestCluster cluster(1, {}, member);
+  ASSERT_TRUE(cluster.ok()) << cluster.error();
+  auto open = [&](const EtcdTestTls& files) {
+    EtcdStoreOptions options;
+    options.client.endpoints = cluster.Endpoints();
+    options.client.ca_file = files.ca_file;
+    options.client.cert_file = files.cert_file;
+    options.client.key_file = files.key_file;
+    options.client.retry_for = std::chrono::milliseconds(300);
+    return EtcdStore::Open(options);
+  };
+  Result<std::unique_ptr<EtcdStore>> store = open(WriteEtcdTestTls(ca, dir.path(), "berthd"));
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  Received got;
+  std::unique_ptr<ChangeFeed::Following> following =
+      (*store)->Follow((*store)->revision(), got.Sink());
+  Result<int64_t> committed = (*store)->Commit({Write::Create("node", "n1", "{}")});
+  ASSERT_TRUE(committed.ok()) << committed.status().message();
+  EXPECT_EQ((*store)->List("node")->size(), 1u);
+  ASSERT_TRUE(got.WaitFor([&] { return got.commits.count(*committed) == 1; }));  // the watch
+
+  Result<std::unique_ptr<EtcdStore>> anonymous = open({member.ca_file, "", ""});
+  ASSERT_FALSE(anonymous.ok());
+  EXPECT_NE(anonymous.status().message().find("refused this client's certificate"),
+            std::string::npos)
+      << anonymous.status().message();
+
+  const tls::CertificateAuthority other = tls::CertificateAuthority::Create("other", now).value();
+  std::filesystem::create_directory(dir.path() + "/other");
+  Result<std::unique_ptr<EtcdStore>> stranger =
+      open(WriteEtcdTestTls(other, dir.path() + "/other", "x"));
+  ASSERT_FALSE(stranger.ok());
+  EXPECT_NE(stranger.status().message().find("does not chain"), std::string::npos)
+      << stranger.status().message();
+}
+
 // The member a feed and a client use dies: both go on with another, and the
 // feed hands out every commit once.
 TEST(EtcdStore, AFeedAndCommitsGoOnWhenAMemberDies) {

@@ -20,13 +20,40 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "store/test_dir.h"
+#include "tls/authority.h"
 
 namespace berth::store {
+
+// PEM files for members that serve TLS (etcd's --cert-file, --key-file,
+// --trusted-ca-file with --client-cert-auth): `cert` must name 127.0.0.1
+// and be good for server and client use (members speak TLS to each other
+// too, and the gateway calls its own member with it).
+struct EtcdTestTls {
+  std::string ca_file, cert_file, key_file;
+};
+
+// Writes under `dir` the CA's certificate (ca.pem) and a new key and
+// certificate of it for 127.0.0.1 and localhost named `name` (NAME.pem,
+// NAME-key.pem), and returns the three files.
+inline EtcdTestTls WriteEtcdTestTls(const tls::CertificateAuthority& ca, const std::string& dir,
+                                    const std::string& name) {
+  const Timestamp now = std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
+  const tls::KeyAndCert leaf =
+      ca.Issue({{name, "etcd", "test"}, {"127.0.0.1", "localhost"}, now}).value();
+  EtcdTestTls files{dir + "/ca.pem", dir + "/" + name + ".pem", dir + "/" + name + "-key.pem"};
+  for (const auto& [path, text] : {std::pair{files.ca_file, ca.cert_pem()},
+                                   {files.cert_file, leaf.cert_pem},
+                                   {files.key_file, leaf.key_pem}})
+    std::ofstream(path) << text;
+  return files;
+}
 
 // A loopback port nothing listens on now (the kernel's choice).
 inline int FreeLoopbackPort() {
@@ -45,9 +72,11 @@ inline int FreeLoopbackPort() {
 
 class EtcdTestCluster {
  public:
-  // `flags` go to every member (e.g. "--max-txn-ops=1024").
-  explicit EtcdTestCluster(int members, std::vector<std::string> flags = {})
-      : flags_(std::move(flags)) {
+  // `flags` go to every member (e.g. "--max-txn-ops=1024"); with `tls`,
+  // members serve clients and peers over mutual TLS only.
+  explicit EtcdTestCluster(int members, std::vector<std::string> flags = {},
+                           std::optional<EtcdTestTls> tls = std::nullopt)
+      : flags_(std::move(flags)), tls_(std::move(tls)) {
     const char* binary = std::getenv("BERTH_ETCD");
     binary_ = binary != nullptr ? binary : "/usr/bin/etcd";
     if (access(binary_.c_str(), X_OK) != 0) {
@@ -103,7 +132,8 @@ class EtcdTestCluster {
   }
   // Until `i` answers /health with "true" (it has a leader), 30 s at most.
   bool WaitHealthy(int i) {
-    httplib::Client http("127.0.0.1", members_[i].client_port);
+    httplib::Client http(ClientUrl(i), tls_ ? tls_->cert_file : "", tls_ ? tls_->key_file : "");
+    if (tls_) http.set_ca_cert_path(tls_->ca_file);
     http.set_connection_timeout(0, 200000);
     http.set_read_timeout(2, 0);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -123,13 +153,17 @@ class EtcdTestCluster {
     int client_port, peer_port;
     pid_t pid;
   };
+  std::string Scheme() const { return tls_ ? "https://" : "http://"; }
   std::string PeerUrl(int i) const {
-    return "http://127.0.0.1:" + std::to_string(members_[i].peer_port);
+    return Scheme() + "127.0.0.1:" + std::to_string(members_[i].peer_port);
+  }
+  std::string ClientUrl(int i) const {
+    return Scheme() + "127.0.0.1:" + std::to_string(members_[i].client_port);
   }
 
   void Start(int i, const std::string& state) {
     const Member& m = members_[i];
-    const std::string client = "http://127.0.0.1:" + std::to_string(m.client_port);
+    const std::string client = ClientUrl(i);
     std::vector<std::string> argv = {binary_,
                                      "--name=" + m.name,
                                      "--data-dir=" + dir_.path() + "/" + m.name,
@@ -145,6 +179,12 @@ class EtcdTestCluster {
                                      "--pre-vote",
                                      "--logger=zap",
                                      "--log-level=error"};
+    if (tls_)
+      for (const char* side : {"", "peer-"})
+        argv.insert(argv.end(), {std::string("--") + side + "cert-file=" + tls_->cert_file,
+                                 std::string("--") + side + "key-file=" + tls_->key_file,
+                                 std::string("--") + side + "trusted-ca-file=" + tls_->ca_file,
+                                 std::string("--") + side + "client-cert-auth"});
     argv.insert(argv.end(), flags_.begin(), flags_.end());
     const std::string log = dir_.path() + "/" + m.name + ".log";
     const pid_t pid = fork();
@@ -162,6 +202,7 @@ class EtcdTestCluster {
   }
 
   std::vector<std::string> flags_;
+  std::optional<EtcdTestTls> tls_;
   std::string binary_, initial_cluster_, error_;
   TestDir dir_;
   std::vector<Member> members_;

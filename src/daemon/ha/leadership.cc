@@ -12,8 +12,7 @@ namespace {
 // the ttl: a keepalive that waits longer than that is as good as lost.
 std::unique_ptr<store::EtcdClient> ClientFor(store::EtcdStore& store, Duration ttl) {
   const Duration third = ttl / 3;
-  store::EtcdClientOptions options;
-  options.endpoints = store.client().endpoints();
+  store::EtcdClientOptions options = store.client().options();  // endpoints and TLS
   options.request_timeout_seconds = std::max<int>(
       1, static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(third).count()));
   options.retry_for = third;
