@@ -16,6 +16,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 #include "api/api_client.h"
@@ -476,6 +477,55 @@ TEST(HaTlsTest, BerthdCallsEtcdOverMutualTlsWithItsClientCertificate) {
   EXPECT_NE(exit.status, 0);
   EXPECT_NE(exit.output.find("refused this client's certificate"), std::string::npos)
       << exit.output;
+}
+
+// scripts/ha-local as docs/ha.md tells a user to run it: etcd over mutual
+// TLS and three replicas come up, the printed leader serves, another
+// replica reads what it stored, and SIGTERM stops every process it started.
+TEST(HaLocalScript, RunsEtcdOverTlsAndThreeReplicasAndStopsThemAll) {
+  if (access("/usr/bin/openssl", X_OK) != 0) GTEST_SKIP() << "needs openssl (scripts/setup)";
+  store::TestDir dir;
+  const std::string ha = dir.path() + "/ha";
+  setenv("BERTH_BIN", std::filesystem::path(BERTHD_BINARY).parent_path().c_str(), 1);
+  Process script({"/bin/bash", HA_LOCAL_SCRIPT, ha}, Process::Stderr::kMerge);
+  // Whatever happens, nothing it started outlives the test.
+  auto pids = [&] {
+    std::vector<pid_t> out;
+    for (const char* name : {"r1", "r2", "r3", "m1", "m2", "m3"})
+      if (const std::string pid = testing_support::FirstLine(ha + "/run/" + name + ".pid");
+          !pid.empty())
+        out.push_back(std::stoi(pid));
+    return out;
+  };
+  struct Reaper {
+    std::function<std::vector<pid_t>()> pids;
+    ~Reaper() {
+      for (pid_t pid : pids()) kill(pid, SIGKILL);
+    }
+  } reaper{pids};
+  const std::string leader = script.WaitForLine("ha-local: leader: ", std::chrono::seconds(90));
+  if (leader.empty() &&
+      script.WaitExit(std::chrono::seconds(1)).output.find("is in use") != std::string::npos)
+    GTEST_SKIP() << "ha-local's fixed ports are in use on this machine";
+  ASSERT_NE(leader.find("https://"), std::string::npos) << leader;
+  ASSERT_FALSE(script.WaitForLine("Ctrl-C stops everything", std::chrono::seconds(10)).empty());
+  const std::string url =
+      leader.substr(leader.find("https://"), leader.find(" epoch") - leader.find("https://"));
+  const tls::Credentials trust{"", "", api::TrustIn(ha + "/r1").trust_pem};
+  const std::string token = testing_support::FirstLine(ha + "/r1/token");
+  ASSERT_TRUE(api::ApiClient(url, token, 30, trust)
+                  .Call("POST", "/v1/nodes", Json{{"id", "n1"}, {"resources", {{"cpu", 1}}}})
+                  .ok());
+  const std::string other =
+      url.ends_with(":7490") ? "https://127.0.0.1:7491" : "https://127.0.0.1:7490";
+  Result<Json> node = api::ApiClient(other, token, 30, trust).Call("GET", "/v1/nodes/n1");
+  EXPECT_TRUE(node.ok()) << node.status().message();
+  const std::vector<pid_t> started = pids();
+  ASSERT_EQ(started.size(), 6u);
+  script.Signal(SIGTERM);
+  const Process::Exit exit = script.WaitExit(std::chrono::seconds(60));
+  EXPECT_NE(exit.output.find("ha-local: stopped"), std::string::npos) << exit.output;
+  for (pid_t pid : started) EXPECT_NE(kill(pid, 0), 0) << "pid " << pid << " still runs";
 }
 
 }  // namespace
