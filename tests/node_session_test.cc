@@ -6,7 +6,12 @@
 // (scripts/tsan.supp says what of gRPC is not checked).
 #include "node/node_session.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <condition_variable>
 #include <deque>
@@ -25,6 +30,9 @@ namespace {
 
 using api::Json;
 constexpr auto kBound = std::chrono::seconds(20);
+// The server's, shorter than its default (10 s) so that a test of stalled
+// handshakes is quick, and long enough for a real one under ThreadSanitizer.
+constexpr auto kHandshakeTimeout = std::chrono::seconds(3);
 
 // A node's registration with berthd: its credential and TLS material.
 struct Joined {
@@ -78,6 +86,7 @@ class NodeSessionTest : public testing::Test {
     options.cert_file = ca_->cert_file();
     options.key_file = ca_->key_file();
     options.ca_file = ca_->bundle_file();
+    options.handshake_timeout = kHandshakeTimeout;
     sessions_ = std::make_unique<daemon::NodeSessions>(*dispatcher_, executor_,
                                                        daemon::NodeRouteHooks{}, options);
     executor_.OnPublished([this](const std::vector<std::string>& nodes, bool all) {
@@ -241,6 +250,41 @@ TEST_F(NodeSessionTest, ANewerSessionOfANodeReplacesTheOlder) {
   ASSERT_TRUE(second.Wait(
       [](Inbox& i) { return !i.assignments.empty() && !i.assignments.back()["tasks"].empty(); }));
   EXPECT_EQ(sessions_->open(), 1u);
+}
+
+// A flood of connections from one address that never finish their TLS
+// handshake: a node's session opens meanwhile, and berthd closes every one
+// of them after its handshake timeout (gRPC's own would hold them 120 s).
+TEST_F(NodeSessionTest, ConnectionsThatNeverFinishTheirHandshakeAreClosed) {
+  std::vector<int> stalled;
+  for (int i = 0; i < 64; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>(sessions_->port()));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    ASSERT_EQ(write(fd, "\x16\x03\x01", 3), 3);  // the start of a ClientHello, and no more
+    stalled.push_back(fd);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const Joined n1 = Join("n1");
+  Inbox inbox;
+  Result<std::unique_ptr<node::NodeSession>> session = Open(n1, inbox);
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  ASSERT_TRUE(inbox.Wait([](Inbox& i) { return !i.assignments.empty(); }));
+  for (int fd : stalled) {
+    pollfd p{fd, POLLIN, 0};
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        start + kBound - std::chrono::steady_clock::now());
+    ASSERT_EQ(poll(&p, 1, static_cast<int>(std::max<int64_t>(left.count(), 0))), 1)
+        << "a stalled connection still open after " << kBound.count() << " s";
+    char byte;
+    EXPECT_LE(read(fd, &byte, 1), 0);  // closed, with nothing sent
+    close(fd);
+  }
+  EXPECT_GE(std::chrono::steady_clock::now() - start, kHandshakeTimeout - std::chrono::seconds(1));
+  EXPECT_FALSE((*session)->ended());
 }
 
 }  // namespace

@@ -133,6 +133,8 @@ Result<std::unique_ptr<AgentRpcServer>> AgentRpcServer::Start(AgentCalls& calls,
   // Calls in flight on one connection (berthd's samplers, pipelines and
   // releases need a handful): a bound, so one client cannot flood it.
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, 256);
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
+                             static_cast<int>(options.handshake_timeout.count()));
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0)
     return Status::Unavailable("cannot listen for agent calls on " + options.host + ":" +

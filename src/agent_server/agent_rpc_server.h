@@ -34,6 +34,9 @@ struct AgentRpcOptions {
   // The largest message either side may send. Default 16 MiB (a batch of
   // sampling answers).
   int max_message_bytes = 16 << 20;
+  // How long a new connection may take to finish its TLS handshake
+  // (default 10 s, as berthd's node sessions).
+  Duration handshake_timeout = std::chrono::seconds(10);
 };
 
 class AgentRpcServer {

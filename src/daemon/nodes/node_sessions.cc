@@ -319,6 +319,7 @@ Status NodeSessions::Start() {
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, ms(options_.keepalive));
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, ms(options_.keepalive_timeout));
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, ms(options_.handshake_timeout));
   // A node's own keepalive pings (berth-node sends one every 30 s) are
   // welcome: gRPC's default would close a connection pinged more than
   // every 5 minutes.

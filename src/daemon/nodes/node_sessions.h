@@ -64,6 +64,10 @@ struct NodeSessionsOptions {
   // may take before the connection is closed. Defaults 30 s and 10 s.
   Duration keepalive = std::chrono::seconds(30);
   Duration keepalive_timeout = std::chrono::seconds(10);
+  // How long a new connection may take to finish its TLS handshake before
+  // it is closed. Default 10 s: gRPC's own 120 s let a flood of connections
+  // that never finish hold the process's file descriptors.
+  Duration handshake_timeout = std::chrono::seconds(10);
 };
 
 class NodeSessions {
