@@ -23,12 +23,16 @@ class PortHolder {
   explicit PortHolder(const std::string& data_dir)
       : berthd_({BERTHD_BINARY, "--data-dir", data_dir, "--port", "0"}) {
     port_ = PortInLine(berthd_.WaitForLine("listening on", kBound));
+    const std::string sessions = berthd_.WaitForLine("node sessions", kBound);
+    if (const size_t at = sessions.rfind("port "); at != std::string::npos)
+      session_port_ = sessions.substr(at + 5);
   }
   const std::string& port() const { return port_; }
+  const std::string& session_port() const { return session_port_; }
 
  private:
   Process berthd_;
-  std::string port_;
+  std::string port_, session_port_;
 };
 
 // Runs a program to its end; its exit status and what it printed.
@@ -54,6 +58,32 @@ TEST(StartupRefusals, EveryProgramRefusesAPortInUse) {
     EXPECT_NE(exit.output.find(in_use), std::string::npos) << argv[0] << ": " << exit.output;
     EXPECT_EQ(exit.output.find("listening"), std::string::npos) << exit.output;
   }
+}
+
+// The gRPC ports too (berthd's node sessions, an agent's calls), with the
+// reason (gRPC itself says only that its server did not start); gRPC's
+// SO_REUSEPORT once let the second berthd start and share the port.
+TEST(StartupRefusals, TheGrpcPortsInUseAreRefusedWithTheReason) {
+  store::TestDir dir;
+  PortHolder holder(dir.path() + "/holder");
+  ASSERT_FALSE(holder.session_port().empty());
+  const Process::Exit exit = RunToEnd({BERTHD_BINARY, "--data-dir", dir.path() + "/second",
+                                       "--port", "0", "--session-port", holder.session_port()});
+  ASSERT_TRUE(WIFEXITED(exit.status)) << exit.output;
+  EXPECT_NE(WEXITSTATUS(exit.status), 0) << exit.output;
+  EXPECT_NE(exit.output.find("cannot listen for node sessions on 127.0.0.1:" +
+                             holder.session_port() + ": address already in use"),
+            std::string::npos)
+      << exit.output;
+  const Process::Exit agent =
+      RunToEnd({BERTH_AGENT_BINARY, "--simulate", "4", "--data-dir", dir.path() + "/agent",
+                "--port", "0", "--rpc-port", holder.session_port()});
+  ASSERT_TRUE(WIFEXITED(agent.status)) << agent.output;
+  EXPECT_EQ(WEXITSTATUS(agent.status), 1) << agent.output;
+  EXPECT_NE(agent.output.find("cannot listen for agent calls on 127.0.0.1:" +
+                              holder.session_port() + ": address already in use"),
+            std::string::npos)
+      << agent.output;
 }
 
 TEST(StartupRefusals, BerthAgentRefusesIdsOutsideTheNamingRule) {

@@ -135,10 +135,14 @@ Result<std::unique_ptr<AgentRpcServer>> AgentRpcServer::Start(AgentCalls& calls,
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, 256);
   builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
                              static_cast<int>(options.handshake_timeout.count()));
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);  // a port in use is refused
+
   server->server_ = builder.BuildAndStart();
-  if (server->server_ == nullptr || server->port_ == 0)
+  if (server->server_ == nullptr || server->port_ == 0) {
+    const std::string why = session::BindProblem(options.host, options.port);
     return Status::Unavailable("cannot listen for agent calls on " + options.host + ":" +
-                               std::to_string(options.port));
+                               std::to_string(options.port) + (why.empty() ? "" : ": " + why));
+  }
   return server;
 }
 

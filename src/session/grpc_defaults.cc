@@ -1,9 +1,38 @@
 #include "session/grpc_defaults.h"
 
 #include <absl/synchronization/mutex.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstring>
 
 namespace berth::session {
 
 void UseGrpcDefaults() { absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore); }
+
+std::string BindProblem(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (int e = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found); e != 0)
+    return gai_strerror(e);
+  std::string problem;
+  const int fd = socket(found->ai_family, found->ai_socktype, found->ai_protocol);
+  const int on = 1;
+  if (fd < 0) {
+    problem = std::strerror(errno);
+  } else if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) != 0 ||
+             bind(fd, found->ai_addr, found->ai_addrlen) != 0) {
+    problem = std::strerror(errno);
+  }
+  if (fd >= 0) close(fd);
+  freeaddrinfo(found);
+  if (!problem.empty()) problem[0] = static_cast<char>(std::tolower(problem[0]));  // as httplib's
+  return problem;
+}
 
 }  // namespace berth::session

@@ -320,6 +320,9 @@ Status NodeSessions::Start() {
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, ms(options_.keepalive_timeout));
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, ms(options_.handshake_timeout));
+  // gRPC binds with SO_REUSEPORT by default: a second berthd on the same
+  // port would start and silently share the nodes' connections.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   // A node's own keepalive pings (berth-node sends one every 30 s) are
   // welcome: gRPC's default would close a connection pinged more than
   // every 5 minutes.
@@ -337,9 +340,11 @@ Status NodeSessions::Start() {
   // server with streams on one connection.
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, 4);
   server_ = builder.BuildAndStart();
-  if (server_ == nullptr || port_ == 0)
+  if (server_ == nullptr || port_ == 0) {
+    const std::string why = session::BindProblem(options_.host, options_.port);
     return Status::Unavailable("cannot listen for node sessions on " + options_.host + ":" +
-                               std::to_string(options_.port));
+                               std::to_string(options_.port) + (why.empty() ? "" : ": " + why));
+  }
   {
     std::lock_guard lock(mu_);
     stopping_ = false;
