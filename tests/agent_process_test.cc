@@ -16,6 +16,7 @@
 #include "process.h"
 #include "store/test_dir.h"
 #include "threephase/scheduler_instance.h"
+#include "tls/certificate.h"
 
 namespace berth {
 namespace {
@@ -257,6 +258,88 @@ TEST(AgentProcess, BerthdPlacesThroughAgentsAndGoesOnWhenOneIsKilled) {
   ASSERT_TRUE(client.Call("PATCH", "/v1/services/web", api::Json{{"replicas", 0}}).ok());
   ASSERT_TRUE(client.Call("GET", settled).ok());
   EXPECT_EQ((*agent_client.Call("GET", "/v1/agent"))["bindings"], 0);
+}
+
+// An agent started with --manager-ca (berthd's ca.pem) serves the agent
+// token only with berthd's certificate: berthd places on it, over gRPC and
+// HTTPS; the token alone is refused on both.
+TEST(AgentProcess, AnAgentWithBerthdsCaServesTheTokenOnlyWithBerthdsCertificate) {
+  store::TestDir dir;
+  const std::string berthd_dir = dir.path() + "/berthd";
+  {  // berthd's first start makes its CA, which the agent is given
+    Process first({BERTHD_BINARY, "--data-dir", berthd_dir, "--port", "0"});
+    ASSERT_FALSE(first.WaitForLine("listening on", std::chrono::seconds(30)).empty());
+  }
+  Process agent_process({BERTH_AGENT_BINARY, "--id", "m", "--simulate", "20", "--port", "0",
+                         "--data-dir", dir.path() + "/agent", "--manager-ca",
+                         berthd_dir + "/ca.pem"});
+  const std::string agent_port =
+      PortInLine(agent_process.WaitForLine("listening on", std::chrono::seconds(30)));
+  ASSERT_FALSE(agent_port.empty());
+  const std::string address = "127.0.0.1:" + agent_port;
+  const std::string token = FirstLine(dir.path() + "/agent/token");
+  const std::string agent_trust = api::TrustIn(dir.path() + "/agent").trust_pem;
+
+  Result<std::unique_ptr<api::HttpAgentTransport>> anonymous =
+      api::HttpAgentTransport::Connect(address, token, agent_trust);
+  ASSERT_FALSE(anonymous.ok());
+  EXPECT_NE(anonymous.status().message().find("403: this token must come with a certificate of "
+                                              "role manager"),
+            std::string::npos)
+      << anonymous.status().message();
+  const api::AgentClientIdentity berthd_identity{berthd_dir + "/server-cert.pem",
+                                                 berthd_dir + "/server-key.pem"};
+  Result<std::unique_ptr<api::HttpAgentTransport>> as_berthd =
+      api::HttpAgentTransport::Connect(address, token, agent_trust, berthd_identity);
+  ASSERT_TRUE(as_berthd.ok()) << as_berthd.status().message();
+  ASSERT_TRUE((*as_berthd)->uses_rpc());
+  Result<api::Json> about = api::ApiClient(address, token, 30, berthd_identity.Load(agent_trust))
+                                .Call("GET", "/v1/agent");
+  ASSERT_TRUE(about.ok()) << about.status().message();
+  const std::string rpc = "127.0.0.1:" + std::to_string(about->value("rpc_port", 0));
+  api::AgentRpcClient token_only("m", rpc, token, agent_trust);
+  EXPECT_FALSE(token_only
+                   .Call(api::AgentRpcClient::Method::kBindings, api::Json::object(),
+                         std::chrono::seconds(5), 0)
+                   .ok());
+
+  Process berthd({BERTHD_BINARY, "--data-dir", berthd_dir, "--port", "0", "--agent", address,
+                  "--agent-token-file", dir.path() + "/agent/token", "--agent-ca",
+                  dir.path() + "/agent/ca.pem", "--batch-quiet-ms", "5", "--batch-max-ms", "20"});
+  const std::string port = PortInLine(berthd.WaitForLine("listening on", std::chrono::seconds(30)));
+  ASSERT_FALSE(port.empty());
+  api::ApiClient client("https://127.0.0.1:" + port, FirstLine(berthd_dir + "/token"), 30,
+                        api::TrustIn(berthd_dir));
+  ASSERT_TRUE(
+      client
+          .Call("POST", "/v1/services",
+                api::Json{
+                    {"id", "web"}, {"replicas", 5}, {"task", {{"resources", {{"cpu", "0.5"}}}}}})
+          .ok());
+  ASSERT_TRUE(client.Call("GET", "/v1/health?wait=settled&timeout=120").ok());
+  EXPECT_EQ(RunningByAgent(client, 5)["m"], 5);
+
+  // A node of berthd's cluster: its certificate is of the same CA, but its
+  // role is not berthd's.
+  Result<api::Json> join = client.Call("GET", "/v1/tokens/node");
+  ASSERT_TRUE(join.ok());
+  const tls::KeyAndCsr csr = tls::NewKeyAndCsr("n1").value();
+  Result<api::Json> joined =
+      api::ApiClient("https://127.0.0.1:" + port, (*join)["token"], 30,
+                     {"", "", api::TrustIn(berthd_dir).trust_pem})
+          .Call("POST", "/v1/node/register",
+                api::Json{{"hostname", "n1"}, {"machine", "m-n1"}, {"csr", csr.csr_pem}});
+  ASSERT_TRUE(joined.ok()) << joined.status().message();
+  const api::AgentClientIdentity node{dir.path() + "/node.pem", dir.path() + "/node-key.pem"};
+  std::ofstream(node.cert_file) << (*joined)["certificate"].get<std::string>();
+  std::ofstream(node.key_file) << csr.key_pem;
+  Result<api::Json> as_node = api::AgentRpcClient("m", rpc, token, agent_trust, node)
+                                  .Call(api::AgentRpcClient::Method::kBindings, api::Json::object(),
+                                        std::chrono::seconds(5), 0);
+  ASSERT_FALSE(as_node.ok());
+  EXPECT_NE(as_node.status().message().find("berthd's certificate (role manager)"),
+            std::string::npos)
+      << as_node.status().message();
 }
 
 // berthd started with one agent: a binding that agent holds for a task

@@ -10,6 +10,7 @@
 #include "api/http_server.h"
 #include "session/agent_service.grpc.pb.h"
 #include "session/grpc_defaults.h"
+#include "tls/certificate.h"
 
 namespace berth::agent_server {
 
@@ -48,7 +49,8 @@ Result<Json> Parse(const std::string& bytes) {
 
 class AgentRpcServer::Service final : public pb::ClusterAgent::Service {
  public:
-  Service(AgentCalls& calls, std::string token) : calls_(calls), token_(std::move(token)) {}
+  Service(AgentCalls& calls, std::string token, bool manager_only)
+      : calls_(calls), token_(std::move(token)), manager_only_(manager_only) {}
 
   grpc::Status Sample(grpc::ServerContext* context, const pb::SampleBatch* batch,
                       pb::SampleAnswers* answers) override {
@@ -82,12 +84,16 @@ class AgentRpcServer::Service final : public pb::ClusterAgent::Service {
   }
 
  private:
-  // The token, and the epoch of a call that changes something.
+  // The token (with berthd's certificate, when asked for), and the epoch
+  // of a call that changes something.
   grpc::Status Admit(const grpc::ServerContext& context, bool fenced) {
     const std::string authorization = Metadata(context, "authorization");
     if (!authorization.starts_with("Bearer ") ||
         !api::SameSecret(std::string_view(authorization).substr(7), token_))
       return {grpc::StatusCode::UNAUTHENTICATED, "a missing or wrong agent token"};
+    if (manager_only_ && !FromManager(context))
+      return {grpc::StatusCode::PERMISSION_DENIED,
+              "the agent token must come with berthd's certificate (role manager)"};
     if (!fenced) return grpc::Status::OK;
     return ToGrpc(calls_.AdmitEpoch(Metadata(context, "x-berth-epoch")));
   }
@@ -103,24 +109,52 @@ class AgentRpcServer::Service final : public pb::ClusterAgent::Service {
     return grpc::Status::OK;
   }
 
+  // The handshake verified the certificate against berthd's CA only; its
+  // subject (RFC 2253, as gRPC gives it) must say role manager, so that
+  // berthd's nodes, whose certificates that CA signs too, are not let in.
+  static bool FromManager(const grpc::ServerContext& context) {
+    const std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
+    if (auth == nullptr) return false;
+    for (const grpc::string_ref& subject : auth->FindPropertyValues("x509_subject")) {
+      const std::string text(subject.data(), subject.size());
+      for (size_t start = 0; start <= text.size();) {
+        size_t end = text.find(',', start);
+        while (end != std::string::npos && end > 0 && text[end - 1] == '\\')
+          end = text.find(',', end + 1);  // an escaped comma inside a value
+        if (end == std::string::npos) end = text.size();
+        if (text.compare(start, end - start, std::string("OU=") + tls::kRoleManager) == 0)
+          return true;
+        start = end + 1;
+      }
+    }
+    return false;
+  }
+
   AgentCalls& calls_;
   const std::string token_;
+  const bool manager_only_;
 };
 
 Result<std::unique_ptr<AgentRpcServer>> AgentRpcServer::Start(AgentCalls& calls,
                                                               AgentRpcOptions options) {
   using grpc::experimental::FileWatcherCertificateProvider;
   if (options.token.empty()) return Status::InvalidArgument("the agent token must not be empty");
-  auto provider = std::make_shared<FileWatcherCertificateProvider>(
-      options.key_file, options.cert_file,
-      static_cast<unsigned>(std::max<int64_t>(
-          1, std::chrono::duration_cast<std::chrono::seconds>(options.tls_refresh).count())));
+  const auto refresh = static_cast<unsigned>(std::max<int64_t>(
+      1, std::chrono::duration_cast<std::chrono::seconds>(options.tls_refresh).count()));
+  const bool mutual = !options.manager_ca_file.empty();
+  auto provider = mutual
+                      ? std::make_shared<FileWatcherCertificateProvider>(
+                            options.key_file, options.cert_file, options.manager_ca_file, refresh)
+                      : std::make_shared<FileWatcherCertificateProvider>(
+                            options.key_file, options.cert_file, refresh);
   grpc::experimental::TlsServerCredentialsOptions tls(provider);
   tls.watch_identity_key_cert_pairs();
-  tls.set_cert_request_type(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+  if (mutual) tls.watch_root_certs();
+  tls.set_cert_request_type(mutual ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
+                                   : GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
 
   std::unique_ptr<AgentRpcServer> server(new AgentRpcServer());
-  server->service_ = std::make_unique<Service>(calls, options.token);
+  server->service_ = std::make_unique<Service>(calls, options.token, mutual);
   session::UseGrpcDefaults();
   grpc::ServerBuilder builder;
   const bool v6 = options.host.find(':') != std::string::npos;

@@ -30,6 +30,11 @@ struct AgentRpcOptions {
   // `tls_refresh` (gRPC's file watcher), so a renewal needs no restart.
   // Required.
   std::string cert_file, key_file;
+  // berthd's CA bundle (berth-agent --manager-ca). Default "": callers are
+  // known by the token alone. Set: every caller must also present a
+  // certificate of this CA with role `manager` (berthd's own), re-read as
+  // the other files.
+  std::string manager_ca_file;
   Duration tls_refresh = std::chrono::seconds(5);
   // The largest message either side may send. Default 16 MiB (a batch of
   // sampling answers).

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "agent/agent.h"
 #include "agent_server/agent_rpc_server.h"
@@ -19,6 +21,7 @@
 #include "daemon/ca/cluster_ca.h"
 #include "sim/vela_nodes.h"
 #include "store/sqlite_store.h"
+#include "tls/certificate.h"
 
 namespace {
 
@@ -84,6 +87,10 @@ int Run(int argc, char** argv) {
                  "A berth-node is marked down after this many heartbeat periods without one")
       ->check(CLI::Range(int64_t{2}, int64_t{100}))
       ->capture_default_str();
+  app.add_option("--manager-ca", rpc.manager_ca_file,
+                 "berthd's CA bundle (its DATA_DIR/ca.pem): callers of the agent token must also "
+                 "present berthd's certificate of it (mutual TLS, docs/security.md)")
+      ->check(CLI::ExistingFile);
   bool insecure_http = false;
   app.add_flag("--insecure-http", insecure_http,
                "Serve plain HTTP instead of HTTPS; only on a loopback --host (docs/security.md)");
@@ -111,6 +118,23 @@ int Run(int argc, char** argv) {
                  "berth-agent: --insecure-http serves plain HTTP, which only a loopback --host "
                  "may\n");
     return 2;
+  }
+  if (insecure_http && !rpc.manager_ca_file.empty()) {
+    std::fprintf(stderr, "berth-agent: --manager-ca needs TLS: drop --insecure-http\n");
+    return 2;
+  }
+  std::string manager_ca;
+  if (!rpc.manager_ca_file.empty()) {
+    std::ifstream in(rpc.manager_ca_file);
+    std::ostringstream text;
+    text << in.rdbuf();
+    manager_ca = text.str();
+    if (Result<std::vector<std::string>> roots = berth::tls::SplitBundle(manager_ca); !roots.ok()) {
+      std::fprintf(stderr, "berth-agent: --manager-ca %s: %s\n", rpc.manager_ca_file.c_str(),
+                   roots.status().message().c_str());
+      return 2;
+    }
+    if (!manager_ca.ends_with('\n')) manager_ca += '\n';
   }
   if (!nodes_file.empty() && simulate > 0) {
     std::fprintf(stderr, "berth-agent: give at most one of --nodes FILE and --simulate N\n");
@@ -150,6 +174,7 @@ int Run(int argc, char** argv) {
     ca_options.id = agent_options.id;
     ca_options.role = berth::tls::kRoleAgent;
     ca_options.server_files = !no_rpc;  // the gRPC service's certificate and key
+    ca_options.client_trust_pem = manager_ca;
     if (server.host != "0.0.0.0") ca_options.names.push_back(server.host);
     Result<std::unique_ptr<berth::daemon::ClusterCa>> made =
         opened.ok() ? berth::daemon::ClusterCa::Open(**opened, ca_options)
@@ -161,6 +186,7 @@ int Run(int argc, char** argv) {
     ca_store = std::move(*opened);
     ca = std::move(*made);
     server.tls = ca->server_tls();
+    if (!manager_ca.empty()) server.token_role = berth::tls::kRoleManager;
     ca->Start(system_clock);
   }
   agent_options.sampling = sampling == "random" ? berth::agent::SamplingKind::kRandom

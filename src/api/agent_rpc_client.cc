@@ -2,6 +2,9 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "session/agent_service.grpc.pb.h"
 #include "session/grpc_defaults.h"
 
@@ -12,6 +15,7 @@ namespace pb = berth::agent::v1;
 struct AgentRpcClient::Channel {
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<pb::ClusterAgent::Stub> stub;
+  std::chrono::steady_clock::time_point made;
 };
 
 namespace {
@@ -40,17 +44,43 @@ Result<Json> ParseAnswer(const std::string& agent_id, const std::string& bytes) 
 
 }  // namespace
 
-AgentRpcClient::AgentRpcClient(std::string agent_id, const std::string& target, std::string token,
-                               const std::string& trust_pem)
-    : agent_id_(std::move(agent_id)), token_(std::move(token)), channel_(new Channel) {
-  grpc::SslCredentialsOptions ssl;
-  ssl.pem_root_certs = trust_pem;
+tls::Credentials AgentClientIdentity::Load(const std::string& trust_pem) const {
+  auto text = [](const std::string& path) {
+    std::ifstream in(path);
+    std::ostringstream out;
+    out << in.rdbuf();
+    return out.str();
+  };
+  if (empty()) return {"", "", trust_pem};
+  return {text(cert_file), text(key_file), trust_pem};
+}
+
+AgentRpcClient::AgentRpcClient(std::string agent_id, std::string target, std::string token,
+                               std::string trust_pem, AgentClientIdentity identity)
+    : agent_id_(std::move(agent_id)),
+      target_(std::move(target)),
+      token_(std::move(token)),
+      trust_pem_(std::move(trust_pem)),
+      identity_(std::move(identity)) {}
+
+std::shared_ptr<AgentRpcClient::Channel> AgentRpcClient::Current() {
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard lock(mu_);
+  if (channel_ != nullptr &&
+      (identity_.empty() || now - channel_->made < AgentClientIdentity::kReread))
+    return channel_;
+  const tls::Credentials own = identity_.Load(trust_pem_);
+  grpc::SslCredentialsOptions ssl{own.trust_pem, own.key_pem, own.cert_pem};
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   args.SetMaxSendMessageSize(kMaxMessageBytes);
   session::UseGrpcDefaults();
-  channel_->channel = grpc::CreateCustomChannel(target, grpc::SslCredentials(ssl), args);
-  channel_->stub = pb::ClusterAgent::NewStub(channel_->channel);
+  auto made = std::make_shared<Channel>();
+  made->channel = grpc::CreateCustomChannel(target_, grpc::SslCredentials(ssl), args);
+  made->stub = pb::ClusterAgent::NewStub(made->channel);
+  made->made = now;
+  channel_ = std::move(made);  // calls in flight keep the old one until they end
+  return channel_;
 }
 
 AgentRpcClient::~AgentRpcClient() = default;
@@ -61,7 +91,8 @@ Result<Json> AgentRpcClient::Call(Method method, const Json& body, Duration time
   Prepare(context, token_, timeout, epoch);
   pb::Payload in, out;
   in.set_json(body.dump());
-  pb::ClusterAgent::Stub& stub = *channel_->stub;
+  const std::shared_ptr<Channel> channel = Current();
+  pb::ClusterAgent::Stub& stub = *channel->stub;
   grpc::Status status;
   switch (method) {
     case Method::kCommit:
@@ -88,7 +119,7 @@ Result<std::vector<Json>> AgentRpcClient::Sample(const std::vector<Json>& reques
   pb::SampleBatch batch;
   for (const Json& request : requests) batch.add_requests(request.dump());
   pb::SampleAnswers answers;
-  if (grpc::Status status = channel_->stub->Sample(&context, batch, &answers); !status.ok())
+  if (grpc::Status status = Current()->stub->Sample(&context, batch, &answers); !status.ok())
     return Failed(agent_id_, status);
   if (static_cast<size_t>(answers.answers_size()) != requests.size())
     return Status::Unavailable("agent " + agent_id_ + ": " +

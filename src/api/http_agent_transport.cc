@@ -17,11 +17,21 @@ namespace {
 // safe to share between threads, and reconnecting per request would cost
 // more than the request.
 httplib::Client& ThreadClient(const std::string& server, const std::string& token,
-                              const std::string& trust_pem) {
-  thread_local std::unordered_map<std::string, std::unique_ptr<httplib::Client>> clients;
-  std::unique_ptr<httplib::Client>& client = clients[server + '\n' + token];
-  if (!client) {
-    client = std::make_unique<httplib::Client>(WithScheme(server, !trust_pem.empty()));
+                              const std::string& trust_pem, const AgentClientIdentity& identity) {
+  struct Made {
+    std::unique_ptr<httplib::Client> client;
+    std::chrono::steady_clock::time_point at;
+  };
+  thread_local std::unordered_map<std::string, Made> clients;
+  Made& made = clients[server + '\n' + token + '\n' + identity.cert_file];
+  const auto now = std::chrono::steady_clock::now();
+  if (made.client && !identity.empty() && now - made.at >= AgentClientIdentity::kReread)
+    made.client.reset();  // read the identity again: it may have been renewed
+  if (!made.client) {
+    made.client = std::make_unique<httplib::Client>(WithScheme(server, !trust_pem.empty()),
+                                                    identity.cert_file, identity.key_file);
+    made.at = now;
+    httplib::Client* client = made.client.get();
     if (!trust_pem.empty()) {
       client->set_ca_cert_store(tls::NewTrustStore(trust_pem));
       client->enable_server_certificate_verification(true);
@@ -30,7 +40,7 @@ httplib::Client& ThreadClient(const std::string& server, const std::string& toke
     client->set_keep_alive(true);
     client->set_tcp_nodelay(true);
   }
-  return *client;
+  return *made.client;
 }
 
 httplib::Headers EpochHeaders(int64_t epoch) {
@@ -76,32 +86,48 @@ auto DecodeAnswer(const std::string& agent_id, Result<Json> answer, Decode decod
 }  // namespace
 
 HttpAgentTransport::HttpAgentTransport(std::string server, std::string token, std::string trust_pem,
-                                       std::string id, uint32_t node_count)
+                                       AgentClientIdentity identity, std::string id,
+                                       uint32_t node_count)
     : server_(std::move(server)),
       token_(std::move(token)),
       trust_pem_(std::move(trust_pem)),
+      identity_(std::move(identity)),
       id_(std::move(id)),
       node_count_(node_count) {}
 
 HttpAgentTransport::~HttpAgentTransport() = default;
 
 Result<std::unique_ptr<HttpAgentTransport>> HttpAgentTransport::Connect(
-    const std::string& server, const std::string& token, const std::string& trust_pem) {
-  httplib::Client& client = ThreadClient(server, token, trust_pem);
-  SetTimeout(client, std::chrono::seconds(5));
-  httplib::Result r = client.Get("/v1/agent");
+    const std::string& server, const std::string& token, const std::string& trust_pem,
+    AgentClientIdentity identity) {
+  auto about = [&](const AgentClientIdentity& as) {
+    httplib::Client& client = ThreadClient(server, token, trust_pem, as);
+    SetTimeout(client, std::chrono::seconds(5));
+    return client.Get("/v1/agent");
+  };
+  // The identity only for an agent that asks for it (--manager-ca): one
+  // that does not trust berthd's CA would fail the handshake on it.
+  httplib::Result r = about({});
+  if (r && r->status == 403 && !identity.empty()) {
+    r = about(identity);
+  } else {
+    identity = {};
+  }
   if (!r)
     return Status::Unavailable("cannot reach berth-agent at " + server + ": " +
                                DescribeHttpError(r.error()));
   const Json body = Json::parse(r->body, nullptr, false);
   if (r->status != 200 || body.is_discarded() || !body.contains("id") || !body["id"].is_string() ||
-      !body.contains("nodes") || !body["nodes"].is_number_unsigned())
+      !body.contains("nodes") || !body["nodes"].is_number_unsigned()) {
+    const Json error = body.is_object() ? body.value("error", Json::object()) : Json::object();
+    const std::string why = error.is_object() ? error.value("message", "") : "";
     return Status::Unavailable("berth-agent at " + server + " answered " +
-                               std::to_string(r->status));
+                               std::to_string(r->status) + (why.empty() ? "" : ": " + why));
+  }
   if (Status valid = CheckId(body["id"].get<std::string>()); !valid.ok())
     return Status::InvalidArgument("berth-agent at " + server + ": agent id " + valid.message());
-  std::unique_ptr<HttpAgentTransport> transport(
-      new HttpAgentTransport(server, token, trust_pem, body["id"], body["nodes"].get<uint32_t>()));
+  std::unique_ptr<HttpAgentTransport> transport(new HttpAgentTransport(
+      server, token, trust_pem, identity, body["id"], body["nodes"].get<uint32_t>()));
   // Its gRPC service, on the host named here (the certificate names it).
   const int rpc_port = body.value("rpc_port", 0);
   if (rpc_port > 0 && rpc_port <= 65535 && !trust_pem.empty()) {
@@ -109,7 +135,7 @@ Result<std::unique_ptr<HttpAgentTransport>> HttpAgentTransport::Connect(
     const bool v6 = host.find(':') != std::string::npos;
     transport->rpc_ = std::make_unique<AgentRpcClient>(
         transport->id_, (v6 ? "[" + host + "]" : host) + ":" + std::to_string(rpc_port), token,
-        trust_pem);
+        trust_pem, transport->identity_);
   }
   return transport;
 }
@@ -121,7 +147,7 @@ Result<Json> HttpAgentTransport::Call(AgentRpcClient::Method method, const char*
 }
 
 Result<Json> HttpAgentTransport::Https(const char* path, const Json* body, Duration timeout) {
-  httplib::Client& client = ThreadClient(server_, token_, trust_pem_);
+  httplib::Client& client = ThreadClient(server_, token_, trust_pem_, identity_);
   SetTimeout(client, timeout);
   if (body == nullptr) return ReadAnswer(id_, client.Get(path, EpochHeaders(epoch_.load())));
   return ReadAnswer(
@@ -185,7 +211,7 @@ Result<std::vector<std::string>> HttpAgentTransport::Bindings(Duration timeout) 
 
 Result<agent::RunsBatch> HttpAgentTransport::Runs(const std::string& instance, int64_t sequence,
                                                   Duration wait) {
-  httplib::Client& client = ThreadClient(server_, token_, trust_pem_);
+  httplib::Client& client = ThreadClient(server_, token_, trust_pem_, identity_);
   SetTimeout(client, wait + std::chrono::seconds(10));
   const std::string path =
       "/v1/runs?instance=" + instance + "&sequence=" + std::to_string(sequence) + "&wait_ms=" +
@@ -199,7 +225,7 @@ Result<agent::RunsBatch> HttpAgentTransport::Runs(const std::string& instance, i
 }
 
 Result<Json> HttpAgentTransport::TaskLogs(const std::string& run, int64_t tail, int64_t after) {
-  ApiClient client(server_, token_, 15, {"", "", trust_pem_});
+  ApiClient client(server_, token_, 15, identity_.Load(trust_pem_));
   return client.Call("GET", "/v1/tasks/" + run + "/logs?tail=" + std::to_string(tail) +
                                 "&after=" + std::to_string(after));
 }

@@ -29,10 +29,12 @@ class HttpAgentTransport final : public threephase::AgentTransport {
   // Asks the agent at `server` ("host:port", or a URL) for its id and node
   // count (GET /v1/agent). With `trust_pem` (the agents' CA bundles,
   // berthd --agent-ca) the agent is called over HTTPS and its certificate
-  // checked against them; without, "host:port" is plain HTTP.
+  // checked against them; without, "host:port" is plain HTTP. `identity`:
+  // the certificate berthd presents (over HTTPS and gRPC alike).
   static Result<std::unique_ptr<HttpAgentTransport>> Connect(const std::string& server,
                                                              const std::string& token,
-                                                             const std::string& trust_pem = "");
+                                                             const std::string& trust_pem = "",
+                                                             AgentClientIdentity identity = {});
   ~HttpAgentTransport() override;
 
   const std::string& agent_id() const override { return id_; }
@@ -62,15 +64,17 @@ class HttpAgentTransport final : public threephase::AgentTransport {
   bool uses_rpc() const { return rpc_ != nullptr; }
 
  private:
-  HttpAgentTransport(std::string server, std::string token, std::string trust_pem, std::string id,
-                     uint32_t node_count);
+  HttpAgentTransport(std::string server, std::string token, std::string trust_pem,
+                     AgentClientIdentity identity, std::string id, uint32_t node_count);
   // A call over gRPC when the agent offers it, else `path` over HTTPS
   // (a POST with `body`, or a GET without).
   Result<Json> Call(AgentRpcClient::Method method, const char* path, const Json* body,
                     Duration timeout);
   Result<Json> Https(const char* path, const Json* body, Duration timeout);
 
-  std::string server_, token_, trust_pem_, id_;
+  std::string server_, token_, trust_pem_;
+  AgentClientIdentity identity_;
+  std::string id_;
   std::atomic<uint32_t> node_count_;
   std::atomic<int64_t> epoch_{0};
   std::unique_ptr<AgentRpcClient> rpc_;

@@ -354,6 +354,10 @@ std::optional<Principal> ApiServer::Authenticate(std::string_view token, Peer pe
   else if (options_.authenticate && (!token.empty() || peer != nullptr))
     who = options_.authenticate(token, peer);
   if (!who || !options_.tls) return who;
+  if (who->kind == Principal::Kind::kAdmin && !options_.token_role.empty() &&
+      (peer == nullptr || peer->identity.role != options_.token_role))
+    return Refused("this token must come with a certificate of role " + options_.token_role +
+                   " (mutual TLS)");
   return BindToCertificate(std::move(*who), peer);
 }
 

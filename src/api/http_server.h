@@ -100,6 +100,10 @@ struct ApiServerOptions {
   std::function<std::optional<Principal>(std::string_view token, Peer peer)> authenticate;
   // HTTPS with these credentials; null: plain HTTP.
   std::shared_ptr<tls::ServerTls> tls;
+  // With tls: the role (certificate OU) a caller of `token` must also
+  // present a verified certificate of, or 403. Default "": the token alone
+  // (berth-agent --manager-ca sets "manager": berthd's certificate).
+  std::string token_role;
 };
 
 // The header that carries a berthd leader's epoch on its calls to

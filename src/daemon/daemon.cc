@@ -40,12 +40,16 @@ Status MakeDataDir(const std::string& dir) {
 }
 
 // Reaches every configured agent once, so a typo fails at start.
+// berthd presents its own certificate to them (an agent started with
+// --manager-ca requires it).
 Result<std::vector<std::unique_ptr<api::HttpAgentTransport>>> ConnectAgents(
-    const DaemonOptions& options) {
+    const DaemonOptions& options, const ClusterCa* ca) {
+  api::AgentClientIdentity identity;
+  if (ca != nullptr) identity = {ca->cert_file(), ca->key_file()};
   std::vector<std::unique_ptr<api::HttpAgentTransport>> agents;
   for (const std::string& server : options.agents) {
-    Result<std::unique_ptr<api::HttpAgentTransport>> agent =
-        api::HttpAgentTransport::Connect(server, options.agent_token, options.agent_trust_pem);
+    Result<std::unique_ptr<api::HttpAgentTransport>> agent = api::HttpAgentTransport::Connect(
+        server, options.agent_token, options.agent_trust_pem, identity);
     if (!agent.ok()) return agent.status();
     for (const auto& other : agents)
       if (other->agent_id() == (*agent)->agent_id())
@@ -118,7 +122,8 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
   if (!token.ok()) return token.status();
   std::vector<std::unique_ptr<api::HttpAgentTransport>> connected;
   if (options.agent_transports.empty()) {
-    Result<std::vector<std::unique_ptr<api::HttpAgentTransport>>> agents = ConnectAgents(options);
+    Result<std::vector<std::unique_ptr<api::HttpAgentTransport>>> agents =
+        ConnectAgents(options, ca.get());
     if (!agents.ok()) return agents.status();
     connected = std::move(*agents);
   }
@@ -212,7 +217,7 @@ Daemon::Daemon(std::unique_ptr<store::WatchedStore> store, store::EtcdStore* etc
             // asks a follower is told where the leader is (node routes).
             return api::Principal{api::Principal::Kind::kUnverified, ""};
           },
-          tls_ ? ca_->server_tls() : nullptr})) {
+          tls_ ? ca_->server_tls() : nullptr, ""})) {
   if (etcd != nullptr) {
     store_->SetFence([this] { return leadership_->Fence(); });
     store_->OnChange([this] { loop_->Notify(); });

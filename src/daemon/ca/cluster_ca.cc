@@ -223,7 +223,8 @@ Status ClusterCa::IssueOwn() {
     BERTH_RETURN_IF_ERROR(WriteFileAtomically(key_file(), own_.key_pem, 0600));
     BERTH_RETURN_IF_ERROR(WriteFileAtomically(cert_file(), own_.cert_pem, 0644));
   }
-  const tls::Credentials credentials{own_.cert_pem, own_.key_pem, BundleLocked()};
+  const tls::Credentials credentials{own_.cert_pem, own_.key_pem,
+                                     BundleLocked() + options_.client_trust_pem};
   if (!server_tls_) {
     Result<std::shared_ptr<tls::ServerTls>> made = tls::ServerTls::Make(credentials);
     if (!made.ok()) return made.status();

@@ -59,6 +59,10 @@ struct ClusterCaOptions {
   // each issue, for the node session server (berthd). Default false: the
   // key stays in memory (berth-agent).
   bool server_files = false;
+  // More roots whose client certificates the host's HTTPS server accepts
+  // (berth-agent --manager-ca: berthd's CA). Default none. Not in ca.pem:
+  // nodes do not trust them.
+  std::string client_trust_pem;
 };
 
 class ClusterCa {
