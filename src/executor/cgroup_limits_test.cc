@@ -338,6 +338,16 @@ class RealLimitsTest : public testing::Test {
     return text ? std::optional<int64_t>(std::atoll(text->c_str())) : std::nullopt;
   }
 
+  // How many of its periods the CPU controller held the task back (cpu.stat
+  // nr_throttled), or nullopt.
+  std::optional<int64_t> ThrottledPeriods(const std::string& id) const {
+    if (!limits_.root.empty())
+      return CgroupStat(limits_.root + "/task-" + id + "/cpu.stat", "nr_throttled");
+    const auto it = limits_.v1_parents.find("cpu");
+    if (it == limits_.v1_parents.end()) return std::nullopt;
+    return CgroupStat(it->second + "/task-" + id + "/cpu.stat", "nr_throttled");
+  }
+
   void KillAll() {
     for (const std::string& id : ids_) {
       const std::optional<PidRecord> pids = Pids(id);
@@ -394,7 +404,8 @@ TEST_F(RealLimitsTest, AMemoryHogIsKilledAtItsLimitAndTheTaskSaysSo) {
 }
 
 // The busy loop would take a whole core; its cgroup's CPU time over about
-// a second of wall-clock time is half of it.
+// a second of wall-clock time is at most half of it, and half of it or
+// throttled by its limit.
 TEST_F(RealLimitsTest, ACpuBoundTaskWithLimitHalfGetsHalfACore) {
   ProcessSpec spec;
   spec.command = "sh";
@@ -406,16 +417,23 @@ TEST_F(RealLimitsTest, ACpuBoundTaskWithLimitHalfGetsHalfACore) {
   ASSERT_TRUE(Eventually([&] { return Joined("cpu.1"); }));
   const std::optional<int64_t> used_before = CpuUsageNs("cpu.1");
   if (!used_before) GTEST_SKIP() << "no CPU accounting for the task's cgroup here";
+  const std::optional<int64_t> throttled_before = ThrottledPeriods("cpu.1");
   const auto start = std::chrono::steady_clock::now();
   std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // the interval measured
   const std::optional<int64_t> used_after = CpuUsageNs("cpu.1");
+  const std::optional<int64_t> throttled_after = ThrottledPeriods("cpu.1");
   const int64_t wall_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
           .count();
   ASSERT_TRUE(used_after.has_value());
   const double cores = static_cast<double>(*used_after - *used_before) / wall_ns;
-  EXPECT_GE(cores, 0.4);
   EXPECT_LE(cores, 0.6);
+  // Half a core, unless the other tests on a loaded machine took its share:
+  // then the controller must still have held it back in some period (its
+  // limit, not the load, is what binds when it runs).
+  const bool throttled =
+      throttled_before && throttled_after && *throttled_after > *throttled_before;
+  EXPECT_TRUE(cores >= 0.4 || throttled) << cores << " cores, and never throttled";
   executor_->Stop(task);
   ASSERT_TRUE(Changes(*executor_, "cpu.1"));
   std::optional<Timestamp> due;
