@@ -155,28 +155,19 @@ Result<std::unique_ptr<AgentRpcServer>> AgentRpcServer::Start(AgentCalls& calls,
 
   std::unique_ptr<AgentRpcServer> server(new AgentRpcServer());
   server->service_ = std::make_unique<Service>(calls, options.token, mutual);
-  session::UseGrpcDefaults();
   grpc::ServerBuilder builder;
-  const bool v6 = options.host.find(':') != std::string::npos;
-  builder.AddListeningPort(
-      (v6 ? "[" + options.host + "]" : options.host) + ":" + std::to_string(options.port),
-      grpc::experimental::TlsServerCredentials(tls), &server->port_);
+  session::SetServerDefaults(builder, options.handshake_timeout);
+  builder.AddListeningPort(session::HostPort(options.host, options.port),
+                           grpc::experimental::TlsServerCredentials(tls), &server->port_);
   builder.RegisterService(server->service_.get());
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
   // Calls in flight on one connection (berthd's samplers, pipelines and
   // releases need a handful): a bound, so one client cannot flood it.
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, 256);
-  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
-                             static_cast<int>(options.handshake_timeout.count()));
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);  // a port in use is refused
-
   server->server_ = builder.BuildAndStart();
-  if (server->server_ == nullptr || server->port_ == 0) {
-    const std::string why = session::BindProblem(options.host, options.port);
-    return Status::Unavailable("cannot listen for agent calls on " + options.host + ":" +
-                               std::to_string(options.port) + (why.empty() ? "" : ": " + why));
-  }
+  if (server->server_ == nullptr || server->port_ == 0)
+    return session::CannotListen("agent calls", options.host, options.port);
   return server;
 }
 

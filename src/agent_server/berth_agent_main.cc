@@ -5,9 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "agent/agent.h"
 #include "agent_server/agent_rpc_server.h"
@@ -125,15 +123,14 @@ int Run(int argc, char** argv) {
   }
   std::string manager_ca;
   if (!rpc.manager_ca_file.empty()) {
-    std::ifstream in(rpc.manager_ca_file);
-    std::ostringstream text;
-    text << in.rdbuf();
-    manager_ca = text.str();
-    if (Result<std::vector<std::string>> roots = berth::tls::SplitBundle(manager_ca); !roots.ok()) {
+    Result<std::string> read = berth::tls::ReadPemFile(rpc.manager_ca_file);
+    Status valid = read.ok() ? berth::tls::SplitBundle(*read).status() : read.status();
+    if (!valid.ok()) {
       std::fprintf(stderr, "berth-agent: --manager-ca %s: %s\n", rpc.manager_ca_file.c_str(),
-                   roots.status().message().c_str());
+                   valid.message().c_str());
       return 2;
     }
+    manager_ca = *read;
     if (!manager_ca.ends_with('\n')) manager_ca += '\n';
   }
   if (!nodes_file.empty() && simulate > 0) {

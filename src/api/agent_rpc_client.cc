@@ -2,11 +2,9 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "session/agent_service.grpc.pb.h"
 #include "session/grpc_defaults.h"
+#include "tls/certificate.h"
 
 namespace berth::api {
 
@@ -46,10 +44,8 @@ Result<Json> ParseAnswer(const std::string& agent_id, const std::string& bytes) 
 
 tls::Credentials AgentClientIdentity::Load(const std::string& trust_pem) const {
   auto text = [](const std::string& path) {
-    std::ifstream in(path);
-    std::ostringstream out;
-    out << in.rdbuf();
-    return out.str();
+    Result<std::string> read = tls::ReadPemFile(path);
+    return read.ok() ? *read : std::string();
   };
   if (empty()) return {"", "", trust_pem};
   return {text(cert_file), text(key_file), trust_pem};

@@ -48,6 +48,12 @@ std::string HostOf(const std::string& server) {
   return rest.substr(0, rest.rfind(':'));
 }
 
+std::string ErrorMessageIn(const Json& answer) {
+  if (!answer.is_object() || !answer.contains("error") || !answer["error"].is_object()) return "";
+  const Json& error = answer["error"];
+  return error.contains("message") && error["message"].is_string() ? error["message"] : "";
+}
+
 std::string WithScheme(const std::string& server, bool tls) {
   if (server.find("://") != std::string::npos) return server;
   return (tls ? "https://" : "http://") + server;
@@ -189,10 +195,10 @@ Result<Json> ApiClient::Call(const std::string& method, const std::string& path,
     if (answer.is_discarded()) return Status::Unavailable("berthd sent a body that is not JSON");
     return answer;
   }
-  std::string message = "HTTP " + std::to_string(r->status), code = "forbidden";
+  std::string message = ErrorMessageIn(answer), code = "forbidden";
+  if (message.empty()) message = "HTTP " + std::to_string(r->status);
   if (!answer.is_discarded() && answer.contains("error") && answer["error"].is_object()) {
     const Json& error = answer["error"];
-    if (error.contains("message") && error["message"].is_string()) message = error["message"];
     if (error.contains("code") && error["code"].is_string() && !error["code"].empty())
       code = error["code"];
   }

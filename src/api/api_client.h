@@ -62,6 +62,9 @@ tls::Credentials TrustIn(const std::string& data_dir);
 std::string WithScheme(const std::string& server, bool tls);
 // The host of a URL or "host:port", without brackets ("::1" for "[::1]:7480").
 std::string HostOf(const std::string& server);
+// The message of an API error body ({"error": {"message": ...}}, api.md),
+// or "" when the body has none (whatever its shape).
+std::string ErrorMessageIn(const Json& answer);
 
 // Why an HTTP call got no answer, in words a user can act on: "connection
 // refused or host unreachable (is it running, on that address and port?)".

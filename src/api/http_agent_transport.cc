@@ -9,6 +9,7 @@
 #include "api/api_client.h"
 #include "api/http_server.h"
 #include "core/names.h"
+#include "session/grpc_defaults.h"
 
 namespace berth::api {
 namespace {
@@ -62,12 +63,9 @@ Result<Json> ReadAnswer(const std::string& agent_id, const httplib::Result& r) {
   Json answer = Json::parse(r->body, nullptr, false);
   if (answer.is_discarded())
     return Status::Unavailable("agent " + agent_id + ": an answer that is not JSON");
-  if (r->status >= 400) {
-    const std::string message =
-        answer.contains("error") ? answer["error"].value("message", "") : "";
+  if (r->status >= 400)
     return Status::Unavailable("agent " + agent_id + ": HTTP " + std::to_string(r->status) + " " +
-                               message);
-  }
+                               ErrorMessageIn(answer));
   return answer;
 }
 
@@ -119,8 +117,7 @@ Result<std::unique_ptr<HttpAgentTransport>> HttpAgentTransport::Connect(
   const Json body = Json::parse(r->body, nullptr, false);
   if (r->status != 200 || body.is_discarded() || !body.contains("id") || !body["id"].is_string() ||
       !body.contains("nodes") || !body["nodes"].is_number_unsigned()) {
-    const Json error = body.is_object() ? body.value("error", Json::object()) : Json::object();
-    const std::string why = error.is_object() ? error.value("message", "") : "";
+    const std::string why = ErrorMessageIn(body);
     return Status::Unavailable("berth-agent at " + server + " answered " +
                                std::to_string(r->status) + (why.empty() ? "" : ": " + why));
   }
@@ -130,13 +127,10 @@ Result<std::unique_ptr<HttpAgentTransport>> HttpAgentTransport::Connect(
       server, token, trust_pem, identity, body["id"], body["nodes"].get<uint32_t>()));
   // Its gRPC service, on the host named here (the certificate names it).
   const int rpc_port = body.value("rpc_port", 0);
-  if (rpc_port > 0 && rpc_port <= 65535 && !trust_pem.empty()) {
-    const std::string host = HostOf(server);
-    const bool v6 = host.find(':') != std::string::npos;
-    transport->rpc_ = std::make_unique<AgentRpcClient>(
-        transport->id_, (v6 ? "[" + host + "]" : host) + ":" + std::to_string(rpc_port), token,
-        trust_pem, transport->identity_);
-  }
+  if (rpc_port > 0 && rpc_port <= 65535 && !trust_pem.empty())
+    transport->rpc_ = std::make_unique<AgentRpcClient>(transport->id_,
+                                                       session::HostPort(HostOf(server), rpc_port),
+                                                       token, trust_pem, transport->identity_);
   return transport;
 }
 

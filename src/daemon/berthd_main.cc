@@ -4,13 +4,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <tuple>
 
 #include "auth/token.h"
 #include "core/program.h"
 #include "daemon/daemon.h"
+#include "tls/certificate.h"
 
 namespace {
 
@@ -236,10 +235,12 @@ int Run(int argc, char** argv) {
     }
     options.agent_token = *token;
     for (const std::string& file : agent_ca_files) {
-      std::ifstream in(file);
-      std::stringstream text;
-      text << in.rdbuf();
-      options.agent_trust_pem += text.str();
+      berth::Result<std::string> pem = berth::tls::ReadPemFile(file);
+      if (!pem.ok()) {
+        std::fprintf(stderr, "berthd: --agent-ca: %s\n", pem.status().message().c_str());
+        return 2;
+      }
+      options.agent_trust_pem += *pem;
     }
     for (const std::string& agent : options.agents)
       if (agent_ca_files.empty() && agent.rfind("http://", 0) != 0) {

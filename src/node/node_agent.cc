@@ -16,6 +16,7 @@
 #include "executor/task_dir.h"
 #include "node/host_facts.h"
 #include "node/node_session.h"
+#include "session/grpc_defaults.h"
 #include "tls/authority.h"
 #include "tls/seal.h"
 
@@ -502,7 +503,7 @@ void NodeAgent::TakeHeartbeat(const Result<Json>& beat, bool renew) {
 // heartbeat answers to TakeHeartbeat (the CA digest, without renewing).
 NodeSessionOptions NodeAgent::SessionOptions(int port) {
   NodeSessionOptions o;
-  o.target = HostPort(Server()).first + ":" + std::to_string(port);
+  o.target = session::HostPort(api::HostOf(Server()), port);
   o.tls = tls_.credentials();
   o.credential = Credential();
   o.on_assignments = [this](Json batch) { TakeBatch(Result<Json>(std::move(batch))); };

@@ -1,6 +1,7 @@
 #include "session/grpc_defaults.h"
 
 #include <absl/synchronization/mutex.h>
+#include <grpcpp/server_builder.h>
 #include <netdb.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -11,8 +12,9 @@
 
 namespace berth::session {
 
-void UseGrpcDefaults() { absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore); }
+namespace {
 
+// Why a TCP socket cannot be bound to host:port now, or "" when it can.
 std::string BindProblem(const std::string& host, int port) {
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
@@ -33,6 +35,28 @@ std::string BindProblem(const std::string& host, int port) {
   freeaddrinfo(found);
   if (!problem.empty()) problem[0] = static_cast<char>(std::tolower(problem[0]));  // as httplib's
   return problem;
+}
+
+}  // namespace
+
+void UseGrpcDefaults() { absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore); }
+
+std::string HostPort(const std::string& host, int port) {
+  const bool v6 = host.find(':') != std::string::npos;
+  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+void SetServerDefaults(grpc::ServerBuilder& builder, Duration handshake_timeout) {
+  UseGrpcDefaults();
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
+                             static_cast<int>(handshake_timeout.count()));
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+}
+
+Status CannotListen(const std::string& what, const std::string& host, int port) {
+  const std::string why = BindProblem(host, port);
+  return Status::Unavailable("cannot listen for " + what + " on " + host + ":" +
+                             std::to_string(port) + (why.empty() ? "" : ": " + why));
 }
 
 }  // namespace berth::session

@@ -1,8 +1,16 @@
-// Process-wide settings every Berth program that speaks gRPC makes before
-// its first channel or server.
+// What every Berth program that speaks gRPC sets up the same way: process
+// settings made before its first channel or server, a server's channel
+// arguments, and its addresses and errors.
 #pragma once
 
 #include <string>
+
+#include "core/status.h"
+#include "core/time.h"
+
+namespace grpc {
+class ServerBuilder;
+}
 
 namespace berth::session {
 
@@ -12,8 +20,21 @@ namespace berth::session {
 // Idempotent and thread-safe.
 void UseGrpcDefaults();
 
-// Why a TCP socket cannot be bound to host:port now ("Address already in
-// use"), or "" when it can: gRPC says only that its server did not start.
-std::string BindProblem(const std::string& host, int port);
+// "host:port", an IPv6 host in brackets: a server's listening address or a
+// channel's target.
+std::string HostPort(const std::string& host, int port);
+
+// What every Berth gRPC server sets (and UseGrpcDefaults): a connection
+// that has not finished its TLS handshake within `handshake_timeout` is
+// closed (gRPC's own 120 s let a flood of half-open connections hold the
+// process's file descriptors), and a port in use is refused (gRPC binds
+// with SO_REUSEPORT, so a second berthd on the same port started and
+// silently shared the nodes' connections).
+void SetServerDefaults(grpc::ServerBuilder& builder, Duration handshake_timeout);
+
+// Unavailable "cannot listen for `what` on host:port", with why the port
+// cannot be bound ("address already in use"): gRPC says only that its
+// server did not start.
+Status CannotListen(const std::string& what, const std::string& host, int port);
 
 }  // namespace berth::session

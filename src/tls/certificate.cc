@@ -4,6 +4,12 @@
 #include <openssl/core_names.h>
 #include <openssl/obj_mac.h>
 #include <openssl/sha.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include "tls/openssl.h"
 
@@ -243,6 +249,20 @@ Status CheckKeyMatches(std::string_view cert_pem, std::string_view key_pem) {
     return Status::InvalidArgument("the key is not the certificate's");
   }
   return Status::Ok();
+}
+
+Result<std::string> ReadPemFile(const std::string& path, bool secret) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0)
+    return Status::InvalidArgument("cannot read " + path + ": " + std::strerror(errno));
+  if (secret && (info.st_mode & 077) != 0)
+    return Status::InvalidArgument(path + " can be read by group or others: chmod 600 " + path);
+  if (info.st_size > static_cast<off_t>(kMaxPemBytes))
+    return Status::InvalidArgument(path + " is larger than a PEM file Berth reads");
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 }  // namespace berth::tls

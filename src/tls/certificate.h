@@ -74,4 +74,10 @@ Status CheckPrivateKey(std::string_view pem);
 // certificate file given together must belong together).
 Status CheckKeyMatches(std::string_view cert_pem, std::string_view key_pem);
 
+// The text of a PEM file an operator or a program names (a CA, a key, a
+// certificate): InvalidArgument, saying why, when it cannot be read, is
+// larger than kMaxPemBytes, or (`secret`: a private key) can be read by
+// group or others. Its contents are not parsed here.
+Result<std::string> ReadPemFile(const std::string& path, bool secret = false);
+
 }  // namespace berth::tls

@@ -30,20 +30,6 @@ Timestamp Now() {
   return std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
 }
 
-Result<std::string> ReadFile(const std::string& path, bool secret) {
-  struct stat info {};
-  if (::stat(path.c_str(), &info) != 0)
-    return Status::InvalidArgument("cannot read " + path + ": " + std::strerror(errno));
-  if (secret && (info.st_mode & 077) != 0)
-    return Status::InvalidArgument(path + " can be read by group or others: chmod 600 " + path);
-  if (info.st_size > static_cast<off_t>(tls::kMaxPemBytes))
-    return Status::InvalidArgument(path + " is larger than a PEM file Berth reads");
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // Writes `text` to `path` through a temporary file renamed over it, so a
 // reader never sees half of it.
 Status WriteFileAtomically(const std::string& path, const std::string& text, mode_t mode) {
@@ -124,9 +110,9 @@ Status ClusterCa::Load() {
   if (!stored.ok()) return stored.status();
   std::optional<tls::CertificateAuthority> given;
   if (!options_.ca_cert_file.empty()) {
-    Result<std::string> cert = ReadFile(options_.ca_cert_file, false);
+    Result<std::string> cert = tls::ReadPemFile(options_.ca_cert_file);
     if (!cert.ok()) return cert.status();
-    Result<std::string> key = ReadFile(options_.ca_key_file, true);
+    Result<std::string> key = tls::ReadPemFile(options_.ca_key_file, /*secret=*/true);
     if (!key.ok()) return key.status();
     Result<tls::CertificateAuthority> ca = tls::CertificateAuthority::Load(*cert, *key);
     if (!ca.ok()) return Status::InvalidArgument("--ca-cert/--ca-key: " + ca.status().message());

@@ -306,23 +306,17 @@ Status NodeSessions::Start() {
   tls.watch_identity_key_cert_pairs();
   tls.set_cert_request_type(GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
 
-  session::UseGrpcDefaults();
   auto ms = [](Duration d) { return static_cast<int>(d.count()); };
   grpc::ServerBuilder builder;
-  const bool v6 = options_.host.find(':') != std::string::npos;
-  builder.AddListeningPort(
-      (v6 ? "[" + options_.host + "]" : options_.host) + ":" + std::to_string(options_.port),
-      grpc::experimental::TlsServerCredentials(tls), &port_);
+  session::SetServerDefaults(builder, options_.handshake_timeout);
+  builder.AddListeningPort(session::HostPort(options_.host, options_.port),
+                           grpc::experimental::TlsServerCredentials(tls), &port_);
   builder.RegisterService(service_.get());
   builder.SetMaxReceiveMessageSize(options_.max_message_bytes);
   builder.SetMaxSendMessageSize(options_.max_message_bytes);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, ms(options_.keepalive));
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, ms(options_.keepalive_timeout));
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, ms(options_.handshake_timeout));
-  // gRPC binds with SO_REUSEPORT by default: a second berthd on the same
-  // port would start and silently share the nodes' connections.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   // A node's own keepalive pings (berth-node sends one every 30 s) are
   // welcome: gRPC's default would close a connection pinged more than
   // every 5 minutes.
@@ -340,11 +334,8 @@ Status NodeSessions::Start() {
   // server with streams on one connection.
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, 4);
   server_ = builder.BuildAndStart();
-  if (server_ == nullptr || port_ == 0) {
-    const std::string why = session::BindProblem(options_.host, options_.port);
-    return Status::Unavailable("cannot listen for node sessions on " + options_.host + ":" +
-                               std::to_string(options_.port) + (why.empty() ? "" : ": " + why));
-  }
+  if (server_ == nullptr || port_ == 0)
+    return session::CannotListen("node sessions", options_.host, options_.port);
   {
     std::lock_guard lock(mu_);
     stopping_ = false;
