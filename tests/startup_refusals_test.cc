@@ -67,23 +67,20 @@ TEST(StartupRefusals, TheGrpcPortsInUseAreRefusedWithTheReason) {
   store::TestDir dir;
   PortHolder holder(dir.path() + "/holder");
   ASSERT_FALSE(holder.session_port().empty());
-  const Process::Exit exit = RunToEnd({BERTHD_BINARY, "--data-dir", dir.path() + "/second",
-                                       "--port", "0", "--session-port", holder.session_port()});
-  ASSERT_TRUE(WIFEXITED(exit.status)) << exit.output;
-  EXPECT_NE(WEXITSTATUS(exit.status), 0) << exit.output;
-  EXPECT_NE(exit.output.find("cannot listen for node sessions on 127.0.0.1:" +
-                             holder.session_port() + ": address already in use"),
-            std::string::npos)
-      << exit.output;
-  const Process::Exit agent =
-      RunToEnd({BERTH_AGENT_BINARY, "--simulate", "4", "--data-dir", dir.path() + "/agent",
-                "--port", "0", "--rpc-port", holder.session_port()});
-  ASSERT_TRUE(WIFEXITED(agent.status)) << agent.output;
-  EXPECT_EQ(WEXITSTATUS(agent.status), 1) << agent.output;
-  EXPECT_NE(agent.output.find("cannot listen for agent calls on 127.0.0.1:" +
-                              holder.session_port() + ": address already in use"),
-            std::string::npos)
-      << agent.output;
+  const std::string in_use = " on 127.0.0.1:" + holder.session_port() + ": address already in use";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> programs = {
+      {{BERTHD_BINARY, "--data-dir", dir.path() + "/second", "--port", "0", "--session-port",
+        holder.session_port()},
+       "cannot listen for node sessions" + in_use},
+      {{BERTH_AGENT_BINARY, "--simulate", "4", "--data-dir", dir.path() + "/agent", "--port", "0",
+        "--rpc-port", holder.session_port()},
+       "cannot listen for agent calls" + in_use}};
+  for (const auto& [argv, refusal] : programs) {
+    const Process::Exit exit = RunToEnd(argv);
+    ASSERT_TRUE(WIFEXITED(exit.status)) << argv[0] << ": " << exit.output;
+    EXPECT_EQ(WEXITSTATUS(exit.status), 1) << argv[0] << ": " << exit.output;
+    EXPECT_NE(exit.output.find(refusal), std::string::npos) << argv[0] << ": " << exit.output;
+  }
 }
 
 TEST(StartupRefusals, BerthAgentRefusesIdsOutsideTheNamingRule) {
