@@ -70,12 +70,19 @@ class AgentFleetE2eTest : public testing::Test {
       std::filesystem::create_directory(DataDir(id));
       std::filesystem::copy_file(DataDir(kAgents[0]) + "/token", DataDir(id) + "/token");
     }
+    // Again on the same ports, its gRPC service's too (not --port + 10,
+    // which another process may hold).
     const std::string port = ports_.count(id) ? ports_[id] : "0";
-    agents_[id] = std::make_unique<Process>(
-        std::vector<std::string>{BERTH_AGENT_BINARY, "--id", id, "--data-dir", DataDir(id),
-                                 "--port", port, "--heartbeat-period", "500ms"});
-    ports_[id] = PortInLine(agents_[id]->WaitForLine("listening on", kBound));
+    const std::string rpc_port = rpc_ports_.count(id) ? rpc_ports_[id] : "0";
+    agents_[id] = std::make_unique<Process>(std::vector<std::string>{
+        BERTH_AGENT_BINARY, "--id", id, "--data-dir", DataDir(id), "--port", port, "--rpc-port",
+        rpc_port, "--heartbeat-period", "500ms"});
+    const std::string line = agents_[id]->WaitForLine("listening on", kBound);
+    ports_[id] = PortInLine(line);
     ASSERT_FALSE(ports_[id].empty()) << id << " did not start";
+    const size_t grpc = line.find("gRPC on port ");
+    ASSERT_NE(grpc, std::string::npos) << line;
+    rpc_ports_[id] = line.substr(grpc + 13, line.find(';', grpc) - grpc - 13);
     token_ = FirstLine(DataDir(kAgents[0]) + "/token");
     const std::string join_file = DataDir(id + "-node-token");
     if (std::filesystem::exists(join_file)) return;
@@ -180,7 +187,7 @@ class AgentFleetE2eTest : public testing::Test {
 
   store::TestDir dir_;
   std::map<std::string, std::unique_ptr<Process>> agents_, nodes_;
-  std::map<std::string, std::string> ports_;
+  std::map<std::string, std::string> ports_, rpc_ports_;  // by agent id
   std::string token_;  // the agents' (and berthd's --agent-token-file)
   std::unique_ptr<Process> berthd_;
   std::string berthd_port_, berthd_token_;

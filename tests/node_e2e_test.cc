@@ -120,17 +120,24 @@ class NodeE2eTest : public testing::Test {
     for (const std::string& group : BerthCgroupsV1()) ::rmdir(group.c_str());
   }
 
-  // Starts berthd (again on the same port); the first time, writes the
-  // node join token where the nodes read it. Two HTTP threads hold one
+  // Starts berthd (again on the same ports: its API's and its node
+  // sessions'); the first time, writes the node join token where the nodes
+  // read it. Two HTTP threads hold one
   // waiting assignments request: the other node is told to wait, and asks
   // again when its heartbeat says its assignments changed.
   void StartBerthd() {
+    // A session port of its own on each start too: berthd's default (7479)
+    // would collide with another test's berthd.
     berthd_ = std::make_unique<Process>(
         Concat({BERTHD_BINARY, "--data-dir", dir_.path() + "/berthd", "--port",
-                port_.empty() ? "0" : port_, "--heartbeat-period", "100ms"},
+                port_.empty() ? "0" : port_, "--session-port",
+                session_port_.empty() ? "0" : session_port_, "--heartbeat-period", "100ms"},
                berthd_args_));
     port_ = PortInLine(berthd_->WaitForLine("listening on", kBound));
     ASSERT_FALSE(port_.empty()) << "berthd did not start";
+    const std::string sessions = berthd_->WaitForLine("node sessions", kBound);
+    ASSERT_NE(sessions.rfind("port "), std::string::npos) << "berthd serves no node sessions";
+    session_port_ = sessions.substr(sessions.rfind("port ") + 5);
     token_ = FirstLine(dir_.path() + "/berthd/token");
     if (std::filesystem::exists(dir_.path() + "/node-token")) return;
     Result<Json> join = Call("GET", "/v1/tokens/node");
@@ -241,7 +248,7 @@ class NodeE2eTest : public testing::Test {
 
   store::TestDir dir_;
   std::unique_ptr<Process> berthd_;
-  std::string port_, token_;
+  std::string port_, session_port_, token_;
   std::vector<std::string> berthd_args_;  // more flags for berthd
   std::map<std::string, std::unique_ptr<Process>> nodes_;
 };
