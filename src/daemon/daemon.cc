@@ -149,6 +149,12 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
 // marking any down.
 void Daemon::StartLeading(int64_t epoch) {
   if (epoch != 0) {
+    // The root another leader may have rotated since this replica's last
+    // Sync, before anything is signed with it.
+    if (ca_ != nullptr)
+      if (Status synced = ca_->Sync(); !synced.ok())
+        std::fprintf(stderr, "berthd: reading the CA as the new leader: %s\n",
+                     synced.message().c_str());
     if (Status loaded = dispatcher_->Load(); !loaded.ok())
       std::fprintf(stderr, "berthd: reading the nodes as the new leader: %s\n",
                    loaded.message().c_str());

@@ -45,6 +45,12 @@ Status WriteFileAtomically(const std::string& path, const std::string& text, mod
   return Status::Ok();
 }
 
+// A rotation whose write lost to another replica's change of the root.
+Status Conflicting(Status persisted) {
+  if (persisted.code() != StatusCode::kConflict) return persisted;
+  return Status::Conflict("another berthd replica changed the CA meanwhile: try again");
+}
+
 std::string Field(const Json& body, const char* name) {
   return body.contains(name) && body[name].is_string() ? body[name].get<std::string>() : "";
 }
@@ -129,7 +135,12 @@ Status ClusterCa::Load() {
       return s;
     return Adopt(std::move(*root), nullptr);
   }
-  const Json body = Json::parse((*stored)->body, nullptr, false);
+  return AdoptStored(**stored, given ? &*given : nullptr);
+}
+
+Status ClusterCa::AdoptStored(const store::StoredObject& stored,
+                              const tls::CertificateAuthority* given) {
+  const Json body = Json::parse(stored.body, nullptr, false);
   Result<std::string> key = tls::Open(Field(body, "key"), unlock_key_);
   if (!key.ok())
     return Status::InvalidArgument("cannot unseal the store's CA key with " +
@@ -137,12 +148,10 @@ Status ClusterCa::Load() {
   Result<tls::CertificateAuthority> root =
       tls::CertificateAuthority::Load(Field(body, "cert"), *key);
   if (!root.ok()) return Status::InvalidArgument("the stored CA: " + root.status().message());
-  if (given && given->digest() != root->digest())
+  if (given != nullptr && given->digest() != root->digest())
     return Status::InvalidArgument(
         "--ca-cert is not the cluster's CA, which the store holds already (berth ca rotate "
         "changes it)");
-  cluster_ = Field(body, "cluster");
-  revision_ = (*stored)->revision;
   std::unique_ptr<tls::CertificateAuthority> previous;
   if (!Field(body, "previous").empty()) {
     Result<std::string> previous_key = tls::Open(Field(body, "previous_key"), unlock_key_);
@@ -152,7 +161,21 @@ Status ClusterCa::Load() {
     if (!old.ok()) return Status::InvalidArgument("the stored old CA: " + old.status().message());
     previous = std::make_unique<tls::CertificateAuthority>(std::move(*old));
   }
+  cluster_ = Field(body, "cluster");
+  revision_ = stored.revision;
   return Adopt(std::move(*root), std::move(previous));
+}
+
+Status ClusterCa::Sync() {
+  std::lock_guard changing(change_mu_);
+  return SyncLocked();
+}
+
+Status ClusterCa::SyncLocked() {
+  Result<std::optional<store::StoredObject>> stored = store_.Get(kCaKind, "root");
+  if (!stored.ok()) return stored.status();
+  if (!stored->has_value() || (*stored)->revision == revision_) return Status::Ok();
+  return AdoptStored(**stored, nullptr);
 }
 
 Status ClusterCa::Persist(const tls::CertificateAuthority& root,
@@ -222,12 +245,23 @@ Status ClusterCa::IssueOwn() {
 
 void ClusterCa::Start(const Clock& clock) {
   renewer_ = std::thread([this, &clock] {
+    Timestamp next_sync = clock.Now() + options_.sync_interval;
     std::unique_lock lock(mu_);
     while (!stopping_) {
       // The renewal point is on the machine's clock; `clock` waits for it.
-      const Timestamp due = clock.Now() + (own_renewal_ - Now());
-      clock.WaitUntil(lock, wake_, due, [&] { return stopping_ || Now() >= own_renewal_; });
-      if (stopping_ || Now() < own_renewal_) continue;
+      const Timestamp renewal = clock.Now() + (own_renewal_ - Now());
+      clock.WaitUntil(lock, wake_, std::min(renewal, next_sync),
+                      [&] { return stopping_ || Now() >= own_renewal_; });
+      if (stopping_) break;
+      lock.unlock();
+      if (clock.Now() >= next_sync) {
+        next_sync = clock.Now() + options_.sync_interval;
+        if (Status synced = Sync(); !synced.ok())
+          std::fprintf(stderr, "cannot read the cluster's CA from the store: %s\n",
+                       synced.message().c_str());
+      }
+      lock.lock();
+      if (Now() < own_renewal_) continue;  // not due, or renewed by Sync
       lock.unlock();
       if (Status renewed = IssueOwn(); !renewed.ok())
         std::fprintf(stderr, "cannot renew this host's certificate: %s\n",
@@ -303,7 +337,11 @@ Result<std::string> ClusterCa::Unseal(std::string_view sealed) const {
   return tls::Open(sealed, unlock_key_);
 }
 
+// Both start from the stored root, so that a replica that leads since
+// another one's rotation carries it on.
 Status ClusterCa::Rotate() {
+  std::lock_guard changing(change_mu_);
+  BERTH_RETURN_IF_ERROR(SyncLocked());
   std::unique_ptr<tls::CertificateAuthority> old;
   {
     std::lock_guard lock(mu_);
@@ -317,11 +355,13 @@ Status ClusterCa::Rotate() {
   }
   Result<tls::CertificateAuthority> root = tls::CertificateAuthority::Create(cluster_, Now());
   if (!root.ok()) return root.status();
-  BERTH_RETURN_IF_ERROR(Persist(*root, old.get(), revision_));
+  BERTH_RETURN_IF_ERROR(Conflicting(Persist(*root, old.get(), revision_)));
   return Adopt(std::move(*root), std::move(old));
 }
 
 Status ClusterCa::FinishRotation() {
+  std::lock_guard changing(change_mu_);
+  BERTH_RETURN_IF_ERROR(SyncLocked());
   std::unique_ptr<tls::CertificateAuthority> root;
   {
     std::lock_guard lock(mu_);
@@ -331,7 +371,7 @@ Status ClusterCa::FinishRotation() {
     if (!copy.ok()) return copy.status();
     root = std::make_unique<tls::CertificateAuthority>(std::move(*copy));
   }
-  BERTH_RETURN_IF_ERROR(Persist(*root, nullptr, revision_));
+  BERTH_RETURN_IF_ERROR(Conflicting(Persist(*root, nullptr, revision_)));
   return Adopt(std::move(*root), nullptr);
 }
 

@@ -26,6 +26,9 @@
 //    every node trusts, until FinishRotation, when it moves to the new root
 //    and the old one is dropped. No node restarts; a node that was away
 //    for the whole rotation must join again.
+//  - Other replicas (etcd): each reads the stored root again every
+//    `sync_interval` (Sync), and a new leader at once, so a rotation made by
+//    one replica reaches the others without a restart.
 // Thread-safe.
 #pragma once
 
@@ -63,6 +66,10 @@ struct ClusterCaOptions {
   // (berth-agent --manager-ca: berthd's CA). Default none. Not in ca.pem:
   // nodes do not trust them.
   std::string client_trust_pem;
+  // How often Start's thread reads the stored root again (Sync). Default
+  // 10 s: one read of one key, so another replica's rotation is taken
+  // within that time.
+  Duration sync_interval = std::chrono::seconds(10);
 };
 
 class ClusterCa {
@@ -106,9 +113,15 @@ class ClusterCa {
   Status Rotate();
   // Drops the old root. Conflict when no rotation is under way.
   Status FinishRotation();
+  // Reads the stored root and, if another replica changed it since (a
+  // rotation or its finish), takes it as Rotate or FinishRotation would
+  // have here: the bundle, ca.pem and the host's certificate. Unavailable:
+  // the store cannot be reached (nothing changes).
+  Status Sync();
 
-  // Renews the host's own certificate at 50-80% of its life, waiting on
-  // `clock` (not owned; outlives this). Stop before destruction.
+  // Renews the host's own certificate at 50-80% of its life and calls Sync
+  // every sync_interval, waiting on `clock` (not owned; outlives this).
+  // Stop before destruction.
   void Start(const Clock& clock);
   void Stop();
   ~ClusterCa() { Stop(); }
@@ -116,6 +129,10 @@ class ClusterCa {
  private:
   ClusterCa(store::Store& store, ClusterCaOptions options, std::string unlock_key);
   Status Load();
+  // The stored root (and old root), unsealed; refused if `given` (the
+  // operator's --ca-cert) is another. Under change_mu_, or from Open.
+  Status AdoptStored(const store::StoredObject& stored, const tls::CertificateAuthority* given);
+  Status SyncLocked();  // under change_mu_
   Status Adopt(tls::CertificateAuthority root, std::unique_ptr<tls::CertificateAuthority> previous);
   Status IssueOwn();
   Status Persist(const tls::CertificateAuthority& root, const tls::CertificateAuthority* previous,
@@ -128,6 +145,9 @@ class ClusterCa {
   std::string unlock_key_;
   std::string cluster_;
   std::shared_ptr<tls::ServerTls> server_tls_;
+  // Held through a change of root (Load, Rotate, FinishRotation, Sync), so
+  // revision_ and the root it names change together.
+  std::mutex change_mu_;
   mutable std::mutex mu_;
   std::unique_ptr<tls::CertificateAuthority> root_;
   std::unique_ptr<tls::CertificateAuthority> previous_;  // the old root during a rotation
