@@ -192,7 +192,9 @@ void Push(api::ApiClient& admin, int replicas,
 int Run(int nodes, int clients, int seconds, int period_ms, int replicas) {
   store::TestDir dir;
   const std::string data = dir.path() + "/berthd";
-  testing_support::Process berthd({BERTHD_BINARY, "--data-dir", data, "--port", "0"});
+  // Every session comes from 127.0.0.1: no limit per address.
+  testing_support::Process berthd({BERTHD_BINARY, "--data-dir", data, "--port", "0",
+                                   "--max-sessions-per-address", "0"});
   const std::string port =
       testing_support::PortInLine(berthd.WaitForLine("listening on", std::chrono::seconds(60)));
   const std::string sessions_line = berthd.WaitForLine("node sessions", std::chrono::seconds(60));

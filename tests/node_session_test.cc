@@ -7,6 +7,7 @@
 #include "node/node_session.h"
 
 #include <arpa/inet.h>
+#include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -33,6 +34,7 @@ constexpr auto kBound = std::chrono::seconds(20);
 // The server's, shorter than its default (10 s) so that a test of stalled
 // handshakes is quick, and long enough for a real one under ThreadSanitizer.
 constexpr auto kHandshakeTimeout = std::chrono::seconds(3);
+constexpr auto kIdleTimeout = std::chrono::seconds(2);  // the server's; its default is 2 min
 
 // A node's registration with berthd: its credential and TLS material.
 struct Joined {
@@ -87,6 +89,8 @@ class NodeSessionTest : public testing::Test {
     options.key_file = ca_->key_file();
     options.ca_file = ca_->bundle_file();
     options.handshake_timeout = kHandshakeTimeout;
+    options.max_per_address = max_per_address_;
+    options.idle_timeout = kIdleTimeout;
     sessions_ = std::make_unique<daemon::NodeSessions>(*dispatcher_, executor_,
                                                        daemon::NodeRouteHooks{}, options);
     executor_.OnPublished([this](const std::vector<std::string>& nodes, bool all) {
@@ -130,6 +134,7 @@ class NodeSessionTest : public testing::Test {
     executor_.Committed(revision);
   }
 
+  int max_per_address_ = daemon::NodeSessionsOptions{}.max_per_address;
   store::TestDir dir_;
   store::MemoryStore store_;
   daemon::NodeRegistry nodes_{store_};
@@ -252,6 +257,52 @@ TEST_F(NodeSessionTest, ANewerSessionOfANodeReplacesTheOlder) {
   EXPECT_EQ(sessions_->open(), 1u);
 }
 
+// A flood of sessions from one address stops at the limit: one more is
+// refused with the reason and changes nothing; a node's newer session from
+// its same address still replaces its older one, and a session that ends
+// frees its place.
+class NodeSessionLimitTest : public NodeSessionTest {
+ protected:
+  NodeSessionLimitTest() { max_per_address_ = 2; }
+};
+
+TEST_F(NodeSessionLimitTest, SessionsFromOneAddressStopAtTheLimit) {
+  const Joined n1 = Join("n1"), n2 = Join("n2"), n3 = Join("n3");
+  auto opened = [](Inbox& i) { return !i.assignments.empty(); };
+  Inbox i1, i2, i3;
+  Result<std::unique_ptr<node::NodeSession>> s1 = Open(n1, i1), s2 = Open(n2, i2);
+  ASSERT_TRUE(s1.ok() && s2.ok());
+  ASSERT_TRUE(i1.Wait(opened) && i2.Wait(opened));
+  const int64_t revision = store_.revision();
+
+  Result<std::unique_ptr<node::NodeSession>> s3 = Open(n3, i3);
+  ASSERT_TRUE(s3.ok());
+  ASSERT_TRUE(i3.Wait([](Inbox& i) { return i.ended; }));
+  const Status refused = (*s3)->Close();
+  EXPECT_NE(refused.message().find("too many node sessions from 127.0.0.1: 2 are open"),
+            std::string::npos)
+      << refused.message();
+  EXPECT_EQ(store_.revision(), revision);
+  EXPECT_EQ(sessions_->open(), 2u);
+
+  Inbox i1_again;
+  Result<std::unique_ptr<node::NodeSession>> s1_again = Open(n1, i1_again);
+  ASSERT_TRUE(s1_again.ok());
+  ASSERT_TRUE(i1_again.Wait(opened));
+  ASSERT_TRUE(i1.Wait([](Inbox& i) { return i.ended; }));
+  EXPECT_EQ(sessions_->open(), 2u);
+
+  (void)(*s2)->Close();
+  const auto bound = std::chrono::steady_clock::now() + kBound;
+  while (sessions_->open() > 1 && std::chrono::steady_clock::now() < bound)
+    std::this_thread::yield();  // the server's end of the stream follows the node's
+  Inbox i3_again;
+  Result<std::unique_ptr<node::NodeSession>> s3_again = Open(n3, i3_again);
+  ASSERT_TRUE(s3_again.ok());
+  EXPECT_TRUE(i3_again.Wait(opened));
+  EXPECT_EQ(sessions_->open(), 2u);
+}
+
 // A flood of connections from one address that never finish their TLS
 // handshake: a node's session opens meanwhile, and berthd closes every one
 // of them after its handshake timeout (gRPC's own would hold them 120 s).
@@ -285,6 +336,27 @@ TEST_F(NodeSessionTest, ConnectionsThatNeverFinishTheirHandshakeAreClosed) {
   }
   EXPECT_GE(std::chrono::steady_clock::now() - start, kHandshakeTimeout - std::chrono::seconds(1));
   EXPECT_FALSE((*session)->ended());
+}
+
+// A connection that completes its handshake with a node's certificate but
+// opens no session is closed after the idle timeout, so connections held
+// open on purpose do not pile up.
+TEST_F(NodeSessionTest, AConnectionWithNoSessionIsClosedWhenIdle) {
+  const Joined n1 = Join("n1");
+  grpc::SslCredentialsOptions tls;
+  tls.pem_root_certs = n1.tls.trust_pem;
+  tls.pem_private_key = n1.tls.key_pem;
+  tls.pem_cert_chain = n1.tls.cert_pem;
+  auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(sessions_->port()),
+                                     grpc::SslCredentials(tls));
+  const auto start = std::chrono::system_clock::now();
+  ASSERT_TRUE(channel->WaitForConnected(start + kBound));
+  grpc_connectivity_state state = channel->GetState(false);
+  while (state == GRPC_CHANNEL_READY &&
+         channel->WaitForStateChange(state, start + kBound))
+    state = channel->GetState(false);
+  EXPECT_NE(state, GRPC_CHANNEL_READY) << "still connected after " << kBound.count() << " s";
+  EXPECT_GE(std::chrono::system_clock::now() - start, kIdleTimeout - std::chrono::seconds(1));
 }
 
 }  // namespace

@@ -67,6 +67,11 @@ int Run(int argc, char** argv) {
                  "TCP port of the nodes' gRPC sessions, on --host (default 7479, or any free one "
                  "with --port 0; 0: any free port; none with --insecure-http)")
       ->check(CLI::Range(0, 65535));
+  app.add_option("--max-sessions-per-address", options.max_sessions_per_address,
+                 "Node sessions open at once from one IP address; one more is refused (0: no "
+                 "limit; Nomad's rpc_max_conns_per_client)")
+      ->check(CLI::Range(0, 10'000'000))
+      ->capture_default_str();
   app.add_option("--max-body-bytes", options.max_body_bytes,
                  "Largest request body accepted (413 above)")
       ->check(CLI::Range(size_t{1}, size_t{1} << 30))

@@ -50,6 +50,9 @@ struct DaemonOptions {
   // one; -1 (the default), 7479, or any free one when `port` is 0. None
   // with insecure_http: nodes then poll over HTTP.
   int session_port = -1;
+  // Node sessions open at once from one IP address (NodeSessionsOptions::
+  // max_per_address); 0: no limit.
+  int max_sessions_per_address = NodeSessionsOptions{}.max_per_address;
   // Serve plain HTTP instead of HTTPS (docs/security.md); refused unless
   // `host` is a loopback address. Nodes then join without certificates.
   bool insecure_http = false;

@@ -5,6 +5,7 @@
 #include <grpcpp/security/tls_certificate_provider.h>
 #include <grpcpp/security/tls_credentials_options.h>
 
+#include <cstdio>
 #include <deque>
 #include <optional>
 
@@ -42,6 +43,20 @@ std::string Metadata(const grpc::CallbackServerContext& context, const std::stri
   return std::string(it->second.data(), it->second.size());
 }
 
+// The IP address in gRPC's peer name ("ipv4:10.0.0.7:40112",
+// "ipv6:[::1]:40112"); the name itself when it is neither.
+std::string PeerAddress(std::string_view peer) {
+  for (std::string_view scheme : {"ipv4:", "ipv6:"}) {
+    if (!peer.starts_with(scheme)) continue;
+    std::string_view host = peer.substr(scheme.size());
+    host = host.substr(0, host.rfind(':'));
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+      host = host.substr(1, host.size() - 2);
+    return std::string(host);
+  }
+  return std::string(peer);
+}
+
 }  // namespace
 
 // One node's stream. Writes go one at a time (gRPC allows one in flight):
@@ -59,10 +74,18 @@ class NodeSessions::Stream final
   // After construction (self_ needs the shared_ptr).
   void Begin(std::shared_ptr<Stream> self) {
     self_ = std::move(self);
-    if (grpc::Status who = Authenticate(); !who.ok()) return Refuse(who);
-    sessions_.Attach(node_, this);
+    address_ = PeerAddress(context_->peer());
+    grpc::Status who = Authenticate();
+    if (who.ok()) who = sessions_.Attach(node_, address_, this);
+    if (!who.ok()) {
+      sessions_.LogRefusal(address_, who.error_message());
+      return Refuse(who);
+    }
     StartRead(&in_);
   }
+
+  // The IP address the stream came from; set before it is attached.
+  const std::string& address() const { return address_; }
 
   // Null once the stream is done.
   std::shared_ptr<Stream> shared() {
@@ -255,7 +278,8 @@ class NodeSessions::Stream final
 
   NodeSessions& sessions_;
   grpc::CallbackServerContext* context_;
-  std::string node_;  // set by Authenticate, before any other thread sees the stream
+  std::string node_;     // set by Authenticate, before any other thread sees the stream
+  std::string address_;  // set by Begin, as node_
   pb::NodeMessage in_;
   pb::ManagerMessage out_;  // the write in flight
 
@@ -317,6 +341,7 @@ Status NodeSessions::Start() {
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, ms(options_.keepalive));
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, ms(options_.keepalive_timeout));
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, ms(options_.idle_timeout));
   // A node's own keepalive pings (berth-node sends one every 30 s) are
   // welcome: gRPC's default would close a connection pinged more than
   // every 5 minutes.
@@ -410,23 +435,61 @@ size_t NodeSessions::open() const {
   return streams_.size();
 }
 
-void NodeSessions::Attach(const std::string& node, Stream* stream) {
+grpc::Status NodeSessions::Attach(const std::string& node, const std::string& address,
+                                  Stream* stream) {
   std::shared_ptr<Stream> replaced;
   {
     std::lock_guard lock(mu_);
     Stream*& slot = streams_[node];
-    if (slot != nullptr) replaced = slot->shared();
+    const bool renewing = slot != nullptr && slot->address() == address;
+    if (const int max = options_.max_per_address; max > 0 && !renewing) {
+      if (auto open = per_address_.find(address); open != per_address_.end() && open->second >= max) {
+        if (slot == nullptr) streams_.erase(node);
+        return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+                "too many node sessions from " + address + ": " + std::to_string(max) +
+                    " are open (berthd --max-sessions-per-address)"};
+      }
+    }
+    if (slot != nullptr) {
+      replaced = slot->shared();
+      Uncount(slot->address());
+    }
     slot = stream;
+    ++per_address_[address];
   }
   if (replaced)
     replaced->End(
         {grpc::StatusCode::ABORTED, "replaced by a newer session of node '" + node + "'"});
+  return grpc::Status::OK;
 }
 
 void NodeSessions::Detach(const std::string& node, Stream* stream) {
   std::lock_guard lock(mu_);
-  if (auto it = streams_.find(node); it != streams_.end() && it->second == stream)
+  if (auto it = streams_.find(node); it != streams_.end() && it->second == stream) {
+    Uncount(stream->address());
     streams_.erase(it);
+  }
+}
+
+void NodeSessions::Uncount(const std::string& address) {
+  if (auto it = per_address_.find(address); it != per_address_.end() && --it->second <= 0)
+    per_address_.erase(it);
+}
+
+// The reasons are the refusals' own words, which hold no secret.
+void NodeSessions::LogRefusal(const std::string& address, const std::string& why) {
+  const int64_t now = SteadyNowNs();
+  std::lock_guard lock(log_mu_);
+  if (last_log_ns_ != 0 && now - last_log_ns_ < 1'000'000'000) {
+    ++unlogged_;
+    return;
+  }
+  std::string more;
+  if (unlogged_ > 0) more = " (and " + std::to_string(unlogged_) + " more refused since the last line)";
+  std::fprintf(stderr, "berthd: refused a node session from %s: %s%s\n", address.c_str(),
+               why.c_str(), more.c_str());
+  last_log_ns_ = now;
+  unlogged_ = 0;
 }
 
 }  // namespace berth::daemon

@@ -17,7 +17,10 @@
 // NodeDispatcher::Authenticate checks an HTTP request's (a removed node's
 // certificate or credential is refused). A node removed while its stream
 // is open has it closed at once (Close); a newer stream of the same node
-// replaces the older one.
+// replaces the older one. At most `max_per_address` sessions are open from
+// one IP address (Nomad's rpc_max_conns_per_client): one more is refused
+// with RESOURCE_EXHAUSTED, and a refusal of any kind is logged (at most a
+// line a second, so that a flood of them cannot flood the log).
 //
 // TLS: the server's certificate, key and the trust bundle are read from
 // files that gRPC watches (ClusterCa writes them), so berthd's renewal and
@@ -42,6 +45,7 @@
 
 namespace grpc {
 class Server;
+class Status;
 }
 
 namespace berth::daemon {
@@ -68,6 +72,14 @@ struct NodeSessionsOptions {
   // it is closed. Default 10 s: gRPC's own 120 s let a flood of connections
   // that never finish hold the process's file descriptors.
   Duration handshake_timeout = std::chrono::seconds(10);
+  // A connection with no session open is closed after this long. Default
+  // 2 min: a node's connection carries its session all the time, so an idle
+  // one is left over or held open on purpose.
+  Duration idle_timeout = std::chrono::minutes(2);
+  // Sessions open at once from one IP address; 0: no limit. Default 100, as
+  // Nomad's rpc_max_conns_per_client: a machine runs one berth-node, so
+  // more from one address is a flood or many nodes behind one NAT.
+  int max_per_address = 100;
 };
 
 class NodeSessions {
@@ -99,8 +111,12 @@ class NodeSessions {
  private:
   class Service;
   void PushLoop();
-  void Attach(const std::string& node, Stream* stream);
+  // Refused when `address` has max_per_address sessions open already (a
+  // node's newer session from its same address replaces its older one).
+  grpc::Status Attach(const std::string& node, const std::string& address, Stream* stream);
   void Detach(const std::string& node, Stream* stream);
+  void Uncount(const std::string& address);  // under mu_
+  void LogRefusal(const std::string& address, const std::string& why);
 
   NodeDispatcher& dispatcher_;
   NodeExecutor& executor_;
@@ -113,9 +129,14 @@ class NodeSessions {
   mutable std::mutex mu_;
   std::condition_variable wake_;
   std::unordered_map<std::string, Stream*> streams_;  // by node
+  std::unordered_map<std::string, int> per_address_;  // streams_ by IP address
   std::set<std::string> dirty_;                       // nodes to push to
   bool all_dirty_ = false, stopping_ = false;
   std::thread pusher_;
+
+  std::mutex log_mu_;
+  int64_t last_log_ns_ = 0;  // SteadyNowNs of the last refusal logged
+  int64_t unlogged_ = 0;     // refusals since, not logged
 };
 
 }  // namespace berth::daemon

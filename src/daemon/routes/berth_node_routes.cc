@@ -29,6 +29,7 @@ void Daemon::AddBerthNodeRoutes(const DaemonOptions& options) {
     sessions.cert_file = ca_->cert_file();
     sessions.key_file = ca_->key_file();
     sessions.ca_file = ca_->bundle_file();
+    sessions.max_per_address = options.max_sessions_per_address;
     sessions_ = std::make_unique<NodeSessions>(*dispatcher_, *node_executor_, hooks, sessions);
     node_executor_->OnPublished([this](const std::vector<std::string>& nodes, bool all) {
       sessions_->Published(nodes, all);
