@@ -113,8 +113,8 @@ Result<std::unique_ptr<httplib::ClientImpl>> NewTlsClient(const Endpoint& e,
     tls::KeyPtr key = tls::ReadKey(tls.key_pem).value();
     client = std::make_unique<httplib::SSLClient>(e.host, e.port, cert.get(), key.get());
   }
-  client->set_ca_cert_store(tls::NewTrustStore(tls.trust_pem));
-  client->enable_server_certificate_verification(true);
+  client->enable_server_certificate_verification(false);  // VerifyServer's instead
+  BERTH_RETURN_IF_ERROR(tls::VerifyServer(client->ssl_context(), tls.trust_pem, e.host));
   return std::unique_ptr<httplib::ClientImpl>(std::move(client));
 }
 
@@ -136,6 +136,7 @@ ApiClient::ApiClient(const std::string& server, std::string token, int read_time
   }
   http_ = std::move(*client);
   presents_certificate_ = endpoint->https && !tls.cert_pem.empty();
+  if (endpoint->https) tls_context_ = static_cast<httplib::SSLClient&>(*http_).ssl_context();
   http_->set_bearer_token_auth(token);
   http_->set_connection_timeout(5);
   http_->set_read_timeout(read_timeout_seconds);
@@ -173,11 +174,12 @@ Result<Json> ApiClient::Call(const std::string& method, const std::string& path,
   httplib::Result r = Send(method, path, text);
   if (!r && r.error() == httplib::Error::Write) r = Send(method, path, text);
   last_call_end_ = std::chrono::steady_clock::now();
-  if (!r && r.error() == httplib::Error::SSLServerVerification)
-    return Status::Unavailable(
-        "cannot reach berthd at " + server_ +
-        ": its certificate does not verify against the CA given (another "
-        "cluster's berthd, or a CA that was rotated: take its ca.pem again)");
+  if (!r && r.error() == httplib::Error::SSLConnection && tls_context_ != nullptr)
+    if (const std::string why = tls::ServerRefusal(tls_context_); !why.empty())
+      return Status::Unavailable("cannot reach berthd at " + server_ +
+                                 ": its certificate does not verify against the CA given (" + why +
+                                 ": another cluster's berthd, a CA that was rotated: take its "
+                                 "ca.pem again, or an address its certificate does not name)");
   // Over TLS 1.3 a server that refuses the client's certificate says so
   // after the client's side of the handshake ended: the client sees the
   // connection close instead of an answer.

@@ -47,8 +47,9 @@ class ApiClient {
 
   std::string server_;
   std::unique_ptr<httplib::ClientImpl> http_;
-  std::string setup_error_;
-  bool presents_certificate_ = false;  // why no call can be made (a bad URL or TLS setting), or ""
+  std::string setup_error_;  // why no call can be made (a bad URL or TLS setting), or ""
+  bool presents_certificate_ = false;
+  SSL_CTX* tls_context_ = nullptr;  // http_'s over HTTPS (tls::VerifyServer), or null
   std::chrono::steady_clock::time_point last_call_end_{};
 };
 

@@ -43,6 +43,47 @@ X509_STORE* NewTrustStore(const std::string& trust_pem) {
   return store;
 }
 
+namespace {
+
+// Where a VerifyServer context keeps its last handshake's verify result
+// (X509_V_OK as null): a number, so nothing to free.
+int RefusalIndex() {
+  static const int index = SSL_CTX_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  return index;
+}
+
+int NoteRefusal(int ok, X509_STORE_CTX* store) {
+  auto* ssl = static_cast<SSL*>(
+      X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()));
+  if (ssl != nullptr && (!ok || X509_STORE_CTX_get_error_depth(store) == 0)) {
+    const intptr_t error = ok ? X509_V_OK : X509_STORE_CTX_get_error(store);
+    SSL_CTX_set_ex_data(SSL_get_SSL_CTX(ssl), RefusalIndex(), reinterpret_cast<void*>(error));
+  }
+  return ok;
+}
+
+}  // namespace
+
+Status VerifyServer(SSL_CTX* ctx, const std::string& trust_pem, const std::string& host) {
+  SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NoteRefusal);
+  X509_STORE* trust = NewTrustStore(trust_pem);
+  // Fails closed: with no roots, every server is refused.
+  SSL_CTX_set_cert_store(ctx, trust != nullptr ? trust : X509_STORE_new());  // frees the old
+  if (trust == nullptr) return Status::InvalidArgument("the trust bundle does not parse");
+  X509_VERIFY_PARAM* param = SSL_CTX_get0_param(ctx);
+  if (X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str()) != 1) {
+    ERR_clear_error();
+    X509_VERIFY_PARAM_set1_host(param, host.c_str(), host.size());
+  }
+  SSL_CTX_set_ex_data(ctx, RefusalIndex(), nullptr);
+  return Status::Ok();
+}
+
+std::string ServerRefusal(SSL_CTX* ctx) {
+  const auto error = reinterpret_cast<intptr_t>(SSL_CTX_get_ex_data(ctx, RefusalIndex()));
+  return error == X509_V_OK ? "" : X509_verify_cert_error_string(error);
+}
+
 Status CheckCredentials(const Credentials& c, bool needs_certificate) {
   if (Result<std::vector<std::string>> roots = SplitBundle(c.trust_pem); !roots.ok())
     return Status::InvalidArgument("the trust bundle: " + roots.status().message());

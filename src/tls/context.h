@@ -62,4 +62,17 @@ void IgnoreSigpipe();
 // set_ca_cert_store takes it over). Null when the bundle does not parse.
 X509_STORE* NewTrustStore(const std::string& trust_pem);
 
+// Sets a client's context (an httplib client's ssl_context()) to verify
+// the server at the handshake against `trust_pem` alone, with `host` (a
+// DNS name or an IP address) among its certificate's names; a server that
+// fails ends the handshake. Use it with httplib's own verification off:
+// httplib's loads OpenSSL's default paths (the machine's public CAs) into
+// the same store, so a server with a public CA's certificate for the host
+// would pass it. InvalidArgument when the bundle does not parse (and the
+// context then refuses every server).
+Status VerifyServer(SSL_CTX* ctx, const std::string& trust_pem, const std::string& host);
+// Why the last handshake on a VerifyServer context refused the server's
+// certificate, in OpenSSL's words ("" when it did not).
+std::string ServerRefusal(SSL_CTX* ctx);
+
 }  // namespace berth::tls

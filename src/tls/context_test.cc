@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <functional>
 #include <thread>
 
 #include "tls/authority.h"
@@ -100,6 +104,77 @@ TEST(ServerTlsTest, UpdateAppliesToTheNextConnection) {
   KeyAndCert old_node = old_pki.Leaf("n1", kRoleNode);
   EXPECT_EQ(Who(s.port(), new_pki.ca.cert_pem(), &old_node), "node/n1");
   EXPECT_FALSE(tls->Update({renewed.cert_pem, server.key_pem, new_pki.ca.cert_pem()}).ok());
+}
+
+// GET /who on a server presenting `leaf`, from a client set up by
+// `configure`; "error: ..." with httplib's error when there is no answer.
+std::string WhoAt(const KeyAndCert& leaf, const std::string& server_trust,
+                  const std::function<void(httplib::SSLClient&)>& configure) {
+  Server s(*ServerTls::Make({leaf.cert_pem, leaf.key_pem, server_trust}));
+  httplib::SSLClient client("127.0.0.1", s.port());
+  configure(client);
+  httplib::Result res = client.Get("/who");
+  return res ? res->body : "error: " + httplib::to_string(res.error());
+}
+
+// VerifyServer trusts the bundle it is given and nothing else: not a CA of
+// the machine's default paths (SSL_CERT_FILE here, /etc/ssl/certs on a
+// real machine), which httplib's own verification adds to the same store,
+// and not a certificate of the cluster that names another host.
+TEST(VerifyServerTest, TrustsTheBundleAloneAndChecksTheHost) {
+  Pki cluster, machine;
+  char path[] = "/tmp/berth-machine-ca-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  const std::string machine_pem = machine.ca.cert_pem();
+  ASSERT_EQ(write(fd, machine_pem.data(), machine_pem.size()),
+            static_cast<ssize_t>(machine_pem.size()));
+  close(fd);
+  ASSERT_EQ(setenv("SSL_CERT_FILE", path, 1), 0);
+  const KeyAndCert publicly_trusted = machine.Leaf("berthd", kRoleManager);
+  const std::string machine_trust = machine.ca.cert_pem();
+
+  // httplib's verification with the cluster's store passes a server of the
+  // machine's CA: why Berth's clients use VerifyServer.
+  EXPECT_EQ(WhoAt(publicly_trusted, machine_trust,
+                  [&](httplib::SSLClient& c) {
+                    c.set_ca_cert_store(NewTrustStore(cluster.ca.cert_pem()));
+                    c.enable_server_certificate_verification(true);
+                  }),
+            "anonymous");
+
+  auto verified = [&](httplib::SSLClient& c) {
+    c.enable_server_certificate_verification(false);
+    ASSERT_TRUE(VerifyServer(c.ssl_context(), cluster.ca.cert_pem(), "127.0.0.1").ok());
+  };
+  EXPECT_EQ(WhoAt(publicly_trusted, machine_trust, verified), "error: SSLConnection");
+  EXPECT_EQ(WhoAt(cluster.Leaf("berthd", kRoleManager), cluster.ca.cert_pem(), verified),
+            "anonymous");
+  const KeyAndCert elsewhere =
+      cluster.ca.Issue({{"berthd", kRoleManager, "c1"}, {"10.9.9.9"}, kHandshakeNow}).value();
+  EXPECT_EQ(WhoAt(elsewhere, cluster.ca.cert_pem(), verified), "error: SSLConnection");
+  unsetenv("SSL_CERT_FILE");
+  unlink(path);
+}
+
+TEST(VerifyServerTest, SaysWhyTheServerWasRefused) {
+  Pki cluster, other;
+  std::string refusal = "not set";
+  auto check = [&](const KeyAndCert& leaf, const std::string& host) {
+    Server s(*ServerTls::Make({leaf.cert_pem, leaf.key_pem, cluster.ca.cert_pem()}));
+    httplib::SSLClient client("127.0.0.1", s.port());
+    EXPECT_TRUE(VerifyServer(client.ssl_context(), cluster.ca.cert_pem(), host).ok());
+    httplib::Result res = client.Get("/who");
+    refusal = ServerRefusal(client.ssl_context());
+    return static_cast<bool>(res);
+  };
+  EXPECT_TRUE(check(cluster.Leaf("berthd", kRoleManager), "127.0.0.1"));
+  EXPECT_EQ(refusal, "");
+  EXPECT_FALSE(check(other.Leaf("berthd", kRoleManager), "127.0.0.1"));
+  EXPECT_EQ(refusal, "unable to get local issuer certificate");
+  EXPECT_FALSE(check(cluster.Leaf("berthd", kRoleManager), "berthd.example"));
+  EXPECT_EQ(refusal, "hostname mismatch");
+  EXPECT_FALSE(VerifyServer(httplib::SSLClient("127.0.0.1", 1).ssl_context(), "junk", "h").ok());
 }
 
 }  // namespace
