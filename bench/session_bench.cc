@@ -2,21 +2,26 @@
 // "Node sessions"). A berthd process (release build beside this one) on
 // loopback; this process joins --nodes nodes as berth-node does, each with
 // its own key, CSR and certificate (POST /v1/node/register with the join
-// token, from --clients threads), and opens each one's session
-// (node::NodeSession: its own TLS connection). Then every session sends a
-// heartbeat every --period (default 5 s, berth-node's), spread evenly, for
-// --seconds (default 20) while berthd's CPU time and RSS are read from
-// /proc. Prints the join rate, berthd's CPU as a share of one core and its
-// RSS, before and after the sessions. Both processes share the machine's
-// cores. With --replicas R, it then creates one service of R replicas (0.1
-// CPU each) and measures, for each task, the time from the create request
-// to the receipt of its assignment on its node's session (an upper bound
-// of commit-to-receipt: it includes the pass that placed it), and the
-// time until berthd has accepted every replica's report that it runs:
-// each node reports its new tasks running at once (what it received since
-// its last report, in one message), from 64 reporter threads. Usage: session_bench [--nodes N]
-// [--clients C]
-// [--seconds S] [--period-ms P] [--replicas R] [--quick]
+// token, from --clients threads), and opens each one's session: its own
+// TLS connection and stream, on gRPC's callback API (no thread per
+// session, so that one process holds 20,000 of them beside berthd). A
+// node's join ends when its session brought its first assignments; the
+// join rate is nodes over the time until every session did. Then every
+// session sends a heartbeat every --period (default 5 s, berth-node's),
+// spread evenly, for --seconds (default 20) while berthd's CPU time and RSS
+// are read from /proc. Prints the join rate, berthd's CPU as a share of
+// one core and its RSS, before and after the sessions. Both processes
+// share the machine's cores. With --replicas R, it then creates one
+// service of R replicas (0.1 CPU each) and measures, for each task, the
+// time from the create request to the receipt of its assignment on its
+// node's session (an upper bound of commit-to-receipt: it includes the
+// pass that placed it), and the time until berthd has accepted every
+// replica's report that it runs: each node reports its new tasks running
+// at once, on its stream, what came while a write was in flight going in
+// one message (as berth-node's). Usage: session_bench [--nodes N]
+// [--clients C] [--seconds S] [--period-ms P] [--replicas R] [--quick]
+#include <grpcpp/grpcpp.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -34,7 +39,8 @@
 
 #include "api/api_client.h"
 #include "bench_util.h"
-#include "node/node_session.h"
+#include "session/grpc_defaults.h"
+#include "session/node_session.grpc.pb.h"
 #include "process.h"
 #include "store/test_dir.h"
 #include "tls/certificate.h"
@@ -79,42 +85,162 @@ double CpuShare(pid_t pid, int seconds) {
 }
 
 // What the nodes' sessions received during the push phase: receipt times
-// of each task's assignment (from `start`), and the batches still to be
-// reported running, for the reporter threads.
+// of each task's assignment (from `start`), and the running reports berthd
+// accepted.
 struct Pushes {
   std::mutex mu;
-  std::condition_variable ready;
   Clock::time_point start;
-  bool measuring = false, stopping = false;
+  bool measuring = false;
   std::vector<double> receipt_ms;
-  // Running reports not yet sent, by session, in the order they came: a
-  // node's reports of several pushes go in one message, as berth-node's do.
-  std::unordered_map<size_t, Json> to_report;
-  std::deque<size_t> report_order;
   std::unordered_set<std::string> seen;  // tasks received
   int64_t accepted = 0;                  // running reports berthd accepted
   std::condition_variable accepted_more;
 
-  void Received(size_t session, const Json& batch) {
-    if (!batch.is_object() || !batch.contains("tasks") || !batch["tasks"].is_array()) return;
+  // The running reports of the tasks first assigned in `batch`.
+  Json Received(const Json& batch) {
     Json reports = Json::array();
+    if (!batch.is_object() || !batch.contains("tasks") || !batch["tasks"].is_array())
+      return reports;
     std::lock_guard lock(mu);
-    if (!measuring) return;
+    if (!measuring) return reports;
     // A task's first assignment only: later pushes repeat it as its record
     // changes (its own report).
     for (const Json& task : batch["tasks"])
       if (task.value("desired_state", "") == "running" &&
           seen.insert(task.value("task", "")).second)
         reports.push_back({{"task", task.value("task", "")}, {"state", "running"}});
-    if (reports.empty()) return;
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     receipt_ms.insert(receipt_ms.end(), reports.size(), ms);
-    auto [waiting, added] = to_report.try_emplace(session, Json::array());
-    for (Json& report : reports) waiting->second.push_back(std::move(report));
-    if (!added) return;
-    report_order.push_back(session);
-    ready.notify_one();
+    return reports;
   }
+  void Accepted(int64_t n) {
+    std::lock_guard lock(mu);
+    accepted += n;
+    accepted_more.notify_all();
+  }
+};
+
+namespace pb = berth::session::v1;
+
+// One node's session on gRPC's callback API. Writes go one at a time (gRPC
+// allows one in flight): a heartbeat waits behind the write in flight, and
+// running reports that come meanwhile go together in the next message.
+class AsyncSession final : public grpc::ClientBidiReactor<pb::NodeMessage, pb::ManagerMessage> {
+ public:
+  AsyncSession(Pushes& pushes, std::function<void()> opened)
+      : pushes_(pushes), on_open_(std::move(opened)) {}
+
+  // Connects and says hello; returns at once.
+  void Start(const std::string& target, const tls::Credentials& tls,
+             const std::string& credential) {
+    grpc::ChannelArguments args;  // as berth-node's (node/node_session.cc)
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 30'000);
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10'000);
+    args.SetInt(GRPC_ARG_TCP_READ_CHUNK_SIZE, 4096);
+    args.SetInt(GRPC_ARG_TSI_MAX_FRAME_SIZE, 4096);
+    args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+    channel_ = grpc::CreateCustomChannel(
+        target, grpc::SslCredentials({tls.trust_pem, tls.key_pem, tls.cert_pem}), args);
+    stub_ = pb::NodeSessions::NewStub(channel_);
+    context_.AddMetadata("authorization", "Bearer " + credential);
+    stub_->async()->Session(&context_, this);
+    pb::NodeMessage hello;
+    hello.mutable_hello();
+    Send(std::move(hello));
+    StartRead(&in_);
+    AddHold();  // writes may start until Cancel: OnDone waits for it
+    StartCall();
+  }
+  void Heartbeat() {
+    pb::NodeMessage beat;
+    beat.mutable_heartbeat();
+    Send(std::move(beat));
+  }
+  // Ends the stream (no Heartbeat after it); WaitDone waits for gRPC to
+  // let go of it.
+  void Cancel() {
+    context_.TryCancel();
+    RemoveHold();
+  }
+  void WaitDone() {
+    std::unique_lock lock(mu_);
+    done_cv_.wait(lock, [&] { return done_; });
+  }
+  bool ended() {
+    std::lock_guard lock(mu_);
+    return done_;
+  }
+
+ private:
+  void OnReadDone(bool ok) override {
+    if (!ok) return;  // the stream ends: OnDone follows
+    if (in_.kind_case() == pb::ManagerMessage::kAssignments) {
+      if (on_open_) std::exchange(on_open_, nullptr)();  // the first: the session is open
+      Json reports = pushes_.Received(Json::parse(in_.assignments().json(), nullptr, false));
+      if (!reports.empty()) {
+        std::lock_guard lock(mu_);
+        for (Json& r : reports) reports_.push_back(std::move(r));
+      }
+      Pump();
+    } else if (in_.kind_case() == pb::ManagerMessage::kReports) {
+      const Json answer = Json::parse(in_.reports().json(), nullptr, false);
+      if (answer.is_object()) pushes_.Accepted(answer.value("accepted", int64_t{0}));
+    }
+    StartRead(&in_);
+  }
+  void OnWriteDone(bool ok) override {
+    {
+      std::lock_guard lock(mu_);
+      writing_ = false;
+      if (!ok) return;
+    }
+    Pump();
+  }
+  void OnDone(const grpc::Status&) override {
+    std::lock_guard lock(mu_);
+    done_ = true;
+    done_cv_.notify_all();
+  }
+  void Send(pb::NodeMessage message) {
+    {
+      std::lock_guard lock(mu_);
+      queue_.push_back(std::move(message));
+    }
+    Pump();
+  }
+  // Starts the next write when none is in flight; never under mu_ when it
+  // calls into gRPC.
+  void Pump() {
+    std::unique_lock lock(mu_);
+    if (writing_ || done_) return;
+    if (!reports_.empty()) {
+      out_.Clear();
+      out_.mutable_reports()->set_seq(++seq_);
+      out_.mutable_reports()->set_json(Json{{"tasks", std::exchange(reports_, Json::array())}}.dump());
+    } else if (!queue_.empty()) {
+      out_ = std::move(queue_.front());
+      queue_.pop_front();
+    } else {
+      return;
+    }
+    writing_ = true;
+    lock.unlock();
+    StartWrite(&out_);
+  }
+
+  Pushes& pushes_;
+  std::function<void()> on_open_;  // called once, on the reading thread
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<pb::NodeSessions::Stub> stub_;
+  grpc::ClientContext context_;
+  pb::ManagerMessage in_;
+  pb::NodeMessage out_;  // the write in flight
+  std::mutex mu_;
+  std::condition_variable done_cv_;
+  std::deque<pb::NodeMessage> queue_;
+  Json reports_ = Json::array();  // running reports not yet sent
+  uint64_t seq_ = 0;
+  bool writing_ = false, done_ = false;
 };
 
 double Percentile(std::vector<double> values, double p) {
@@ -124,32 +250,7 @@ double Percentile(std::vector<double> values, double p) {
 }
 
 // Creates a service of `replicas` and prints the push and running times.
-// Nodes report on their own: enough reporter threads that the bench's
-// round trips do not queue the reports of 10,000 nodes behind each other.
-constexpr int kReporters = 64;
-
-void Push(api::ApiClient& admin, int replicas,
-          std::vector<std::unique_ptr<node::NodeSession>>& sessions, Pushes& pushes) {
-  std::vector<std::thread> reporters;
-  for (int c = 0; c < kReporters; ++c)
-    reporters.emplace_back([&] {
-      std::unique_lock lock(pushes.mu);
-      while (true) {
-        pushes.ready.wait(lock, [&] { return pushes.stopping || !pushes.report_order.empty(); });
-        if (pushes.report_order.empty()) return;
-        const size_t session = pushes.report_order.front();
-        pushes.report_order.pop_front();
-        auto waiting = pushes.to_report.extract(session);
-        const Json body = {{"tasks", std::move(waiting.mapped())}};
-        lock.unlock();
-        Result<Json> answer = sessions[session]
-                                  ? sessions[session]->Report(body, std::chrono::seconds(10))
-                                  : Result<Json>(Status::Unavailable("no session"));
-        lock.lock();
-        if (answer.ok()) pushes.accepted += answer->value("accepted", int64_t{0});
-        pushes.accepted_more.notify_all();
-      }
-    });
+void Push(api::ApiClient& admin, int replicas, Pushes& pushes) {
   {
     std::lock_guard lock(pushes.mu);
     pushes.start = Clock::now();
@@ -163,21 +264,15 @@ void Push(api::ApiClient& admin, int replicas,
   const double ack_ms =
       std::chrono::duration<double, std::milli>(Clock::now() - pushes.start).count();
   double running_ms = -1;
+  std::vector<double> receipts;
   {
     std::unique_lock lock(pushes.mu);
     if (created.ok() && pushes.accepted_more.wait_for(lock, std::chrono::seconds(60),
                                                       [&] { return pushes.accepted >= replicas; }))
       running_ms = std::chrono::duration<double, std::milli>(Clock::now() - pushes.start).count();
-  }
-  std::vector<double> receipts;
-  {
-    std::lock_guard lock(pushes.mu);
     pushes.measuring = false;
-    pushes.stopping = true;
     receipts = pushes.receipt_ms;
   }
-  pushes.ready.notify_all();
-  for (std::thread& t : reporters) t.join();
   if (!created.ok()) {
     std::printf("push: the service was refused: %s\n", created.status().message().c_str());
     return;
@@ -214,10 +309,19 @@ int Run(int nodes, int clients, int seconds, int period_ms, int replicas) {
   const Usage idle = UsageOf(pid);
   const double idle_cpu = CpuShare(pid, 2);
 
-  std::vector<std::unique_ptr<node::NodeSession>> sessions(static_cast<size_t>(nodes));
+  session::UseGrpcDefaults();
+  std::vector<std::unique_ptr<AsyncSession>> sessions(static_cast<size_t>(nodes));
   Pushes pushes;
   std::atomic<int> next{0}, failed{0};
-  std::atomic<int64_t> register_us{0}, open_us{0};  // summed over the joining threads
+  std::atomic<int64_t> register_us{0};  // summed over the joining threads
+  std::mutex open_mu;
+  std::condition_variable open_cv;
+  int opened = 0;
+  auto on_open = [&] {
+    std::lock_guard lock(open_mu);
+    ++opened;
+    open_cv.notify_all();
+  };
   const Usage before_join = UsageOf(pid);
   const auto join_start = Clock::now();
   std::vector<std::thread> threads;
@@ -235,30 +339,24 @@ int Run(int nodes, int clients, int seconds, int period_ms, int replicas) {
                                         {"resources", {{"cpu", "8000m"}, {"memory", 1 << 30}}},
                                         {"csr", csr->csr_pem}})
                      : Result<Json>(csr.status());
-        const auto t1 = Clock::now();
-        register_us += std::chrono::duration_cast<std::chrono::microseconds>(t1 - t0).count();
+        register_us +=
+            std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count();
         if (!joined.ok()) {
           if (failed++ == 0) std::fprintf(stderr, "join: %s\n", joined.status().message().c_str());
           continue;
         }
-        node::NodeSessionOptions o;
-        o.target = "127.0.0.1:" + session_port;
-        o.tls = {(*joined)["certificate"], csr->key_pem, (*joined)["ca"]};
-        o.credential = (*joined)["credential"];
-        o.on_assignments = [&pushes, i](Json batch) {
-          pushes.Received(static_cast<size_t>(i), batch);
-        };
-        Result<std::unique_ptr<node::NodeSession>> opened = node::NodeSession::Open(std::move(o));
-        open_us += std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t1).count();
-        if (!opened.ok()) {
-          if (failed++ == 0)
-            std::fprintf(stderr, "session: %s\n", opened.status().message().c_str());
-          continue;
-        }
-        sessions[static_cast<size_t>(i)] = std::move(*opened);
+        auto session = std::make_unique<AsyncSession>(pushes, on_open);
+        session->Start("127.0.0.1:" + session_port,
+                       {(*joined)["certificate"], csr->key_pem, (*joined)["ca"]},
+                       (*joined)["credential"]);
+        sessions[static_cast<size_t>(i)] = std::move(session);
       }
     });
   for (std::thread& t : threads) t.join();
+  {
+    std::unique_lock lock(open_mu);
+    open_cv.wait_for(lock, std::chrono::seconds(60), [&] { return opened + failed >= nodes; });
+  }
   const double join_s = std::chrono::duration<double>(Clock::now() - join_start).count();
   const double join_cpu_ms = (UsageOf(pid).cpu_s - before_join.cpu_s) * 1000 / nodes;
 
@@ -266,43 +364,45 @@ int Run(int nodes, int clients, int seconds, int period_ms, int replicas) {
   std::fflush(stdout);
   std::atomic<bool> stop{false};
   std::atomic<int64_t> sent{0};
-  // One heartbeat per session per period, spread evenly over it, from
-  // --clients threads (session i on thread i % clients): a session's write
-  // waits for gRPC to take it, and one thread cannot keep 4,000 a second.
-  std::vector<std::thread> beats;
-  for (int c = 0; c < clients; ++c)
-    beats.emplace_back([&, c] {
-      const int mine = (nodes - c + clients - 1) / clients;
-      const auto gap = std::chrono::microseconds(int64_t{period_ms} * 1000 / std::max(1, mine));
-      auto due = Clock::now() + gap * c / clients;
-      while (!stop)
-        for (size_t i = static_cast<size_t>(c); i < sessions.size() && !stop; i += clients) {
-          if (sessions[i] && sessions[i]->Heartbeat().ok()) ++sent;
-          std::this_thread::sleep_until(due += gap);  // the heartbeat schedule itself
+  // One heartbeat per session per period, spread evenly over it: a
+  // heartbeat is queued on its stream, so one thread keeps the schedule.
+  std::thread beats([&] {
+    const auto gap = std::chrono::microseconds(int64_t{period_ms} * 1000 / std::max(1, nodes));
+    auto due = Clock::now();
+    while (!stop)
+      for (size_t i = 0; i < sessions.size() && !stop; ++i) {
+        if (sessions[i]) {
+          sessions[i]->Heartbeat();
+          ++sent;
         }
-    });
+        std::this_thread::sleep_until(due += gap);  // the heartbeat schedule itself
+      }
+  });
   const int64_t sent_before = sent;
   const double held_cpu = CpuShare(pid, seconds);
   const double beats_per_s = static_cast<double>(sent - sent_before) / seconds;
   const Usage held = UsageOf(pid);
   // Heartbeats go on meanwhile: without them every node would go down.
-  if (replicas > 0) Push(admin, replicas, sessions, pushes);
+  if (replicas > 0) Push(admin, replicas, pushes);
   stop = true;
-  for (std::thread& t : beats) t.join();
+  beats.join();
   int open = 0;
   for (auto& session : sessions) open += session != nullptr && !session->ended();
   std::printf(
       "sessions %d (open at the end %d, failed %d): joined in %.2f s = %.0f nodes/s "
-      "(%d clients; per node: key, CSR and register %.1f ms, session open %.1f ms; berthd CPU "
-      "%.2f ms)\n"
+      "(%d clients; per node: key, CSR and register %.1f ms, then the session opens on its "
+      "own; berthd CPU %.2f ms)\n"
       "berthd idle: CPU %.1f%% of a core, RSS %.0f MiB\n"
       "berthd with the sessions, heartbeat every %d ms (%.0f heartbeats/s sent): CPU %.1f%% of "
       "a core, RSS %.0f MiB (%.0f MiB and %.1f%% of a core per 10,000 sessions)\n",
       nodes, open, failed.load(), join_s, nodes / join_s, clients,
-      static_cast<double>(register_us) / 1000 / nodes, static_cast<double>(open_us) / 1000 / nodes,
-      join_cpu_ms, idle_cpu * 100, idle.rss_mib, period_ms, beats_per_s, held_cpu * 100,
+      static_cast<double>(register_us) / 1000 / nodes, join_cpu_ms, idle_cpu * 100, idle.rss_mib, period_ms, beats_per_s, held_cpu * 100,
       held.rss_mib, (held.rss_mib - idle.rss_mib) * 10000 / nodes,
       (held_cpu - idle_cpu) * 100 * 10000 / nodes);
+  for (auto& session : sessions)
+    if (session) session->Cancel();
+  for (auto& session : sessions)
+    if (session) session->WaitDone();
   sessions.clear();
   return open == nodes ? 0 : 1;
 }
