@@ -39,9 +39,9 @@
 
 #include "api/api_client.h"
 #include "bench_util.h"
+#include "process.h"
 #include "session/grpc_defaults.h"
 #include "session/node_session.grpc.pb.h"
-#include "process.h"
 #include "store/test_dir.h"
 #include "tls/certificate.h"
 
@@ -216,7 +216,8 @@ class AsyncSession final : public grpc::ClientBidiReactor<pb::NodeMessage, pb::M
     if (!reports_.empty()) {
       out_.Clear();
       out_.mutable_reports()->set_seq(++seq_);
-      out_.mutable_reports()->set_json(Json{{"tasks", std::exchange(reports_, Json::array())}}.dump());
+      out_.mutable_reports()->set_json(
+          Json{{"tasks", std::exchange(reports_, Json::array())}}.dump());
     } else if (!queue_.empty()) {
       out_ = std::move(queue_.front());
       queue_.pop_front();
@@ -288,8 +289,8 @@ int Run(int nodes, int clients, int seconds, int period_ms, int replicas) {
   store::TestDir dir;
   const std::string data = dir.path() + "/berthd";
   // Every session comes from 127.0.0.1: no limit per address.
-  testing_support::Process berthd({BERTHD_BINARY, "--data-dir", data, "--port", "0",
-                                   "--max-sessions-per-address", "0"});
+  testing_support::Process berthd(
+      {BERTHD_BINARY, "--data-dir", data, "--port", "0", "--max-sessions-per-address", "0"});
   const std::string port =
       testing_support::PortInLine(berthd.WaitForLine("listening on", std::chrono::seconds(60)));
   const std::string sessions_line = berthd.WaitForLine("node sessions", std::chrono::seconds(60));
@@ -396,9 +397,9 @@ int Run(int nodes, int clients, int seconds, int period_ms, int replicas) {
       "berthd with the sessions, heartbeat every %d ms (%.0f heartbeats/s sent): CPU %.1f%% of "
       "a core, RSS %.0f MiB (%.0f MiB and %.1f%% of a core per 10,000 sessions)\n",
       nodes, open, failed.load(), join_s, nodes / join_s, clients,
-      static_cast<double>(register_us) / 1000 / nodes, join_cpu_ms, idle_cpu * 100, idle.rss_mib, period_ms, beats_per_s, held_cpu * 100,
-      held.rss_mib, (held.rss_mib - idle.rss_mib) * 10000 / nodes,
-      (held_cpu - idle_cpu) * 100 * 10000 / nodes);
+      static_cast<double>(register_us) / 1000 / nodes, join_cpu_ms, idle_cpu * 100, idle.rss_mib,
+      period_ms, beats_per_s, held_cpu * 100, held.rss_mib,
+      (held.rss_mib - idle.rss_mib) * 10000 / nodes, (held_cpu - idle_cpu) * 100 * 10000 / nodes);
   for (auto& session : sessions)
     if (session) session->Cancel();
   for (auto& session : sessions)

@@ -352,8 +352,7 @@ TEST_F(NodeSessionTest, AConnectionWithNoSessionIsClosedWhenIdle) {
   const auto start = std::chrono::system_clock::now();
   ASSERT_TRUE(channel->WaitForConnected(start + kBound));
   grpc_connectivity_state state = channel->GetState(false);
-  while (state == GRPC_CHANNEL_READY &&
-         channel->WaitForStateChange(state, start + kBound))
+  while (state == GRPC_CHANNEL_READY && channel->WaitForStateChange(state, start + kBound))
     state = channel->GetState(false);
   EXPECT_NE(state, GRPC_CHANNEL_READY) << "still connected after " << kBound.count() << " s";
   EXPECT_GE(std::chrono::system_clock::now() - start, kIdleTimeout - std::chrono::seconds(1));

@@ -53,8 +53,8 @@ int RefusalIndex() {
 }
 
 int NoteRefusal(int ok, X509_STORE_CTX* store) {
-  auto* ssl = static_cast<SSL*>(
-      X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()));
+  auto* ssl =
+      static_cast<SSL*>(X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()));
   if (ssl != nullptr && (!ok || X509_STORE_CTX_get_error_depth(store) == 0)) {
     const intptr_t error = ok ? X509_V_OK : X509_STORE_CTX_get_error(store);
     SSL_CTX_set_ex_data(SSL_get_SSL_CTX(ssl), RefusalIndex(), reinterpret_cast<void*>(error));

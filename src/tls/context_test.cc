@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 #include <httplib.h>
-
 #include <unistd.h>
 
 #include <cstdlib>

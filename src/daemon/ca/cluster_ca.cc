@@ -161,7 +161,10 @@ Status ClusterCa::AdoptStored(const store::StoredObject& stored,
     if (!old.ok()) return Status::InvalidArgument("the stored old CA: " + old.status().message());
     previous = std::make_unique<tls::CertificateAuthority>(std::move(*old));
   }
-  cluster_ = Field(body, "cluster");
+  {
+    std::lock_guard lock(mu_);  // Sign and IssueOwn read it under mu_
+    cluster_ = Field(body, "cluster");
+  }
   revision_ = stored.revision;
   return Adopt(std::move(*root), std::move(previous));
 }

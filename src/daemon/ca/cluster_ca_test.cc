@@ -4,10 +4,10 @@
 
 #include <chrono>
 #include <filesystem>
-#include <functional>
-#include <thread>
 #include <fstream>
+#include <functional>
 #include <sstream>
+#include <thread>
 
 #include "store/memory_store.h"
 #include "store/test_dir.h"

@@ -443,7 +443,8 @@ grpc::Status NodeSessions::Attach(const std::string& node, const std::string& ad
     Stream*& slot = streams_[node];
     const bool renewing = slot != nullptr && slot->address() == address;
     if (const int max = options_.max_per_address; max > 0 && !renewing) {
-      if (auto open = per_address_.find(address); open != per_address_.end() && open->second >= max) {
+      if (auto open = per_address_.find(address);
+          open != per_address_.end() && open->second >= max) {
         if (slot == nullptr) streams_.erase(node);
         return {grpc::StatusCode::RESOURCE_EXHAUSTED,
                 "too many node sessions from " + address + ": " + std::to_string(max) +
@@ -485,7 +486,8 @@ void NodeSessions::LogRefusal(const std::string& address, const std::string& why
     return;
   }
   std::string more;
-  if (unlogged_ > 0) more = " (and " + std::to_string(unlogged_) + " more refused since the last line)";
+  if (unlogged_ > 0)
+    more = " (and " + std::to_string(unlogged_) + " more refused since the last line)";
   std::fprintf(stderr, "berthd: refused a node session from %s: %s%s\n", address.c_str(),
                why.c_str(), more.c_str());
   last_log_ns_ = now;

@@ -46,7 +46,7 @@
 namespace grpc {
 class Server;
 class Status;
-}
+}  // namespace grpc
 
 namespace berth::daemon {
 
