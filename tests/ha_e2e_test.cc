@@ -242,6 +242,34 @@ TEST_F(HaTest, LeaderKilledAnotherLeadsAndPlacementResumes) {
   CheckHistory(other);
 }
 
+// `berth ca rotate` on the leader reaches the follower without a restart:
+// within its sync interval (10 s) the follower trusts both roots, and after
+// `--finish` only the new one, with its own certificate of the new root.
+TEST_F(HaTest, ACaRotationOnTheLeaderReachesTheFollowerWithoutARestart) {
+  const int follower = 1 - leader_;
+  auto follower_says = [&](const std::string& digest, bool rotating) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < deadline) {
+      Result<Json> ca = Client(follower).Call("GET", "/v1/ca");
+      if (ca.ok() && (*ca)["digest"] == digest && (*ca)["rotating"] == rotating) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a poll with a bound
+    }
+    return false;
+  };
+  Result<Json> rotated = Client(leader_).Call("POST", "/v1/ca/rotate");
+  ASSERT_TRUE(rotated.ok()) << rotated.status().message();
+  const std::string digest = (*rotated)["digest"];
+  trust_ = (*rotated)["cert"];  // both roots, as a client copies ca.pem again
+  EXPECT_TRUE(follower_says(digest, true));
+  ASSERT_TRUE(Client(leader_).Call("POST", "/v1/ca/rotate?finish=true").ok());
+  EXPECT_TRUE(follower_says(digest, false));
+  // The follower serves with a certificate of the new root alone.
+  Result<Json> after = Client(leader_).Call("GET", "/v1/ca");
+  ASSERT_TRUE(after.ok());
+  trust_ = (*after)["cert"];
+  EXPECT_TRUE(Client(follower).Call("GET", "/v1/health").ok());
+}
+
 // A berth-node given both replicas finds the leader (the follower answers
 // 503 naming it), and when the leader is killed it heartbeats to the next
 // one: the new leader gives it a fresh grace, so its task keeps running
