@@ -73,6 +73,21 @@ TEST(AgentProcess, AWrongTokenIsRefused) {
   EXPECT_EQ(agent.Connect("wrong"), nullptr);
 }
 
+// berthd given another CA than the agent's (a wrong --agent-ca) is refused
+// at the handshake, and says so in OpenSSL's words.
+TEST(AgentProcess, AnotherCaThanTheAgentsIsRefusedWithTheReason) {
+  store::TestDir dir;
+  Agent agent("a", 10, dir.path() + "/a");
+  Agent other("b", 10, dir.path() + "/b");
+  Result<std::unique_ptr<api::HttpAgentTransport>> t =
+      api::HttpAgentTransport::Connect(agent.address(), agent.token(), other.trust());
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("does not verify against the agent's CA given (--agent-ca): "
+                                      "unable to get local issuer certificate"),
+            std::string::npos)
+      << t.status().message();
+}
+
 // Over TLS the agent offers its gRPC service and the transport takes it:
 // several tasks' samples in one call, answered in order; a wrong token and
 // a malformed payload are refused with why, and change nothing.

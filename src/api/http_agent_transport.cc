@@ -56,10 +56,20 @@ void SetTimeout(httplib::Client& client, Duration timeout) {
   client.set_write_timeout(us / 1'000'000, us % 1'000'000);
 }
 
+// Why `client` got no answer: a refused agent certificate in OpenSSL's
+// words, else httplib's error.
+std::string NoAnswer(httplib::Client& client, const httplib::Result& r) {
+  if (r.error() == httplib::Error::SSLConnection && client.ssl_context() != nullptr)
+    if (const std::string why = tls::ServerRefusal(client.ssl_context()); !why.empty())
+      return "its certificate does not verify against the agent's CA given (--agent-ca): " + why;
+  return DescribeHttpError(r.error());
+}
+
 // The JSON of an answer; Unavailable for no answer, a non-JSON one or an
 // error status.
-Result<Json> ReadAnswer(const std::string& agent_id, const httplib::Result& r) {
-  if (!r) return Status::Unavailable("agent " + agent_id + ": " + DescribeHttpError(r.error()));
+Result<Json> ReadAnswer(const std::string& agent_id, httplib::Client& client,
+                        const httplib::Result& r) {
+  if (!r) return Status::Unavailable("agent " + agent_id + ": " + NoAnswer(client, r));
   Json answer = Json::parse(r->body, nullptr, false);
   if (answer.is_discarded())
     return Status::Unavailable("agent " + agent_id + ": an answer that is not JSON");
@@ -98,10 +108,11 @@ HttpAgentTransport::~HttpAgentTransport() = default;
 Result<std::unique_ptr<HttpAgentTransport>> HttpAgentTransport::Connect(
     const std::string& server, const std::string& token, const std::string& trust_pem,
     AgentClientIdentity identity) {
+  httplib::Client* client = nullptr;
   auto about = [&](const AgentClientIdentity& as) {
-    httplib::Client& client = ThreadClient(server, token, trust_pem, as);
-    SetTimeout(client, std::chrono::seconds(5));
-    return client.Get("/v1/agent");
+    client = &ThreadClient(server, token, trust_pem, as);
+    SetTimeout(*client, std::chrono::seconds(5));
+    return client->Get("/v1/agent");
   };
   // The identity only for an agent that asks for it (--manager-ca): one
   // that does not trust berthd's CA would fail the handshake on it.
@@ -113,7 +124,7 @@ Result<std::unique_ptr<HttpAgentTransport>> HttpAgentTransport::Connect(
   }
   if (!r)
     return Status::Unavailable("cannot reach berth-agent at " + server + ": " +
-                               DescribeHttpError(r.error()));
+                               NoAnswer(*client, r));
   const Json body = Json::parse(r->body, nullptr, false);
   if (r->status != 200 || body.is_discarded() || !body.contains("id") || !body["id"].is_string() ||
       !body.contains("nodes") || !body["nodes"].is_number_unsigned()) {
@@ -143,9 +154,11 @@ Result<Json> HttpAgentTransport::Call(AgentRpcClient::Method method, const char*
 Result<Json> HttpAgentTransport::Https(const char* path, const Json* body, Duration timeout) {
   httplib::Client& client = ThreadClient(server_, token_, trust_pem_, identity_);
   SetTimeout(client, timeout);
-  if (body == nullptr) return ReadAnswer(id_, client.Get(path, EpochHeaders(epoch_.load())));
+  if (body == nullptr)
+    return ReadAnswer(id_, client, client.Get(path, EpochHeaders(epoch_.load())));
   return ReadAnswer(
-      id_, client.Post(path, EpochHeaders(epoch_.load()), body->dump(), "application/json"));
+      id_, client,
+      client.Post(path, EpochHeaders(epoch_.load()), body->dump(), "application/json"));
 }
 
 Result<agent::SampleResponse> HttpAgentTransport::Sample(const agent::SampleRequest& request,
@@ -213,7 +226,7 @@ Result<agent::RunsBatch> HttpAgentTransport::Runs(const std::string& instance, i
   httplib::Result r = client.Get(path.c_str());
   if (r && r->status == 404)
     return Status::NotFound("agent " + id_ + " runs no processes: its nodes are simulated");
-  Result<agent::RunsBatch> batch = DecodeAnswer(id_, ReadAnswer(id_, r), DecodeRunsBatch);
+  Result<agent::RunsBatch> batch = DecodeAnswer(id_, ReadAnswer(id_, client, r), DecodeRunsBatch);
   if (batch.ok()) node_count_.store(batch->nodes);
   return batch;
 }
