@@ -127,7 +127,9 @@ namespace pb = berth::session::v1;
 // running reports that come meanwhile go together in the next message.
 class AsyncSession final : public grpc::ClientBidiReactor<pb::NodeMessage, pb::ManagerMessage> {
  public:
-  AsyncSession(Pushes& pushes, std::function<void()> opened)
+  // `opened(true)` when the first assignments come, or `opened(false)` when
+  // the stream ends before: once, on a gRPC thread.
+  AsyncSession(Pushes& pushes, std::function<void(bool)> opened)
       : pushes_(pushes), on_open_(std::move(opened)) {}
 
   // Connects and says hello; returns at once.
@@ -148,34 +150,47 @@ class AsyncSession final : public grpc::ClientBidiReactor<pb::NodeMessage, pb::M
     hello.mutable_hello();
     Send(std::move(hello));
     StartRead(&in_);
-    AddHold();  // writes may start until Cancel: OnDone waits for it
+    AddHold();  // writes may start until the stream ends (Release)
     StartCall();
+    started_.store(true, std::memory_order_release);
   }
-  void Heartbeat() {
+  // Nothing before Start (false): a node heartbeats from its session's start.
+  bool Heartbeat() {
+    if (!started_.load(std::memory_order_acquire)) return false;
     pb::NodeMessage beat;
     beat.mutable_heartbeat();
     Send(std::move(beat));
+    return true;
   }
-  // Ends the stream (no Heartbeat after it); WaitDone waits for gRPC to
-  // let go of it.
+  // Ends a started stream (no Heartbeat after it); WaitDone waits for gRPC
+  // to let go of it.
   void Cancel() {
-    context_.TryCancel();
-    RemoveHold();
+    if (started_.load(std::memory_order_acquire)) context_.TryCancel();
   }
   void WaitDone() {
+    if (!started_.load(std::memory_order_acquire)) return;
     std::unique_lock lock(mu_);
     done_cv_.wait(lock, [&] { return done_; });
   }
-  bool ended() {
+  bool ended() {  // or never started (its join failed)
+    if (!started_.load(std::memory_order_acquire)) return true;
     std::lock_guard lock(mu_);
     return done_;
   }
 
  private:
   void OnReadDone(bool ok) override {
-    if (!ok) return;  // the stream ends: OnDone follows
+    if (!ok) {  // the stream ends: no write starts from now on
+      std::unique_lock lock(mu_);
+      reading_ = false;
+      if (Releasing()) {
+        lock.unlock();
+        RemoveHold();
+      }
+      return;
+    }
     if (in_.kind_case() == pb::ManagerMessage::kAssignments) {
-      if (on_open_) std::exchange(on_open_, nullptr)();  // the first: the session is open
+      if (on_open_) std::exchange(on_open_, nullptr)(true);  // the first: the session is open
       Json reports = pushes_.Received(Json::parse(in_.assignments().json(), nullptr, false));
       if (!reports.empty()) {
         std::lock_guard lock(mu_);
@@ -189,17 +204,29 @@ class AsyncSession final : public grpc::ClientBidiReactor<pb::NodeMessage, pb::M
     StartRead(&in_);
   }
   void OnWriteDone(bool ok) override {
-    {
-      std::lock_guard lock(mu_);
-      writing_ = false;
-      if (!ok) return;
+    std::unique_lock lock(mu_);
+    writing_ = false;
+    if (Releasing()) {
+      lock.unlock();
+      RemoveHold();
+      return;
     }
-    Pump();
+    lock.unlock();
+    if (ok) Pump();
   }
-  void OnDone(const grpc::Status&) override {
+  void OnDone(const grpc::Status& status) override {
+    if (on_open_) std::exchange(on_open_, nullptr)(false);  // reads are over: no race
     std::lock_guard lock(mu_);
+    end_ = status.error_message();
     done_ = true;
     done_cv_.notify_all();
+  }
+  // Whether to let OnDone come now (RemoveHold, outside mu_): the stream
+  // ended and no write is in flight. Under mu_; true once.
+  bool Releasing() {
+    if (reading_ || writing_ || released_) return false;
+    released_ = true;
+    return true;
   }
   void Send(pb::NodeMessage message) {
     {
@@ -212,7 +239,7 @@ class AsyncSession final : public grpc::ClientBidiReactor<pb::NodeMessage, pb::M
   // calls into gRPC.
   void Pump() {
     std::unique_lock lock(mu_);
-    if (writing_ || done_) return;
+    if (writing_ || !reading_) return;
     if (!reports_.empty()) {
       out_.Clear();
       out_.mutable_reports()->set_seq(++seq_);
@@ -230,7 +257,7 @@ class AsyncSession final : public grpc::ClientBidiReactor<pb::NodeMessage, pb::M
   }
 
   Pushes& pushes_;
-  std::function<void()> on_open_;  // called once, on the reading thread
+  std::function<void(bool)> on_open_;  // called once: by OnReadDone, or OnDone after it
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<pb::NodeSessions::Stub> stub_;
   grpc::ClientContext context_;
@@ -241,7 +268,16 @@ class AsyncSession final : public grpc::ClientBidiReactor<pb::NodeMessage, pb::M
   std::deque<pb::NodeMessage> queue_;
   Json reports_ = Json::array();  // running reports not yet sent
   uint64_t seq_ = 0;
-  bool writing_ = false, done_ = false;
+  bool writing_ = false, done_ = false, reading_ = true, released_ = false;
+  std::string end_;  // the stream's end, from OnDone
+  std::atomic<bool> started_{false};
+
+ public:
+  // Why the stream ended ("" while it is open).
+  std::string end() {
+    std::lock_guard lock(mu_);
+    return end_;
+  }
 };
 
 double Percentile(std::vector<double> values, double p) {
@@ -311,18 +347,44 @@ int Run(int nodes, int clients, int seconds, int period_ms, int replicas) {
   const double idle_cpu = CpuShare(pid, 2);
 
   session::UseGrpcDefaults();
-  std::vector<std::unique_ptr<AsyncSession>> sessions(static_cast<size_t>(nodes));
   Pushes pushes;
   std::atomic<int> next{0}, failed{0};
   std::atomic<int64_t> register_us{0};  // summed over the joining threads
   std::mutex open_mu;
   std::condition_variable open_cv;
-  int opened = 0;
-  auto on_open = [&] {
+  // At most kOpening sessions open at once, as a fleet joins at the pace
+  // the server takes: without a bound the bench started 20,000 TLS
+  // handshakes at once, and berthd closed those that waited past its
+  // handshake timeout (10 s).
+  constexpr int kOpening = 64;
+  int opened = 0, opening = 0;
+  auto on_open = [&](bool ok) {
     std::lock_guard lock(open_mu);
-    ++opened;
+    --opening;
+    if (ok)
+      ++opened;
+    else
+      ++failed;
     open_cv.notify_all();
   };
+  // Made before the joins, started by them: the heartbeats begin with each
+  // session, as berth-node's do, and not after the last join.
+  std::vector<std::unique_ptr<AsyncSession>> sessions;
+  for (int i = 0; i < nodes; ++i)
+    sessions.push_back(std::make_unique<AsyncSession>(pushes, on_open));
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> sent{0};
+  // One heartbeat per session per period, spread evenly over it: a
+  // heartbeat is queued on its stream, so one thread keeps the schedule.
+  std::thread beats([&] {
+    const auto gap = std::chrono::microseconds(int64_t{period_ms} * 1000 / std::max(1, nodes));
+    auto due = Clock::now();
+    while (!stop)
+      for (size_t i = 0; i < sessions.size() && !stop; ++i) {
+        if (sessions[i]->Heartbeat()) ++sent;
+        std::this_thread::sleep_until(due += gap);  // the heartbeat schedule itself
+      }
+  });
   const Usage before_join = UsageOf(pid);
   const auto join_start = Clock::now();
   std::vector<std::thread> threads;
@@ -346,11 +408,14 @@ int Run(int nodes, int clients, int seconds, int period_ms, int replicas) {
           if (failed++ == 0) std::fprintf(stderr, "join: %s\n", joined.status().message().c_str());
           continue;
         }
-        auto session = std::make_unique<AsyncSession>(pushes, on_open);
-        session->Start("127.0.0.1:" + session_port,
-                       {(*joined)["certificate"], csr->key_pem, (*joined)["ca"]},
-                       (*joined)["credential"]);
-        sessions[static_cast<size_t>(i)] = std::move(session);
+        {
+          std::unique_lock lock(open_mu);
+          open_cv.wait(lock, [&] { return opening < kOpening; });
+          ++opening;
+        }
+        sessions[static_cast<size_t>(i)]->Start(
+            "127.0.0.1:" + session_port, {(*joined)["certificate"], csr->key_pem, (*joined)["ca"]},
+            (*joined)["credential"]);
       }
     });
   for (std::thread& t : threads) t.join();
@@ -363,22 +428,6 @@ int Run(int nodes, int clients, int seconds, int period_ms, int replicas) {
 
   std::printf("holding %d sessions for %d s\n", nodes, seconds);
   std::fflush(stdout);
-  std::atomic<bool> stop{false};
-  std::atomic<int64_t> sent{0};
-  // One heartbeat per session per period, spread evenly over it: a
-  // heartbeat is queued on its stream, so one thread keeps the schedule.
-  std::thread beats([&] {
-    const auto gap = std::chrono::microseconds(int64_t{period_ms} * 1000 / std::max(1, nodes));
-    auto due = Clock::now();
-    while (!stop)
-      for (size_t i = 0; i < sessions.size() && !stop; ++i) {
-        if (sessions[i]) {
-          sessions[i]->Heartbeat();
-          ++sent;
-        }
-        std::this_thread::sleep_until(due += gap);  // the heartbeat schedule itself
-      }
-  });
   const int64_t sent_before = sent;
   const double held_cpu = CpuShare(pid, seconds);
   const double beats_per_s = static_cast<double>(sent - sent_before) / seconds;
@@ -388,22 +437,26 @@ int Run(int nodes, int clients, int seconds, int period_ms, int replicas) {
   stop = true;
   beats.join();
   int open = 0;
-  for (auto& session : sessions) open += session != nullptr && !session->ended();
+  std::string ended_why;
+  for (auto& session : sessions) {
+    open += !session->ended();
+    if (session->ended() && ended_why.empty()) ended_why = session->end();
+  }
+  if (!ended_why.empty()) std::printf("a session ended: %s\n", ended_why.c_str());
   std::printf(
-      "sessions %d (open at the end %d, failed %d): joined in %.2f s = %.0f nodes/s "
+      "sessions %d (with their first assignments %d, open at the end %d, failed %d): joined in "
+      "%.2f s = %.0f nodes/s "
       "(%d clients; per node: key, CSR and register %.1f ms, then the session opens on its "
       "own; berthd CPU %.2f ms)\n"
       "berthd idle: CPU %.1f%% of a core, RSS %.0f MiB\n"
       "berthd with the sessions, heartbeat every %d ms (%.0f heartbeats/s sent): CPU %.1f%% of "
       "a core, RSS %.0f MiB (%.0f MiB and %.1f%% of a core per 10,000 sessions)\n",
-      nodes, open, failed.load(), join_s, nodes / join_s, clients,
+      nodes, opened, open, failed.load(), join_s, nodes / join_s, clients,
       static_cast<double>(register_us) / 1000 / nodes, join_cpu_ms, idle_cpu * 100, idle.rss_mib,
       period_ms, beats_per_s, held_cpu * 100, held.rss_mib,
       (held.rss_mib - idle.rss_mib) * 10000 / nodes, (held_cpu - idle_cpu) * 100 * 10000 / nodes);
-  for (auto& session : sessions)
-    if (session) session->Cancel();
-  for (auto& session : sessions)
-    if (session) session->WaitDone();
+  for (auto& session : sessions) session->Cancel();
+  for (auto& session : sessions) session->WaitDone();
   sessions.clear();
   return open == nodes ? 0 : 1;
 }
