@@ -150,7 +150,7 @@ class AsyncSession final : public grpc::ClientBidiReactor<pb::NodeMessage, pb::M
     hello.mutable_hello();
     Send(std::move(hello));
     StartRead(&in_);
-    AddHold();  // writes may start until the stream ends (Release)
+    AddHold();  // writes may start until the stream ends (Releasing)
     StartCall();
     started_.store(true, std::memory_order_release);
   }
@@ -176,6 +176,11 @@ class AsyncSession final : public grpc::ClientBidiReactor<pb::NodeMessage, pb::M
     if (!started_.load(std::memory_order_acquire)) return true;
     std::lock_guard lock(mu_);
     return done_;
+  }
+  // Why the stream ended ("" while it is open).
+  std::string end() {
+    std::lock_guard lock(mu_);
+    return end_;
   }
 
  private:
@@ -271,13 +276,6 @@ class AsyncSession final : public grpc::ClientBidiReactor<pb::NodeMessage, pb::M
   bool writing_ = false, done_ = false, reading_ = true, released_ = false;
   std::string end_;  // the stream's end, from OnDone
   std::atomic<bool> started_{false};
-
- public:
-  // Why the stream ended ("" while it is open).
-  std::string end() {
-    std::lock_guard lock(mu_);
-    return end_;
-  }
 };
 
 double Percentile(std::vector<double> values, double p) {
