@@ -39,6 +39,7 @@
 
 #include "api/api_client.h"
 #include "bench_util.h"
+#include "node/node_session.h"
 #include "process.h"
 #include "session/grpc_defaults.h"
 #include "session/node_session.grpc.pb.h"
@@ -135,14 +136,9 @@ class AsyncSession final : public grpc::ClientBidiReactor<pb::NodeMessage, pb::M
   // Connects and says hello; returns at once.
   void Start(const std::string& target, const tls::Credentials& tls,
              const std::string& credential) {
-    grpc::ChannelArguments args;  // as berth-node's (node/node_session.cc)
-    args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 30'000);
-    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10'000);
-    args.SetInt(GRPC_ARG_TCP_READ_CHUNK_SIZE, 4096);
-    args.SetInt(GRPC_ARG_TSI_MAX_FRAME_SIZE, 4096);
-    args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
     channel_ = grpc::CreateCustomChannel(
-        target, grpc::SslCredentials({tls.trust_pem, tls.key_pem, tls.cert_pem}), args);
+        target, grpc::SslCredentials({tls.trust_pem, tls.key_pem, tls.cert_pem}),
+        node::SessionChannelArguments(node::NodeSessionOptions{}.max_message_bytes));
     stub_ = pb::NodeSessions::NewStub(channel_);
     context_.AddMetadata("authorization", "Bearer " + credential);
     stub_->async()->Session(&context_, this);
@@ -150,7 +146,7 @@ class AsyncSession final : public grpc::ClientBidiReactor<pb::NodeMessage, pb::M
     hello.mutable_hello();
     Send(std::move(hello));
     StartRead(&in_);
-    AddHold();  // writes may start until the stream ends (Releasing)
+    AddHold();  // writes may start until the stream ends (ReleaseIfIdle)
     StartCall();
     started_.store(true, std::memory_order_release);
   }
@@ -188,11 +184,7 @@ class AsyncSession final : public grpc::ClientBidiReactor<pb::NodeMessage, pb::M
     if (!ok) {  // the stream ends: no write starts from now on
       std::unique_lock lock(mu_);
       reading_ = false;
-      if (Releasing()) {
-        lock.unlock();
-        RemoveHold();
-      }
-      return;
+      return ReleaseIfIdle(lock);
     }
     if (in_.kind_case() == pb::ManagerMessage::kAssignments) {
       if (on_open_) std::exchange(on_open_, nullptr)(true);  // the first: the session is open
@@ -211,13 +203,12 @@ class AsyncSession final : public grpc::ClientBidiReactor<pb::NodeMessage, pb::M
   void OnWriteDone(bool ok) override {
     std::unique_lock lock(mu_);
     writing_ = false;
-    if (Releasing()) {
+    if (reading_) {
       lock.unlock();
-      RemoveHold();
+      if (ok) Pump();
       return;
     }
-    lock.unlock();
-    if (ok) Pump();
+    ReleaseIfIdle(lock);
   }
   void OnDone(const grpc::Status& status) override {
     if (on_open_) std::exchange(on_open_, nullptr)(false);  // reads are over: no race
@@ -226,12 +217,13 @@ class AsyncSession final : public grpc::ClientBidiReactor<pb::NodeMessage, pb::M
     done_ = true;
     done_cv_.notify_all();
   }
-  // Whether to let OnDone come now (RemoveHold, outside mu_): the stream
-  // ended and no write is in flight. Under mu_; true once.
-  bool Releasing() {
-    if (reading_ || writing_ || released_) return false;
+  // Lets OnDone come (once) when the stream ended and no write is in
+  // flight; `lock` holds mu_, and RemoveHold is called without it.
+  void ReleaseIfIdle(std::unique_lock<std::mutex>& lock) {
+    if (reading_ || writing_ || released_) return;
     released_ = true;
-    return true;
+    lock.unlock();
+    RemoveHold();
   }
   void Send(pb::NodeMessage message) {
     {

@@ -29,6 +29,11 @@ std::string DescribeHttpError(httplib::Error error) {
   }
 }
 
+std::string ServerRefusalIn(const httplib::Result& r, SSL_CTX* tls_context) {
+  if (r || r.error() != httplib::Error::SSLConnection || tls_context == nullptr) return "";
+  return tls::ServerRefusal(tls_context);
+}
+
 tls::Credentials TrustIn(const std::string& data_dir) {
   auto read = [&](const char* name) {
     std::ifstream in(data_dir + "/" + name);
@@ -174,12 +179,11 @@ Result<Json> ApiClient::Call(const std::string& method, const std::string& path,
   httplib::Result r = Send(method, path, text);
   if (!r && r.error() == httplib::Error::Write) r = Send(method, path, text);
   last_call_end_ = std::chrono::steady_clock::now();
-  if (!r && r.error() == httplib::Error::SSLConnection && tls_context_ != nullptr)
-    if (const std::string why = tls::ServerRefusal(tls_context_); !why.empty())
-      return Status::Unavailable("cannot reach berthd at " + server_ +
-                                 ": its certificate does not verify against the CA given (" + why +
-                                 ": another cluster's berthd, a CA that was rotated: take its "
-                                 "ca.pem again, or an address its certificate does not name)");
+  if (const std::string why = ServerRefusalIn(r, tls_context_); !why.empty())
+    return Status::Unavailable("cannot reach berthd at " + server_ +
+                               ": its certificate does not verify against the CA given (" + why +
+                               ": another cluster's berthd, a CA that was rotated: take its "
+                               "ca.pem again, or an address its certificate does not name)");
   // Over TLS 1.3 a server that refuses the client's certificate says so
   // after the client's side of the handshake ended: the client sees the
   // connection close instead of an answer.

@@ -70,5 +70,9 @@ std::string ErrorMessageIn(const Json& answer);
 // Why an HTTP call got no answer, in words a user can act on: "connection
 // refused or host unreachable (is it running, on that address and port?)".
 std::string DescribeHttpError(httplib::Error error);
+// OpenSSL's reason when `r` got no answer because the server's certificate
+// did not verify on `tls_context` (a tls::VerifyServer client's, or null):
+// "unable to get local issuer certificate". "" for any other failure.
+std::string ServerRefusalIn(const httplib::Result& r, SSL_CTX* tls_context);
 
 }  // namespace berth::api

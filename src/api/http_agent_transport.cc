@@ -59,9 +59,8 @@ void SetTimeout(httplib::Client& client, Duration timeout) {
 // Why `client` got no answer: a refused agent certificate in OpenSSL's
 // words, else httplib's error.
 std::string NoAnswer(httplib::Client& client, const httplib::Result& r) {
-  if (r.error() == httplib::Error::SSLConnection && client.ssl_context() != nullptr)
-    if (const std::string why = tls::ServerRefusal(client.ssl_context()); !why.empty())
-      return "its certificate does not verify against the agent's CA given (--agent-ca): " + why;
+  if (const std::string why = ServerRefusalIn(r, client.ssl_context()); !why.empty())
+    return "its certificate does not verify against the agent's CA given (--agent-ca): " + why;
   return DescribeHttpError(r.error());
 }
 

@@ -40,19 +40,10 @@ Status EndOf(const grpc::Status& status, const std::string& error_code) {
 
 }  // namespace
 
-NodeSession::NodeSession(NodeSessionOptions options)
-    : options_(std::move(options)), call_(std::make_unique<Call>()) {}
-
-NodeSession::~NodeSession() { (void)Close(); }
-
-std::unique_ptr<NodeSession> NodeSession::Connect(NodeSessionOptions options) {
-  session::UseGrpcDefaults();
-  std::unique_ptr<NodeSession> session(new NodeSession(std::move(options)));
-  const NodeSessionOptions& o = session->options_;
-  grpc::SslCredentialsOptions ssl{o.tls.trust_pem, o.tls.key_pem, o.tls.cert_pem};
+grpc::ChannelArguments SessionChannelArguments(int max_message_bytes) {
   grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(o.max_message_bytes);
-  args.SetMaxSendMessageSize(o.max_message_bytes);
+  args.SetMaxReceiveMessageSize(max_message_bytes);
+  args.SetMaxSendMessageSize(max_message_bytes);
   // Keepalive: a connection cut by the network is noticed in 40 s even
   // when no heartbeat is due.
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 30'000);
@@ -63,8 +54,22 @@ std::unique_ptr<NodeSession> NodeSession::Connect(NodeSessionOptions options) {
   args.SetInt(GRPC_ARG_TCP_MAX_READ_CHUNK_SIZE, 64 * 1024);
   args.SetInt(GRPC_ARG_TSI_MAX_FRAME_SIZE, 4096);
   args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  return args;
+}
+
+NodeSession::NodeSession(NodeSessionOptions options)
+    : options_(std::move(options)), call_(std::make_unique<Call>()) {}
+
+NodeSession::~NodeSession() { (void)Close(); }
+
+std::unique_ptr<NodeSession> NodeSession::Connect(NodeSessionOptions options) {
+  session::UseGrpcDefaults();
+  std::unique_ptr<NodeSession> session(new NodeSession(std::move(options)));
+  const NodeSessionOptions& o = session->options_;
+  grpc::SslCredentialsOptions ssl{o.tls.trust_pem, o.tls.key_pem, o.tls.cert_pem};
   Call& call = *session->call_;
-  call.channel = grpc::CreateCustomChannel(o.target, grpc::SslCredentials(ssl), args);
+  call.channel = grpc::CreateCustomChannel(o.target, grpc::SslCredentials(ssl),
+                                           SessionChannelArguments(o.max_message_bytes));
   call.connect_deadline =
       std::chrono::system_clock::now() +
       std::chrono::duration_cast<std::chrono::system_clock::duration>(o.connect_timeout);

@@ -31,6 +31,9 @@
 namespace berth::session::v1 {
 class NodeMessage;
 }
+namespace grpc {
+class ChannelArguments;
+}
 
 namespace berth::node {
 
@@ -49,6 +52,11 @@ struct NodeSessionOptions {
   // holds).
   std::function<void()> on_end;
 };
+
+// The arguments of a node session's channel: message limits, keepalive,
+// read chunks and TLS frame size. NodeSession's, and anything else's that
+// opens a session as berth-node does (session_bench).
+grpc::ChannelArguments SessionChannelArguments(int max_message_bytes);
 
 class NodeSession {
  public:

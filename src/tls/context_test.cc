@@ -125,13 +125,12 @@ TEST(VerifyServerTest, TrustsTheBundleAloneAndChecksTheHost) {
   char path[] = "/tmp/berth-machine-ca-XXXXXX";
   const int fd = mkstemp(path);
   ASSERT_GE(fd, 0);
-  const std::string machine_pem = machine.ca.cert_pem();
-  ASSERT_EQ(write(fd, machine_pem.data(), machine_pem.size()),
-            static_cast<ssize_t>(machine_pem.size()));
+  const std::string machine_trust = machine.ca.cert_pem();
+  ASSERT_EQ(write(fd, machine_trust.data(), machine_trust.size()),
+            static_cast<ssize_t>(machine_trust.size()));
   close(fd);
   ASSERT_EQ(setenv("SSL_CERT_FILE", path, 1), 0);
   const KeyAndCert publicly_trusted = machine.Leaf("berthd", kRoleManager);
-  const std::string machine_trust = machine.ca.cert_pem();
 
   // httplib's verification with the cluster's store passes a server of the
   // machine's CA: why Berth's clients use VerifyServer.
