@@ -18,8 +18,11 @@
 // pass that placed it), and the time until berthd has accepted every
 // replica's report that it runs: each node reports its new tasks running
 // at once, on its stream, what came while a write was in flight going in
-// one message (as berth-node's). Usage: session_bench [--nodes N]
-// [--clients C] [--seconds S] [--period-ms P] [--replicas R] [--quick]
+// one message (as berth-node's). With --trickle N, it creates N services
+// of one replica, --trickle-rate a second (default 50), and measures the
+// same for each: the push of one commit while the sessions are held.
+// Usage: session_bench [--nodes N] [--clients C] [--seconds S]
+// [--period-ms P] [--replicas R] [--trickle N [--trickle-rate R]] [--quick]
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
@@ -34,6 +37,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -76,6 +80,14 @@ Usage UsageOf(pid_t pid) {
   return usage;
 }
 
+// This process's CPU seconds (user + system).
+double OwnCpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
 // berthd's CPU over `seconds` as a share of one core.
 double CpuShare(pid_t pid, int seconds) {
   const Usage before = UsageOf(pid);
@@ -85,39 +97,67 @@ double CpuShare(pid_t pid, int seconds) {
   return (UsageOf(pid).cpu_s - before.cpu_s) / wall;
 }
 
-// What the nodes' sessions received during the push phase: receipt times
-// of each task's assignment (from `start`), and the running reports berthd
-// accepted.
+// What the nodes' sessions received during the push phase: each task's
+// first assignment, timed from when its service's create was sent, and the
+// running reports berthd accepted.
 struct Pushes {
   std::mutex mu;
-  Clock::time_point start;
   bool measuring = false;
+  std::unordered_map<std::string, Clock::time_point> sent;  // create sent, by service
   std::vector<double> receipt_ms;
   std::unordered_set<std::string> seen;  // tasks received
   int64_t accepted = 0;                  // running reports berthd accepted
+  int64_t base = 0;                      // `accepted` at the phase's start
   std::condition_variable accepted_more;
 
+  // Starts a phase: receipts and reports counted from here.
+  void Begin() {
+    std::lock_guard lock(mu);
+    measuring = true;
+    receipt_ms.clear();
+    base = accepted;
+  }
+  void Sending(const std::string& service) {
+    std::lock_guard lock(mu);
+    sent[service] = Clock::now();
+  }
   // The running reports of the tasks first assigned in `batch`.
   Json Received(const Json& batch) {
     Json reports = Json::array();
     if (!batch.is_object() || !batch.contains("tasks") || !batch["tasks"].is_array())
       return reports;
+    const auto now = Clock::now();
     std::lock_guard lock(mu);
     if (!measuring) return reports;
     // A task's first assignment only: later pushes repeat it as its record
     // changes (its own report).
-    for (const Json& task : batch["tasks"])
-      if (task.value("desired_state", "") == "running" &&
-          seen.insert(task.value("task", "")).second)
-        reports.push_back({{"task", task.value("task", "")}, {"state", "running"}});
-    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-    receipt_ms.insert(receipt_ms.end(), reports.size(), ms);
+    for (const Json& task : batch["tasks"]) {
+      const std::string id = task.value("task", "");
+      const auto service = sent.find(id.substr(0, id.find('.')));
+      if (task.value("desired_state", "") != "running" || service == sent.end() ||
+          !seen.insert(id).second)
+        continue;
+      reports.push_back({{"task", id}, {"state", "running"}});
+      receipt_ms.push_back(
+          std::chrono::duration<double, std::milli>(now - service->second).count());
+    }
     return reports;
   }
   void Accepted(int64_t n) {
     std::lock_guard lock(mu);
     accepted += n;
     accepted_more.notify_all();
+  }
+  // Waits until `tasks` running reports were accepted, at most a minute.
+  // The receipts so far; `waited_ms` -1 when they did not all come.
+  std::vector<double> Wait(int64_t tasks, Clock::time_point from, double* waited_ms) {
+    std::unique_lock lock(mu);
+    *waited_ms = -1;
+    if (accepted_more.wait_for(lock, std::chrono::seconds(60),
+                               [&] { return accepted - base >= tasks; }))
+      *waited_ms = std::chrono::duration<double, std::milli>(Clock::now() - from).count();
+    measuring = false;
+    return receipt_ms;
   }
 };
 
@@ -276,42 +316,68 @@ double Percentile(std::vector<double> values, double p) {
   return values[std::min(values.size() - 1, static_cast<size_t>(p * values.size()))];
 }
 
+Json ServiceOf(const std::string& id, int replicas) {
+  return Json{{"id", id},
+              {"replicas", replicas},
+              {"task", {{"command", "/bin/true"}, {"resources", {{"cpu", "100m"}}}}}};
+}
+
 // Creates a service of `replicas` and prints the push and running times.
-void Push(api::ApiClient& admin, int replicas, Pushes& pushes) {
-  {
-    std::lock_guard lock(pushes.mu);
-    pushes.start = Clock::now();
-    pushes.measuring = true;
-  }
-  Result<Json> created =
-      admin.Call("POST", "/v1/services",
-                 Json{{"id", "push"},
-                      {"replicas", replicas},
-                      {"task", {{"command", "/bin/true"}, {"resources", {{"cpu", "100m"}}}}}});
-  const double ack_ms =
-      std::chrono::duration<double, std::milli>(Clock::now() - pushes.start).count();
+void Push(api::ApiClient& admin, pid_t berthd, int replicas, Pushes& pushes) {
+  pushes.Begin();
+  const double berthd_before = UsageOf(berthd).cpu_s, bench_before = OwnCpuSeconds();
+  const auto start = Clock::now();
+  pushes.Sending("push");
+  Result<Json> created = admin.Call("POST", "/v1/services", ServiceOf("push", replicas));
+  const double ack_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   double running_ms = -1;
-  std::vector<double> receipts;
-  {
-    std::unique_lock lock(pushes.mu);
-    if (created.ok() && pushes.accepted_more.wait_for(lock, std::chrono::seconds(60),
-                                                      [&] { return pushes.accepted >= replicas; }))
-      running_ms = std::chrono::duration<double, std::milli>(Clock::now() - pushes.start).count();
-    pushes.measuring = false;
-    receipts = pushes.receipt_ms;
-  }
+  const std::vector<double> receipts = pushes.Wait(created.ok() ? replicas : 0, start, &running_ms);
+  const double berthd_cpu = UsageOf(berthd).cpu_s - berthd_before;
+  const double bench_cpu = OwnCpuSeconds() - bench_before;
   if (!created.ok()) {
     std::printf("push: the service was refused: %s\n", created.status().message().c_str());
     return;
   }
   std::printf(
       "push of %d replicas: create acknowledged in %.0f ms; assignments received %zu, from the "
-      "create: p50 %.0f ms, p99 %.0f ms, last %.0f ms; every replica running after %.0f ms%s\n",
-      replicas, ack_ms, receipts.size(), Percentile(receipts, 0.5), Percentile(receipts, 0.99),
-      Percentile(receipts, 1.0), running_ms, running_ms < 0 ? " (not within 60 s)" : "");
+      "create: first %.0f ms, p50 %.0f ms, p99 %.0f ms, last %.0f ms; every replica running "
+      "after %.0f ms%s; CPU meanwhile: berthd %.2f s, this bench %.2f s\n",
+      replicas, ack_ms, receipts.size(), Percentile(receipts, 0), Percentile(receipts, 0.5),
+      Percentile(receipts, 0.99), Percentile(receipts, 1.0), running_ms,
+      running_ms < 0 ? " (not within 60 s)" : "", berthd_cpu, bench_cpu);
 }
 
-int Run(int nodes, int clients, int seconds, int period_ms, int replicas) {
+// Creates `count` services of one replica, `rate` a second, and prints how
+// long each one's task took from its create to its node: the push of one
+// commit among the sessions held, as a cluster in use sees it.
+void Trickle(api::ApiClient& admin, int count, int rate, Pushes& pushes) {
+  pushes.Begin();
+  const auto start = Clock::now();
+  const auto gap = std::chrono::microseconds(1'000'000 / std::max(1, rate));
+  int refused = 0;
+  for (int i = 0; i < count; ++i) {
+    std::this_thread::sleep_until(start + i * gap);  // the creates' schedule itself
+    const std::string id = "trickle" + std::to_string(i);
+    pushes.Sending(id);
+    if (!admin.Call("POST", "/v1/services", ServiceOf(id, 1)).ok()) ++refused;
+  }
+  double running_ms = -1;
+  const std::vector<double> receipts = pushes.Wait(count - refused, start, &running_ms);
+  std::printf(
+      "trickle of %d one-replica services at %d/s (%d refused): assignments received %zu, from "
+      "each create: p50 %.1f ms, p99 %.1f ms, max %.1f ms%s\n",
+      count, rate, refused, receipts.size(), Percentile(receipts, 0.5), Percentile(receipts, 0.99),
+      Percentile(receipts, 1.0), running_ms < 0 ? " (not every one running within 60 s)" : "");
+}
+
+struct Options {
+  int nodes = 10000, clients = 8, seconds = 20, period_ms = 5000;
+  int replicas = 0;                    // --replicas: one service of this many
+  int trickle = 0, trickle_rate = 50;  // --trickle N [--trickle-rate R]
+};
+
+int Run(const Options& o) {
+  const int nodes = o.nodes, clients = o.clients, seconds = o.seconds, period_ms = o.period_ms;
   store::TestDir dir;
   const std::string data = dir.path() + "/berthd";
   // Every session comes from 127.0.0.1: no limit per address.
@@ -423,7 +489,8 @@ int Run(int nodes, int clients, int seconds, int period_ms, int replicas) {
   const double beats_per_s = static_cast<double>(sent - sent_before) / seconds;
   const Usage held = UsageOf(pid);
   // Heartbeats go on meanwhile: without them every node would go down.
-  if (replicas > 0) Push(admin, replicas, pushes);
+  if (o.replicas > 0) Push(admin, pid, o.replicas, pushes);
+  if (o.trickle > 0) Trickle(admin, o.trickle, o.trickle_rate, pushes);
   stop = true;
   beats.join();
   int open = 0;
@@ -455,32 +522,38 @@ int Run(int nodes, int clients, int seconds, int period_ms, int replicas) {
 }  // namespace berth::bench
 
 int main(int argc, char** argv) {
-  int nodes = 10000, clients = 8, seconds = 20, period_ms = 5000, replicas = 0;
+  using berth::bench::ParsePositiveInt;
+  berth::bench::Options o;
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
     if (std::strcmp(argv[i], "--quick") == 0) {
-      nodes = 50;
-      seconds = 1;
+      o.nodes = 50;
+      o.seconds = 1;
     } else if (std::strcmp(argv[i], "--nodes") == 0 && has_value) {
-      nodes = berth::bench::ParsePositiveInt(argv[++i], 1'000'000);
+      o.nodes = ParsePositiveInt(argv[++i], 1'000'000);
     } else if (std::strcmp(argv[i], "--clients") == 0 && has_value) {
-      clients = berth::bench::ParsePositiveInt(argv[++i], 256);
+      o.clients = ParsePositiveInt(argv[++i], 256);
     } else if (std::strcmp(argv[i], "--seconds") == 0 && has_value) {
-      seconds = berth::bench::ParsePositiveInt(argv[++i], 3600);
+      o.seconds = ParsePositiveInt(argv[++i], 3600);
     } else if (std::strcmp(argv[i], "--replicas") == 0 && has_value) {
-      replicas = berth::bench::ParsePositiveInt(argv[++i], 10'000'000);
+      o.replicas = ParsePositiveInt(argv[++i], 10'000'000);
+    } else if (std::strcmp(argv[i], "--trickle") == 0 && has_value) {
+      o.trickle = ParsePositiveInt(argv[++i], 1'000'000);
+    } else if (std::strcmp(argv[i], "--trickle-rate") == 0 && has_value) {
+      o.trickle_rate = ParsePositiveInt(argv[++i], 100'000);
     } else if (std::strcmp(argv[i], "--period-ms") == 0 && has_value) {
-      period_ms = berth::bench::ParsePositiveInt(argv[++i], 600'000);
+      o.period_ms = ParsePositiveInt(argv[++i], 600'000);
     } else {
       std::fprintf(stderr,
                    "usage: session_bench [--nodes N] [--clients C] [--seconds S] "
-                   "[--period-ms P] [--replicas R] [--quick]\n");
+                   "[--period-ms P] [--replicas R] [--trickle N [--trickle-rate R]] [--quick]\n");
       return 2;
     }
   }
-  if (nodes < 0 || clients < 0 || seconds < 0 || period_ms < 0 || replicas < 0) {
+  if (o.nodes < 0 || o.clients < 0 || o.seconds < 0 || o.period_ms < 0 || o.replicas < 0 ||
+      o.trickle < 0 || o.trickle_rate <= 0) {
     std::fprintf(stderr, "session_bench: each value must be a positive integer\n");
     return 2;
   }
-  return berth::bench::Run(nodes, clients, seconds, period_ms, replicas);
+  return berth::bench::Run(o);
 }

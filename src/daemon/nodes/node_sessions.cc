@@ -5,6 +5,8 @@
 #include <grpcpp/security/tls_certificate_provider.h>
 #include <grpcpp/security/tls_credentials_options.h>
 
+#include <pthread.h>
+
 #include <cstdio>
 #include <deque>
 #include <optional>
@@ -365,7 +367,11 @@ Status NodeSessions::Start() {
     std::lock_guard lock(mu_);
     stopping_ = false;
   }
-  pusher_ = std::thread([this] { PushLoop(); });
+  for (int i = 0; i < std::max(1, options_.pushers); ++i)
+    pushers_.emplace_back([this] {
+      pthread_setname_np(pthread_self(), "berth-push");  // for top -H and perf
+      PushLoop();
+    });
   return Status::Ok();
 }
 
@@ -373,12 +379,13 @@ void NodeSessions::Stop() {
   std::vector<std::shared_ptr<Stream>> open;
   {
     std::lock_guard lock(mu_);
-    if (stopping_ && !pusher_.joinable()) return;
+    if (stopping_ && pushers_.empty()) return;
     stopping_ = true;
     for (auto& [node, stream] : streams_) open.push_back(stream->shared());
   }
   wake_.notify_all();
-  if (pusher_.joinable()) pusher_.join();
+  for (std::thread& pusher : pushers_) pusher.join();
+  pushers_.clear();
   for (auto& stream : open)
     if (stream) stream->End({grpc::StatusCode::UNAVAILABLE, "berthd is stopping"});
   open.clear();
@@ -397,21 +404,24 @@ void NodeSessions::Published(const std::vector<std::string>& nodes, bool all) {
   wake_.notify_all();
 }
 
+// Streams a pusher takes at a time: the pushers share a publish to many
+// nodes (gRPC's write path, TLS and the socket, is most of a push).
+constexpr size_t kPushChunk = 256;
+
 void NodeSessions::PushLoop() {
   std::unique_lock lock(mu_);
   while (true) {
     wake_.wait(lock, [&] { return stopping_ || all_dirty_ || !dirty_.empty(); });
     if (stopping_) return;
+    if (std::exchange(all_dirty_, false))
+      for (const auto& [node, stream] : streams_) dirty_.insert(node);
     std::vector<std::shared_ptr<Stream>> due;
-    if (all_dirty_) {
-      for (auto& [node, stream] : streams_) due.push_back(stream->shared());
-    } else {
-      for (const std::string& node : dirty_)
-        if (auto it = streams_.find(node); it != streams_.end())
-          due.push_back(it->second->shared());
+    while (!dirty_.empty() && due.size() < kPushChunk) {
+      const auto node = dirty_.extract(dirty_.begin());
+      if (auto it = streams_.find(node.value()); it != streams_.end())
+        due.push_back(it->second->shared());
     }
-    all_dirty_ = false;
-    dirty_.clear();
+    if (!dirty_.empty()) wake_.notify_one();  // another pusher takes the next chunk
     lock.unlock();
     for (auto& stream : due)
       if (stream) stream->Changed();

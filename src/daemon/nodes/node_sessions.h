@@ -6,7 +6,7 @@
 //    HTTP route's do, and its task reports (NodeExecutor::Report), each
 //    answered on the stream;
 //  - receives its assignments as they are published: NodeExecutor's
-//    publish hook names the nodes that changed, and a pusher thread sends
+//    publish hook names the nodes that changed, and pusher threads send
 //    each of them what changed after what it last got (the long poll's
 //    answer, without the poll).
 // No thread per node: gRPC's callback API runs every stream's reactions on
@@ -36,6 +36,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "core/status.h"
 #include "core/time.h"
@@ -80,6 +81,11 @@ struct NodeSessionsOptions {
   // Nomad's rpc_max_conns_per_client: a machine runs one berth-node, so
   // more from one address is a flood or many nodes behind one NAT.
   int max_per_address = 100;
+  // Threads that push assignments to streams, sharing a publish to many
+  // nodes. Default 2: one thread took 1.5-1.7 s to push 100,000 tasks to
+  // 10,000 nodes on a two-core machine, two took 0.9-1.1 s
+  // (docs/benchmarks.md, "Node sessions").
+  int pushers = 2;
 };
 
 class NodeSessions {
@@ -132,7 +138,7 @@ class NodeSessions {
   std::unordered_map<std::string, int> per_address_;  // streams_ by IP address
   std::set<std::string> dirty_;                       // nodes to push to
   bool all_dirty_ = false, stopping_ = false;
-  std::thread pusher_;
+  std::vector<std::thread> pushers_;
 
   std::mutex log_mu_;
   int64_t last_log_ns_ = 0;  // SteadyNowNs of the last refusal logged
