@@ -1,114 +1,198 @@
 #include "store/etcd_client.h"
 
-#include <httplib.h>
+#include <google/protobuf/util/json_util.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/security/tls_certificate_provider.h>
+#include <grpcpp/security/tls_credentials_options.h>
 
 #include <array>
 #include <thread>
+#include <unordered_map>
 
-#include "tls/context.h"
+#include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
 
 namespace berth::store {
+
+namespace pb = etcdserverpb;
+
+struct EtcdClient::Member {
+  std::string endpoint;
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<pb::KV::Stub> kv;
+  std::unique_ptr<pb::Lease::Stub> lease;
+  std::unique_ptr<pb::Watch::Stub> watch;
+};
+
 namespace {
 
-// A failure this soon after sending on a kept-alive connection is its
-// peer's close, not a slow answer.
-constexpr int kClosedWithinMs = 50;
-
-// A member without a leader (an election, or no quorum) then refuses at
-// once with "etcdserver: no leader" instead of holding the request until
-// its timeout; a watch on it ends, and resumes on another member.
-const std::pair<const char*, const char*> kRequireLeader = {"Grpc-Metadata-hasleader", "true"};
-
-// Why a request got no answer, in words.
-std::string Describe(httplib::Error error) {
-  switch (error) {
-    case httplib::Error::Connection:
-      return "connection refused";
-    case httplib::Error::Read:
-      return "no answer in time (is the member overloaded, or cut off?)";
-    case httplib::Error::Write:
-      return "the connection closed while the request was sent";
-    case httplib::Error::SSLConnection:
-      return "the TLS handshake failed (etcd serves plain HTTP, or it asks for a client "
-             "certificate and none was given, or it does not accept the one given)";
-    case httplib::Error::SSLServerVerification:
-      return "etcd's certificate does not chain to the CA given, or does not name this host";
-    default:
-      return httplib::to_string(error);
-  }
-}
+using Member = EtcdClient::Member;
 
 constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-std::pair<std::string, int> HostPort(const std::string& endpoint) {
-  const size_t colon = endpoint.rfind(':');
-  if (colon == std::string::npos) return {endpoint, 2379};
-  return {endpoint.substr(0, colon), std::atoi(endpoint.c_str() + colon + 1)};
+// How often gRPC reads the TLS files again (a renewed certificate).
+constexpr unsigned kTlsRefreshSeconds = 60;
+
+std::shared_ptr<grpc::ChannelCredentials> CredentialsFor(const EtcdClientOptions& options) {
+  if (options.ca_file.empty()) return grpc::InsecureChannelCredentials();
+  using grpc::experimental::FileWatcherCertificateProvider;
+  auto provider =
+      options.cert_file.empty()
+          ? std::make_shared<FileWatcherCertificateProvider>(options.ca_file, kTlsRefreshSeconds)
+          : std::make_shared<FileWatcherCertificateProvider>(options.key_file, options.cert_file,
+                                                             options.ca_file, kTlsRefreshSeconds);
+  grpc::experimental::TlsChannelCredentialsOptions tls;
+  tls.set_certificate_provider(provider);
+  tls.watch_root_certs();
+  if (!options.cert_file.empty()) tls.watch_identity_key_cert_pairs();
+  tls.set_verify_server_certs(true);
+  return grpc::experimental::TlsCredentials(tls);
 }
 
-std::unique_ptr<httplib::Client> Connect(const std::string& endpoint, int read_timeout_seconds,
-                                         const EtcdClientOptions& options) {
-  auto [host, port] = HostPort(endpoint);
-  std::unique_ptr<httplib::Client> client;
-  if (options.ca_file.empty()) {
-    client = std::make_unique<httplib::Client>(host, port);
-  } else {
-    tls::IgnoreSigpipe();
-    client = std::make_unique<httplib::Client>("https://" + host + ":" + std::to_string(port),
-                                               options.cert_file, options.key_file);
-    client->set_ca_cert_path(options.ca_file);
-    client->enable_server_certificate_verification(true);
-  }
-  client->set_connection_timeout(1, 0);
-  client->set_read_timeout(read_timeout_seconds, 0);
-  client->set_write_timeout(read_timeout_seconds, 0);
-  client->set_keep_alive(true);
-  // httplib sends a request's headers and body in separate writes: with
-  // Nagle's algorithm on, the body waits for the delayed ACK of the headers
-  // (40 ms on Linux), which made every etcd call take ~45 ms on loopback.
-  client->set_tcp_nodelay(true);
-  return client;
+std::unique_ptr<Member> Connect(const std::string& endpoint,
+                                const std::shared_ptr<grpc::ChannelCredentials>& credentials) {
+  grpc::ChannelArguments args;
+  // Pings find a connection that died without a word (a member's machine
+  // gone) while a call or a watch is open; etcd refuses pings more often
+  // than every 5 s, and any without a call open.
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10'000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5'000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 0);
+  // A list of a large cluster's objects comes in pages, each under etcd's
+  // own limits; this bounds what a member may send at once.
+  args.SetMaxReceiveMessageSize(256 << 20);
+  // A member that restarts is reconnected to at once, not after gRPC's
+  // default backoff of up to two minutes.
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1'000);
+  auto member = std::make_unique<Member>();
+  member->endpoint = endpoint;
+  member->channel = grpc::CreateCustomChannel(endpoint, credentials, args);
+  member->kv = pb::KV::NewStub(member->channel);
+  member->lease = pb::Lease::NewStub(member->channel);
+  member->watch = pb::Watch::NewStub(member->channel);
+  return member;
 }
 
-// etcd's words for a refused call: the gateway answers
-// {"error": ..., "message": ..., "code": <gRPC code>}.
-std::string EtcdMessage(const std::string& body, int status) {
-  const EtcdJson answer = EtcdJson::parse(body, nullptr, false);
-  if (answer.is_object() && answer.contains("message") && answer["message"].is_string())
-    return answer["message"].get<std::string>();
-  return "HTTP " + std::to_string(status);
+// The gateway's JSON mapping: proto field names, int64 as strings.
+Status FromJson(const EtcdJson& body, google::protobuf::Message* message) {
+  google::protobuf::util::JsonParseOptions options;
+  const auto parsed = google::protobuf::util::JsonStringToMessage(body.dump(), message, options);
+  if (!parsed.ok())
+    return Status::InvalidArgument("not a valid etcd request: " + std::string(parsed.message()));
+  return Status::Ok();
 }
 
-// One POST and what came back. etcd's refusals end in an HTTP trailer
-// (Grpc-Trailer-Content-Type) that cpp-httplib 0.11.4 cannot read: it fails
-// the call as a read error after the body. So the body is collected as it
-// arrives, and a refusal is taken from it.
-struct Exchange {
-  bool answered = false;
-  bool clean = false;  // the connection may be used again
-  int status = 0;
-  std::string body;
-  httplib::Error error = httplib::Error::Success;
-};
+EtcdJson ToJson(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  std::string text;
+  (void)google::protobuf::util::MessageToJsonString(message, &text, options);
+  return EtcdJson::parse(text, nullptr, false);
+}
 
-Exchange Post(httplib::Client& http, std::string_view path, const std::string& text) {
-  Exchange x;
-  httplib::Request req;
-  req.method = "POST";
-  req.path = std::string(path);
-  req.body = text;
-  req.set_header("Content-Type", "application/json");
-  req.set_header(kRequireLeader.first, kRequireLeader.second);
-  req.content_receiver = [&x](const char* data, size_t size, uint64_t, uint64_t) {
-    x.body.append(data, size);
-    return true;
+// A context for one call: its deadline, and etcd's "hasleader" metadata: a
+// member without a leader (an election, or no quorum) then refuses at once
+// with "etcdserver: no leader" instead of holding the request until its
+// timeout; a watch on it ends, and resumes on another member.
+void Prepare(grpc::ClientContext& context, int timeout_seconds) {
+  if (timeout_seconds > 0)
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(timeout_seconds));
+  context.AddMetadata("hasleader", "true");
+}
+
+// One call's way there and back: the request decoded from JSON, the
+// answer encoded to it.
+using Unary = std::function<grpc::Status(Member&, grpc::ClientContext&, const EtcdJson& body,
+                                         EtcdJson* answer, Status* invalid)>;
+
+template <typename Request, typename Response, typename Stub>
+Unary UnaryOf(std::unique_ptr<Stub> Member::*stub,
+              grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*)) {
+  return [stub, method](Member& m, grpc::ClientContext& context, const EtcdJson& body,
+                        EtcdJson* answer, Status* invalid) {
+    Request request;
+    if (*invalid = FromJson(body, &request); !invalid->ok()) return grpc::Status::OK;
+    Response response;
+    grpc::Status status = ((*(m.*stub)).*method)(&context, request, &response);
+    if (status.ok()) *answer = ToJson(response);
+    return status;
   };
-  httplib::Response res;
-  x.answered = x.clean = http.send(req, res, x.error);
-  x.status = res.status;
-  if (!x.answered && x.status >= 400 && !EtcdJson::parse(x.body, nullptr, false).is_discarded())
-    x.answered = true;
-  return x;
+}
+
+// One round of a lease's keepalive stream, answered as the gateway does.
+grpc::Status KeepAliveOnce(Member& m, grpc::ClientContext& context, const EtcdJson& body,
+                           EtcdJson* answer, Status* invalid) {
+  pb::LeaseKeepAliveRequest request;
+  if (*invalid = FromJson(body, &request); !invalid->ok()) return grpc::Status::OK;
+  auto stream = m.lease->LeaseKeepAlive(&context);
+  pb::LeaseKeepAliveResponse response;
+  const bool answered = stream->Write(request) && stream->Read(&response);
+  if (answered) {
+    *answer = EtcdJson{{"result", ToJson(response)}};
+    context.TryCancel();  // one round is all: the stream ends here
+    (void)stream->Finish();
+    return grpc::Status::OK;
+  }
+  stream->WritesDone();
+  grpc::Status status = stream->Finish();
+  if (status.ok()) return {grpc::StatusCode::UNAVAILABLE, "the keepalive stream ended at once"};
+  return status;
+}
+
+const std::unordered_map<std::string_view, Unary>& Calls() {
+  static const auto* calls = new std::unordered_map<std::string_view, Unary>{
+      {"/v3/kv/range", UnaryOf(&Member::kv, &pb::KV::Stub::Range)},
+      {"/v3/kv/put", UnaryOf(&Member::kv, &pb::KV::Stub::Put)},
+      {"/v3/kv/deleterange", UnaryOf(&Member::kv, &pb::KV::Stub::DeleteRange)},
+      {"/v3/kv/txn", UnaryOf(&Member::kv, &pb::KV::Stub::Txn)},
+      {"/v3/kv/compaction", UnaryOf(&Member::kv, &pb::KV::Stub::Compact)},
+      {"/v3/lease/grant", UnaryOf(&Member::lease, &pb::Lease::Stub::LeaseGrant)},
+      {"/v3/lease/revoke", UnaryOf(&Member::lease, &pb::Lease::Stub::LeaseRevoke)},
+      {"/v3/lease/keepalive", KeepAliveOnce},
+  };
+  return *calls;
+}
+
+// The call never left: no connection could be made to the member.
+bool NotSent(const grpc::Status& status) {
+  return status.error_code() == grpc::StatusCode::UNAVAILABLE &&
+         status.error_message().find("failed to connect") != std::string::npos;
+}
+
+// Why a call failed, in words a user can act on.
+std::string Describe(const Member& m, const grpc::Status& status, bool tls) {
+  const std::string& message = status.error_message();
+  if (!NotSent(status) || !tls) return m.endpoint + ": " + message;
+  auto has = [&](const char* words) { return message.find(words) != std::string::npos; };
+  std::string why;
+  if (has("certificate verify failed"))
+    why = "etcd's certificate does not chain to the CA given, or does not name this host";
+  else if (has("andshake") || has("SSL") || has("Ssl"))
+    why =
+        "the TLS handshake failed (etcd serves plaintext, or asks for a client certificate "
+        "and none was given, or does not accept the one given)";
+  // TLS 1.3 ends the handshake before etcd checks the client's
+  // certificate: a refusal shows as a connection closed at once.
+  else
+    why =
+        "etcd closed the TLS connection without answering (it refused this client's "
+        "certificate, or asks for one and none was given)";
+  return m.endpoint + ": " + why + " (gRPC: " + message + ")";
+}
+
+// etcd refused the request itself: trying elsewhere would not help.
+bool RefusedAsAsked(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::INVALID_ARGUMENT:
+    case grpc::StatusCode::OUT_OF_RANGE:
+    case grpc::StatusCode::FAILED_PRECONDITION:
+    case grpc::StatusCode::NOT_FOUND:
+    case grpc::StatusCode::ALREADY_EXISTS:
+    case grpc::StatusCode::PERMISSION_DENIED:
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return true;
+    default:
+      return false;
+  }
 }
 
 }  // namespace
@@ -188,89 +272,55 @@ std::string PrefixEnd(std::string prefix) {
   return std::string(1, '\0');  // every key
 }
 
-EtcdClient::EtcdClient(EtcdClientOptions options)
-    : options_(std::move(options)), idle_(options_.endpoints.size()) {}
+EtcdClient::EtcdClient(EtcdClientOptions options) : options_(std::move(options)) {
+  const auto credentials = CredentialsFor(options_);
+  for (const std::string& endpoint : options_.endpoints)
+    members_.push_back(Connect(endpoint, credentials));
+}
 
 EtcdClient::~EtcdClient() = default;
-
-std::unique_ptr<httplib::Client> EtcdClient::Take(size_t endpoint, bool* reused) {
-  *reused = false;
-  {
-    std::lock_guard lock(pool_mu_);
-    std::vector<std::unique_ptr<httplib::Client>>& idle = idle_[endpoint];
-    if (!idle.empty()) {
-      std::unique_ptr<httplib::Client> client = std::move(idle.back());
-      idle.pop_back();
-      *reused = true;
-      return client;
-    }
-  }
-  return Connect(options_.endpoints[endpoint], options_.request_timeout_seconds, options_);
-}
-
-void EtcdClient::Give(size_t endpoint, std::unique_ptr<httplib::Client> client) {
-  std::lock_guard lock(pool_mu_);
-  idle_[endpoint].push_back(std::move(client));
-}
 
 Result<EtcdJson> EtcdClient::Call(std::string_view path, const EtcdJson& body, bool read_only,
                                   bool* unknown) {
   if (unknown != nullptr) *unknown = false;
-  const std::string text = body.dump();
-  const size_t n = options_.endpoints.size();
+  const auto call = Calls().find(path);
+  if (call == Calls().end())
+    return Status::InvalidArgument("no such etcd call: " + std::string(path));
+  const size_t n = members_.size();
+  if (n == 0) return Status::InvalidArgument("no etcd endpoint given");
+  const bool tls = !options_.ca_file.empty();
   const auto deadline = std::chrono::steady_clock::now() + options_.retry_for;
   const size_t first = preferred_.load();
   std::string why;
   for (size_t attempt = 0;; ++attempt) {
     const size_t e = (first + attempt) % n;
-    const std::string& endpoint = options_.endpoints[e];
-    bool reused = false;
-    std::unique_ptr<httplib::Client> http = Take(e, &reused);
-    const auto sent = std::chrono::steady_clock::now();
-    const Exchange x = Post(*http, path, text);
-    if (!x.answered) {
-      why = endpoint + ": " + Describe(x.error);
-      // TLS 1.3 ends the handshake before etcd checks the client's
-      // certificate: a refusal shows as a new connection closed at once.
-      if ((x.error == httplib::Error::Read || x.error == httplib::Error::Write) && !reused &&
-          !options_.ca_file.empty() &&
-          std::chrono::steady_clock::now() - sent <
-              std::chrono::seconds(options_.request_timeout_seconds) / 2)
-        why = endpoint +
-              ": etcd closed the TLS connection without answering (it refused this client's "
-              "certificate, or asks for one and none was given)";
-      // A refused connection sent nothing. A kept-alive connection that
-      // fails at once was closed by a member that stopped (killed or
-      // restarted) before our request: that is tried elsewhere too. Any
-      // other failure may have reached etcd.
-      const bool closed = reused && std::chrono::steady_clock::now() - sent <
-                                        std::chrono::milliseconds(kClosedWithinMs);
-      if (x.error != httplib::Error::Connection && !closed && !read_only) {
-        if (unknown != nullptr) *unknown = true;
-        return Status::Unavailable("etcd at " + why + " (the write may or may not have applied)");
-      }
-    } else {
-      if (x.clean) Give(e, std::move(http));
-      if (x.status == 200) {
-        preferred_.store(e);
-        EtcdJson answer = EtcdJson::parse(x.body, nullptr, false);
-        if (answer.is_discarded()) return Status::Unavailable("etcd at " + endpoint + ": not JSON");
-        return answer;
-      }
-      const std::string message = EtcdMessage(x.body, x.status);
-      // 429: etcd's space quota is used up (its NOSPACE alarm); nothing was
-      // applied, and nothing will be until an operator frees space.
-      if (x.status == 429)
-        return Status::Unavailable("etcd: " + message + " (see docs/ha.md, \"etcd is full\")");
-      if (x.status >= 400 && x.status < 500) return Status::InvalidArgument("etcd: " + message);
-      why = endpoint + ": " + message;
-      // etcd refused before proposing anything: the member has no leader
-      // (an election, or no quorum).
-      const bool unapplied = message.find("no leader") != std::string::npos;
-      if (!unapplied && !read_only) {
-        if (unknown != nullptr) *unknown = true;
-        return Status::Unavailable("etcd at " + why);
-      }
+    Member& m = *members_[e];
+    grpc::ClientContext context;
+    Prepare(context, options_.request_timeout_seconds);
+    EtcdJson answer;
+    Status invalid;
+    const grpc::Status status = call->second(m, context, body, &answer, &invalid);
+    if (!invalid.ok()) return invalid;
+    if (status.ok()) {
+      preferred_.store(e);
+      if (answer.is_discarded())
+        return Status::Unavailable("etcd at " + m.endpoint + ": no answer");
+      return answer;
+    }
+    const std::string& message = status.error_message();
+    // etcd's space quota is used up (its NOSPACE alarm); nothing was
+    // applied, and nothing will be until an operator frees space.
+    if (message.find("database space exceeded") != std::string::npos)
+      return Status::Unavailable("etcd: " + message + " (see docs/ha.md, \"etcd is full\")");
+    if (RefusedAsAsked(status.error_code())) return Status::InvalidArgument("etcd: " + message);
+    why = Describe(m, status, tls);
+    // Refused before anything was proposed: no connection, or the member
+    // has no leader (an election, or no quorum). Anything else may have
+    // reached etcd's log.
+    const bool unapplied = NotSent(status) || message.find("no leader") != std::string::npos;
+    if (!unapplied && !read_only) {
+      if (unknown != nullptr) *unknown = true;
+      return Status::Unavailable("etcd at " + why + " (the write may or may not have applied)");
     }
     if ((attempt + 1) % n == 0) {
       if (std::chrono::steady_clock::now() >= deadline)
@@ -284,69 +334,46 @@ Result<EtcdJson> EtcdClient::Call(std::string_view path, const EtcdJson& body, b
 void EtcdClient::StreamHandle::Cancel() {
   std::lock_guard lock(mu_);
   cancelled_ = true;
-  if (http_ != nullptr) http_->stop();
+  if (context_ != nullptr) context_->TryCancel();
 }
 
-Status EtcdClient::Stream(std::string_view path, const EtcdJson& body, int idle_timeout_seconds,
-                          StreamHandle& handle,
+Status EtcdClient::Stream(std::string_view path, const EtcdJson& body, StreamHandle& handle,
                           const std::function<bool(const EtcdJson&)>& receive) {
-  const size_t n = options_.endpoints.size();
+  if (path != "/v3/watch")
+    return Status::InvalidArgument("no such etcd stream: " + std::string(path));
+  pb::WatchRequest request;
+  BERTH_RETURN_IF_ERROR(FromJson(body, &request));
+  const size_t n = members_.size();
   const size_t first = preferred_.load();
+  const bool tls = !options_.ca_file.empty();
   std::string why;
   for (size_t attempt = 0; attempt < n; ++attempt) {
-    const std::string& endpoint = options_.endpoints[(first + attempt) % n];
-    std::unique_ptr<httplib::Client> http = Connect(endpoint, idle_timeout_seconds, options_);
+    Member& m = *members_[(first + attempt) % n];
+    grpc::ClientContext context;
+    Prepare(context, 0);
     {
       std::lock_guard lock(handle.mu_);
       if (handle.cancelled_) return Status::Unavailable("the etcd stream was cancelled");
-      handle.http_ = http.get();
+      handle.context_ = &context;
     }
-    httplib::Request req;
-    req.method = "POST";
-    req.path = std::string(path);
-    req.body = body.dump();
-    req.set_header("Content-Type", "application/json");
-    req.set_header(kRequireLeader.first, kRequireLeader.second);
-    std::string buffer;
+    auto stream = m.watch->Watch(&context);
     bool stopped = false;
-    std::string broken;
-    req.content_receiver = [&](const char* data, size_t size, uint64_t, uint64_t) {
-      buffer.append(data, size);
-      for (size_t nl; (nl = buffer.find('\n')) != std::string::npos;) {
-        const std::string line = buffer.substr(0, nl);
-        buffer.erase(0, nl + 1);
-        if (line.find_first_not_of(" \r\t") == std::string::npos) continue;
-        const EtcdJson message = EtcdJson::parse(line, nullptr, false);
-        if (message.is_discarded()) {
-          broken = "a line that is not JSON";
-          return false;
-        }
-        if (!receive(message)) {
-          stopped = true;
-          return false;
-        }
-      }
-      return true;
-    };
-    httplib::Response res;
-    httplib::Error error = httplib::Error::Success;
-    const bool sent = http->send(req, res, error);
+    if (stream->Write(request)) {
+      pb::WatchResponse response;
+      while (!stopped && stream->Read(&response))
+        stopped = !receive(EtcdJson{{"result", ToJson(response)}});
+    }
+    if (stopped) context.TryCancel();
+    const grpc::Status status = stream->Finish();
     {
       std::lock_guard lock(handle.mu_);
-      handle.http_ = nullptr;
+      handle.context_ = nullptr;
       if (handle.cancelled_) return Status::Unavailable("the etcd stream was cancelled");
     }
     if (stopped) return Status::Ok();
-    if (!broken.empty()) return Status::Unavailable("etcd at " + endpoint + " sent " + broken);
-    if (!sent && error == httplib::Error::Connection) {
-      why = endpoint + ": " + httplib::to_string(error);
-      continue;
-    }
-    if (!sent)
-      return Status::Unavailable("the etcd stream from " + endpoint +
-                                 " broke: " + httplib::to_string(error));
-    return Status::Unavailable("the etcd stream from " + endpoint + " ended (HTTP " +
-                               std::to_string(res.status) + ")");
+    why = Describe(m, status, tls);
+    if (NotSent(status)) continue;
+    return Status::Unavailable("the etcd stream from " + why);
   }
   return Status::Unavailable("no etcd member accepted the stream (last: " + why + ")");
 }

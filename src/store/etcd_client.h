@@ -1,27 +1,32 @@
-// EtcdClient: calls etcd's v3 JSON gateway (etcd 3.4, the Debian package)
-// with cpp-httplib, over HTTPS when given etcd's CA (and then with a client
-// certificate when given one, for etcd's --client-cert-auth), else plain
-// HTTP: the one place that knows the gateway's wire shapes (docs/ha.md,
-// "How it works": the JSON gateway).
+// EtcdClient: calls etcd's v3 API (etcd 3.4, the Debian package) through
+// its gRPC services (KV, Lease, Watch), over TLS when given etcd's CA (and
+// then with a client certificate when given one, for etcd's
+// --client-cert-auth), else plaintext. One HTTP/2 connection per member
+// carries every call in flight, from every thread.
 //
-// Unary calls (`Call`) go to the endpoint that answered last; a call that
-// certainly had no effect (the connection failed, or the member has no
-// leader) moves on to the next endpoint, for up to `retry_for`. So does one
-// on a kept-alive connection that its member closed (it stopped) the moment
-// the request went out. Any other
-// failure is returned: a write that timed out may have been applied, so
-// only its caller can decide whether to try again (a conditioned write
-// retried would see its own effect as a conflict).
+// Calls take and answer the JSON shapes of etcd's v3 gateway, which are
+// protobuf's JSON mapping of the same messages (snake_case names, int64 as
+// strings, bytes as base64): the store and the leadership build and read
+// those, and this class is the one place that knows the transport
+// (docs/ha.md, "How it works").
 //
-// Streams (`Stream`, for watches) hold one connection each and run on the
-// caller's thread until the receiver says stop, the connection breaks or
-// `Cancel` is called from another thread.
+// Unary calls (`Call`) go to the member that answered last; a call that
+// certainly had no effect (no connection could be made, or the member has
+// no leader) moves on to the next member, for up to `retry_for`. Any other
+// failure is returned: a write that timed out or whose connection broke may
+// have been applied, so only its caller can decide whether to try again (a
+// conditioned write retried would see its own effect as a conflict).
 //
-// Errors: Unavailable for connection failures and etcd's 5xx answers (the
-// message names the endpoint and etcd's words), InvalidArgument for its 4xx
-// (a compacted revision, too many operations in a transaction).
+// Streams (`Stream`, for watches) run on the caller's thread until the
+// receiver says stop, the stream breaks or `Cancel` is called from another
+// thread. gRPC's keepalive pings find a connection that died silently.
 //
-// Thread-safe: each call takes an idle connection from a small pool.
+// Errors: Unavailable for connection failures and etcd's refusals of the
+// moment (no leader, timeouts, a full database), InvalidArgument for
+// refusals of the request itself (a compacted revision, too many operations
+// in a transaction, a missing lease).
+//
+// Thread-safe.
 #pragma once
 
 #include <atomic>
@@ -38,8 +43,8 @@
 
 #include "core/status.h"
 
-namespace httplib {
-class Client;
+namespace grpc {
+class ClientContext;
 }
 
 namespace berth::store {
@@ -56,10 +61,10 @@ struct EtcdClientOptions {
   // of its default election timeout, more on a loaded machine).
   std::chrono::milliseconds retry_for{10000};
   // PEM files, as etcdctl's --cacert, --cert and --key (default: none).
-  // With ca_file, every call is HTTPS and etcd's certificate must chain to
-  // it and name the endpoint's host; cert_file and key_file (both or
-  // neither) are the certificate berthd presents. Read at each new
-  // connection, so renewed files are picked up.
+  // With ca_file, every call is over TLS and etcd's certificate must chain
+  // to it and name the endpoint's host; cert_file and key_file (both or
+  // neither) are the certificate berthd presents. Watched by gRPC (read
+  // again every minute), so renewed files are picked up.
   std::string ca_file, cert_file, key_file;
 };
 
@@ -79,10 +84,13 @@ class EtcdClient {
   EtcdClient(const EtcdClient&) = delete;
   EtcdClient& operator=(const EtcdClient&) = delete;
 
-  // POSTs `body` to `path` ("/v3/kv/range") and returns etcd's answer.
-  // `read_only`: the call changes nothing, so any failure may be retried on
-  // another member. `*unknown` (when given) is set when a failed write may
-  // have applied (it timed out, or its member went away with it).
+  // Makes the call the gateway serves at `path` ("/v3/kv/range",
+  // "/v3/kv/txn", "/v3/kv/compaction", "/v3/lease/grant", "/v3/lease/revoke"
+  // or "/v3/lease/keepalive": one round of the keepalive stream, answered as
+  // {"result": ...}) with `body`, and returns etcd's answer. `read_only`:
+  // the call changes nothing, so any failure may be retried on another
+  // member. `*unknown` (when given) is set when a failed write may have
+  // applied (it timed out, or its connection broke with it in flight).
   Result<EtcdJson> Call(std::string_view path, const EtcdJson& body, bool read_only = false,
                         bool* unknown = nullptr);
 
@@ -95,27 +103,24 @@ class EtcdClient {
     friend class EtcdClient;
     std::mutex mu_;
     bool cancelled_ = false;
-    httplib::Client* http_ = nullptr;  // while connected
+    grpc::ClientContext* context_ = nullptr;  // while streaming
   };
-  // POSTs `body` to `path` and hands each JSON line of the answer to
-  // `receive` until it returns false, the stream ends or `handle` is
-  // cancelled; tries each endpoint once to connect. `idle_timeout_seconds`
-  // bounds the wait for the next line. Returns why the stream ended (Ok when
-  // `receive` stopped it).
-  Status Stream(std::string_view path, const EtcdJson& body, int idle_timeout_seconds,
-                StreamHandle& handle, const std::function<bool(const EtcdJson&)>& receive);
+  // Opens a watch stream ("/v3/watch") with the WatchRequest `body`, and
+  // hands each answer, as {"result": WatchResponse}, to `receive` until it
+  // returns false, the stream ends or `handle` is cancelled; tries each
+  // member once to connect. Returns why the stream ended (Ok when `receive`
+  // stopped it).
+  Status Stream(std::string_view path, const EtcdJson& body, StreamHandle& handle,
+                const std::function<bool(const EtcdJson&)>& receive);
 
   const EtcdClientOptions& options() const { return options_; }
 
- private:
-  // An idle connection to `endpoint` (*reused) or a new one.
-  std::unique_ptr<httplib::Client> Take(size_t endpoint, bool* reused);
-  void Give(size_t endpoint, std::unique_ptr<httplib::Client> client);
+  struct Member;  // one endpoint's channel and stubs (etcd_client.cc)
 
+ private:
   EtcdClientOptions options_;
   std::atomic<size_t> preferred_{0};  // the endpoint that answered last
-  std::mutex pool_mu_;
-  std::vector<std::vector<std::unique_ptr<httplib::Client>>> idle_;  // per endpoint
+  std::vector<std::unique_ptr<Member>> members_;
 };
 
 }  // namespace berth::store

@@ -52,7 +52,7 @@ class EtcdFollowing final : public ChangeFeed::Following {
                                   {"range_end", Base64Encode(PrefixEnd(store_.prefix()))},
                                   {"start_revision", std::to_string(next_)}}}};
       // A broken stream is resumed below; only a loss ends the feed.
-      (void)store_.client().Stream("/v3/watch", request, kIdleSeconds, handle_,
+      (void)store_.client().Stream("/v3/watch", request, handle_,
                                    [&](const EtcdJson& m) { return Receive(m, &lost); });
       if (!lost.empty()) {
         sink_.lost(Status::Unavailable(lost));
@@ -115,9 +115,6 @@ class EtcdFollowing final : public ChangeFeed::Following {
     return stop_;
   }
 
-  // Without events the gateway sends nothing, so an idle watch reconnects
-  // this often; that costs one request and loses nothing.
-  static constexpr int kIdleSeconds = 30;
   EtcdStore& store_;
   int64_t next_;  // the next revision to hand out (the feed thread's)
   ChangeFeed::Sink sink_;

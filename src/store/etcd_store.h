@@ -1,6 +1,5 @@
 // EtcdStore: the Store on an etcd cluster, shared by several berthd
-// replicas (docs/ha.md), reached through etcd's v3 JSON gateway
-// (EtcdClient).
+// replicas (docs/ha.md), reached through etcd's v3 gRPC API (EtcdClient).
 //
 // Layout: an object (kind, id) is the key `<prefix><kind>/<id>` with its
 // body as the value; its revision is the key's mod_revision, so the store

@@ -34,7 +34,7 @@ namespace berth::store {
 // PEM files for members that serve TLS (etcd's --cert-file, --key-file,
 // --trusted-ca-file with --client-cert-auth): `cert` must name 127.0.0.1
 // and be good for server and client use (members speak TLS to each other
-// too, and the gateway calls its own member with it).
+// too).
 struct EtcdTestTls {
   std::string ca_file, cert_file, key_file;
 };
