@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
+#include "session/grpc_defaults.h"
 
 namespace berth::store {
 
@@ -273,6 +274,7 @@ std::string PrefixEnd(std::string prefix) {
 }
 
 EtcdClient::EtcdClient(EtcdClientOptions options) : options_(std::move(options)) {
+  session::UseGrpcDefaults();
   const auto credentials = CredentialsFor(options_);
   for (const std::string& endpoint : options_.endpoints)
     members_.push_back(Connect(endpoint, credentials));
