@@ -103,15 +103,20 @@ void Prepare(grpc::ClientContext& context, int timeout_seconds) {
 // One call's way there and back: the request decoded from JSON, the
 // answer encoded to it.
 using Unary = std::function<grpc::Status(Member&, grpc::ClientContext&, const EtcdJson& body,
-                                         EtcdJson* answer, Status* invalid)>;
+                                         EtcdJson* answer)>;
+
+// A request that does not decode is Berth's own mistake: refused as asked.
+grpc::Status Undecodable(const Status& why) {
+  return {grpc::StatusCode::INVALID_ARGUMENT, why.message()};
+}
 
 template <typename Request, typename Response, typename Stub>
 Unary UnaryOf(std::unique_ptr<Stub> Member::*stub,
               grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*)) {
   return [stub, method](Member& m, grpc::ClientContext& context, const EtcdJson& body,
-                        EtcdJson* answer, Status* invalid) {
+                        EtcdJson* answer) {
     Request request;
-    if (*invalid = FromJson(body, &request); !invalid->ok()) return grpc::Status::OK;
+    if (Status decoded = FromJson(body, &request); !decoded.ok()) return Undecodable(decoded);
     Response response;
     grpc::Status status = ((*(m.*stub)).*method)(&context, request, &response);
     if (status.ok()) *answer = ToJson(response);
@@ -121,13 +126,12 @@ Unary UnaryOf(std::unique_ptr<Stub> Member::*stub,
 
 // One round of a lease's keepalive stream, answered as the gateway does.
 grpc::Status KeepAliveOnce(Member& m, grpc::ClientContext& context, const EtcdJson& body,
-                           EtcdJson* answer, Status* invalid) {
+                           EtcdJson* answer) {
   pb::LeaseKeepAliveRequest request;
-  if (*invalid = FromJson(body, &request); !invalid->ok()) return grpc::Status::OK;
+  if (Status decoded = FromJson(body, &request); !decoded.ok()) return Undecodable(decoded);
   auto stream = m.lease->LeaseKeepAlive(&context);
   pb::LeaseKeepAliveResponse response;
-  const bool answered = stream->Write(request) && stream->Read(&response);
-  if (answered) {
+  if (stream->Write(request) && stream->Read(&response)) {
     *answer = EtcdJson{{"result", ToJson(response)}};
     context.TryCancel();  // one round is all: the stream ends here
     (void)stream->Finish();
@@ -141,10 +145,6 @@ grpc::Status KeepAliveOnce(Member& m, grpc::ClientContext& context, const EtcdJs
 
 const std::unordered_map<std::string_view, Unary>& Calls() {
   static const auto* calls = new std::unordered_map<std::string_view, Unary>{
-      {"/v3/kv/range", UnaryOf(&Member::kv, &pb::KV::Stub::Range)},
-      {"/v3/kv/put", UnaryOf(&Member::kv, &pb::KV::Stub::Put)},
-      {"/v3/kv/deleterange", UnaryOf(&Member::kv, &pb::KV::Stub::DeleteRange)},
-      {"/v3/kv/txn", UnaryOf(&Member::kv, &pb::KV::Stub::Txn)},
       {"/v3/kv/compaction", UnaryOf(&Member::kv, &pb::KV::Stub::Compact)},
       {"/v3/lease/grant", UnaryOf(&Member::lease, &pb::Lease::Stub::LeaseGrant)},
       {"/v3/lease/revoke", UnaryOf(&Member::lease, &pb::Lease::Stub::LeaseRevoke)},
@@ -282,32 +282,24 @@ EtcdClient::EtcdClient(EtcdClientOptions options) : options_(std::move(options))
 
 EtcdClient::~EtcdClient() = default;
 
-Result<EtcdJson> EtcdClient::Call(std::string_view path, const EtcdJson& body, bool read_only,
-                                  bool* unknown) {
+Status EtcdClient::Invoke(const std::function<grpc::Status(Member&, grpc::ClientContext&)>& attempt,
+                          bool read_only, bool* unknown) {
   if (unknown != nullptr) *unknown = false;
-  const auto call = Calls().find(path);
-  if (call == Calls().end())
-    return Status::InvalidArgument("no such etcd call: " + std::string(path));
   const size_t n = members_.size();
   if (n == 0) return Status::InvalidArgument("no etcd endpoint given");
   const bool tls = !options_.ca_file.empty();
   const auto deadline = std::chrono::steady_clock::now() + options_.retry_for;
   const size_t first = preferred_.load();
   std::string why;
-  for (size_t attempt = 0;; ++attempt) {
-    const size_t e = (first + attempt) % n;
+  for (size_t tries = 0;; ++tries) {
+    const size_t e = (first + tries) % n;
     Member& m = *members_[e];
     grpc::ClientContext context;
     Prepare(context, options_.request_timeout_seconds);
-    EtcdJson answer;
-    Status invalid;
-    const grpc::Status status = call->second(m, context, body, &answer, &invalid);
-    if (!invalid.ok()) return invalid;
+    const grpc::Status status = attempt(m, context);
     if (status.ok()) {
       preferred_.store(e);
-      if (answer.is_discarded())
-        return Status::Unavailable("etcd at " + m.endpoint + ": no answer");
-      return answer;
+      return Status::Ok();
     }
     const std::string& message = status.error_message();
     // etcd's space quota is used up (its NOSPACE alarm); nothing was
@@ -324,7 +316,7 @@ Result<EtcdJson> EtcdClient::Call(std::string_view path, const EtcdJson& body, b
       if (unknown != nullptr) *unknown = true;
       return Status::Unavailable("etcd at " + why + " (the write may or may not have applied)");
     }
-    if ((attempt + 1) % n == 0) {
+    if ((tries + 1) % n == 0) {
       if (std::chrono::steady_clock::now() >= deadline)
         return Status::Unavailable("no etcd member could serve the request (last: " + why + ")");
       // Give an election (about a second on etcd's defaults) time to end.
@@ -333,24 +325,54 @@ Result<EtcdJson> EtcdClient::Call(std::string_view path, const EtcdJson& body, b
   }
 }
 
+Result<pb::TxnResponse> EtcdClient::Txn(const pb::TxnRequest& request, bool read_only,
+                                        bool* unknown) {
+  pb::TxnResponse response;
+  BERTH_RETURN_IF_ERROR(
+      Invoke([&](Member& m,
+                 grpc::ClientContext& context) { return m.kv->Txn(&context, request, &response); },
+             read_only, unknown));
+  return response;
+}
+
+Result<pb::RangeResponse> EtcdClient::Range(const pb::RangeRequest& request) {
+  pb::RangeResponse response;
+  BERTH_RETURN_IF_ERROR(Invoke(
+      [&](Member& m, grpc::ClientContext& context) {
+        return m.kv->Range(&context, request, &response);
+      },
+      true, nullptr));
+  return response;
+}
+
+Result<EtcdJson> EtcdClient::Call(std::string_view path, const EtcdJson& body, bool read_only,
+                                  bool* unknown) {
+  const auto call = Calls().find(path);
+  if (call == Calls().end())
+    return Status::InvalidArgument("no such etcd call: " + std::string(path));
+  EtcdJson answer;
+  BERTH_RETURN_IF_ERROR(
+      Invoke([&](Member& m,
+                 grpc::ClientContext& context) { return call->second(m, context, body, &answer); },
+             read_only, unknown));
+  if (answer.is_discarded()) return Status::Unavailable("etcd's answer did not map to JSON");
+  return answer;
+}
+
 void EtcdClient::StreamHandle::Cancel() {
   std::lock_guard lock(mu_);
   cancelled_ = true;
   if (context_ != nullptr) context_->TryCancel();
 }
 
-Status EtcdClient::Stream(std::string_view path, const EtcdJson& body, StreamHandle& handle,
-                          const std::function<bool(const EtcdJson&)>& receive) {
-  if (path != "/v3/watch")
-    return Status::InvalidArgument("no such etcd stream: " + std::string(path));
-  pb::WatchRequest request;
-  BERTH_RETURN_IF_ERROR(FromJson(body, &request));
+Status EtcdClient::Watch(const pb::WatchRequest& request, StreamHandle& handle,
+                         const std::function<bool(const pb::WatchResponse&)>& receive) {
   const size_t n = members_.size();
   const size_t first = preferred_.load();
   const bool tls = !options_.ca_file.empty();
   std::string why;
-  for (size_t attempt = 0; attempt < n; ++attempt) {
-    Member& m = *members_[(first + attempt) % n];
+  for (size_t tries = 0; tries < n; ++tries) {
+    Member& m = *members_[(first + tries) % n];
     grpc::ClientContext context;
     Prepare(context, 0);
     {
@@ -362,8 +384,7 @@ Status EtcdClient::Stream(std::string_view path, const EtcdJson& body, StreamHan
     bool stopped = false;
     if (stream->Write(request)) {
       pb::WatchResponse response;
-      while (!stopped && stream->Read(&response))
-        stopped = !receive(EtcdJson{{"result", ToJson(response)}});
+      while (!stopped && stream->Read(&response)) stopped = !receive(response);
     }
     if (stopped) context.TryCancel();
     const grpc::Status status = stream->Finish();

@@ -4,11 +4,12 @@
 // --client-cert-auth), else plaintext. One HTTP/2 connection per member
 // carries every call in flight, from every thread.
 //
-// Calls take and answer the JSON shapes of etcd's v3 gateway, which are
-// protobuf's JSON mapping of the same messages (snake_case names, int64 as
-// strings, bytes as base64): the store and the leadership build and read
-// those, and this class is the one place that knows the transport
-// (docs/ha.md, "How it works").
+// The store's hot calls (Txn, Range, Watch) take and answer etcd's own
+// protobuf messages. The rare ones (the leader election's leases, a
+// compaction) go through `Call`, which takes the JSON shapes of etcd's v3
+// gateway: protobuf's JSON mapping of the same messages (snake_case names,
+// int64 as strings, bytes as base64). This class is the one place that
+// knows the transport (docs/ha.md, "How it works").
 //
 // Unary calls (`Call`) go to the member that answered last; a call that
 // certainly had no effect (no connection could be made, or the member has
@@ -42,10 +43,12 @@
 #include <vector>
 
 #include "core/status.h"
+#include "etcd/etcdserver/etcdserverpb/rpc.pb.h"
 
 namespace grpc {
 class ClientContext;
-}
+class Status;
+}  // namespace grpc
 
 namespace berth::store {
 
@@ -84,17 +87,22 @@ class EtcdClient {
   EtcdClient(const EtcdClient&) = delete;
   EtcdClient& operator=(const EtcdClient&) = delete;
 
-  // Makes the call the gateway serves at `path` ("/v3/kv/range",
-  // "/v3/kv/txn", "/v3/kv/compaction", "/v3/lease/grant", "/v3/lease/revoke"
-  // or "/v3/lease/keepalive": one round of the keepalive stream, answered as
-  // {"result": ...}) with `body`, and returns etcd's answer. `read_only`:
-  // the call changes nothing, so any failure may be retried on another
-  // member. `*unknown` (when given) is set when a failed write may have
-  // applied (it timed out, or its connection broke with it in flight).
+  // KV.Txn, KV.Range. `read_only`: the call changes nothing, so any failure
+  // may be retried on another member. `*unknown` (when given) is set when a
+  // failed write may have applied (it timed out, or its connection broke
+  // with it in flight).
+  Result<etcdserverpb::TxnResponse> Txn(const etcdserverpb::TxnRequest& request,
+                                        bool read_only = false, bool* unknown = nullptr);
+  Result<etcdserverpb::RangeResponse> Range(const etcdserverpb::RangeRequest& request);
+
+  // Makes the call the gateway serves at `path` ("/v3/kv/compaction",
+  // "/v3/lease/grant", "/v3/lease/revoke" or "/v3/lease/keepalive": one
+  // round of the keepalive stream, answered as {"result": ...}) with
+  // `body`, and returns etcd's answer; `read_only` and `unknown` as Txn's.
   Result<EtcdJson> Call(std::string_view path, const EtcdJson& body, bool read_only = false,
                         bool* unknown = nullptr);
 
-  // A stream's handle: Cancel ends its Stream call from another thread.
+  // A stream's handle: Cancel ends its Watch call from another thread.
   class StreamHandle {
    public:
     void Cancel();
@@ -105,19 +113,23 @@ class EtcdClient {
     bool cancelled_ = false;
     grpc::ClientContext* context_ = nullptr;  // while streaming
   };
-  // Opens a watch stream ("/v3/watch") with the WatchRequest `body`, and
-  // hands each answer, as {"result": WatchResponse}, to `receive` until it
-  // returns false, the stream ends or `handle` is cancelled; tries each
-  // member once to connect. Returns why the stream ended (Ok when `receive`
-  // stopped it).
-  Status Stream(std::string_view path, const EtcdJson& body, StreamHandle& handle,
-                const std::function<bool(const EtcdJson&)>& receive);
+  // Opens a Watch stream with `request` and hands each answer to `receive`
+  // until it returns false, the stream ends or `handle` is cancelled; tries
+  // each member once to connect. Returns why the stream ended (Ok when
+  // `receive` stopped it).
+  Status Watch(const etcdserverpb::WatchRequest& request, StreamHandle& handle,
+               const std::function<bool(const etcdserverpb::WatchResponse&)>& receive);
 
   const EtcdClientOptions& options() const { return options_; }
 
   struct Member;  // one endpoint's channel and stubs (etcd_client.cc)
 
  private:
+  // Makes `attempt` on the preferred member, then on the others while it
+  // certainly had no effect, for up to retry_for (see the class comment).
+  Status Invoke(const std::function<grpc::Status(Member&, grpc::ClientContext&)>& attempt,
+                bool read_only, bool* unknown);
+
   EtcdClientOptions options_;
   std::atomic<size_t> preferred_{0};  // the endpoint that answered last
   std::vector<std::unique_ptr<Member>> members_;

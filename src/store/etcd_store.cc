@@ -6,16 +6,20 @@
 
 namespace berth::store {
 
-EtcdJson EtcdCompare(const std::string& key, const Write& w) {
-  if (w.expect == Write::Expect::kAbsent)
-    return {{"target", "CREATE"},
-            {"result", "EQUAL"},
-            {"key", Base64Encode(key)},
-            {"create_revision", "0"}};
-  return {{"target", "MOD"},
-          {"result", "EQUAL"},
-          {"key", Base64Encode(key)},
-          {"mod_revision", std::to_string(w.expected_revision)}};
+namespace pb = etcdserverpb;
+
+pb::Compare EtcdCompare(const std::string& key, const Write& w) {
+  pb::Compare compare;
+  compare.set_key(key);
+  compare.set_result(pb::Compare::EQUAL);
+  if (w.expect == Write::Expect::kAbsent) {
+    compare.set_target(pb::Compare::CREATE);
+    compare.set_create_revision(0);
+  } else {
+    compare.set_target(pb::Compare::MOD);
+    compare.set_mod_revision(w.expected_revision);
+  }
+  return compare;
 }
 
 // What a batch's earlier writes left of one key.
@@ -47,13 +51,14 @@ class EtcdFollowing final : public ChangeFeed::Following {
   void Run() {
     while (!Stopping()) {
       std::string lost;
-      const EtcdJson request = {{"create_request",
-                                 {{"key", Base64Encode(store_.prefix())},
-                                  {"range_end", Base64Encode(PrefixEnd(store_.prefix()))},
-                                  {"start_revision", std::to_string(next_)}}}};
+      pb::WatchRequest request;
+      pb::WatchCreateRequest* create = request.mutable_create_request();
+      create->set_key(store_.prefix());
+      create->set_range_end(PrefixEnd(store_.prefix()));
+      create->set_start_revision(next_);
       // A broken stream is resumed below; only a loss ends the feed.
-      (void)store_.client().Stream("/v3/watch", request, handle_,
-                                   [&](const EtcdJson& m) { return Receive(m, &lost); });
+      (void)store_.client().Watch(request, handle_,
+                                  [&](const pb::WatchResponse& r) { return Receive(r, &lost); });
       if (!lost.empty()) {
         sink_.lost(Status::Unavailable(lost));
         return;
@@ -63,42 +68,35 @@ class EtcdFollowing final : public ChangeFeed::Following {
     }
   }
 
-  bool Receive(const EtcdJson& message, std::string* lost) {
+  bool Receive(const pb::WatchResponse& result, std::string* lost) {
     if (Stopping()) return false;
-    if (!message.contains("result")) return false;  // a stream error: reconnect
-    const EtcdJson& result = message["result"];
-    if (const int64_t compacted = EtcdInt(result, "compact_revision"); compacted != 0) {
+    if (const int64_t compacted = result.compact_revision(); compacted != 0) {
       *lost = "etcd compacted the history up to revision " + std::to_string(compacted) +
               ", past revision " + std::to_string(next_) + " that the watch needed";
       return false;
     }
-    if (result.value("canceled", false)) {
-      *lost =
-          "etcd cancelled the watch: " + result.value("cancel_reason", std::string("no reason"));
+    if (result.canceled()) {
+      *lost = "etcd cancelled the watch: " +
+              (result.cancel_reason().empty() ? std::string("no reason") : result.cancel_reason());
       return false;
     }
-    auto events = result.find("events");
-    if (events == result.end() || !events->is_array()) return true;
     std::vector<Change> changes;
     int64_t at = 0;
-    for (const EtcdJson& event : *events) {
-      const EtcdJson& kv = event["kv"];
-      const int64_t revision = EtcdInt(kv, "mod_revision");
+    for (const mvccpb::Event& event : result.events()) {
+      const mvccpb::KeyValue& kv = event.kv();
+      const int64_t revision = kv.mod_revision();
       if (revision != at && !changes.empty()) {
         Deliver(at, std::move(changes));
         changes.clear();
       }
       at = revision;
-      std::optional<std::string> key = Base64Decode(kv.value("key", std::string()));
-      std::optional<std::pair<std::string, std::string>> name;
-      if (key) name = store_.Split(*key);
+      std::optional<std::pair<std::string, std::string>> name = store_.Split(kv.key());
       if (!name) continue;
       Change change{Write::Op::kPut, std::move(name->first), std::move(name->second), "", revision};
-      if (event.value("type", std::string("PUT")) == "DELETE") {
+      if (event.type() == mvccpb::Event::DELETE)
         change.op = Write::Op::kDelete;
-      } else {
-        change.body = Base64Decode(kv.value("value", std::string())).value_or("");
-      }
+      else
+        change.body = kv.value();
       changes.push_back(std::move(change));
     }
     if (!changes.empty()) Deliver(at, std::move(changes));
@@ -137,10 +135,12 @@ Result<std::unique_ptr<EtcdStore>> EtcdStore::Open(EtcdStoreOptions options) {
   if (options.max_txn_ops < 2 || options.max_request_bytes < (1 << 17) || options.page_size < 1)
     return Status::InvalidArgument("etcd: max_txn_ops, max_request_bytes or page_size too small");
   std::unique_ptr<EtcdStore> store(new EtcdStore(std::move(options)));
-  Result<EtcdJson> answer = store->client_->Call(
-      "/v3/kv/range", {{"key", Base64Encode(store->options_.prefix)}, {"count_only", true}}, true);
+  pb::RangeRequest count;
+  count.set_key(store->options_.prefix);
+  count.set_count_only(true);
+  Result<pb::RangeResponse> answer = store->client_->Range(count);
   if (!answer.ok()) return answer.status();
-  store->Saw(*answer);
+  store->Saw(answer->header().revision());
   return store;
 }
 
@@ -158,16 +158,16 @@ std::optional<std::pair<std::string, std::string>> EtcdStore::Split(std::string_
   return std::make_pair(std::string(key.substr(0, slash)), std::string(key.substr(slash + 1)));
 }
 
-void EtcdStore::Saw(const EtcdJson& answer) const {
-  const int64_t seen = EtcdInt(answer.value("header", EtcdJson::object()), "revision");
+void EtcdStore::Saw(int64_t seen) const {
   int64_t known = revision_.load();
   while (seen > known && !revision_.compare_exchange_weak(known, seen)) {
   }
 }
 
 Store::BatchLimits EtcdStore::batch_limits() const {
-  // Bodies travel base64-encoded (4/3) inside JSON; leave room for framing.
-  return {options_.max_txn_ops, (options_.max_request_bytes - (1 << 16)) / 4 * 3};
+  // Bodies travel as they are, in protobuf; 64 KiB are left for the keys,
+  // the compares and the request's framing.
+  return {options_.max_txn_ops, options_.max_request_bytes - (1 << 16)};
 }
 
 Result<int64_t> EtcdStore::Commit(const std::vector<Write>& writes) {
@@ -179,7 +179,7 @@ Result<int64_t> EtcdStore::Commit(const std::vector<Write>& writes) {
   // Decide what the stored state must be (compares) and what the batch
   // decides itself (a precondition on a key an earlier write touched).
   std::map<std::string, KeyState> keys;
-  EtcdJson compares = EtcdJson::array(), reads = EtcdJson::array();
+  pb::TxnRequest txn;
   const Write* failed = nullptr;
   int64_t failed_actual = 0;
   for (const Write& w : writes) {
@@ -187,8 +187,10 @@ Result<int64_t> EtcdStore::Commit(const std::vector<Write>& writes) {
     KeyState& k = keys[key];
     if (w.expect != Write::Expect::kAnything) {
       if (k.state == KeyState::kUnknown) {
-        compares.push_back(EtcdCompare(key, w));
-        reads.push_back({{"request_range", {{"key", Base64Encode(key)}, {"keys_only", true}}}});
+        *txn.add_compare() = EtcdCompare(key, w);
+        pb::RangeRequest* read = txn.add_failure()->mutable_request_range();
+        read->set_key(key);
+        read->set_keys_only(true);
         k.state = w.expect == Write::Expect::kAbsent ? KeyState::kAbsent : KeyState::kPresent;
         k.revision = w.expected_revision;
       } else if (const int64_t actual = k.state == KeyState::kPresent ? k.revision : 0;
@@ -202,38 +204,38 @@ Result<int64_t> EtcdStore::Commit(const std::vector<Write>& writes) {
     k.revision = revision() + 1;  // the batch's own; only a refusal's message shows it
     k.last = &w;
   }
-  EtcdJson success = EtcdJson::array();
   if (failed == nullptr)
     for (const auto& [key, k] : keys) {
       if (k.last == nullptr) continue;
-      if (k.last->op == Write::Op::kPut)
-        success.push_back(
-            {{"request_put", {{"key", Base64Encode(key)}, {"value", Base64Encode(k.last->body)}}}});
-      else
-        success.push_back({{"request_delete_range", {{"key", Base64Encode(key)}}}});
+      if (k.last->op == Write::Op::kPut) {
+        pb::PutRequest* put = txn.add_success()->mutable_request_put();
+        put->set_key(key);
+        put->set_value(k.last->body);
+      } else {
+        txn.add_success()->mutable_request_delete_range()->set_key(key);
+      }
     }
-  const EtcdJson txn = {{"compare", compares}, {"success", success}, {"failure", reads}};
   const BatchLimits limits = batch_limits();
-  if (success.size() > limits.writes || compares.size() > limits.writes ||
-      txn.dump().size() + (1 << 16) > options_.max_request_bytes)
+  if (static_cast<size_t>(txn.success_size()) > limits.writes ||
+      static_cast<size_t>(txn.compare_size()) > limits.writes ||
+      txn.ByteSizeLong() + (1 << 16) > options_.max_request_bytes)
     return Status::InvalidArgument(
         "a batch of " + std::to_string(writes.size()) +
         " writes is more than one etcd transaction takes (--max-txn-ops " +
         std::to_string(options_.max_txn_ops) + ", --max-request-bytes " +
         std::to_string(options_.max_request_bytes) + ")");
-  Result<EtcdJson> answer = Send(txn, keys);
+  Result<pb::TxnResponse> answer = Send(txn, keys);
   if (!answer.ok()) return answer.status();
-  Saw(*answer);
-  if (answer->value("succeeded", false)) {
+  Saw(answer->header().revision());
+  if (answer->succeeded()) {
     if (failed != nullptr) return PreconditionFailed(*failed, failed_actual);
-    return EtcdInt((*answer)["header"], "revision");
+    return answer->header().revision();
   }
   // Replay the batch on the stored revisions read in the same transaction.
   std::map<std::string, int64_t> stored;
-  for (const EtcdJson& response : answer->value("responses", EtcdJson::array()))
-    for (const EtcdJson& kv : response["response_range"].value("kvs", EtcdJson::array()))
-      stored[Base64Decode(kv.value("key", std::string())).value_or("")] =
-          EtcdInt(kv, "mod_revision");
+  for (const pb::ResponseOp& response : answer->responses())
+    for (const mvccpb::KeyValue& kv : response.response_range().kvs())
+      stored[kv.key()] = kv.mod_revision();
   std::map<std::string, int64_t> now;
   for (const Write& w : writes) {
     const std::string key = Key(w.kind, w.id);
@@ -250,15 +252,20 @@ Result<int64_t> EtcdStore::Commit(const std::vector<Write>& writes) {
 // If each holds what the transaction wrote, it applied; if not, it did not
 // (its compares keep a second apply from taking effect twice) and is sent
 // again, until `retry_for` has passed.
-Result<EtcdJson> EtcdStore::Send(const EtcdJson& txn, const std::map<std::string, KeyState>& keys) {
+Result<pb::TxnResponse> EtcdStore::Send(const pb::TxnRequest& txn,
+                                        const std::map<std::string, KeyState>& keys) {
   bool unknown = false;
-  Result<EtcdJson> answer = client_->Call("/v3/kv/txn", txn, false, &unknown);
+  Result<pb::TxnResponse> answer = client_->Txn(txn, false, &unknown);
   const auto deadline = std::chrono::steady_clock::now() + options_.client.retry_for;
   while (!answer.ok() && unknown && std::chrono::steady_clock::now() < deadline) {
     Result<std::optional<int64_t>> applied = AppliedAt(keys);
-    if (applied.ok() && applied->has_value())
-      return EtcdJson{{"header", {{"revision", std::to_string(**applied)}}}, {"succeeded", true}};
-    if (applied.ok()) answer = client_->Call("/v3/kv/txn", txn, false, &unknown);
+    if (applied.ok() && applied->has_value()) {
+      pb::TxnResponse done;
+      done.mutable_header()->set_revision(**applied);
+      done.set_succeeded(true);
+      return done;
+    }
+    if (applied.ok()) answer = client_->Txn(txn, false, &unknown);
   }
   return answer;
 }
@@ -266,25 +273,23 @@ Result<EtcdJson> EtcdStore::Send(const EtcdJson& txn, const std::map<std::string
 // The revision at which every put of `keys` holds its value and every
 // delete is absent; nullopt when they do not.
 Result<std::optional<int64_t>> EtcdStore::AppliedAt(const std::map<std::string, KeyState>& keys) {
-  EtcdJson reads = EtcdJson::array();
+  pb::TxnRequest reads;
   for (const auto& [key, k] : keys)
-    if (k.last != nullptr) reads.push_back({{"request_range", {{"key", Base64Encode(key)}}}});
-  Result<EtcdJson> answer = client_->Call("/v3/kv/txn", {{"success", reads}}, true);
+    if (k.last != nullptr) reads.add_success()->mutable_request_range()->set_key(key);
+  Result<pb::TxnResponse> answer = client_->Txn(reads, true);
   if (!answer.ok()) return answer.status();
   int64_t revision = 0;
-  size_t i = 0;
-  const EtcdJson responses = answer->value("responses", EtcdJson::array());
+  int i = 0;
   for (const auto& [key, k] : keys) {
     if (k.last == nullptr) continue;
-    if (i >= responses.size()) return std::optional<int64_t>();
-    const EtcdJson kvs = responses[i++]["response_range"].value("kvs", EtcdJson::array());
+    if (i >= answer->responses_size()) return std::optional<int64_t>();
+    const auto& kvs = answer->responses(i++).response_range().kvs();
     const bool put = k.last->op == Write::Op::kPut;
     if (kvs.empty() == put) return std::optional<int64_t>();
-    if (put && Base64Decode(kvs[0].value("value", std::string())) != k.last->body)
-      return std::optional<int64_t>();
-    if (put) revision = std::max(revision, EtcdInt(kvs[0], "mod_revision"));
+    if (put && kvs[0].value() != k.last->body) return std::optional<int64_t>();
+    if (put) revision = std::max(revision, kvs[0].mod_revision());
   }
-  if (revision == 0) revision = EtcdInt((*answer)["header"], "revision");
+  if (revision == 0) revision = answer->header().revision();
   return std::optional<int64_t>(revision);
 }
 
@@ -293,27 +298,24 @@ Result<std::vector<StoredObject>> EtcdStore::Range(const std::string& from, cons
   std::vector<StoredObject> out;
   std::string next = from;
   for (;;) {
-    EtcdJson request = {{"key", Base64Encode(next)},
-                        {"range_end", Base64Encode(to)},
-                        {"limit", std::to_string(options_.page_size)}};
-    if (at != 0) request["revision"] = std::to_string(at);
-    Result<EtcdJson> answer = client_->Call("/v3/kv/range", request, true);
+    pb::RangeRequest request;
+    request.set_key(next);
+    request.set_range_end(to);
+    request.set_limit(options_.page_size);
+    if (at != 0) request.set_revision(at);
+    Result<pb::RangeResponse> answer = client_->Range(request);
     if (!answer.ok()) return answer.status();
-    Saw(*answer);
-    if (at == 0) at = EtcdInt((*answer)["header"], "revision");
-    std::string last;
-    for (const EtcdJson& kv : answer->value("kvs", EtcdJson::array())) {
-      std::optional<std::string> key = Base64Decode(kv.value("key", std::string()));
-      std::optional<std::string> value = Base64Decode(kv.value("value", std::string()));
-      if (!key || !value) return Status::Internal("etcd sent a key or value that is not base64");
-      std::optional<std::pair<std::string, std::string>> name = Split(*key);
-      if (name)
-        out.push_back({std::move(name->first), std::move(name->second), std::move(*value),
-                       EtcdInt(kv, "mod_revision")});
-      last = std::move(*key);
+    Saw(answer->header().revision());
+    if (at == 0) at = answer->header().revision();
+    const std::string* last = nullptr;
+    for (const mvccpb::KeyValue& kv : answer->kvs()) {
+      if (std::optional<std::pair<std::string, std::string>> name = Split(kv.key()))
+        out.push_back(
+            {std::move(name->first), std::move(name->second), kv.value(), kv.mod_revision()});
+      last = &kv.key();
     }
-    if (!answer->value("more", false) || last.empty()) break;
-    next = last + '\0';
+    if (!answer->more() || last == nullptr) break;
+    next = *last + '\0';
   }
   if (revision != nullptr) *revision = at;
   return out;
@@ -359,7 +361,7 @@ Status EtcdStore::Compact(int64_t revision) {
   Result<EtcdJson> answer =
       client_->Call("/v3/kv/compaction", {{"revision", std::to_string(revision)}});
   if (!answer.ok()) return answer.status();
-  Saw(*answer);
+  Saw(EtcdInt(answer->value("header", EtcdJson::object()), "revision"));
   return Status::Ok();
 }
 

@@ -63,7 +63,7 @@ struct EtcdStoreOptions {
 
 // The txn compare for `w`'s precondition on `key` (absent: CREATE == 0; at
 // a revision: MOD == revision). `w` expects something.
-EtcdJson EtcdCompare(const std::string& key, const Write& w);
+etcdserverpb::Compare EtcdCompare(const std::string& key, const Write& w);
 
 class EtcdStore final : public Store, public ChangeFeed {
  public:
@@ -97,13 +97,14 @@ class EtcdStore final : public Store, public ChangeFeed {
  private:
   struct KeyState;
   explicit EtcdStore(EtcdStoreOptions options);
-  Result<EtcdJson> Send(const EtcdJson& txn, const std::map<std::string, KeyState>& keys);
+  Result<etcdserverpb::TxnResponse> Send(const etcdserverpb::TxnRequest& txn,
+                                         const std::map<std::string, KeyState>& keys);
   Result<std::optional<int64_t>> AppliedAt(const std::map<std::string, KeyState>& keys);
   // Ranges [from, to) at `at` (0: now), every page; sets *revision to the
   // revision read at.
   Result<std::vector<StoredObject>> Range(const std::string& from, const std::string& to,
                                           int64_t at, int64_t* revision) const;
-  void Saw(const EtcdJson& answer) const;  // raises revision_ to the answer's header
+  void Saw(int64_t revision) const;  // raises revision_ to an answer's header
 
   EtcdStoreOptions options_;
   std::unique_ptr<EtcdClient> client_;

@@ -2,9 +2,9 @@
 
 namespace berth::daemon {
 
-using store::Base64Encode;
 using store::EtcdInt;
 using store::EtcdJson;
+namespace pb = etcdserverpb;
 
 namespace {
 
@@ -94,9 +94,9 @@ void Leadership::Run() {
 
 void Leadership::Campaign() {
   const std::string key = store_.Key(kKind, kId);
-  Result<EtcdJson> current = ReadKey();
+  Result<Kvs> current = ReadKey();
   if (!current.ok()) return;  // etcd unreachable: try again next round
-  EtcdJson kvs = *current;
+  Kvs kvs = std::move(*current);
   if (kvs.empty()) {
     const int64_t seconds = std::max<int64_t>(
         2, std::chrono::duration_cast<std::chrono::seconds>(options_.ttl).count());
@@ -104,19 +104,17 @@ void Leadership::Campaign() {
     if (!grant.ok() || EtcdInt(*grant, "ID") == 0) return;
     const int64_t lease = EtcdInt(*grant, "ID");
     const std::string value = EtcdJson{{"id", options_.id}, {"address", options_.address}}.dump();
-    const EtcdJson txn = {
-        {"compare",
-         EtcdJson::array({store::EtcdCompare(key, store::Write::Create(kKind, kId, value))})},
-        {"success",
-         {{{"request_put",
-            {{"key", Base64Encode(key)},
-             {"value", Base64Encode(value)},
-             {"lease", std::to_string(lease)}}}}}},
-        {"failure", {{{"request_range", {{"key", Base64Encode(key)}}}}}}};
+    pb::TxnRequest txn;
+    *txn.add_compare() = store::EtcdCompare(key, store::Write::Create(kKind, kId, value));
+    pb::PutRequest* put = txn.add_success()->mutable_request_put();
+    put->set_key(key);
+    put->set_value(value);
+    put->set_lease(lease);
+    txn.add_failure()->mutable_request_range()->set_key(key);
     const Timestamp asked = clock_.Now();
-    Result<EtcdJson> won = client_->Call("/v3/kv/txn", txn);
-    if (won.ok() && won->value("succeeded", false)) {
-      const int64_t epoch = EtcdInt((*won)["header"], "revision");
+    Result<pb::TxnResponse> won = client_->Txn(txn);
+    if (won.ok() && won->succeeded()) {
+      const int64_t epoch = won->header().revision();
       {
         std::lock_guard lock(mu_);
         view_ = {true, epoch, options_.id, options_.address};
@@ -130,14 +128,14 @@ void Leadership::Campaign() {
       return;
     }
     (void)client_->Call("/v3/lease/revoke", {{"ID", std::to_string(lease)}});
-    if (!won.ok()) return;
-    kvs = (*won)["responses"][0]["response_range"].value("kvs", EtcdJson::array());
+    if (!won.ok() || won->responses_size() == 0) return;
+    const auto& read = won->responses(0).response_range().kvs();
+    kvs.assign(read.begin(), read.end());
   }
   View seen;
   if (!kvs.empty()) {
-    const EtcdJson value = EtcdJson::parse(
-        store::Base64Decode(kvs[0].value("value", std::string())).value_or(""), nullptr, false);
-    seen.epoch = EtcdInt(kvs[0], "create_revision");
+    const EtcdJson value = EtcdJson::parse(kvs[0].value(), nullptr, false);
+    seen.epoch = kvs[0].create_revision();
     if (value.is_object()) {
       seen.leader_id = value.value("id", std::string());
       seen.leader_address = value.value("address", std::string());
@@ -181,20 +179,21 @@ bool Leadership::Renew() {
 }
 
 // The leadership key's kvs: empty when nobody leads.
-Result<EtcdJson> Leadership::ReadKey() {
-  Result<EtcdJson> answer =
-      client_->Call("/v3/kv/range", {{"key", Base64Encode(store_.Key(kKind, kId))}}, true);
+Result<Leadership::Kvs> Leadership::ReadKey() {
+  pb::RangeRequest request;
+  request.set_key(store_.Key(kKind, kId));
+  Result<pb::RangeResponse> answer = client_->Range(request);
   if (!answer.ok()) return answer.status();
-  return answer->value("kvs", EtcdJson::array());
+  return Kvs(answer->kvs().begin(), answer->kvs().end());
 }
 
 // Whether the leadership key is still the one this replica created (an
 // operator may have deleted it); an unreadable key counts as held until the
 // renewal deadline says otherwise.
 bool Leadership::HoldsKey(std::string* why) {
-  Result<EtcdJson> kvs = ReadKey();
+  Result<Kvs> kvs = ReadKey();
   if (!kvs.ok()) return true;
-  const int64_t epoch = kvs->empty() ? 0 : EtcdInt((*kvs)[0], "create_revision");
+  const int64_t epoch = kvs->empty() ? 0 : (*kvs)[0].create_revision();
   if (epoch == view().epoch) return true;
   *why = "its leadership key was deleted or replaced (epoch now " + std::to_string(epoch) + ")";
   return false;

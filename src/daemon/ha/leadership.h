@@ -88,7 +88,8 @@ class Leadership {
   // One round as the leader: keep the lease alive; false when it is lost.
   bool Renew();
   bool HoldsKey(std::string* why);
-  Result<store::EtcdJson> ReadKey();
+  using Kvs = std::vector<mvccpb::KeyValue>;
+  Result<Kvs> ReadKey();
   void Compact();
   // Waits until `until` or Stop; false on Stop.
   bool Sleep(Timestamp until);
