@@ -5,7 +5,6 @@
 #include <grpcpp/security/tls_certificate_provider.h>
 #include <grpcpp/security/tls_credentials_options.h>
 
-#include <array>
 #include <thread>
 #include <unordered_map>
 
@@ -27,8 +26,6 @@ struct EtcdClient::Member {
 namespace {
 
 using Member = EtcdClient::Member;
-
-constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 // How often gRPC reads the TLS files again (a renewed certificate).
 constexpr unsigned kTlsRefreshSeconds = 60;
@@ -197,57 +194,6 @@ bool RefusedAsAsked(grpc::StatusCode code) {
 }
 
 }  // namespace
-
-std::string Base64Encode(std::string_view bytes) {
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  size_t i = 0;
-  for (; i + 2 < bytes.size(); i += 3) {
-    const uint32_t n = (uint32_t(uint8_t(bytes[i])) << 16) |
-                       (uint32_t(uint8_t(bytes[i + 1])) << 8) | uint8_t(bytes[i + 2]);
-    for (int shift : {18, 12, 6, 0}) out += kAlphabet[(n >> shift) & 63];
-  }
-  if (i < bytes.size()) {
-    uint32_t n = uint32_t(uint8_t(bytes[i])) << 16;
-    if (i + 1 < bytes.size()) n |= uint32_t(uint8_t(bytes[i + 1])) << 8;
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += i + 1 < bytes.size() ? kAlphabet[(n >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
-
-std::optional<std::string> Base64Decode(std::string_view text) {
-  static const std::array<int8_t, 256> kValue = [] {
-    std::array<int8_t, 256> value;
-    value.fill(-1);
-    for (int i = 0; i < 64; ++i) value[uint8_t(kAlphabet[i])] = int8_t(i);
-    return value;
-  }();
-  if (text.size() % 4 != 0) return std::nullopt;
-  std::string out;
-  out.reserve(text.size() / 4 * 3);
-  for (size_t i = 0; i < text.size(); i += 4) {
-    uint32_t n = 0;
-    int padding = 0;
-    for (size_t j = 0; j < 4; ++j) {
-      const char c = text[i + j];
-      if (c == '=' && i + 4 == text.size() && j >= 2) {
-        ++padding;
-        n <<= 6;
-        continue;
-      }
-      const int8_t v = kValue[uint8_t(c)];
-      if (v < 0 || padding > 0) return std::nullopt;
-      n = (n << 6) | uint32_t(v);
-    }
-    out += char((n >> 16) & 0xff);
-    if (padding < 2) out += char((n >> 8) & 0xff);
-    if (padding < 1) out += char(n & 0xff);
-  }
-  return out;
-}
 
 int64_t EtcdInt(const EtcdJson& object, const char* field) {
   if (!object.is_object()) return 0;

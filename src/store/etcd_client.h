@@ -71,10 +71,6 @@ struct EtcdClientOptions {
   std::string ca_file, cert_file, key_file;
 };
 
-// Base64 (standard alphabet, padded), as the gateway encodes bytes.
-std::string Base64Encode(std::string_view bytes);
-// nullopt when `text` is not base64.
-std::optional<std::string> Base64Decode(std::string_view text);
 // The gateway's int64 fields are JSON strings ("41"); absent means 0.
 int64_t EtcdInt(const EtcdJson& object, const char* field);
 // The first key after every key that starts with `prefix` (a range_end).
