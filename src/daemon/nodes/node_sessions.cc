@@ -4,7 +4,6 @@
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/security/tls_certificate_provider.h>
 #include <grpcpp/security/tls_credentials_options.h>
-
 #include <pthread.h>
 
 #include <cstdio>
