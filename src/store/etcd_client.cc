@@ -5,6 +5,7 @@
 #include <grpcpp/security/tls_certificate_provider.h>
 #include <grpcpp/security/tls_credentials_options.h>
 
+#include <limits>
 #include <thread>
 #include <unordered_map>
 
@@ -51,13 +52,16 @@ std::unique_ptr<Member> Connect(const std::string& endpoint,
   grpc::ChannelArguments args;
   // Pings find a connection that died without a word (a member's machine
   // gone) while a call or a watch is open; etcd refuses pings more often
-  // than every 5 s, and any without a call open.
+  // than every 5 s, and any without a call open. A quiet watch sends no
+  // data: without the last setting gRPC would stop pinging after two.
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10'000);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5'000);
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 0);
-  // A list of a large cluster's objects comes in pages, each under etcd's
-  // own limits; this bounds what a member may send at once.
-  args.SetMaxReceiveMessageSize(256 << 20);
+  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  // A watch catching up gets up to 1,000 revisions in one message, each as
+  // large as etcd's --max-request-bytes: no limit of ours (etcd's own Go
+  // client takes up to 2 GiB too).
+  args.SetMaxReceiveMessageSize(std::numeric_limits<int>::max());
   // A member that restarts is reconnected to at once, not after gRPC's
   // default backoff of up to two minutes.
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1'000);
@@ -150,10 +154,13 @@ const std::unordered_map<std::string_view, Unary>& Calls() {
   return *calls;
 }
 
-// The call never left: no connection could be made to the member.
+// The call never left: no connection could be made to the member (or its
+// name did not resolve).
 bool NotSent(const grpc::Status& status) {
+  const std::string& message = status.error_message();
   return status.error_code() == grpc::StatusCode::UNAVAILABLE &&
-         status.error_message().find("failed to connect") != std::string::npos;
+         (message.find("failed to connect") != std::string::npos ||
+          message.find("DNS resolution failed") != std::string::npos);
 }
 
 // Why a call failed, in words a user can act on.
@@ -162,18 +169,21 @@ std::string Describe(const Member& m, const grpc::Status& status, bool tls) {
   if (!NotSent(status) || !tls) return m.endpoint + ": " + message;
   auto has = [&](const char* words) { return message.find(words) != std::string::npos; };
   std::string why;
-  if (has("certificate verify failed"))
+  if (has("certificate verify failed") || has("Hostname Verification"))
     why = "etcd's certificate does not chain to the CA given, or does not name this host";
   else if (has("andshake") || has("SSL") || has("Ssl"))
     why =
         "the TLS handshake failed (etcd serves plaintext, or asks for a client certificate "
         "and none was given, or does not accept the one given)";
   // TLS 1.3 ends the handshake before etcd checks the client's
-  // certificate: a refusal shows as a connection closed at once.
-  else
+  // certificate: a refusal shows as a new connection closed at once.
+  else if (has("Endpoint read failed") || has("Socket closed") || has("Connection reset") ||
+           has("End of TCP stream"))
     why =
         "etcd closed the TLS connection without answering (it refused this client's "
         "certificate, or asks for one and none was given)";
+  else
+    return m.endpoint + ": " + message;
   return m.endpoint + ": " + why + " (gRPC: " + message + ")";
 }
 

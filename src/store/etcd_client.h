@@ -18,9 +18,9 @@
 // have been applied, so only its caller can decide whether to try again (a
 // conditioned write retried would see its own effect as a conflict).
 //
-// Streams (`Stream`, for watches) run on the caller's thread until the
-// receiver says stop, the stream breaks or `Cancel` is called from another
-// thread. gRPC's keepalive pings find a connection that died silently.
+// Watches (`Watch`) run on the caller's thread until the receiver says
+// stop, the stream breaks or `Cancel` is called from another thread. gRPC's
+// keepalive pings find a connection that died silently.
 //
 // Errors: Unavailable for connection failures and etcd's refusals of the
 // moment (no leader, timeouts, a full database), InvalidArgument for

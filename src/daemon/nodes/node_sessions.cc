@@ -398,7 +398,7 @@ void NodeSessions::Published(const std::vector<std::string>& nodes, bool all) {
   {
     std::lock_guard lock(mu_);
     all_dirty_ = all_dirty_ || all;
-    dirty_.insert(nodes.begin(), nodes.end());
+    for (const std::string& node : nodes) MarkDirty(node);
   }
   wake_.notify_all();
 }
@@ -413,12 +413,13 @@ void NodeSessions::PushLoop() {
     wake_.wait(lock, [&] { return stopping_ || all_dirty_ || !dirty_.empty(); });
     if (stopping_) return;
     if (std::exchange(all_dirty_, false))
-      for (const auto& [node, stream] : streams_) dirty_.insert(node);
+      for (const auto& [node, stream] : streams_) MarkDirty(node);
     std::vector<std::shared_ptr<Stream>> due;
     while (!dirty_.empty() && due.size() < kPushChunk) {
-      const auto node = dirty_.extract(dirty_.begin());
-      if (auto it = streams_.find(node.value()); it != streams_.end())
-        due.push_back(it->second->shared());
+      const std::string node = std::move(dirty_.front());
+      dirty_.pop_front();
+      queued_.erase(node);
+      if (auto it = streams_.find(node); it != streams_.end()) due.push_back(it->second->shared());
     }
     if (!dirty_.empty()) wake_.notify_one();  // another pusher takes the next chunk
     lock.unlock();
@@ -427,6 +428,12 @@ void NodeSessions::PushLoop() {
     due.clear();
     lock.lock();
   }
+}
+
+// In the order published, once: a node published again while it waits
+// keeps its place, so that none waits behind nodes published after it.
+void NodeSessions::MarkDirty(const std::string& node) {
+  if (queued_.insert(node).second) dirty_.push_back(node);
 }
 
 void NodeSessions::Close(const std::string& node) {

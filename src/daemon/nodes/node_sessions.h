@@ -30,12 +30,13 @@
 #pragma once
 
 #include <condition_variable>
+#include <deque>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/status.h"
@@ -122,6 +123,7 @@ class NodeSessions {
   grpc::Status Attach(const std::string& node, const std::string& address, Stream* stream);
   void Detach(const std::string& node, Stream* stream);
   void Uncount(const std::string& address);  // under mu_
+  void MarkDirty(const std::string& node);   // under mu_
   void LogRefusal(const std::string& address, const std::string& why);
 
   NodeDispatcher& dispatcher_;
@@ -136,7 +138,8 @@ class NodeSessions {
   std::condition_variable wake_;
   std::unordered_map<std::string, Stream*> streams_;  // by node
   std::unordered_map<std::string, int> per_address_;  // streams_ by IP address
-  std::set<std::string> dirty_;                       // nodes to push to
+  std::deque<std::string> dirty_;                     // nodes to push to, oldest first
+  std::unordered_set<std::string> queued_;            // the nodes in dirty_
   bool all_dirty_ = false, stopping_ = false;
   std::vector<std::thread> pushers_;
 
