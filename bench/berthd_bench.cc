@@ -19,6 +19,9 @@
 //
 //   one service: with --replicas R, one service of R replicas (0.1 CPU),
 //               from its submission to the settled state.
+//   one job:    with --job-tasks T, one job of T named tasks (0.1 CPU),
+//               until its submission is acknowledged and until the
+//               settled state (one task admitted and placed per node).
 // With --etcd, berthd keeps its state in a 3-member etcd started on
 // loopback ports (etcd's default limits) instead of SQLite. The agents
 // serve their gRPC service, which berthd calls, unless --agent-https (then
@@ -27,7 +30,7 @@
 // Usage: berthd_bench [--nodes N] [--agents A] [--rate R] [--seconds S] [--burst B]
 //                     [--quick] [--batch-quiet-ms Q] [--batch-max-ms M]
 //                     [--agent-sample-bp NP] [--agent-cluster-percent CP] [--clients C]
-//                     [--replicas R] [--etcd] [--http] [--agent-https]
+//                     [--replicas R] [--job-tasks T] [--etcd] [--http] [--agent-https]
 // (--batch-*: berthd's batch window; --agent-*: berthd's Np and Cp with agents)
 #include <algorithm>
 #include <atomic>
@@ -84,6 +87,28 @@ class Bench {
         !client.Call("GET", "/v1/health?wait=settled&timeout=600").ok())
       std::fprintf(stderr, "the service was refused or did not settle\n");
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+
+  // One job of `tasks` tasks, each named: seconds until its submission is
+  // acknowledged (stored whole), and until the settled state (a task
+  // admitted and placed on every worker, one per node).
+  std::pair<double, double> OneJob(int tasks) {
+    Json job = {{"id", "batch"},
+                {"requestor", "ci"},
+                {"task", {{"resources", {{"cpu", "100m"}}}}},
+                {"tasks", Json::array()}};
+    for (int i = 1; i <= tasks; ++i)
+      job["tasks"].push_back({{"name", "test-" + std::to_string(i)}, {"duration", 600}});
+    api::ApiClient client(server_, token_, 600, tls_);
+    const auto start = std::chrono::steady_clock::now();
+    if (Result<Json> submitted = client.Call("POST", "/v1/jobs", job); !submitted.ok())
+      std::fprintf(stderr, "the job was refused: %s\n", submitted.status().message().c_str());
+    const double acknowledged =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!client.Call("GET", "/v1/health?wait=settled&timeout=600").ok())
+      std::fprintf(stderr, "the job did not settle\n");
+    return {acknowledged,
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
   }
 
   // Until berthd leads (at once without etcd).
@@ -219,7 +244,8 @@ std::vector<std::unique_ptr<testing_support::Process>> StartAgents(int count, in
 
 int Main(int argc, char** argv) {
   int nodes = 20'000, agents = 0, rate = 1'000, seconds = 5, burst = 10'000, quiet_ms = 0,
-      max_ms = 0, sample_bp = 0, cluster_percent = 0, clients = 8, threads = 0, replicas = 0;
+      max_ms = 0, sample_bp = 0, cluster_percent = 0, clients = 8, threads = 0, replicas = 0,
+      job_tasks = 0;
   bool etcd = false, http = false, agent_https = false;
   // Each integer option with its upper bound (berthd's own for its options).
   struct IntOption {
@@ -238,7 +264,8 @@ int Main(int argc, char** argv) {
                                      {"--batch-max-ms", &max_ms, 60'000},
                                      {"--agent-sample-bp", &sample_bp, 10'000},
                                      {"--agent-cluster-percent", &cluster_percent, 100},
-                                     {"--replicas", &replicas, 10'000'000}};
+                                     {"--replicas", &replicas, 10'000'000},
+                                     {"--job-tasks", &job_tasks, 100'000}};
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const IntOption* option = nullptr;
@@ -257,7 +284,8 @@ int Main(int argc, char** argv) {
           "usage: berthd_bench [--nodes N] [--agents A] [--rate R] [--seconds S] [--burst B]\n"
           "                    [--quick] [--batch-quiet-ms Q] [--batch-max-ms M]\n"
           "                    [--agent-sample-bp NP] [--agent-cluster-percent CP]\n"
-          "                    [--clients C] [--replicas R] [--etcd] [--http] [--agent-https]\n"
+          "                    [--clients C] [--replicas R] [--job-tasks T]\n"
+          "                    [--etcd] [--http] [--agent-https]\n"
           "  --http: berthd and its agents serve plain HTTP (default HTTPS)\n"
           "  --agent-https: the agents serve no gRPC, so berthd calls them over HTTPS\n");
       if (arg == "--help") return 0;
@@ -274,6 +302,7 @@ int Main(int argc, char** argv) {
   options.data_dir = dir.path() + "/data";
   options.port = 0;
   options.insecure_http = http;
+  options.max_body_bytes = 64 << 20;  // a job of 100,000 named tasks
   if (threads > 0) options.threads = threads;
   if (quiet_ms > 0) options.loop.window.quiet = Duration{quiet_ms};
   if (max_ms > 0) options.loop.window.max_delay = Duration{max_ms};
@@ -334,6 +363,11 @@ int Main(int argc, char** argv) {
   if (replicas > 0)
     std::printf("one service of %d replicas: placed and committed in %.2f s\n", replicas,
                 bench.OneService(replicas));
+  if (job_tasks > 0) {
+    const auto [acknowledged, settled] = bench.OneJob(job_tasks);
+    std::printf("one job of %d tasks: acknowledged in %.2f s, %d admitted and placed in %.2f s\n",
+                job_tasks, acknowledged, std::min(job_tasks, nodes), settled);
+  }
   std::printf("peak RSS %.0f MiB (this process: berthd and the clients)\n", PeakRssKib() / 1024.0);
   return 0;
 }

@@ -1,7 +1,8 @@
 // libFuzzer target: every request-body decoder behind berthd's and
 // berth-agent's routes, called as the routes call them: ParseJsonBody, then
 // berthd's registries and a berth-node's registration (on a MemoryStore)
-// and berth-agent's codec. Any input
+// and berth-agent's codec; the body is also read as a stored part of a
+// job's tasks. Any input
 // must give a value or an error Status, never a crash or a sanitizer report,
 // and a refused write must leave the store as it was.
 #include <cstddef>
@@ -15,6 +16,7 @@
 #include "daemon/nodes/node_dispatcher.h"
 #include "daemon/nodes/node_executor.h"
 #include "daemon/registry/class_registry.h"
+#include "daemon/registry/job_parts.h"
 #include "daemon/registry/job_registry.h"
 #include "daemon/registry/node_registry.h"
 #include "daemon/registry/service_registry.h"
@@ -58,6 +60,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Write(store, [&] { return StatusOf(services.Create(body)); });
   Write(store, [&] { return StatusOf(services.Update("s1", body)); });
   Write(store, [&] { return StatusOf(jobs.Submit(body)); });
+  // A stored job is read back whole: its tasks from its parts.
+  if (body.is_object() && body.contains("id") && body["id"].is_string())
+    (void)jobs.Get(body["id"].get<std::string>());
+  (void)berth::daemon::ListTaskRecords(store, "");
   Write(store, [&] { return StatusOf(classes.Update(body)); });
   // POST /v1/node/register, with the join token as berth-node sends it.
   berth::daemon::NodeExecutor node_executor([] {});
@@ -67,6 +73,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       join.ok() ? dispatcher.Authenticate(*join) : std::nullopt;
   if (!joiner) __builtin_trap();
   Write(store, [&] { return StatusOf(dispatcher.Register(body, *joiner)); });
+
+  // The body as a stored part of a job's tasks (daemon/registry/job_parts.h).
+  const Json job = {{"tasks", 3}, {"submitted_at", "2026-01-01T00:00:00Z"}};
+  (void)berth::daemon::ForEachPartTask(
+      {{berth::daemon::kJobTasksKind, "j/s/0000000001", text, 1}},
+      [&](int64_t index, const Json& entry, const Json*) {
+        (void)berth::daemon::UnrecordedTaskBody("j", job, index, entry);
+      });
 
   // berth-agent's request bodies, and the answers berthd decodes.
   (void)berth::api::DecodeSampleRequest(body);

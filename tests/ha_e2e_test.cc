@@ -83,7 +83,7 @@ class HaTest : public testing::Test {
                                  "--store", "etcd://" + etcd_.EndpointList(),
                                  "--ca-unlock-key-file", dir_.path() + "/ca-unlock-key",
                                  "--leader-ttl", std::to_string(ttl_seconds_) + "s",
-                                 "--heartbeat-period", "200ms"},
+                                 "--heartbeat-period", "200ms", "--max-body-bytes", "8388608"},
         Process::Stderr::kMerge);
     const std::string line =
         replicas_[i].process->WaitForLine("listening on", std::chrono::seconds(20));
@@ -240,6 +240,59 @@ TEST_F(HaTest, LeaderKilledAnotherLeadsAndPlacementResumes) {
       std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(resumed).count()));
   EXPECT_EQ(WaitForLeader(-1), other);
   CheckHistory(other);
+}
+
+// A job far larger than one etcd transaction (128 writes, 1.5 MiB; each
+// task has its own command line), submitted through the follower: stored whole, read whole through
+// either replica, its tasks admitted and run by the leader, then killed.
+TEST_F(HaTest, AJobOfTwelveThousandTasksIsStoredWholeRunsAndIsKilled) {
+  constexpr int kTasks = 12'000;
+  Json job = {{"id", "big"},
+              {"requestor", "ci"},
+              {"task", {{"resources", {{"cpu", "10m"}}}, {"constraints", {"node.id!=hn"}}}},
+              {"tasks", Json::array()},
+              {"commands", Json::array()}};
+  for (int i = 1; i <= kTasks; ++i) {
+    const std::string shard = std::to_string(i);
+    job["tasks"].push_back({{"name", "integration-shard-" + shard}, {"duration", 600}});
+    job["commands"].push_back({"run-tests", "--suite", "integration", "--shard", shard, "--of",
+                               std::to_string(kTasks), "--report",
+                               "/tmp/report-" + shard + ".xml"});
+  }
+  ASSERT_GT(job.dump().size(), size_t{3} << 19);
+  const int follower = 1 - leader_;
+  Result<Json> submitted = Client(follower).Call("POST", "/v1/jobs", job);
+  ASSERT_TRUE(submitted.ok()) << submitted.status().message();
+  EXPECT_EQ((*submitted)["tasks"], kTasks);
+  // Every worker (one per node) takes one of its tasks.
+  auto states_through = [&](int i) {
+    Result<Json> got = Client(i).Call("GET", "/v1/jobs/big");
+    return got.ok() ? (*got)["states"] : Json();
+  };
+  const Json running = {{"new", kTasks - kNodes}, {"running", kNodes}};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (states_through(leader_) != running && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a poll with a bound
+  ASSERT_EQ(states_through(leader_), running);
+  Result<Json> listed = Client(follower).Call("GET", "/v1/tasks?job=big");
+  ASSERT_TRUE(listed.ok()) << listed.status().message();
+  ASSERT_EQ((*listed)["tasks"].size(), size_t{kTasks});
+  EXPECT_EQ((*listed)["tasks"][kTasks - 1]["name"],
+            "integration-shard-9999");  // in id order: big.9999
+  Result<Json> one = Client(follower).Call("GET", "/v1/tasks/big.12000");
+  ASSERT_TRUE(one.ok()) << one.status().message();
+  EXPECT_EQ((*one)["name"], "integration-shard-12000");
+  Result<Json> got = Client(leader_).Call("GET", "/v1/jobs/big");
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ((*got)["commands"], job["commands"]);
+
+  ASSERT_TRUE(Client(follower).Call("DELETE", "/v1/jobs/big").ok());
+  const Json killed = {{"shutdown", kTasks}};
+  const auto stop_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (states_through(follower) != killed && std::chrono::steady_clock::now() < stop_deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a poll with a bound
+  EXPECT_EQ(states_through(follower), killed);
+  EXPECT_EQ(Client(leader_).Call("GET", "/v1/jobs/big")->value("state", ""), "killed");
 }
 
 // `berth ca rotate` on the leader reaches the follower without a restart:

@@ -4,6 +4,12 @@ namespace berth::store {
 
 Result<int64_t> MemoryStore::Commit(const std::vector<Write>& writes) {
   BERTH_RETURN_IF_ERROR(ValidateWrites(writes));
+  size_t bytes = 0;
+  for (const Write& w : writes) bytes += w.kind.size() + w.id.size() + w.body.size();
+  if ((limits_.writes != 0 && writes.size() > limits_.writes) ||
+      (limits_.bytes != 0 && bytes > limits_.bytes))
+    return Status::InvalidArgument("a batch of " + std::to_string(writes.size()) +
+                                   " writes is more than one commit takes");
   std::lock_guard lock(mu_);
   if (writes.empty()) return revision_;
   const int64_t next = revision_ + 1;

@@ -11,6 +11,11 @@ namespace berth::store {
 
 class MemoryStore final : public Store {
  public:
+  MemoryStore() = default;
+  // Takes at most `limits` in one Commit, refusing a larger batch whole as
+  // etcd does: for tests of callers that split their writes.
+  explicit MemoryStore(BatchLimits limits) : limits_(limits) {}
+
   Result<int64_t> Commit(const std::vector<Write>& writes) override;
   Result<std::optional<StoredObject>> Get(std::string_view kind,
                                           std::string_view id) const override;
@@ -18,8 +23,10 @@ class MemoryStore final : public Store {
   Result<std::vector<StoredObject>> ListPrefix(std::string_view kind,
                                                std::string_view prefix) const override;
   int64_t revision() const override;
+  BatchLimits batch_limits() const override { return limits_; }
 
  private:
+  BatchLimits limits_;
   using Key = std::pair<std::string, std::string>;  // (kind, id), ordered for List
   mutable std::mutex mu_;
   std::map<Key, StoredObject, std::less<>> objects_;

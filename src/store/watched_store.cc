@@ -17,6 +17,14 @@ Result<int64_t> WatchedStore::Commit(const std::vector<Write>& writes) {
   return CommitPart(batch, fence, false);
 }
 
+Store::BatchLimits WatchedStore::batch_limits() const {
+  BatchLimits limits = inner_->batch_limits();
+  if (!fence_) return limits;
+  if (limits.writes != 0) limits.writes = std::max<size_t>(limits.writes, 2) - 1;
+  if (limits.bytes != 0) limits.bytes = std::max(limits.bytes, 2 * kFenceRoom) - kFenceRoom;
+  return limits;
+}
+
 Result<int64_t> WatchedStore::CommitOwn(const std::vector<Write>& writes) {
   const std::vector<Write> fence = fence_ ? fence_() : std::vector<Write>();
   if (writes.empty()) return inner_->Commit(writes);

@@ -65,7 +65,10 @@ class WatchedStore final : public Store {
     return inner_->ListPrefix(kind, prefix);
   }
   int64_t revision() const override { return inner_->revision(); }
-  BatchLimits batch_limits() const override { return inner_->batch_limits(); }
+  // What one Commit through this object takes: the inner store's limits,
+  // less room for the fence when one is set (kFenceRoom bytes, one write).
+  BatchLimits batch_limits() const override;
+  static constexpr size_t kFenceRoom = 1024;
 
   // Every object of `kinds` (one list per kind, in the order given), and
   // from now on the changes to those kinds; forgets changes not yet taken.

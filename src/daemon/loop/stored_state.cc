@@ -7,6 +7,7 @@
 #include "api/cluster_codec.h"
 #include "api/lifecycle_codec.h"
 #include "api/process_codec.h"
+#include "daemon/registry/job_parts.h"
 #include "daemon/registry/node_registry.h"
 
 namespace berth::daemon {
@@ -14,7 +15,9 @@ namespace {
 
 using api::Json;
 
-constexpr const char* kKinds[] = {"node", "service", "task", "job", "duration", "update"};
+// A job's parts before the job (its record names them: job_parts.h).
+constexpr const char* kKinds[] = {"node", "service",  "task",  kJobTasksKind,
+                                  "job",  "duration", "update"};
 
 Result<Json> Parse(const std::string& kind, const std::string& id, const std::string& body) {
   Json json = Json::parse(body, nullptr, false);
@@ -85,12 +88,15 @@ bool ConcernsTasks(const Node& was, const Node& now) {
 
 // A job with per-task "commands": its template's placement part, and the
 // process fields its tasks share (the registry checked both; should they
-// not decode, the job has no process and its tasks are simulated).
+// not decode, the job has no process and its tasks are simulated). The
+// lines themselves are in the job's parts (AddUnrecordedTasks), or in the
+// record of a job stored before there were parts.
 void ReadPerTaskCommands(const Json& json, StoredJob* j) {
   const Json task = json.value("task", Json::object());
   auto commands = std::make_shared<std::vector<std::vector<std::string>>>();
   executor::ProcessSpec shared;
-  if (!api::DecodeCommands(json["commands"], "commands", commands.get()).ok() ||
+  if ((json.contains("commands") &&
+       !api::DecodeCommands(json["commands"], "commands", commands.get()).ok()) ||
       !api::DecodeSharedProcess(task, "task", &shared).ok())
     return;
   if (std::shared_ptr<const TaskSpec> placement =
@@ -109,7 +115,8 @@ StoredJob ToJob(const Json& json, int64_t revision) {
   j.requestor = json.value("requestor", "");
   j.tasks = json.value("tasks", int64_t{0});
   j.killed = json.value("killed", false);
-  if (json.contains("commands")) {
+  j.submission = json.value("submission", "");
+  if (json.contains("commands") || json.value("per_task_commands", false)) {
     ReadPerTaskCommands(json, &j);
   } else {
     j.spec = TemplateOf(json);
@@ -214,6 +221,11 @@ Status StoredState::Apply(const store::Change& change) {
     }
   } else if (change.kind == "job") {
     ApplyJob(change.id, std::move(json), change.revision);
+  } else if (change.kind == kJobTasksKind) {
+    if (put)
+      parts_[change.id] = change.body;
+    else
+      parts_.erase(change.id);
   } else if (change.kind == "update") {
     rollouts_.Apply(change.id, json, change.body);
   } else if (change.kind == "duration") {
@@ -260,7 +272,10 @@ void StoredState::ApplyService(const std::string& id, std::optional<Json> json) 
   services_[id] = std::move(service);
 }
 
-// A job's tasks are visited when it changes (killed, or removed).
+// A job's tasks are visited when it changes (killed, or removed). A new
+// job's tasks without a record are made from its parts; a killed job's are
+// dropped (the views show them shut down, job_parts.h), so that killing a
+// large job writes only the tasks that had started.
 void StoredState::ApplyJob(const std::string& id, std::optional<Json> json, int64_t revision) {
   auto it = jobs_.find(id);
   if (it != jobs_.end()) QueueJobTasks(id, it->second.tasks);
@@ -268,8 +283,53 @@ void StoredState::ApplyJob(const std::string& id, std::optional<Json> json, int6
     if (it != jobs_.end()) jobs_.erase(it);
     return;
   }
-  StoredJob& job = jobs_[id] = ToJob(*json, revision);
-  QueueJobTasks(id, job.tasks);
+  StoredJob job = ToJob(*json, revision);
+  if (it != jobs_.end() && it->second.submission == job.submission && !job.submission.empty())
+    job.commands = it->second.commands;  // the parts were read when it arrived
+  else if (!job.submission.empty())
+    AddUnrecordedTasks(id, *json, &job);
+  if (job.killed) DropUnrecordedTasks(id, job.tasks);
+  const int64_t tasks = job.tasks;
+  jobs_[id] = std::move(job);
+  QueueJobTasks(id, tasks);
+}
+
+// Takes the job's parts out of parts_ (those of another submission of the
+// name too: nothing names them).
+void StoredState::AddUnrecordedTasks(const std::string& id, const Json& json, StoredJob* job) {
+  const std::string prefix = PartsPrefix(id, job->submission);
+  std::vector<store::StoredObject> parts;
+  const std::string of_name = id + "/";
+  for (auto p = parts_.lower_bound(of_name); p != parts_.end() && p->first.starts_with(of_name);) {
+    if (p->first.starts_with(prefix))
+      parts.push_back({kJobTasksKind, p->first, std::move(p->second), 0});
+    p = parts_.erase(p);
+  }
+  auto commands = std::make_shared<std::vector<std::vector<std::string>>>();
+  if (job->commands) commands->resize(static_cast<size_t>(std::max<int64_t>(job->tasks, 0)));
+  ReserveTasks(tasks_.size() + static_cast<size_t>(std::max<int64_t>(job->tasks, 0)));
+  (void)ForEachPartTask(parts, [&](int64_t index, const Json& entry, const Json* command) {
+    if (index > job->tasks) return;
+    if (command != nullptr && job->commands && command->is_array())
+      for (const Json& word : *command)  // checked when the job was submitted
+        if (word.is_string()) (*commands)[static_cast<size_t>(index - 1)].push_back(word);
+    std::string task_id = id + "." + std::to_string(index);
+    if (job->killed || task_index_.contains(task_id)) return;
+    const uint32_t position = NewEntry(task_id);
+    task_index_.emplace(std::move(task_id), position);
+    TaskEntry& e = tasks_[position];
+    e.task = DecodeStoredTask(UnrecordedTaskBody(id, json, index, entry), e.task.id);
+    e.in_plan = false;  // waiting for admission
+    Recount(e);
+  });
+  if (job->commands) job->commands = std::move(commands);
+}
+
+void StoredState::DropUnrecordedTasks(const std::string& job, int64_t tasks) {
+  for (int64_t i = 1; i <= tasks; ++i)
+    if (auto it = task_index_.find(job + "." + std::to_string(i));
+        it != task_index_.end() && tasks_[it->second].revision == 0)
+      EraseTask(it->second);
 }
 
 void StoredState::QueueJobTasks(const std::string& job, int64_t tasks) {

@@ -126,6 +126,9 @@ struct StoredJob {
   // per-task "commands" (then `process` is what its tasks share); else null.
   std::shared_ptr<const std::vector<std::vector<std::string>>> commands;
   int64_t max_retries = 0;  // a failed task waits again this many times
+  // The submission that stored it, which names its parts (job_parts.h); ""
+  // for a job stored with a record per task.
+  std::string submission;
 };
 
 // When each slot (or global service's node), by history group, was
@@ -283,6 +286,11 @@ class StoredState {
   Status Apply(const store::Change& change);
   void ApplyService(const std::string& id, std::optional<api::Json> json);
   void ApplyJob(const std::string& id, std::optional<api::Json> json, int64_t revision);
+  // Entries for a new job's tasks that have no record (made from its
+  // parts, revision 0), and its per-task command lines.
+  void AddUnrecordedTasks(const std::string& id, const api::Json& json, StoredJob* job);
+  // A killed job's tasks without a record leave (they never ran).
+  void DropUnrecordedTasks(const std::string& job, int64_t tasks);
   void PutTask(const std::string& id, const api::Json& body, int64_t revision);
   // Deletes tasks[i], leaving a free entry; `in_history`: its history
   // group may still hold it.
@@ -310,6 +318,8 @@ class StoredState {
   std::unordered_map<std::string, size_t> task_index_;  // id -> tasks_[i]
   Jobs jobs_;
   std::map<std::string, Recorded, std::less<>> durations_;  // by task name
+  // Job parts (job_parts.h) not yet read, by id: a job's come before it.
+  std::map<std::string, std::string, std::less<>> parts_;
   std::string admission_status_;
   Rollouts rollouts_;
 

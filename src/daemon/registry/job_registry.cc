@@ -7,6 +7,7 @@
 #include "api/process_codec.h"
 #include "core/task.h"
 #include "daemon/loop/simulated_run.h"
+#include "daemon/registry/job_parts.h"
 
 namespace berth::daemon {
 namespace {
@@ -111,55 +112,78 @@ void AddProgress(const std::map<std::string, int>& states, Json* job) {
 
 Result<Json> JobRegistry::Submit(const Json& job) {
   BERTH_RETURN_IF_ERROR(Validate(job));
+  for (size_t i = 0; i < job["tasks"].size(); ++i)
+    BERTH_RETURN_IF_ERROR(ReadRun(job["tasks"][i], api::IndexPath("tasks", i)).status());
   const std::string id = job["id"];
-  const std::string now = FormatRfc3339(clock_.Now());
-  std::vector<store::Write> writes;
+  const std::string submission = NewSubmission();
   Json stored = {{"id", id},
                  {"requestor", job["requestor"]},
                  {"tasks", job["tasks"].size()},
                  {"max_retries", job.value("max_retries", kDefaultMaxRetries)},
-                 {"submitted_at", now}};
+                 {"submitted_at", FormatRfc3339(clock_.Now())},
+                 {"submission", submission}};
   if (job.contains("task")) stored["task"] = job["task"];
-  // Stored with the job, as its template is: a task runs its line of them.
-  if (job.contains("commands")) stored["commands"] = job["commands"];
-  writes.push_back(store::Write::Create("job", id, stored.dump()));
-  writes.push_back(ClaimWorkloadName(id, "job"));
-  for (size_t i = 0; i < job["tasks"].size(); ++i) {
-    const std::string path = api::IndexPath("tasks", i);
-    Result<Json> run = ReadRun(job["tasks"][i], path);
-    if (!run.ok()) return run.status();
-    const std::string task_id = id + "." + std::to_string(i + 1);
-    Json task = {{"id", task_id},
-                 {"job", id},
-                 {"name", job["tasks"][i].value("name", task_id)},
-                 {"state", "new"},
-                 {"desired_state", "running"},
-                 {"run", *run},
-                 {"updated_at", now},
-                 {"message", "waiting for admission"}};
-    writes.push_back(store::Write::Create("task", task_id, task.dump()));
-  }
-  Result<int64_t> committed = store_.Commit(writes);
+  // The template then holds only what the tasks share; their lines are in
+  // the parts.
+  if (job.contains("commands")) stored["per_task_commands"] = true;
+  const Json* commands = job.contains("commands") ? &job["commands"] : nullptr;
+  const std::vector<store::Write> parts = EncodeParts(id, submission, job["tasks"], commands);
+  const std::vector<store::Write> record = {store::Write::Create("job", id, stored.dump()),
+                                            ClaimWorkloadName(id, "job")};
+  Result<int64_t> committed = CommitJob(parts, record);
   if (!committed.ok()) return committed.status();
   stored["revision"] = *committed;
   return stored;
 }
 
+// In one commit when the store takes it; else the parts first, in as many
+// commits as it needs, and the job record last (job_parts.h, "Atomicity").
+Result<int64_t> JobRegistry::CommitJob(const std::vector<store::Write>& parts,
+                                       const std::vector<store::Write>& record) {
+  const store::Store::BatchLimits limits = store_.batch_limits();
+  std::vector<store::Write> all = parts;
+  all.insert(all.end(), record.begin(), record.end());
+  if (store::SplitBatch(all, limits).size() == 1) return store_.Commit(all);
+  std::vector<store::Write> written;
+  Result<int64_t> committed = int64_t{0};
+  for (const std::vector<store::Write>& batch : store::SplitBatch(parts, limits)) {
+    committed = store_.Commit(batch);
+    if (!committed.ok()) break;
+    for (const store::Write& w : batch) written.push_back(store::Write::Delete(w.kind, w.id));
+  }
+  if (committed.ok()) committed = store_.Commit(record);
+  if (committed.ok()) return committed;
+  // Parts that no job names are never read, only kept: they are taken back
+  // (best effort) unless the record's commit may have applied (an unknown
+  // outcome is Unavailable; a refusal, Conflict or InvalidArgument).
+  const StatusCode code = committed.status().code();
+  const bool record_sent = written.size() == parts.size();
+  if (!record_sent || code == StatusCode::kConflict || code == StatusCode::kInvalidArgument)
+    for (const std::vector<store::Write>& batch : store::SplitBatch(written, limits))
+      (void)store_.Commit(batch);
+  return committed;
+}
+
 Result<Json> JobRegistry::Get(std::string_view id) const {
   Result<Json> job = jobs_.Get(id);
   if (!job.ok()) return job.status();
-  Result<std::vector<store::StoredObject>> tasks = store_.ListPrefix("task", std::string(id) + ".");
+  Result<std::vector<store::StoredObject>> tasks = ListTaskRecords(store_, id);
   if (!tasks.ok()) return tasks.status();
   std::map<std::string, std::map<std::string, int>> states;
   CountStates(*tasks, &states);
   AddProgress(states[std::string(id)], &*job);
+  if (job->value("per_task_commands", false) && job->contains("submission")) {
+    Result<Json> commands = ReadCommands(store_, id, (*job)["submission"].get<std::string>());
+    if (!commands.ok()) return commands.status();
+    (*job)["commands"] = std::move(*commands);
+  }
   return job;
 }
 
 Result<Json> JobRegistry::List() const {
   Result<std::vector<store::StoredObject>> objects = store_.List("job");
   if (!objects.ok()) return objects.status();
-  Result<std::vector<store::StoredObject>> tasks = store_.List("task");
+  Result<std::vector<store::StoredObject>> tasks = ListTaskRecords(store_, "");
   if (!tasks.ok()) return tasks.status();
   std::map<std::string, std::map<std::string, int>> states;
   CountStates(*tasks, &states);

@@ -4,10 +4,11 @@
 // name (its identity for recorded durations), a duration and an outcome for
 // the simulated executor.
 //
-// Submitting stores the job and all its tasks in one commit, tasks in state
-// "new" (waiting for admission), so an acknowledged job is never partly
-// there. Killing marks the job; the control loop stops its tasks. Jobs are
-// admitted in arrival order, which is the store revision of their submission.
+// Submitting stores the job and its tasks' entries (job_parts.h: a few
+// objects, however many tasks), tasks in state "new" (waiting for
+// admission), so an acknowledged job is never partly there. Killing marks
+// the job; the control loop stops its tasks. Jobs are admitted in arrival
+// order, which is the store revision of their submission.
 //
 // Thread-safe (the store is).
 #pragma once
@@ -42,7 +43,9 @@ class JobRegistry {
   // written) with the template's other process fields, and the template
   // may not have "command" or "args" (api::DecodeSharedProcess).
   Result<api::Json> Submit(const api::Json& job);
-  // A job with "states" (how many of its tasks are in each state) and
+  // A job with "states" (how many of its tasks are in each state), its
+  // "commands" when it has them (List leaves them out: they are stored
+  // with its tasks' entries, job_parts.h), and
   // "state": killed; active while a task has not ended; else failed when a
   // task failed for good, complete when all completed.
   Result<api::Json> Get(std::string_view id) const;
@@ -50,6 +53,11 @@ class JobRegistry {
   Result<api::Json> Kill(std::string_view id);
 
  private:
+  // Stores a job's parts and then its `record` (job and name claim); the
+  // revision of the record's commit.
+  Result<int64_t> CommitJob(const std::vector<store::Write>& parts,
+                            const std::vector<store::Write>& record);
+
   store::Store& store_;
   StoredKind jobs_;
   const Clock& clock_;

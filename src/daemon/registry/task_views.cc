@@ -5,6 +5,7 @@
 #include "api/cluster_codec.h"
 #include "api/lifecycle_codec.h"
 #include "daemon/registry/class_registry.h"
+#include "daemon/registry/job_parts.h"
 #include "daemon/registry/stored_kind.h"
 #include "orchestrator/orchestrator.h"
 
@@ -102,8 +103,7 @@ Result<api::Json> ListTasks(const store::Store& store, const TaskFilter& filter)
   }
   // A job's or service's tasks are named "<name>.<...>".
   const std::string& owner = service.empty() ? filter.job : service;
-  Result<std::vector<store::StoredObject>> objects =
-      owner.empty() ? store.List("task") : store.ListPrefix("task", owner + ".");
+  Result<std::vector<store::StoredObject>> objects = ListTaskRecords(store, owner);
   if (!objects.ok()) return objects.status();
   api::Json tasks = api::Json::array();
   for (const store::StoredObject& o : *objects) {
@@ -120,11 +120,10 @@ Result<api::Json> ListTasks(const store::Store& store, const TaskFilter& filter)
 }
 
 Result<api::Json> GetTask(const store::Store& store, std::string_view id_or_name) {
-  Result<std::optional<store::StoredObject>> found = store.Get("task", id_or_name);
+  Result<std::optional<store::StoredObject>> found = GetTaskRecord(store, id_or_name);
   if (!found.ok()) return found.status();
   if (found->has_value()) return TaskView(**found);
-  Result<std::vector<store::StoredObject>> named =
-      store.ListPrefix("task", std::string(id_or_name) + ".");
+  Result<std::vector<store::StoredObject>> named = ListTaskRecords(store, id_or_name);
   if (!named.ok()) return named.status();
   const store::StoredObject* newest = nullptr;
   for (const store::StoredObject& o : *named)

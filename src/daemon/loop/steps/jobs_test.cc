@@ -4,6 +4,7 @@
 
 #include "core/task.h"
 #include "daemon/loop/reconciler_test_support.h"
+#include "daemon/registry/job_parts.h"
 
 namespace berth::daemon {
 namespace {
@@ -227,9 +228,9 @@ TEST_F(JobRunsTest, EachTaskRunsItsOwnCommandLineWithTheTemplatesSharedFields) {
   job["task"]["env"] = {"PART={{.Index}}"};
   job["commands"] = Json::parse(R"([["make", "lib"], ["sh", "-c", "echo {{.Index}}"], ["true"]])");
   ASSERT_TRUE(jobs_.Submit(job).ok());
-  // Stored with the job, as its template is.
+  // Stored with the tasks' entries (job_parts.h), shown with the job.
   EXPECT_EQ((*jobs_.Get("j"))["commands"], job["commands"]);
-  EXPECT_EQ(Json::parse((*store_.Get("job", "j"))->body)["commands"], job["commands"]);
+  EXPECT_FALSE(Json::parse((*store_.Get("job", "j"))->body).contains("commands"));
   executor_.failing["j.3"] = 1;  // a retried run takes its own line again
   SettleRuns();
   EXPECT_EQ(Starts(),
@@ -315,6 +316,91 @@ TEST_F(JobRunsTest, ARebalanceStopsTheRunOfALoanedWorkerAndTheTaskWaitsAgain) {
       std::find(executor_.starts.begin(), executor_.starts.end(), stopped + "~1: sh -c sleep 600"),
       executor_.starts.end());
   EXPECT_EQ((*jobs_.Get("a"))["state"], "complete");
+}
+
+// berthd on a store that, as etcd, takes only so much in one commit (128
+// writes, here 256 KiB): a job too large for one is stored in parts, then
+// its record (job_parts.h).
+class LargeJobTest : public testing::Test {
+ protected:
+  // A job of `count` tasks, each named and with its own command line.
+  static Json NamedJob(const std::string& id, int count) {
+    Json job = Job(id, "x", count, 1);
+    job["commands"] = Json::array();
+    for (int i = 1; i <= count; ++i) {
+      job["tasks"][i - 1]["name"] = "shard-" + std::to_string(i);
+      job["commands"].push_back({"run-shard", std::to_string(i), "--verbose"});
+    }
+    return job;
+  }
+  size_t Parts() { return store_.ListPrefix(kJobTasksKind, "j/")->size(); }
+  void SettleRuns() {
+    for (int i = 0; i < 10; ++i) {
+      Result<PassSummary> pass = runner_.RunPass(clock_.Now());
+      ASSERT_TRUE(pass.ok()) << pass.status().message();
+      if (!pass->wrote) return;
+    }
+    FAIL() << "no settled state after 10 passes";
+  }
+
+  ManualClock clock_{*ParseRfc3339("2026-01-01T00:00:00Z")};
+  store::WatchedStore store_{
+      std::make_unique<store::MemoryStore>(store::Store::BatchLimits{128, 256 << 10})};
+  NodeRegistry nodes_{store_};
+  JobRegistry jobs_{store_, clock_};
+  RecordingExecutor executor_;
+  Reconciler runner_{store_, nullptr, nullptr, {}, &executor_};
+};
+
+TEST_F(LargeJobTest, AJobOfManyCommitsIsWholeRunsItsLinesAndAKillWritesOnlyWhatStarted) {
+  const Json job = NamedJob("j", 6'000);
+  ASSERT_GT(job.dump().size(), size_t{256} << 10);  // more than one commit takes
+  Result<Json> submitted = jobs_.Submit(job);
+  ASSERT_TRUE(submitted.ok()) << submitted.status().message();
+  EXPECT_GT((*submitted)["revision"], 2);  // the parts' commits, then the record's
+  EXPECT_GT(Parts(), 1u);
+  EXPECT_TRUE(store_.List("task")->empty());  // no task has a record yet
+  EXPECT_EQ((*jobs_.Get("j"))["states"], (Json{{"new", 6'000}}));
+  TaskFilter of_job;
+  of_job.job = "j";
+  const Json listed = (*ListTasks(store_, of_job))["tasks"];
+  ASSERT_EQ(listed.size(), 6'000u);
+  EXPECT_EQ(listed[0]["id"], "j.1");  // in id order, as stored records are
+  EXPECT_EQ(listed[1]["id"], "j.10");
+  const Json last = *GetTask(store_, "j.6000");
+  EXPECT_EQ(last["name"], "shard-6000");
+  EXPECT_EQ(last["message"], "waiting for admission");
+  EXPECT_EQ(GetTask(store_, "j.6001").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ((*jobs_.Get("j"))["commands"], job["commands"]);
+
+  ASSERT_TRUE(nodes_
+                  .Register(Json{
+                      {"id", "n1"}, {"slots", 2}, {"resources", {{"cpu", 4}, {"memory", "8Gi"}}}})
+                  .ok());
+  executor_.endless = true;
+  SettleRuns();
+  EXPECT_EQ(executor_.starts,
+            (std::vector<std::string>{"j.1: run-shard 1 --verbose", "j.2: run-shard 2 --verbose"}));
+  EXPECT_EQ(store_.List("task")->size(), 2u);  // the admitted ones, created as they start
+  EXPECT_EQ((*jobs_.Get("j"))["states"], (Json{{"new", 5'998}, {"running", 2}}));
+
+  ASSERT_TRUE(jobs_.Kill("j").ok());
+  SettleRuns();
+  EXPECT_EQ(executor_.stops.size(), 2u);
+  EXPECT_EQ(store_.List("task")->size(), 2u);  // the others never had a record
+  EXPECT_EQ((*jobs_.Get("j"))["states"], (Json{{"shutdown", 6'000}}));
+  EXPECT_EQ((*WhyTask(store_, "j.777"))["reason"], "job was killed");
+}
+
+TEST_F(LargeJobTest, ARefusedSubmissionLeavesNoParts) {
+  ASSERT_TRUE(jobs_.Submit(NamedJob("j", 6'000)).ok());
+  const size_t parts = Parts();
+  const int64_t revision = store_.revision();
+  // The same name again: its parts are written, then the record is refused.
+  EXPECT_EQ(jobs_.Submit(NamedJob("j", 6'000)).status().message(), "job 'j' already exists");
+  EXPECT_EQ(Parts(), parts);
+  EXPECT_GT(store_.revision(), revision);  // it wrote, then took back
+  EXPECT_EQ((*jobs_.Get("j"))["states"], (Json{{"new", 6'000}}));
 }
 
 }  // namespace
