@@ -261,6 +261,26 @@ TEST_F(HaTest, AJobOfTwelveThousandTasksIsStoredWholeRunsAndIsKilled) {
   }
   ASSERT_GT(job.dump().size(), size_t{3} << 19);
   const int follower = 1 - leader_;
+  // A small one first: one transaction, where etcd lists the job's parts
+  // after its record.
+  ASSERT_TRUE(
+      Client(follower)
+          .Call("POST", "/v1/jobs",
+                Json{{"id", "small"},
+                     {"requestor", "ci"},
+                     {"task", {{"resources", {{"cpu", "10m"}}}, {"constraints", {"node.id!=hn"}}}},
+                     {"tasks", {{{"duration", 0.1}}, {{"duration", 0.1}}}},
+                     {"commands", {{"true"}, {"make", "check"}}}})
+          .ok());
+  const auto small_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  auto small_state = [&] {
+    Result<Json> got = Client(leader_).Call("GET", "/v1/jobs/small");
+    return got.ok() ? got->value("state", "") : "";
+  };
+  while (small_state() != "complete" && std::chrono::steady_clock::now() < small_deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a poll with a bound
+  ASSERT_EQ(small_state(), "complete");
+
   Result<Json> submitted = Client(follower).Call("POST", "/v1/jobs", job);
   ASSERT_TRUE(submitted.ok()) << submitted.status().message();
   EXPECT_EQ((*submitted)["tasks"], kTasks);

@@ -8,6 +8,7 @@
 #include "api/lifecycle_codec.h"
 #include "api/process_codec.h"
 #include "daemon/registry/job_parts.h"
+#include "daemon/registry/job_registry.h"
 #include "daemon/registry/node_registry.h"
 
 namespace berth::daemon {
@@ -115,8 +116,11 @@ StoredJob ToJob(const Json& json, int64_t revision) {
   j.requestor = json.value("requestor", "");
   j.tasks = json.value("tasks", int64_t{0});
   j.killed = json.value("killed", false);
-  j.submission = json.value("submission", "");
-  if (json.contains("commands") || json.value("per_task_commands", false)) {
+  if (const auto it = json.find("submission"); it != json.end() && it->is_string())
+    j.submission = *it;
+  const auto per_task = json.find("per_task_commands");
+  if (json.contains("commands") ||
+      (per_task != json.end() && per_task->is_boolean() && *per_task)) {
     ReadPerTaskCommands(json, &j);
   } else {
     j.spec = TemplateOf(json);
@@ -137,6 +141,18 @@ StoredNode ToNode(Json json, const std::string& id) {
   return n;
 }
 
+// A commit's job parts before its job, which names them: etcd hands out a
+// transaction's writes in key order, where "job" comes before "job_tasks".
+std::vector<store::Change> PartsFirst(std::vector<store::Change> changes) {
+  for (auto from = changes.begin(); from != changes.end();) {
+    const auto to = std::find_if(
+        from, changes.end(), [&](const store::Change& c) { return c.revision != from->revision; });
+    std::stable_partition(from, to, [](const store::Change& c) { return c.kind == kJobTasksKind; });
+    from = to;
+  }
+  return changes;
+}
+
 Recorded ToRecorded(const Json& body, int64_t revision) {
   return {body.value("count", int64_t{0}), body.value("total_ms", int64_t{0}), revision, false};
 }
@@ -147,7 +163,7 @@ Status StoredState::Refresh(store::WatchedStore& store) {
   Status status = Status::Ok();
   if (loaded_ && store.lost()) loaded_ = false;  // a shared store's feed broke: list again
   if (loaded_) {
-    for (const store::Change& change : store.TakeChanges())
+    for (const store::Change& change : PartsFirst(store.TakeChanges()))
       if (!Apply(change).ok()) {
         loaded_ = false;
         break;
@@ -305,11 +321,13 @@ void StoredState::AddUnrecordedTasks(const std::string& id, const Json& json, St
       parts.push_back({kJobTasksKind, p->first, std::move(p->second), 0});
     p = parts_.erase(p);
   }
+  // The registry's bound, should the stored count be corrupt.
+  const auto count = static_cast<size_t>(std::clamp<int64_t>(job->tasks, 0, kMaxTasksPerJob));
   auto commands = std::make_shared<std::vector<std::vector<std::string>>>();
-  if (job->commands) commands->resize(static_cast<size_t>(std::max<int64_t>(job->tasks, 0)));
-  ReserveTasks(tasks_.size() + static_cast<size_t>(std::max<int64_t>(job->tasks, 0)));
+  if (job->commands) commands->resize(count);
+  ReserveTasks(tasks_.size() + count);
   (void)ForEachPartTask(parts, [&](int64_t index, const Json& entry, const Json* command) {
-    if (index > job->tasks) return;
+    if (index > static_cast<int64_t>(count)) return;
     if (command != nullptr && job->commands && command->is_array())
       for (const Json& word : *command)  // checked when the job was submitted
         if (word.is_string()) (*commands)[static_cast<size_t>(index - 1)].push_back(word);

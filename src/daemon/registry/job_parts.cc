@@ -54,14 +54,20 @@ std::string PartBody(const std::vector<std::string>& tasks,
 int64_t IndexIn(std::string_view job, std::string_view id) {
   if (id.size() <= job.size() + 1 || !id.starts_with(job) || id[job.size()] != '.') return 0;
   const std::string_view digits = id.substr(job.size() + 1);
+  if (digits.starts_with('0')) return 0;  // "j.05" is no task's id
   int64_t n = 0;
   const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
   return error == std::errc() && end == digits.data() + digits.size() ? n : 0;
 }
 
-const std::string* SubmissionOf(const Json& job) {
-  const auto it = job.find("submission");
-  return it != job.end() && it->is_string() ? &it->get_ref<const std::string&>() : nullptr;
+// Fields of a stored job, read without throwing on a corrupt body.
+int64_t TasksOf(const Json& job) {
+  const auto it = job.find("tasks");
+  return it != job.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+}
+bool KilledOf(const Json& job) {
+  const auto it = job.find("killed");
+  return it != job.end() && it->is_boolean() && it->get<bool>();
 }
 
 // Appends job `id`'s tasks without a record (none in `recorded`) to `out`.
@@ -69,12 +75,14 @@ Status AddUnrecorded(const store::Store& store, const store::StoredObject& job_o
                      const std::unordered_set<std::string_view>& recorded,
                      std::vector<store::StoredObject>* out) {
   const Json job = Json::parse(job_object.body, nullptr, false);
-  const std::string* submission = job.is_object() ? SubmissionOf(job) : nullptr;
+  const std::string* submission = SubmissionOf(job);
   if (submission == nullptr) return Status::Ok();  // every task has a record
   Result<std::vector<store::StoredObject>> parts =
       store.ListPrefix(kJobTasksKind, PartsPrefix(job_object.id, *submission));
   if (!parts.ok()) return parts.status();
+  const int64_t tasks = TasksOf(job);
   return ForEachPartTask(*parts, [&](int64_t index, const Json& entry, const Json*) {
+    if (index > tasks) return;
     std::string id = job_object.id + "." + std::to_string(index);
     if (recorded.contains(id)) return;
     out->push_back({"task", std::move(id),
@@ -84,6 +92,11 @@ Status AddUnrecorded(const store::Store& store, const store::StoredObject& job_o
 }
 
 }  // namespace
+
+const std::string* SubmissionOf(const Json& job) {
+  const auto it = job.is_object() ? job.find("submission") : job.end();
+  return it != job.end() && it->is_string() ? &it->get_ref<const std::string&>() : nullptr;
+}
 
 std::string NewSubmission() {
   std::random_device device;  // /dev/urandom on Linux
@@ -123,7 +136,7 @@ std::vector<store::Write> EncodeParts(std::string_view job, std::string_view sub
       bytes += lines.back().size() + 1;
     }
   }
-  if (!entries.empty()) flush(0);
+  if (!entries.empty()) flush(first);
   return parts;
 }
 
@@ -136,7 +149,7 @@ Status ForEachPartTask(const std::vector<store::StoredObject>& parts, const Part
         body.is_object() && body.contains("commands") ? &body["commands"] : nullptr;
     if (first < 1 || tasks == nullptr || !tasks->is_array() ||
         (commands != nullptr && (!commands->is_array() || commands->size() != tasks->size())))
-      return Status::InvalidArgument("job tasks '" + part.id + "' do not decode");
+      return Status::Internal("the stored job tasks '" + part.id + "' do not decode");
     for (size_t i = 0; i < tasks->size(); ++i)
       each(first + static_cast<int64_t>(i), (*tasks)[i],
            commands != nullptr ? &(*commands)[i] : nullptr);
@@ -146,7 +159,7 @@ Status ForEachPartTask(const std::vector<store::StoredObject>& parts, const Part
 
 Json UnrecordedTaskBody(const std::string& job_id, const Json& job, int64_t index,
                         const Json& entry) {
-  const bool killed = job.value("killed", false);
+  const bool killed = KilledOf(job);
   std::string name = job_id + "." + std::to_string(index);
   if (const auto it = entry.find("name"); it != entry.end() && it->is_string()) name = *it;
   Result<Json> run = ReadSimulatedRun(entry, "");  // checked when the job was submitted
@@ -215,8 +228,8 @@ Result<std::optional<store::StoredObject>> GetTaskRecord(const store::Store& sto
   if (!job_object.ok()) return job_object.status();
   if (!job_object->has_value()) return found;
   const Json job = Json::parse((*job_object)->body, nullptr, false);
-  const std::string* submission = job.is_object() ? SubmissionOf(job) : nullptr;
-  if (submission == nullptr || index > job.value("tasks", int64_t{0})) return found;
+  const std::string* submission = SubmissionOf(job);
+  if (submission == nullptr || index > TasksOf(job)) return found;
   Result<std::vector<store::StoredObject>> parts =
       store.ListPrefix(kJobTasksKind, PartsPrefix(job_id, *submission));
   if (!parts.ok()) return parts.status();

@@ -8,9 +8,9 @@
 // objects of kind "job_tasks", id "<job>/<submission>/<first index, 10
 // digits>", body {"tasks": [entry...], "commands"?: [[program, arg...]...]},
 // each about kPartBytes at most. A task has a record of its own (kind
-// "task") only once the control loop changes it (admits it, or stops it);
-// until then it is a task in state new, "waiting for admission", which the
-// views and the loop derive from its part (UnrecordedTaskBody).
+// "task") only once the control loop admits it; until then it is a task in
+// state new, "waiting for admission" (or, once its job is killed, shutdown),
+// which the views and the loop derive from its part (UnrecordedTaskBody).
 //
 // Why: a job of 100,000 tasks is then a few objects of a few hundred
 // kilobytes, which etcd takes in a handful of transactions (it takes at most
@@ -18,9 +18,11 @@
 //
 // Atomicity: parts are read only through a job record naming their
 // submission, which is the last write of a submission (or in the same commit
-// as its parts, when all fit in one). A submission that fails deletes the
-// parts it wrote; one cut short by a crash leaves parts that no job names,
-// which nothing reads.
+// as its parts, when all fit in one; etcd then hands out the parts after
+// the record, which the loop allows for). A submission whose record is
+// refused deletes the parts it wrote; one cut short by a crash, or whose
+// record's outcome stays unknown, leaves parts that no job names, which
+// nothing reads.
 //
 // Pure functions but ListTaskRecords and GetTaskRecord, which read a store
 // (thread-safe, as the store is).
@@ -47,6 +49,9 @@ inline constexpr size_t kPartBytes = 128 << 10;
 
 // A random name for one submission (16 hex digits).
 std::string NewSubmission();
+// A stored job's "submission", or null (a job stored with a record per
+// task, or a body that is not a job's).
+const std::string* SubmissionOf(const api::Json& job);
 // "<job>/<submission>/": the ids of a submission's parts start so.
 std::string PartsPrefix(std::string_view job, std::string_view submission);
 
@@ -57,7 +62,7 @@ std::vector<store::Write> EncodeParts(std::string_view job, std::string_view sub
 
 // Calls `each(index, entry, command)` for every task of the parts (ordered
 // by id, as a store lists them), index from 1; `command` is null when the
-// job has no per-task commands. InvalidArgument if a part does not decode.
+// job has no per-task commands. Internal if a part does not decode.
 using PartTask =
     std::function<void(int64_t index, const api::Json& entry, const api::Json* command)>;
 Status ForEachPartTask(const std::vector<store::StoredObject>& parts, const PartTask& each);

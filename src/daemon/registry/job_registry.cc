@@ -108,6 +108,16 @@ void AddProgress(const std::map<std::string, int>& states, Json* job) {
     (*job)["state"] = failed ? "failed" : "complete";
 }
 
+// The revision of job `id` if `submission` stored it.
+std::optional<int64_t> StoredBy(const store::Store& store, const std::string& id,
+                                const std::string& submission) {
+  Result<std::optional<store::StoredObject>> stored = store.Get("job", id);
+  if (!stored.ok() || !stored->has_value()) return std::nullopt;
+  const std::string* by = SubmissionOf(Json::parse((*stored)->body, nullptr, false));
+  if (by == nullptr || *by != submission) return std::nullopt;
+  return (*stored)->revision;
+}
+
 }  // namespace
 
 Result<Json> JobRegistry::Submit(const Json& job) {
@@ -130,7 +140,7 @@ Result<Json> JobRegistry::Submit(const Json& job) {
   const std::vector<store::Write> parts = EncodeParts(id, submission, job["tasks"], commands);
   const std::vector<store::Write> record = {store::Write::Create("job", id, stored.dump()),
                                             ClaimWorkloadName(id, "job")};
-  Result<int64_t> committed = CommitJob(parts, record);
+  Result<int64_t> committed = CommitJob(submission, parts, record);
   if (!committed.ok()) return committed.status();
   stored["revision"] = *committed;
   return stored;
@@ -138,7 +148,8 @@ Result<Json> JobRegistry::Submit(const Json& job) {
 
 // In one commit when the store takes it; else the parts first, in as many
 // commits as it needs, and the job record last (job_parts.h, "Atomicity").
-Result<int64_t> JobRegistry::CommitJob(const std::vector<store::Write>& parts,
+Result<int64_t> JobRegistry::CommitJob(const std::string& submission,
+                                       const std::vector<store::Write>& parts,
                                        const std::vector<store::Write>& record) {
   const store::Store::BatchLimits limits = store_.batch_limits();
   std::vector<store::Write> all = parts;
@@ -153,10 +164,13 @@ Result<int64_t> JobRegistry::CommitJob(const std::vector<store::Write>& parts,
   }
   if (committed.ok()) committed = store_.Commit(record);
   if (committed.ok()) return committed;
+  const StatusCode code = committed.status().code();
+  // A resent record (etcd's unknown outcome) finds the first one applied.
+  if (code == StatusCode::kConflict)
+    if (std::optional<int64_t> ours = StoredBy(store_, record[0].id, submission)) return *ours;
   // Parts that no job names are never read, only kept: they are taken back
   // (best effort) unless the record's commit may have applied (an unknown
   // outcome is Unavailable; a refusal, Conflict or InvalidArgument).
-  const StatusCode code = committed.status().code();
   const bool record_sent = written.size() == parts.size();
   if (!record_sent || code == StatusCode::kConflict || code == StatusCode::kInvalidArgument)
     for (const std::vector<store::Write>& batch : store::SplitBatch(written, limits))
@@ -172,8 +186,9 @@ Result<Json> JobRegistry::Get(std::string_view id) const {
   std::map<std::string, std::map<std::string, int>> states;
   CountStates(*tasks, &states);
   AddProgress(states[std::string(id)], &*job);
-  if (job->value("per_task_commands", false) && job->contains("submission")) {
-    Result<Json> commands = ReadCommands(store_, id, (*job)["submission"].get<std::string>());
+  if (const std::string* submission = SubmissionOf(*job);
+      submission != nullptr && job->contains("per_task_commands")) {
+    Result<Json> commands = ReadCommands(store_, id, *submission);
     if (!commands.ok()) return commands.status();
     (*job)["commands"] = std::move(*commands);
   }

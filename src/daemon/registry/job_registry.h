@@ -53,9 +53,9 @@ class JobRegistry {
   Result<api::Json> Kill(std::string_view id);
 
  private:
-  // Stores a job's parts and then its `record` (job and name claim); the
-  // revision of the record's commit.
-  Result<int64_t> CommitJob(const std::vector<store::Write>& parts,
+  // Stores the `parts` of `submission` and then its `record` (job and name
+  // claim); the revision of the record's commit.
+  Result<int64_t> CommitJob(const std::string& submission, const std::vector<store::Write>& parts,
                             const std::vector<store::Write>& record);
 
   store::Store& store_;

@@ -318,6 +318,29 @@ TEST_F(JobRunsTest, ARebalanceStopsTheRunOfALoanedWorkerAndTheTaskWaitsAgain) {
   EXPECT_EQ((*jobs_.Get("a"))["state"], "complete");
 }
 
+// etcd hands out a transaction's writes in key order, so a job that fits
+// one commit comes to the loop before its parts ("job" < "job_tasks"):
+// its tasks are made all the same.
+TEST_F(JobRunsTest, AJobWhosePartsComeAfterItInOneCommitRuns) {
+  AddNode2("n1");
+  SettleRuns();  // the loop has read the store: the job comes as a change
+  const Json tasks = Json::array({Json::object(), Json::object()});
+  const Json commands = Json::parse(R"([["make", "a"], ["make", "b"]])");
+  std::vector<store::Write> writes = {store::Write::Create("job", "j",
+                                                           Json{{"id", "j"},
+                                                                {"requestor", "x"},
+                                                                {"tasks", 2},
+                                                                {"max_retries", 0},
+                                                                {"submission", "s1"},
+                                                                {"per_task_commands", true}}
+                                                               .dump())};
+  for (store::Write& part : EncodeParts("j", "s1", tasks, &commands)) writes.push_back(part);
+  ASSERT_TRUE(store_.Commit(writes).ok());
+  SettleRuns();
+  EXPECT_EQ(Starts(), (std::vector<std::string>{"j.1: make a", "j.2: make b"}));
+  EXPECT_EQ((*jobs_.Get("j"))["state"], "complete");
+}
+
 // berthd on a store that, as etcd, takes only so much in one commit (128
 // writes, here 256 KiB): a job too large for one is stored in parts, then
 // its record (job_parts.h).
@@ -371,6 +394,7 @@ TEST_F(LargeJobTest, AJobOfManyCommitsIsWholeRunsItsLinesAndAKillWritesOnlyWhatS
   EXPECT_EQ(last["name"], "shard-6000");
   EXPECT_EQ(last["message"], "waiting for admission");
   EXPECT_EQ(GetTask(store_, "j.6001").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(GetTask(store_, "j.05").status().code(), StatusCode::kNotFound);
   EXPECT_EQ((*jobs_.Get("j"))["commands"], job["commands"]);
 
   ASSERT_TRUE(nodes_
