@@ -113,7 +113,8 @@ std::optional<int64_t> StoredBy(const store::Store& store, const std::string& id
                                 const std::string& submission) {
   Result<std::optional<store::StoredObject>> stored = store.Get("job", id);
   if (!stored.ok() || !stored->has_value()) return std::nullopt;
-  const std::string* by = SubmissionOf(Json::parse((*stored)->body, nullptr, false));
+  const Json job = Json::parse((*stored)->body, nullptr, false);
+  const std::string* by = SubmissionOf(job);
   if (by == nullptr || *by != submission) return std::nullopt;
   return (*stored)->revision;
 }
