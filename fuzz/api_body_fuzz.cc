@@ -76,11 +76,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   // The body as a stored part of a job's tasks (daemon/registry/job_parts.h).
   const Json job = {{"tasks", 3}, {"submitted_at", "2026-01-01T00:00:00Z"}};
-  (void)berth::daemon::ForEachPartTask(
-      {{berth::daemon::kJobTasksKind, "j/s/0000000001", text, 1}},
-      [&](int64_t index, const Json& entry, const Json*) {
-        (void)berth::daemon::UnrecordedTaskBody("j", job, index, entry);
-      });
+  (void)berth::daemon::ForEachPartTask({{berth::daemon::kJobTasksKind, "j/s/0000000001", text, 1}},
+                                       [&](int64_t index, const Json& entry, const Json*) {
+                                         (void)berth::daemon::UnrecordedTaskBody("j", job, index,
+                                                                                 entry);
+                                       });
 
   // berth-agent's request bodies, and the answers berthd decodes.
   (void)berth::api::DecodeSampleRequest(body);

@@ -21,12 +21,21 @@ std::string PartId(std::string_view job, std::string_view submission, int64_t fi
   return PartsPrefix(job, submission) + index;
 }
 
-// The first index of part `id` (its last path element); 0 if it has none.
+// A decimal number without sign or leading zero (the task indexes in ids);
+// 0 if `digits` is not one.
+int64_t IndexFrom(std::string_view digits) {
+  int64_t n = 0;
+  if (digits.starts_with('0')) return 0;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  return error == std::errc() && end == digits.data() + digits.size() ? n : 0;
+}
+
+// The first index of part `id` (its last path element, zero-padded); 0 if
+// it has none.
 int64_t FirstIndexOf(std::string_view id) {
-  const std::string_view digits = id.substr(id.rfind('/') + 1);
-  int64_t first = 0;
-  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), first);
-  return error == std::errc() && end == digits.data() + digits.size() ? first : 0;
+  std::string_view digits = id.substr(id.rfind('/') + 1);
+  digits.remove_prefix(std::min(digits.find_first_not_of('0'), digits.size()));
+  return IndexFrom(digits);
 }
 
 // The part's text, written directly: one dump per task, not a JSON tree.
@@ -48,16 +57,6 @@ std::string PartBody(const std::vector<std::string>& tasks,
   }
   body += '}';
   return body;
-}
-
-// The job's "<job>.<n>" task ids: n, or 0 when `id` is not one of its.
-int64_t IndexIn(std::string_view job, std::string_view id) {
-  if (id.size() <= job.size() + 1 || !id.starts_with(job) || id[job.size()] != '.') return 0;
-  const std::string_view digits = id.substr(job.size() + 1);
-  if (digits.starts_with('0')) return 0;  // "j.05" is no task's id
-  int64_t n = 0;
-  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-  return error == std::errc() && end == digits.data() + digits.size() ? n : 0;
 }
 
 // Fields of a stored job, read without throwing on a corrupt body.
@@ -118,17 +117,17 @@ std::vector<store::Write> EncodeParts(std::string_view job, std::string_view sub
   std::vector<store::Write> parts;
   std::vector<std::string> entries, lines;
   size_t bytes = 0;
-  int64_t first = 1;
-  auto flush = [&](int64_t next) {
+  int64_t first = 1;  // the index of entries[0]
+  auto flush = [&] {
     parts.push_back(
         store::Write::Put(kJobTasksKind, PartId(job, submission, first), PartBody(entries, lines)));
+    first += static_cast<int64_t>(entries.size());
     entries.clear();
     lines.clear();
     bytes = 0;
-    first = next;
   };
   for (size_t i = 0; i < tasks.size(); ++i) {
-    if (!entries.empty() && bytes >= kPartBytes) flush(static_cast<int64_t>(i) + 1);
+    if (!entries.empty() && bytes >= kPartBytes) flush();
     entries.push_back(tasks[i].dump());
     bytes += entries.back().size() + 1;
     if (commands != nullptr) {
@@ -136,7 +135,7 @@ std::vector<store::Write> EncodeParts(std::string_view job, std::string_view sub
       bytes += lines.back().size() + 1;
     }
   }
-  if (!entries.empty()) flush(first);
+  if (!entries.empty()) flush();
   return parts;
 }
 
@@ -222,7 +221,7 @@ Result<std::optional<store::StoredObject>> GetTaskRecord(const store::Store& sto
   const size_t dot = id.rfind('.');
   if (dot == std::string_view::npos) return found;
   const std::string_view job_id = id.substr(0, dot);
-  const int64_t index = IndexIn(job_id, id);
+  const int64_t index = IndexFrom(id.substr(dot + 1));  // "j.05" is no task's id
   if (index < 1) return found;
   Result<std::optional<store::StoredObject>> job_object = store.Get("job", job_id);
   if (!job_object.ok()) return job_object.status();
