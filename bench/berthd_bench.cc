@@ -23,14 +23,19 @@
 //               until its submission is acknowledged and until the
 //               settled state (one task admitted and placed per node).
 // With --etcd, berthd keeps its state in a 3-member etcd started on
-// loopback ports (etcd's default limits) instead of SQLite. The agents
+// loopback ports (etcd's default limits) instead of SQLite, and the bench
+// first measures what that etcd itself writes: --raw-puts (default 5,000)
+// creates of new 512-byte keys (a service's record is one) from 8 and from
+// 32 threads sharing one client, a key a transaction, then 16 keys a
+// transaction: the physical limit Berth's writes are compared with. The agents
 // serve their gRPC service, which berthd calls, unless --agent-https (then
 // every call is an HTTPS request, as before the gRPC service).
 //
 // Usage: berthd_bench [--nodes N] [--agents A] [--rate R] [--seconds S] [--burst B]
 //                     [--quick] [--batch-quiet-ms Q] [--batch-max-ms M]
 //                     [--agent-sample-bp NP] [--agent-cluster-percent CP] [--clients C]
-//                     [--replicas R] [--job-tasks T] [--etcd] [--http] [--agent-https]
+//                     [--replicas R] [--job-tasks T] [--etcd] [--raw-puts P] [--http]
+//                     [--agent-https]
 // (--batch-*: berthd's batch window; --agent-*: berthd's Np and Cp with agents)
 #include <algorithm>
 #include <atomic>
@@ -48,6 +53,7 @@
 #include "bench_util.h"
 #include "daemon/daemon.h"
 #include "process.h"
+#include "store/etcd_client.h"
 #include "store/etcd_test_cluster.h"
 #include "store/test_dir.h"
 
@@ -207,6 +213,43 @@ class Bench {
   std::map<std::string, int64_t> sent_ms_;  // service id -> submission sent
 };
 
+// etcd's own write rate: transactions of `keys` creates of new 512-byte
+// keys (a service's record is one), `count` keys in all, from `threads`
+// threads over one client (one HTTP/2 connection per member, as berthd's).
+// Keys written per second.
+double RawPuts(const std::vector<std::string>& endpoints, int threads, int count, int keys) {
+  store::EtcdClientOptions options;
+  options.endpoints = endpoints;
+  store::EtcdClient client(options);
+  const std::string value(512, 'v');
+  const std::string prefix = "/raw/" + std::to_string(threads) + "x" + std::to_string(keys) + "/";
+  std::atomic<int> next{0}, failures{0};
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t)
+    workers.emplace_back([&] {
+      for (int i; (i = next.fetch_add(keys)) < count;) {
+        etcdserverpb::TxnRequest txn;
+        for (int k = i; k < i + keys; ++k) {
+          const std::string key = prefix + std::to_string(k);
+          etcdserverpb::Compare* absent = txn.add_compare();
+          absent->set_key(key);
+          absent->set_target(etcdserverpb::Compare::CREATE);
+          absent->set_result(etcdserverpb::Compare::EQUAL);
+          etcdserverpb::PutRequest* put = txn.add_success()->mutable_request_put();
+          put->set_key(key);
+          put->set_value(value);
+        }
+        Result<etcdserverpb::TxnResponse> answer = client.Txn(txn);
+        failures += !answer.ok() || !answer->succeeded();
+      }
+    });
+  for (std::thread& w : workers) w.join();
+  if (failures > 0) std::fprintf(stderr, "%d raw transactions failed\n", failures.load());
+  const int written = (count + keys - 1) / keys * keys;
+  return written / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 // `count` berth-agent processes sharing one token, `nodes` simulated nodes
 // in all; their addresses go to `options`.
 std::vector<std::unique_ptr<testing_support::Process>> StartAgents(int count, int nodes,
@@ -245,7 +288,7 @@ std::vector<std::unique_ptr<testing_support::Process>> StartAgents(int count, in
 int Main(int argc, char** argv) {
   int nodes = 20'000, agents = 0, rate = 1'000, seconds = 5, burst = 10'000, quiet_ms = 0,
       max_ms = 0, sample_bp = 0, cluster_percent = 0, clients = 8, threads = 0, replicas = 0,
-      job_tasks = 0;
+      job_tasks = 0, raw_puts = 5'000;
   bool etcd = false, http = false, agent_https = false;
   // Each integer option with its upper bound (berthd's own for its options).
   struct IntOption {
@@ -265,7 +308,8 @@ int Main(int argc, char** argv) {
                                      {"--agent-sample-bp", &sample_bp, 10'000},
                                      {"--agent-cluster-percent", &cluster_percent, 100},
                                      {"--replicas", &replicas, 10'000'000},
-                                     {"--job-tasks", &job_tasks, 100'000}};
+                                     {"--job-tasks", &job_tasks, 100'000},
+                                     {"--raw-puts", &raw_puts, 1'000'000}};
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const IntOption* option = nullptr;
@@ -276,7 +320,7 @@ int Main(int argc, char** argv) {
       continue;
     }
     if (arg == "--quick") {
-      nodes = 200, rate = 200, seconds = 1, burst = 200;
+      nodes = 200, rate = 200, seconds = 1, burst = 200, raw_puts = 320;
     } else if (option == nullptr || i + 1 >= argc ||
                (*option->value = ParsePositiveInt(argv[++i], option->max)) < 0) {
       std::fprintf(
@@ -285,7 +329,7 @@ int Main(int argc, char** argv) {
           "                    [--quick] [--batch-quiet-ms Q] [--batch-max-ms M]\n"
           "                    [--agent-sample-bp NP] [--agent-cluster-percent CP]\n"
           "                    [--clients C] [--replicas R] [--job-tasks T]\n"
-          "                    [--etcd] [--http] [--agent-https]\n"
+          "                    [--etcd] [--raw-puts P] [--http] [--agent-https]\n"
           "  --http: berthd and its agents serve plain HTTP (default HTTPS)\n"
           "  --agent-https: the agents serve no gRPC, so berthd calls them over HTTPS\n");
       if (arg == "--help") return 0;
@@ -322,6 +366,9 @@ int Main(int argc, char** argv) {
       return 1;
     }
     options.etcd_endpoints = etcd_cluster->Endpoints();
+    for (const auto& [threads, keys] : {std::pair{8, 1}, {32, 1}, {32, 16}})
+      std::printf("etcd itself, %d writers, %d key%s a transaction: %.0f keys/s\n", threads, keys,
+                  keys == 1 ? "" : "s", RawPuts(options.etcd_endpoints, threads, raw_puts, keys));
   }
   Result<std::unique_ptr<daemon::Daemon>> berthd = daemon::Daemon::Open(options);
   if (!berthd.ok()) {

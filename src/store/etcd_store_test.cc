@@ -5,9 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "store/etcd_test_cluster.h"
 #include "store/watched_store.h"
@@ -108,6 +110,48 @@ TEST(EtcdStore, AWatchedStoreSeesAnotherWritersCommits) {
   Result<std::vector<std::vector<StoredObject>>> again = watched.Watch({"task"});
   ASSERT_TRUE(again.ok());
   EXPECT_EQ((*again)[0].size(), 1u);
+}
+
+// Writers committing at once through one WatchedStore share transactions
+// (group commit), and each still gets its own answer: a create that lost a
+// race for its name is refused, naming it, and another replica's feed
+// brings every object that was created.
+TEST(EtcdStore, GroupedCommitsAnswerEachWriter) {
+  EtcdTestCluster cluster(1);
+  ASSERT_TRUE(cluster.ok()) << cluster.error();
+  std::shared_ptr<EtcdStore> etcd = Open(cluster.Endpoints());
+  ASSERT_NE(etcd, nullptr);
+  WatchedStore writer(etcd);
+  WatchedStore reader(std::shared_ptr<Store>(Open(cluster.Endpoints())));
+  ASSERT_TRUE(reader.Watch({"task"}).ok());
+  constexpr int kWriters = 8, kEach = 25;
+  std::atomic<int> created{0}, refused{0};
+  auto write = [&](bool race) {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kWriters; ++t)
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < kEach; ++i) {
+          const std::string id = race ? "race" + std::to_string(i) : std::to_string(t * kEach + i);
+          Result<int64_t> answer = writer.Commit({Write::Create("task", id, "x")});
+          if (answer.ok()) {
+            ++created;
+          } else {
+            ++refused;
+            EXPECT_EQ(answer.status().message(), "task '" + id + "' already exists");
+          }
+        }
+      });
+    for (std::thread& t : threads) t.join();
+  };
+  write(false);
+  EXPECT_EQ(created.load(), kWriters * kEach);
+  EXPECT_LT(writer.groups_committed(), writer.batches_committed());  // they were grouped
+  write(true);
+  EXPECT_EQ(created.load(), kWriters * kEach + kEach);
+  EXPECT_EQ(refused.load(), (kWriters - 1) * kEach);
+  ASSERT_TRUE(reader.WaitDelivered(writer.revision(), std::chrono::seconds(20)));
+  EXPECT_EQ(reader.TakeChanges().size(), static_cast<size_t>(created.load()));
+  EXPECT_EQ(etcd->List("task")->size(), static_cast<size_t>(created.load()));
 }
 
 TEST(EtcdStore, ABatchOverTheTransactionLimitIsRefusedWhole) {

@@ -7,7 +7,9 @@
 // codecs' JSON) and the store revision of its last write. Commit applies a
 // batch of writes atomically; the store revision grows with every successful
 // Commit that writes (by one, where this process is the only writer; a
-// shared store such as etcd also counts the others' commits). A write may
+// shared store such as etcd also counts the others' commits, and
+// WatchedStore may commit concurrent batches on it together, at one
+// revision). A write may
 // carry a precondition (the object must be absent, or be at a given
 // revision); if any precondition fails, Commit applies nothing and returns a
 // Conflict naming the object. A Check is a precondition alone: a leader

@@ -1,20 +1,106 @@
 #include "store/watched_store.h"
 
+#include <cstddef>
 #include <thread>
 
 namespace berth::store {
 
+namespace {
+
+size_t Bytes(const Write& w) { return w.kind.size() + w.id.size() + w.body.size(); }
+
+// Refusals of one batch rather than of the store: a grouped batch that
+// meets one is committed alone so that only it is refused.
+bool RefusesBatch(const Status& status) {
+  return status.code() == StatusCode::kConflict || status.code() == StatusCode::kInvalidArgument;
+}
+
+}  // namespace
+
+struct WatchedStore::Queued {
+  const std::vector<Write>* writes;
+  size_t bytes = 0;
+  Result<int64_t> result = Status::Unavailable("not committed");
+  bool done = false;
+};
+
 WatchedStore::WatchedStore(std::shared_ptr<Store> inner)
-    : inner_(std::move(inner)), feed_(dynamic_cast<ChangeFeed*>(inner_.get())) {}
+    : WatchedStore(inner, dynamic_cast<ChangeFeed*>(inner.get()) != nullptr ? kGroupsInFlight : 0) {
+}
+
+WatchedStore::WatchedStore(std::shared_ptr<Store> inner, size_t groups_in_flight)
+    : inner_(std::move(inner)),
+      feed_(dynamic_cast<ChangeFeed*>(inner_.get())),
+      groups_in_flight_(groups_in_flight) {}
 
 WatchedStore::~WatchedStore() { following_.reset(); }
 
+// A caller queues its batch; while fewer than groups_in_flight_ groups are
+// being committed, a waiting caller leads the next group: the oldest queued
+// batches that fit one commit, its own among them or not. It returns once
+// its own batch was committed by whichever group took it.
 Result<int64_t> WatchedStore::Commit(const std::vector<Write>& writes) {
-  std::vector<Write> batch = fence_ ? fence_() : std::vector<Write>();
-  const std::vector<Write> fence = batch;
   if (writes.empty()) return inner_->Commit(writes);
-  batch.insert(batch.end(), writes.begin(), writes.end());
-  return CommitPart(batch, fence, false);
+  Queued mine{&writes};
+  if (groups_in_flight_ == 0) {
+    CommitGroup({&mine});
+    return std::move(mine.result);
+  }
+  for (const Write& w : writes) mine.bytes += Bytes(w);
+  std::unique_lock lock(queue_mu_);
+  queue_.push_back(&mine);
+  while (!mine.done) {
+    if (leading_ == groups_in_flight_ || queue_.empty()) {
+      group_done_.wait(lock);  // our batch is queued or in a group in flight
+      continue;
+    }
+    ++leading_;
+    const std::vector<Queued*> group = TakeGroup();
+    lock.unlock();
+    CommitGroup(group);
+    lock.lock();
+    --leading_;
+    for (Queued* q : group) q->done = true;
+    group_done_.notify_all();
+  }
+  return std::move(mine.result);
+}
+
+size_t WatchedStore::queued() const {
+  std::lock_guard lock(queue_mu_);
+  return queue_.size();
+}
+
+std::vector<WatchedStore::Queued*> WatchedStore::TakeGroup() {
+  const BatchLimits limits = batch_limits();  // what is left beside the fence
+  size_t writes = 0, bytes = 0, taken = 0;
+  for (const Queued* q : queue_) {
+    const bool fits = (limits.writes == 0 || writes + q->writes->size() <= limits.writes) &&
+                      (limits.bytes == 0 || bytes + q->bytes <= limits.bytes);
+    if (taken > 0 && !fits) break;
+    writes += q->writes->size(), bytes += q->bytes, ++taken;
+  }
+  std::vector<Queued*> group(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(taken));
+  queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(taken));
+  return group;
+}
+
+void WatchedStore::CommitGroup(const std::vector<Queued*>& group) {
+  const std::vector<Write> fence = fence_ ? fence_() : std::vector<Write>();
+  std::vector<Write> batch = fence;
+  for (const Queued* q : group) batch.insert(batch.end(), q->writes->begin(), q->writes->end());
+  ++groups_, batches_ += group.size();
+  const Result<int64_t> revision = CommitPart(batch, fence, false);
+  if (group.size() == 1 || revision.ok() || !RefusesBatch(revision.status())) {
+    for (Queued* q : group) q->result = revision;
+    return;
+  }
+  groups_ += group.size();
+  for (Queued* q : group) {
+    batch = fence;
+    batch.insert(batch.end(), q->writes->begin(), q->writes->end());
+    q->result = CommitPart(batch, fence, false);
+  }
 }
 
 Store::BatchLimits WatchedStore::batch_limits() const {

@@ -19,6 +19,17 @@
 // CommitOwn also splits a batch the store cannot take at once
 // (Store::batch_limits) and puts the fence in front of each part.
 //
+// Group commit: on a shared store every Commit is a consensus round (etcd:
+// a raft proposal, an fsync on each member, a gRPC call), so Commit calls
+// made at once from many threads are gathered into one commit of the inner
+// store, fenced once, as many as its batch limits allow. Each caller still
+// gets its own answer: all of a group's batches apply at one revision, and
+// when the group is refused (one batch's precondition failed, or one batch
+// is malformed) each batch is committed alone, so the others apply and the
+// refused one gets its own error. The group keeps the batches in the order
+// they were queued, so a later batch's precondition sees an earlier one's
+// writes, as if they had been committed one after the other.
+//
 // Thread-safe: every method may be called from any thread. With a local
 // store, commits run concurrently (the wrapped store may group them) but not
 // during Watch, so a snapshot and the changes after it neither overlap nor
@@ -47,9 +58,18 @@ namespace berth::store {
 class WatchedStore final : public Store {
  public:
   static constexpr size_t kPartsInFlight = 8;
+  // How many group commits run at once on a shared store: etcd pipelines
+  // them (docs/benchmarks.md, "Group commit on etcd").
+  static constexpr size_t kGroupsInFlight = 1;
 
   // Shares ownership of `inner`: berthd's tests may keep a handle on it.
+  // Commit groups batches (see above) on a shared store, kGroupsInFlight
+  // groups at a time; a local store (SQLite groups its own commits, with a
+  // revision each) gets every Commit alone.
   explicit WatchedStore(std::shared_ptr<Store> inner);
+  // As above, with `groups_in_flight` group commits at a time on any store
+  // (0: no grouping), for tests.
+  WatchedStore(std::shared_ptr<Store> inner, size_t groups_in_flight);
   ~WatchedStore() override;
 
   Result<int64_t> Commit(const std::vector<Write>& writes) override;
@@ -91,6 +111,13 @@ class WatchedStore final : public Store {
   // ("no longer leads"). Set before the first commit.
   void SetFence(std::function<std::vector<Write>()> fence) { fence_ = std::move(fence); }
 
+  // How many commits of the inner store Commit has made, and how many
+  // batches they held (equal without grouping).
+  uint64_t groups_committed() const { return groups_.load(); }
+  uint64_t batches_committed() const { return batches_.load(); }
+  // Commit calls waiting for a group to take them.
+  size_t queued() const;
+
   // Commits as Commit does, but TakeChanges will not hand these writes out:
   // for the reader's own writes, which it holds already. A batch too large
   // for one Commit is split (each part fenced) and kPartsInFlight parts are
@@ -101,6 +128,11 @@ class WatchedStore final : public Store {
   Result<int64_t> CommitOwn(const std::vector<Write>& writes);
 
  private:
+  struct Queued;  // a Commit call waiting for its group
+  // The batches at the front of the queue that one commit of the inner
+  // store takes (at least one). queue_mu_ held.
+  std::vector<Queued*> TakeGroup();
+  void CommitGroup(const std::vector<Queued*>& group);
   // One batch (starting with `fence`); `own`: not handed out.
   Result<int64_t> CommitPart(const std::vector<Write>& batch, const std::vector<Write>& fence,
                              bool own);
@@ -113,6 +145,12 @@ class WatchedStore final : public Store {
   ChangeFeed* feed_ = nullptr;  // inner_, when it is shared
   std::function<void()> on_change_;
   std::function<std::vector<Write>()> fence_;
+  const size_t groups_in_flight_;
+  mutable std::mutex queue_mu_;  // guards queue_ and leading_
+  std::condition_variable group_done_;
+  std::vector<Queued*> queue_;  // Commit calls not yet in a group, oldest first
+  size_t leading_ = 0;          // groups being committed
+  std::atomic<uint64_t> groups_{0}, batches_{0};
   std::shared_mutex commit_mu_;  // local commits share it; Watch takes it alone
   mutable std::mutex changes_mu_;
   std::condition_variable delivered_cv_;

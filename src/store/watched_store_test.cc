@@ -5,7 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include "store/memory_store.h"
@@ -74,6 +78,179 @@ TEST(WatchedStore, SnapshotAndChangesCoverEveryCommit) {
   ASSERT_TRUE(listed.ok());
   for (const StoredObject& o : *listed) stored[o.id] = o.body;
   EXPECT_EQ(seen, stored);
+}
+
+// A MemoryStore whose commits wait while it is closed, and which records
+// each batch it was given: shows what group commit sends.
+class GatedStore final : public Store {
+ public:
+  explicit GatedStore(BatchLimits limits = {}) : inner_(limits) {}
+  Result<int64_t> Commit(const std::vector<Write>& writes) override {
+    {
+      std::unique_lock lock(mu_);
+      ++arrived_;
+      changed_.notify_all();
+      changed_.wait(lock, [this] { return open_; });
+      batches_.push_back(writes);
+    }
+    return inner_.Commit(writes);
+  }
+  Result<std::optional<StoredObject>> Get(std::string_view kind,
+                                          std::string_view id) const override {
+    return inner_.Get(kind, id);
+  }
+  Result<std::vector<StoredObject>> List(std::string_view kind) const override {
+    return inner_.List(kind);
+  }
+  int64_t revision() const override { return inner_.revision(); }
+  BatchLimits batch_limits() const override { return inner_.batch_limits(); }
+
+  void Close() { Set(false); }
+  void Open() { Set(true); }
+  // Waits until `count` commits have arrived (bounded by the test's timeout).
+  void WaitArrived(int count) {
+    std::unique_lock lock(mu_);
+    changed_.wait(lock, [&] { return arrived_ >= count; });
+  }
+  std::vector<std::vector<Write>> batches() {
+    std::lock_guard lock(mu_);
+    return batches_;
+  }
+
+ private:
+  void Set(bool open) {
+    std::lock_guard lock(mu_);
+    open_ = open;
+    changed_.notify_all();
+  }
+  MemoryStore inner_;
+  std::mutex mu_;
+  std::condition_variable changed_;
+  bool open_ = true;
+  int arrived_ = 0;
+  std::vector<std::vector<Write>> batches_;
+};
+
+// Commits `batches` from a thread each, queued in order while the store
+// holds a first commit, then lets them through; returns each one's answer.
+std::vector<Result<int64_t>> CommitTogether(WatchedStore& store, GatedStore& gated,
+                                            const std::vector<std::vector<Write>>& batches) {
+  gated.Close();
+  std::thread first([&] { ASSERT_TRUE(store.Commit({Write::Put("task", "first", "0")}).ok()); });
+  gated.WaitArrived(1);
+  std::vector<Result<int64_t>> answers(batches.size(), Status::Unavailable("not answered"));
+  std::vector<std::thread> callers;
+  for (size_t i = 0; i < batches.size(); ++i) {  // queued in this order
+    callers.emplace_back([&, i] { answers[i] = store.Commit(batches[i]); });
+    while (store.queued() < i + 1) std::this_thread::yield();
+  }
+  gated.Open();
+  first.join();
+  for (std::thread& t : callers) t.join();
+  return answers;
+}
+
+// Batches queued while a commit is in flight go to the store as one batch,
+// fenced once, and each caller gets the group's revision; the changes of
+// every batch are handed out.
+TEST(WatchedStoreGroupCommit, BatchesQueuedTogetherShareOneCommit) {
+  auto gated = std::make_shared<GatedStore>();
+  WatchedStore store(gated, 1);
+  store.SetFence([] { return std::vector<Write>{Write::Check("leader", "l", 0)}; });
+  ASSERT_TRUE(store.Watch({"task"}).ok());
+  const std::vector<Result<int64_t>> answers =
+      CommitTogether(store, *gated,
+                     {{Write::Create("task", "a", "1")},
+                      {Write::Create("task", "b", "2"), Write::Put("other", "x", "3")},
+                      {Write::Create("task", "c", "4")}});
+  for (const Result<int64_t>& answer : answers) {
+    ASSERT_TRUE(answer.ok()) << answer.status().message();
+    EXPECT_EQ(*answer, 2);  // the first commit was revision 1
+  }
+  const std::vector<std::vector<Write>> sent = gated->batches();
+  ASSERT_EQ(sent.size(), 2u);
+  ASSERT_EQ(sent[1].size(), 5u);  // one fence and the four writes
+  EXPECT_EQ(sent[1][0].op, Write::Op::kCheck);
+  EXPECT_EQ(std::count_if(sent[1].begin(), sent[1].end(),
+                          [](const Write& w) { return w.op == Write::Op::kCheck; }),
+            1);
+  EXPECT_EQ(store.groups_committed(), 2u);
+  EXPECT_EQ(store.batches_committed(), 4u);
+  std::vector<std::string> changed;
+  for (const Change& c : store.TakeChanges())
+    changed.push_back(c.id + "@" + std::to_string(c.revision));
+  EXPECT_EQ(changed, (std::vector<std::string>{"first@1", "a@2", "b@2", "c@2"}));
+}
+
+// One batch's failed precondition refuses the group; each batch is then
+// committed alone, so only that one is refused, with its own reason, and
+// a later batch still sees an earlier one's write.
+TEST(WatchedStoreGroupCommit, ARefusedBatchFailsAloneAndTheOthersApply) {
+  auto gated = std::make_shared<GatedStore>();
+  WatchedStore store(gated, 1);
+  const std::vector<Result<int64_t>> answers = CommitTogether(
+      store, *gated,
+      {{Write::Create("task", "a", "1")},
+       {Write::Create("task", "first", "again")},     // exists: refused
+       {Write::Put("task", "a", "2").IfRevision(2)},  // a's revision once committed alone
+       {Write{Write::Op::kPut, "", "no kind", "", Write::Expect::kAnything, 0}}});
+  ASSERT_TRUE(answers[0].ok());
+  EXPECT_EQ(answers[1].status().code(), StatusCode::kConflict);
+  EXPECT_NE(answers[1].status().message().find("'first' already exists"), std::string::npos);
+  ASSERT_TRUE(answers[2].ok()) << answers[2].status().message();
+  EXPECT_EQ(answers[3].status().code(), StatusCode::kInvalidArgument);
+  Result<std::optional<StoredObject>> a = store.Get("task", "a");
+  ASSERT_TRUE(a.ok() && a->has_value());
+  EXPECT_EQ((*a)->body, "2");
+  Result<std::optional<StoredObject>> first = store.Get("task", "first");
+  ASSERT_TRUE(first.ok() && first->has_value());
+  EXPECT_EQ((*first)->body, "0");
+  // The first commit, the refused group, then each of its four batches.
+  EXPECT_EQ(store.groups_committed(), 6u);
+  EXPECT_EQ(store.batches_committed(), 5u);
+}
+
+// A group takes only what one commit of the store may hold: the rest waits
+// for the next group, in order.
+TEST(WatchedStoreGroupCommit, AGroupKeepsWithinTheStoresLimits) {
+  auto gated = std::make_shared<GatedStore>(Store::BatchLimits{5, 0});
+  WatchedStore store(gated, 1);
+  const std::vector<Write> three = {Write::Put("task", "x1", "1"), Write::Put("task", "x2", "2"),
+                                    Write::Put("task", "x3", "3")};
+  const std::vector<Write> two = {Write::Put("task", "y1", "1"), Write::Put("task", "y2", "2")};
+  const std::vector<Result<int64_t>> answers = CommitTogether(store, *gated, {three, two, three});
+  for (const Result<int64_t>& answer : answers) ASSERT_TRUE(answer.ok());
+  std::vector<size_t> sizes;
+  for (const std::vector<Write>& batch : gated->batches()) sizes.push_back(batch.size());
+  EXPECT_EQ(sizes, (std::vector<size_t>{1, 5, 3}));
+  EXPECT_EQ(*answers[0], *answers[1]);
+  EXPECT_LT(*answers[1], *answers[2]);
+}
+
+// Many writers at once, some of them racing for the same names: every
+// caller's answer is what committing alone would have said.
+TEST(WatchedStoreGroupCommit, ConcurrentWritersGetTheirOwnAnswers) {
+  WatchedStore store(std::make_shared<MemoryStore>(), 1);
+  std::atomic<int> created{0}, refused{0};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < 8; ++w)
+    writers.emplace_back([&] {
+      for (int i = 0; i < 100; ++i) {
+        Result<int64_t> answer = store.Commit({Write::Create("task", "t" + std::to_string(i), "")});
+        if (answer.ok()) {
+          ++created;
+        } else {
+          ++refused;
+          EXPECT_EQ(answer.status().code(), StatusCode::kConflict);
+        }
+      }
+    });
+  for (std::thread& t : writers) t.join();
+  EXPECT_EQ(created.load(), 100);
+  EXPECT_EQ(refused.load(), 700);
+  Result<std::vector<StoredObject>> listed = store.List("task");
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->size(), 100u);
 }
 
 }  // namespace

@@ -94,6 +94,13 @@ ApiResponse Daemon::Metrics() const {
               "Times the control loop read the whole state: when it starts leading, after a "
               "failed pass, after its change feed was lost.",
               store_->lists());
+  metrics.Add("berth_store_api_writes_total",
+              "Batches of writes sent to the store by API requests and node sessions.",
+              store_->batches_committed());
+  metrics.Add("berth_store_api_commits_total",
+              "Store commits that carried them: fewer when several are grouped into one (on "
+              "etcd), more when a refused group is committed again one batch at a time.",
+              store_->groups_committed());
   metrics.Add("berth_store_revision", "Revision of the last committed store transaction.",
               static_cast<uint64_t>(store_->revision()), "gauge");
   return metrics.Response();
