@@ -19,6 +19,8 @@
 //
 //   one service: with --replicas R, one service of R replicas (0.1 CPU),
 //               from its submission to the settled state.
+//               Then GET /v1/tasks?service=big three times, on berthd
+//               and (with --etcd) on a second replica (a follower).
 //   one job:    with --job-tasks T, one job of T named tasks (0.1 CPU),
 //               until its submission is acknowledged and until the
 //               settled state (one task admitted and placed per node).
@@ -115,6 +117,15 @@ class Bench {
       std::fprintf(stderr, "the job did not settle\n");
     return {acknowledged,
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+  }
+
+  // Seconds one GET of `path` takes (answered whole).
+  double Read(const std::string& path) {
+    api::ApiClient client(server_, token_, 600, tls_);
+    const auto start = std::chrono::steady_clock::now();
+    if (Result<Json> answer = client.Call("GET", path); !answer.ok())
+      std::fprintf(stderr, "GET %s failed: %s\n", path.c_str(), answer.status().message().c_str());
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
 
   // Until berthd leads (at once without etcd).
@@ -285,6 +296,14 @@ std::vector<std::unique_ptr<testing_support::Process>> StartAgents(int count, in
   return agents;
 }
 
+// GET /v1/tasks?service=big (the --replicas service's tasks), three times:
+// the first on etcd also lists the replica's read cache.
+void ReadTasks(const char* replica, Bench& bench) {
+  std::printf("GET /v1/tasks?service=big on the %s:", replica);
+  for (int i = 0; i < 3; ++i) std::printf(" %.3f s", bench.Read("/v1/tasks?service=big"));
+  std::printf("\n");
+}
+
 int Main(int argc, char** argv) {
   int nodes = 20'000, agents = 0, rate = 1'000, seconds = 5, burst = 10'000, quiet_ms = 0,
       max_ms = 0, sample_bp = 0, cluster_percent = 0, clients = 8, threads = 0, replicas = 0,
@@ -407,9 +426,27 @@ int Main(int argc, char** argv) {
   print(fixed.c_str(), bench.Submit("f", rate * seconds, 1, rate));
   const std::string saturation = "saturation, " + std::to_string(clients) + " clients";
   print(saturation.c_str(), bench.Submit("s", burst, clients, 0));
-  if (replicas > 0)
+  if (replicas > 0) {
     std::printf("one service of %d replicas: placed and committed in %.2f s\n", replicas,
                 bench.OneService(replicas));
+    ReadTasks("leader", bench);
+    if (etcd) {
+      // A second replica on the same etcd: its lists come from its own read
+      // cache, listed at its first read.
+      daemon::DaemonOptions follower_options = options;
+      follower_options.data_dir = dir.path() + "/follower";
+      std::filesystem::create_directories(follower_options.data_dir);
+      std::filesystem::copy_file(options.data_dir + "/ca-unlock-key",
+                                 follower_options.data_dir + "/ca-unlock-key");
+      Result<std::unique_ptr<daemon::Daemon>> follower = daemon::Daemon::Open(follower_options);
+      if (!follower.ok()) {
+        std::fprintf(stderr, "berthd_bench: follower: %s\n", follower.status().message().c_str());
+        return 1;
+      }
+      Bench on_follower((*follower)->url(), (*follower)->token(), (*follower)->client_tls());
+      ReadTasks("follower", on_follower);
+    }
+  }
   if (job_tasks > 0) {
     const auto [acknowledged, settled] = bench.OneJob(job_tasks);
     std::printf("one job of %d tasks: acknowledged in %.2f s, %d admitted and placed in %.2f s\n",

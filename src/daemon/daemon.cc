@@ -12,6 +12,7 @@
 #include "api/api_client.h"
 #include "auth/token.h"
 #include "daemon/ha/shared_token.h"
+#include "daemon/registry/job_parts.h"
 #include "daemon/registry/task_views.h"
 
 namespace berth::daemon {
@@ -111,6 +112,8 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
   // The CA writes through the store the control loop watches (a rotation
   // is a commit like any other).
   auto watched = std::make_unique<store::WatchedStore>(std::move(store));
+  // On etcd, the API's lists come from memory (docs/ha.md, "Reads").
+  watched->CacheReads({"node", "service", "task", "job", kJobTasksKind, "class", "update"});
   std::unique_ptr<ClusterCa> ca;
   if (!options.insecure_http) {
     Result<std::unique_ptr<ClusterCa>> opened = ClusterCa::Open(*watched, ca_options);

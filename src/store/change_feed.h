@@ -39,6 +39,11 @@ class ChangeFeed {
  public:
   virtual ~ChangeFeed() = default;
 
+  // The store's latest revision, read linearizably (one small round trip):
+  // a reader that waits until a feed has brought it sees every commit
+  // acknowledged before it asked.
+  virtual Result<int64_t> LatestRevision() = 0;
+
   // Every object of `kinds`, all at one revision.
   virtual Result<Snapshot> ListAtOneRevision(const std::vector<std::string>& kinds) = 0;
 

@@ -340,6 +340,16 @@ Result<std::vector<StoredObject>> EtcdStore::ListPrefix(std::string_view kind,
   return Range(from, PrefixEnd(from), 0, nullptr);
 }
 
+Result<int64_t> EtcdStore::LatestRevision() {
+  pb::RangeRequest request;  // one key, counted: etcd answers with its revision
+  request.set_key(options_.prefix);
+  request.set_count_only(true);
+  Result<pb::RangeResponse> answer = client_->Range(request);
+  if (!answer.ok()) return answer.status();
+  Saw(answer->header().revision());
+  return answer->header().revision();
+}
+
 Result<Snapshot> EtcdStore::ListAtOneRevision(const std::vector<std::string>& kinds) {
   Snapshot snapshot;
   for (const std::string& kind : kinds) {

@@ -80,6 +80,7 @@ class EtcdStore final : public Store, public ChangeFeed {
   int64_t revision() const override { return revision_.load(); }
   BatchLimits batch_limits() const override;
 
+  Result<int64_t> LatestRevision() override;
   Result<Snapshot> ListAtOneRevision(const std::vector<std::string>& kinds) override;
   std::unique_ptr<Following> Follow(int64_t revision, Sink sink) override;
 

@@ -103,6 +103,22 @@ void WatchedStore::CommitGroup(const std::vector<Queued*>& group) {
   }
 }
 
+void WatchedStore::CacheReads(std::vector<std::string> kinds) {
+  if (feed_ != nullptr) cache_ = std::make_unique<ReadCache>(*feed_, std::move(kinds));
+}
+
+Result<std::vector<StoredObject>> WatchedStore::ListPrefix(std::string_view kind,
+                                                           std::string_view prefix) const {
+  if (cache_ != nullptr && cache_->Holds(kind)) {
+    const Result<int64_t> latest = feed_->LatestRevision();
+    if (latest.ok())
+      if (std::optional<std::vector<StoredObject>> listed =
+              cache_->ListPrefix(kind, prefix, *latest, kCacheWait))
+        return std::move(*listed);
+  }
+  return inner_->ListPrefix(kind, prefix);
+}
+
 Store::BatchLimits WatchedStore::batch_limits() const {
   BatchLimits limits = inner_->batch_limits();
   if (!fence_) return limits;

@@ -51,6 +51,7 @@
 
 #include "core/time.h"
 #include "store/change_feed.h"
+#include "store/read_cache.h"
 #include "store/store.h"
 
 namespace berth::store {
@@ -78,12 +79,11 @@ class WatchedStore final : public Store {
     return inner_->Get(kind, id);
   }
   Result<std::vector<StoredObject>> List(std::string_view kind) const override {
-    return inner_->List(kind);
+    return ListPrefix(kind, "");
   }
+  // From the read cache when it holds `kind` (CacheReads), else the store.
   Result<std::vector<StoredObject>> ListPrefix(std::string_view kind,
-                                               std::string_view prefix) const override {
-    return inner_->ListPrefix(kind, prefix);
-  }
+                                               std::string_view prefix) const override;
   int64_t revision() const override { return inner_->revision(); }
   // What one Commit through this object takes: the inner store's limits,
   // less room for the fence when one is set (kFenceRoom bytes, one write).
@@ -110,6 +110,15 @@ class WatchedStore final : public Store {
   // daemon/leadership.h); a commit refused by it fails as Unavailable
   // ("no longer leads"). Set before the first commit.
   void SetFence(std::function<std::vector<Write>()> fence) { fence_ = std::move(fence); }
+
+  // With a shared store: lists of `kinds` are answered from memory by a
+  // ReadCache (read_cache.h) once it has applied the store's latest
+  // revision, waiting up to kCacheWait for it, else by the store. Single
+  // objects are still read from the store (a round trip either way). Call
+  // once, before the first read; does nothing on a local store.
+  void CacheReads(std::vector<std::string> kinds);
+  static constexpr Duration kCacheWait{5000};
+  const ReadCache* read_cache() const { return cache_.get(); }
 
   // How many commits of the inner store Commit has made, and how many
   // batches they held (equal without grouping).
@@ -162,6 +171,7 @@ class WatchedStore final : public Store {
   std::set<int64_t> own_;                           // shared: CommitOwn's revisions
   std::map<int64_t, std::vector<Change>> changes_;  // by revision (empty: nothing watched)
   std::atomic<uint64_t> lists_{0};
+  std::unique_ptr<ReadCache> cache_;                  // shared store only
   std::unique_ptr<ChangeFeed::Following> following_;  // last: stopped first
 };
 

@@ -101,6 +101,9 @@ ApiResponse Daemon::Metrics() const {
               "Store commits that carried them: fewer when several are grouped into one (on "
               "etcd), more when a refused group is committed again one batch at a time.",
               store_->groups_committed());
+  metrics.Add("berth_store_cached_lists_total",
+              "Lists answered from this replica's read cache instead of etcd.",
+              store_->read_cache() != nullptr ? store_->read_cache()->served() : 0);
   metrics.Add("berth_store_revision", "Revision of the last committed store transaction.",
               static_cast<uint64_t>(store_->revision()), "gauge");
   return metrics.Response();

@@ -1,0 +1,133 @@
+// ReadCache on a feed driven by the test (its list, its changes, its loss),
+// then on real etcd through WatchedStore::CacheReads, where a list must see
+// every write acknowledged before it, whichever client made it.
+#include "store/read_cache.h"
+
+#include <gtest/gtest.h>
+
+#include "store/etcd_store.h"
+#include "store/etcd_test_cluster.h"
+#include "store/watched_store.h"
+
+namespace berth::store {
+namespace {
+
+// A feed whose state and changes the test sets.
+class TestFeed final : public ChangeFeed {
+ public:
+  Result<int64_t> LatestRevision() override { return revision; }
+  Result<Snapshot> ListAtOneRevision(const std::vector<std::string>& kinds) override {
+    ++listed;
+    Snapshot snapshot{revision, {}};
+    for (const std::string& kind : kinds) {
+      snapshot.kinds.emplace_back();
+      for (const StoredObject& o : objects)
+        if (o.kind == kind) snapshot.kinds.back().push_back(o);
+    }
+    return snapshot;
+  }
+  std::unique_ptr<Following> Follow(int64_t from, Sink s) override {
+    followed_from = from;
+    sink = std::move(s);
+    return std::make_unique<Following>();
+  }
+
+  std::vector<StoredObject> objects;  // by id
+  int64_t revision = 0;
+  int listed = 0;
+  int64_t followed_from = -1;
+  Sink sink;
+};
+
+std::vector<std::string> Ids(const std::optional<std::vector<StoredObject>>& objects) {
+  std::vector<std::string> ids;
+  if (objects)
+    for (const StoredObject& o : *objects) ids.push_back(o.id + "@" + std::to_string(o.revision));
+  return ids;
+}
+
+constexpr Duration kNoWait{0};
+
+TEST(ReadCache, ListsOnceThenAppliesTheFeedsChanges) {
+  TestFeed feed;
+  feed.objects = {{"task", "a.1", "{}", 3}, {"task", "b.1", "{}", 4}, {"node", "n", "{}", 2}};
+  feed.revision = 4;
+  ReadCache cache(feed, {"task"});
+  EXPECT_TRUE(cache.Holds("task"));
+  EXPECT_FALSE(cache.Holds("node"));
+  EXPECT_FALSE(cache.ListPrefix("node", "", 4, kNoWait));  // not held: the store answers
+  EXPECT_EQ(Ids(cache.ListPrefix("task", "", 4, kNoWait)),
+            (std::vector<std::string>{"a.1@3", "b.1@4"}));
+  EXPECT_EQ(feed.followed_from, 4);
+  feed.sink.changed(6, {{Write::Op::kDelete, "task", "a.1", "", 6},
+                        {Write::Op::kPut, "task", "a.2", "{}", 6},
+                        {Write::Op::kPut, "node", "m", "{}", 6}});
+  EXPECT_EQ(Ids(cache.ListPrefix("task", "a.", 6, kNoWait)), (std::vector<std::string>{"a.2@6"}));
+  EXPECT_EQ(Ids(cache.ListPrefix("task", "", 6, kNoWait)),
+            (std::vector<std::string>{"a.2@6", "b.1@4"}));
+  EXPECT_EQ(feed.listed, 1);
+  EXPECT_EQ(cache.lists(), 1u);
+  EXPECT_EQ(cache.served(), 3u);
+  EXPECT_EQ(cache.revision(), 6);
+}
+
+// A read for a revision the feed has not brought yet waits for it, and
+// answers nothing when it does not come in time.
+TEST(ReadCache, AReadWaitsForTheRevisionItNeeds) {
+  TestFeed feed;
+  feed.revision = 1;
+  ReadCache cache(feed, {"task"});
+  ASSERT_TRUE(cache.ListPrefix("task", "", 1, kNoWait));
+  EXPECT_FALSE(cache.ListPrefix("task", "", 2, kNoWait));
+  std::thread later([&] { feed.sink.changed(2, {{Write::Op::kPut, "task", "t", "{}", 2}}); });
+  EXPECT_EQ(Ids(cache.ListPrefix("task", "", 2, Duration{20000})),
+            (std::vector<std::string>{"t@2"}));
+  later.join();
+}
+
+// Once the feed is lost, the cache answers nothing until the next read
+// lists again, and then holds the store's state.
+TEST(ReadCache, ALostFeedIsListedAgain) {
+  TestFeed feed;
+  feed.objects = {{"task", "old", "{}", 1}};
+  feed.revision = 1;
+  ReadCache cache(feed, {"task"});
+  ASSERT_TRUE(cache.ListPrefix("task", "", 1, kNoWait));
+  feed.sink.lost(Status::Unavailable("compacted"));
+  feed.objects = {{"task", "new", "{}", 9}};
+  feed.revision = 9;
+  EXPECT_EQ(Ids(cache.ListPrefix("task", "", 9, kNoWait)), (std::vector<std::string>{"new@9"}));
+  EXPECT_EQ(cache.lists(), 2u);
+  EXPECT_EQ(feed.followed_from, 9);
+}
+
+// On etcd: a replica's lists come from its cache and still show, at once,
+// what another client has just committed.
+TEST(ReadCache, OnEtcdAListSeesEveryWriteAcknowledgedBeforeIt) {
+  EtcdTestCluster cluster(1);
+  ASSERT_TRUE(cluster.ok()) << cluster.error();
+  EtcdStoreOptions options;
+  options.client.endpoints = cluster.Endpoints();
+  std::shared_ptr<EtcdStore> writer = std::move(EtcdStore::Open(options).value());
+  WatchedStore reader(std::shared_ptr<Store>(std::move(EtcdStore::Open(options).value())));
+  reader.CacheReads({"task"});
+  for (int round = 0; round < 20; ++round) {
+    const std::string id = "t" + std::to_string(round);
+    ASSERT_TRUE(writer->Commit({Write::Create("task", id, std::to_string(round))}).ok());
+    if (round > 0) {
+      const std::string previous = "t" + std::to_string(round - 1);
+      ASSERT_TRUE(writer->Commit({Write::Delete("task", previous)}).ok());
+    }
+    Result<std::vector<StoredObject>> cached = reader.List("task");
+    ASSERT_TRUE(cached.ok());
+    EXPECT_EQ(*cached, writer->List("task").value()) << "round " << round;
+  }
+  ASSERT_NE(reader.read_cache(), nullptr);
+  EXPECT_EQ(reader.read_cache()->served(), 20u);
+  EXPECT_EQ(reader.read_cache()->lists(), 1u);
+  EXPECT_TRUE(reader.List("node")->empty());  // not cached: read from etcd
+  EXPECT_EQ(reader.read_cache()->served(), 20u);
+}
+
+}  // namespace
+}  // namespace berth::store
