@@ -436,8 +436,9 @@ int Main(int argc, char** argv) {
       daemon::DaemonOptions follower_options = options;
       follower_options.data_dir = dir.path() + "/follower";
       std::filesystem::create_directories(follower_options.data_dir);
-      std::filesystem::copy_file(options.data_dir + "/ca-unlock-key",
-                                 follower_options.data_dir + "/ca-unlock-key");
+      if (!http)  // the CA's key, sealed in etcd, is unlocked with it
+        std::filesystem::copy_file(options.data_dir + "/ca-unlock-key",
+                                   follower_options.data_dir + "/ca-unlock-key");
       Result<std::unique_ptr<daemon::Daemon>> follower = daemon::Daemon::Open(follower_options);
       if (!follower.ok()) {
         std::fprintf(stderr, "berthd_bench: follower: %s\n", follower.status().message().c_str());

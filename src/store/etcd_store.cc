@@ -105,6 +105,7 @@ class EtcdFollowing final : public ChangeFeed::Following {
 
   void Deliver(int64_t revision, std::vector<Change> changes) {
     next_ = revision + 1;
+    store_.Saw(revision);  // before anyone can read an object of it
     sink_.changed(revision, std::move(changes));
   }
 

@@ -92,6 +92,11 @@ class EtcdStore final : public Store, public ChangeFeed {
   std::string Key(std::string_view kind, std::string_view id) const;
   std::optional<std::pair<std::string, std::string>> Split(std::string_view key) const;
 
+  // Raises revision() to `seen` (an answer's header, a watch event's):
+  // revision() is then at least every revision this process has seen, which
+  // Commit's own checks rely on.
+  void Saw(int64_t seen) const;
+
   EtcdClient& client() { return *client_; }
   const std::string& prefix() const { return options_.prefix; }
 
@@ -105,7 +110,6 @@ class EtcdStore final : public Store, public ChangeFeed {
   // revision read at.
   Result<std::vector<StoredObject>> Range(const std::string& from, const std::string& to,
                                           int64_t at, int64_t* revision) const;
-  void Saw(int64_t revision) const;  // raises revision_ to an answer's header
 
   EtcdStoreOptions options_;
   std::unique_ptr<EtcdClient> client_;

@@ -22,9 +22,13 @@ std::optional<std::vector<StoredObject>> ReadCache::ListPrefix(std::string_view 
                                                                int64_t at_least, Duration wait) {
   if (!Holds(kind) || !EnsureFollowing()) return std::nullopt;
   std::shared_lock lock(mu_);
-  if (!applied_cv_.wait_for(lock, wait, [&] { return !following_ok_ || revision_ >= at_least; }) ||
-      !following_ok_)
+  const Duration patience = revision_ < waited_for_ ? Duration{0} : wait;
+  if (!applied_cv_.wait_for(lock, patience,
+                            [&] { return !following_ok_ || revision_ >= at_least; })) {
+    waited_for_ = std::max(waited_for_.load(), at_least);
     return std::nullopt;
+  }
+  if (!following_ok_) return std::nullopt;
   const Objects& of_kind = objects_.find(kind)->second;
   std::vector<StoredObject> out;
   for (auto it = of_kind.lower_bound(prefix); it != of_kind.end() && it->first.starts_with(prefix);

@@ -7,10 +7,14 @@
 // revision (ChangeFeed::LatestRevision, one small round trip) and the cache
 // answers once it has applied every commit up to it, so a list sees every
 // write acknowledged before it was asked, whichever replica made it. That
-// holds while etcd's revisions all come from writes under Berth's prefix
-// (docs/ha.md: the key prefix is Berth's alone); the wait is bounded, and
-// a cache that is not there in time answers nothing (the caller reads the
-// store).
+// relies on etcd's revisions coming from writes under Berth's prefix. A
+// write outside it (another program, another Berth on its own prefix)
+// raises etcd's revision past anything the feed brings; so the wait is
+// bounded, a cache not there in time answers nothing (the caller reads the
+// store), and until the feed passes the revision it waited for in vain,
+// reads do not wait at all: on a shared etcd the cache then costs one
+// bounded wait per burst of foreign writes, and otherwise reads as without
+// it.
 //
 // The cache lists its kinds at one revision and follows the feed from
 // there (ChangeFeed's list-then-watch). When the feed is lost (etcd
@@ -76,7 +80,8 @@ class ReadCache {
   std::condition_variable_any applied_cv_;
   std::map<std::string, Objects, std::less<>> objects_;  // by kind
   int64_t revision_ = 0;
-  bool following_ok_ = false;  // listed and the feed not lost
+  bool following_ok_ = false;           // listed and the feed not lost
+  std::atomic<int64_t> waited_for_{0};  // a revision a read waited for in vain
   std::atomic<uint64_t> served_{0}, lists_{0};
   std::unique_ptr<ChangeFeed::Following> following_;  // last: stopped first
 };

@@ -71,18 +71,30 @@ TEST(ReadCache, ListsOnceThenAppliesTheFeedsChanges) {
   EXPECT_EQ(cache.revision(), 6);
 }
 
-// A read for a revision the feed has not brought yet waits for it, and
-// answers nothing when it does not come in time.
+// A read for a revision the feed has not brought yet waits for it.
 TEST(ReadCache, AReadWaitsForTheRevisionItNeeds) {
   TestFeed feed;
   feed.revision = 1;
   ReadCache cache(feed, {"task"});
   ASSERT_TRUE(cache.ListPrefix("task", "", 1, kNoWait));
-  EXPECT_FALSE(cache.ListPrefix("task", "", 2, kNoWait));
   std::thread later([&] { feed.sink.changed(2, {{Write::Op::kPut, "task", "t", "{}", 2}}); });
   EXPECT_EQ(Ids(cache.ListPrefix("task", "", 2, Duration{20000})),
             (std::vector<std::string>{"t@2"}));
   later.join();
+}
+
+// A revision the feed never brings (a write outside Berth's keys) is
+// waited for once; later reads do not wait until the feed passes it.
+TEST(ReadCache, ARevisionThatNeverComesIsWaitedForOnce) {
+  TestFeed feed;
+  feed.revision = 4;
+  ReadCache cache(feed, {"task"});
+  ASSERT_TRUE(cache.ListPrefix("task", "", 4, kNoWait));
+  EXPECT_FALSE(cache.ListPrefix("task", "", 5, Duration{10}));
+  // Would wait an hour if it waited at all.
+  EXPECT_FALSE(cache.ListPrefix("task", "", 5, std::chrono::hours(1)));
+  feed.sink.changed(6, {{Write::Op::kPut, "task", "t", "{}", 6}});
+  EXPECT_EQ(Ids(cache.ListPrefix("task", "", 6, kNoWait)), (std::vector<std::string>{"t@6"}));
 }
 
 // Once the feed is lost, the cache answers nothing until the next read
@@ -127,6 +139,37 @@ TEST(ReadCache, OnEtcdAListSeesEveryWriteAcknowledgedBeforeIt) {
   EXPECT_EQ(reader.read_cache()->lists(), 1u);
   EXPECT_TRUE(reader.List("node")->empty());  // not cached: read from etcd
   EXPECT_EQ(reader.read_cache()->served(), 20u);
+}
+
+// On an etcd that another program writes too: lists stay right (read from
+// etcd while the cache waits for a revision it will not see), and the cache
+// serves again once Berth's own writes pass that revision.
+TEST(ReadCache, OnASharedEtcdListsStayRight) {
+  EtcdTestCluster cluster(1);
+  ASSERT_TRUE(cluster.ok()) << cluster.error();
+  EtcdStoreOptions options;
+  options.client.endpoints = cluster.Endpoints();
+  std::shared_ptr<EtcdStore> writer = std::move(EtcdStore::Open(options).value());
+  WatchedStore reader(std::shared_ptr<Store>(std::move(EtcdStore::Open(options).value())));
+  reader.CacheReads({"task"});
+  EtcdStoreOptions other_options = options;
+  other_options.prefix = "/other/";
+  std::unique_ptr<EtcdStore> other = std::move(EtcdStore::Open(other_options).value());
+  ASSERT_TRUE(writer->Commit({Write::Create("task", "a", "1")}).ok());
+  ASSERT_EQ(reader.List("task")->size(), 1u);
+  ASSERT_EQ(reader.read_cache()->served(), 1u);
+  ASSERT_TRUE(other->Commit({Write::Create("task", "x", "1")}).ok());
+  ASSERT_TRUE(writer->Commit({Write::Delete("task", "a")}).ok());
+  ASSERT_TRUE(other->Commit({Write::Create("task", "y", "1")}).ok());
+  EXPECT_TRUE(reader.List("task")->empty());  // waited in vain, then read etcd
+  EXPECT_TRUE(reader.List("task")->empty());  // read etcd at once
+  EXPECT_EQ(reader.read_cache()->served(), 1u);
+  ASSERT_TRUE(writer->Commit({Write::Create("task", "b", "2")}).ok());
+  Result<std::vector<StoredObject>> listed = reader.List("task");
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ(listed->front().id, "b");
+  EXPECT_EQ(reader.read_cache()->served(), 2u);
 }
 
 }  // namespace

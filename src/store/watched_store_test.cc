@@ -182,9 +182,9 @@ TEST(WatchedStoreGroupCommit, BatchesQueuedTogetherShareOneCommit) {
   EXPECT_EQ(changed, (std::vector<std::string>{"first@1", "a@2", "b@2", "c@2"}));
 }
 
-// One batch's failed precondition refuses the group; each batch is then
-// committed alone, so only that one is refused, with its own reason, and
-// a later batch still sees an earlier one's write.
+// One batch's failed precondition refuses the group; it is committed again
+// in halves, down to single batches, so only that one is refused, with its
+// own reason, and a later batch still sees an earlier one's write.
 TEST(WatchedStoreGroupCommit, ARefusedBatchFailsAloneAndTheOthersApply) {
   auto gated = std::make_shared<GatedStore>();
   WatchedStore store(gated, 1);
@@ -205,8 +205,9 @@ TEST(WatchedStoreGroupCommit, ARefusedBatchFailsAloneAndTheOthersApply) {
   Result<std::optional<StoredObject>> first = store.Get("task", "first");
   ASSERT_TRUE(first.ok() && first->has_value());
   EXPECT_EQ((*first)->body, "0");
-  // The first commit, the refused group, then each of its four batches.
-  EXPECT_EQ(store.groups_committed(), 6u);
+  // The first commit, the refused group, its refused halves and then
+  // each of their batches.
+  EXPECT_EQ(store.groups_committed(), 8u);
   EXPECT_EQ(store.batches_committed(), 5u);
 }
 

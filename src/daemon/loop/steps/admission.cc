@@ -11,11 +11,15 @@ using api::Json;
 
 void JobAdmission::Admit(fairshare::Admission& admission) {
   // Jobs in arrival order: by the revision of their last write (a killed
-  // job moves, but it is skipped).
+  // job moves, but it is skipped), then by id: jobs submitted together on
+  // etcd may share a revision (group commit), and every replica must
+  // order them alike.
   std::vector<std::pair<int64_t, const std::string*>> arrival;
   for (const auto& [id, stored] : pass_.jobs())
     if (!stored.killed) arrival.emplace_back(stored.revision, &id);
-  std::sort(arrival.begin(), arrival.end());
+  std::sort(arrival.begin(), arrival.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : *a.second < *b.second;
+  });
   std::vector<fairshare::Job> jobs;
   std::vector<std::vector<TaskEntry*>> running, waiting;
   for (const auto& [revision, id] : arrival) {
