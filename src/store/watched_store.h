@@ -26,9 +26,10 @@
 // gets its own answer: all of a group's batches apply at one revision, and
 // when the group is refused (one batch's precondition failed, or one batch
 // is malformed) it is committed again in halves, down to that batch alone,
-// so the others apply and the refused one gets its own error. The group keeps the batches in the
-// order they were queued, so a later batch's precondition sees an earlier one's writes, as if they
-// had been committed one after the other.
+// so the others apply and the refused one gets its own error. The group
+// keeps the batches in the order they were queued, so a later batch's
+// precondition sees an earlier one's writes, as if they had been committed
+// one after the other.
 //
 // Thread-safe: every method may be called from any thread. With a local
 // store, commits run concurrently (the wrapped store may group them) but not
@@ -115,9 +116,9 @@ class WatchedStore final : public Store {
   // With a shared store: lists of `kinds` are answered from memory by a
   // ReadCache (read_cache.h) once it has applied the store's latest
   // revision, waiting up to kCacheWait for it, else by the store (see
-  // ReadCache for a revision that never comes). Single
-  // objects are still read from the store (a round trip either way). Call
-  // once, before the first read; does nothing on a local store.
+  // ReadCache for a revision that never comes). Single objects are still
+  // read from the store (a round trip either way). Call once, before the
+  // first read; does nothing on a local store.
   void CacheReads(std::vector<std::string> kinds);
   static constexpr Duration kCacheWait{1000};
   const ReadCache* read_cache() const { return cache_.get(); }
