@@ -113,16 +113,30 @@ TEST(ReadCache, ALostFeedIsListedAgain) {
   EXPECT_EQ(feed.followed_from, 9);
 }
 
-// On etcd: a replica's lists come from its cache and still show, at once,
-// what another client has just committed.
-TEST(ReadCache, OnEtcdAListSeesEveryWriteAcknowledgedBeforeIt) {
-  EtcdTestCluster cluster(1);
-  ASSERT_TRUE(cluster.ok()) << cluster.error();
-  EtcdStoreOptions options;
-  options.client.endpoints = cluster.Endpoints();
-  std::shared_ptr<EtcdStore> writer = std::move(EtcdStore::Open(options).value());
-  WatchedStore reader(std::shared_ptr<Store>(std::move(EtcdStore::Open(options).value())));
-  reader.CacheReads({"task"});
+// A one-member etcd, a client that writes to it, and a replica whose task
+// lists come from its read cache.
+class ReadCacheOnEtcd : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(cluster_.ok()) << cluster_.error();
+    options_.client.endpoints = cluster_.Endpoints();
+    writer_ = std::move(EtcdStore::Open(options_).value());
+    reader_ = std::make_unique<WatchedStore>(
+        std::shared_ptr<Store>(std::move(EtcdStore::Open(options_).value())));
+    reader_->CacheReads({"task"});
+  }
+
+  EtcdTestCluster cluster_{1};
+  EtcdStoreOptions options_;
+  std::unique_ptr<EtcdStore> writer_;
+  std::unique_ptr<WatchedStore> reader_;
+};
+
+// A replica's lists come from its cache and still show, at once, what
+// another client has just committed.
+TEST_F(ReadCacheOnEtcd, AListSeesEveryWriteAcknowledgedBeforeIt) {
+  EtcdStore* writer = writer_.get();
+  WatchedStore& reader = *reader_;
   for (int round = 0; round < 20; ++round) {
     const std::string id = "t" + std::to_string(round);
     ASSERT_TRUE(writer->Commit({Write::Create("task", id, std::to_string(round))}).ok());
@@ -144,15 +158,10 @@ TEST(ReadCache, OnEtcdAListSeesEveryWriteAcknowledgedBeforeIt) {
 // On an etcd that another program writes too: lists stay right (read from
 // etcd while the cache waits for a revision it will not see), and the cache
 // serves again once Berth's own writes pass that revision.
-TEST(ReadCache, OnASharedEtcdListsStayRight) {
-  EtcdTestCluster cluster(1);
-  ASSERT_TRUE(cluster.ok()) << cluster.error();
-  EtcdStoreOptions options;
-  options.client.endpoints = cluster.Endpoints();
-  std::shared_ptr<EtcdStore> writer = std::move(EtcdStore::Open(options).value());
-  WatchedStore reader(std::shared_ptr<Store>(std::move(EtcdStore::Open(options).value())));
-  reader.CacheReads({"task"});
-  EtcdStoreOptions other_options = options;
+TEST_F(ReadCacheOnEtcd, OnASharedEtcdListsStayRight) {
+  EtcdStore* writer = writer_.get();
+  WatchedStore& reader = *reader_;
+  EtcdStoreOptions other_options = options_;
   other_options.prefix = "/other/";
   std::unique_ptr<EtcdStore> other = std::move(EtcdStore::Open(other_options).value());
   ASSERT_TRUE(writer->Commit({Write::Create("task", "a", "1")}).ok());
