@@ -55,7 +55,7 @@
 #include "bench_util.h"
 #include "daemon/daemon.h"
 #include "process.h"
-#include "store/etcd_client.h"
+#include "store/etcd_store.h"
 #include "store/etcd_test_cluster.h"
 #include "store/test_dir.h"
 
@@ -233,6 +233,7 @@ double RawPuts(const std::vector<std::string>& endpoints, int threads, int count
   options.endpoints = endpoints;
   store::EtcdClient client(options);
   const std::string value(512, 'v');
+  const store::Write create = store::Write::Create("raw", "key", value);
   const std::string prefix = "/raw/" + std::to_string(threads) + "x" + std::to_string(keys) + "/";
   std::atomic<int> next{0}, failures{0};
   const auto start = std::chrono::steady_clock::now();
@@ -243,10 +244,7 @@ double RawPuts(const std::vector<std::string>& endpoints, int threads, int count
         etcdserverpb::TxnRequest txn;
         for (int k = i; k < i + keys; ++k) {
           const std::string key = prefix + std::to_string(k);
-          etcdserverpb::Compare* absent = txn.add_compare();
-          absent->set_key(key);
-          absent->set_target(etcdserverpb::Compare::CREATE);
-          absent->set_result(etcdserverpb::Compare::EQUAL);
+          *txn.add_compare() = store::EtcdCompare(key, create);  // absent, as berthd's creates
           etcdserverpb::PutRequest* put = txn.add_success()->mutable_request_put();
           put->set_key(key);
           put->set_value(value);

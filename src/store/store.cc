@@ -25,21 +25,20 @@ Status ValidateWrites(const std::vector<Write>& writes) {
 std::vector<std::vector<Write>> SplitBatch(const std::vector<Write>& writes,
                                            const Store::BatchLimits& limits,
                                            const std::vector<Write>& prefix) {
-  auto size = [](const Write& w) { return w.kind.size() + w.id.size() + w.body.size(); };
   size_t prefix_bytes = 0;
-  for (const Write& w : prefix) prefix_bytes += size(w);
+  for (const Write& w : prefix) prefix_bytes += WriteBytes(w);
   std::vector<std::vector<Write>> batches;
   size_t bytes = 0;
   for (const Write& w : writes) {
     const bool full =
         !batches.empty() && ((limits.writes != 0 && batches.back().size() >= limits.writes) ||
-                             (limits.bytes != 0 && bytes + size(w) > limits.bytes));
+                             (limits.bytes != 0 && bytes + WriteBytes(w) > limits.bytes));
     if (batches.empty() || full) {
       batches.push_back(prefix);
       bytes = prefix_bytes;
     }
     batches.back().push_back(w);
-    bytes += size(w);
+    bytes += WriteBytes(w);
   }
   return batches;
 }

@@ -112,6 +112,11 @@ class Store {
   virtual BatchLimits batch_limits() const { return {}; }
 };
 
+// What `write` counts for against BatchLimits::bytes: its kind, id and body.
+inline size_t WriteBytes(const Write& write) {
+  return write.kind.size() + write.id.size() + write.body.size();
+}
+
 // Splits `writes` into batches within `limits`, each starting with `prefix`
 // (a leader's fence), in order; one batch when there is no limit.
 std::vector<std::vector<Write>> SplitBatch(const std::vector<Write>& writes,

@@ -7,10 +7,8 @@ namespace berth::store {
 
 namespace {
 
-size_t Bytes(const Write& w) { return w.kind.size() + w.id.size() + w.body.size(); }
-
-// Refusals of one batch rather than of the store: a grouped batch that
-// meets one is committed alone so that only it is refused.
+// Refusals of one batch rather than of the store: a group refused so is
+// split until only the batch that caused it is refused.
 bool RefusesBatch(const Status& status) {
   return status.code() == StatusCode::kConflict || status.code() == StatusCode::kInvalidArgument;
 }
@@ -46,7 +44,7 @@ Result<int64_t> WatchedStore::Commit(const std::vector<Write>& writes) {
     CommitGroup({&mine});
     return std::move(mine.result);
   }
-  for (const Write& w : writes) mine.bytes += Bytes(w);
+  for (const Write& w : writes) mine.bytes += WriteBytes(w);
   std::unique_lock lock(queue_mu_);
   queue_.push_back(&mine);
   while (!mine.done) {

@@ -99,7 +99,7 @@ ApiResponse Daemon::Metrics() const {
               store_->batches_committed());
   metrics.Add("berth_store_api_commits_total",
               "Store commits that carried them: fewer when several are grouped into one (on "
-              "etcd), more when a refused group is committed again one batch at a time.",
+              "etcd), more when a refused group is committed again in halves.",
               store_->groups_committed());
   metrics.Add("berth_store_cached_lists_total",
               "Lists answered from this replica's read cache instead of etcd.",
