@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
 # failover_bench.sh: how long placement stops when berthd dies, on both
-# stores (docs/benchmarks.md, "High availability").
+# stores, and whether etcd's own leader dying deposes berthd's
+# (docs/benchmarks.md, "High availability").
 #   SQLite: berthd is SIGKILLed and started again at once on its data
 #           directory (what a supervisor does); timed from the kill until a
 #           service submitted after it runs.
-#   etcd:   two replicas on a 3-member loopback etcd with the default
-#           --leader-ttl (or $TTL); the leader is SIGKILLed; timed from the
-#           kill until a service submitted through the other replica runs.
-#           The kill comes at a random point of the lease (0..ttl after
-#           the election), so the runs sample the range ttl x 2/3 .. 4/3.
-# Each measured $RUNS times (default 5). Binaries: $BERTH_BIN or
-# build/release/bin. Every process started is stopped by its pid.
+#   etcd:   two replicas on a 3-member loopback etcd with berthd's default
+#           --leader-ttl (or $TTL, e.g. TTL=10s); the leader is SIGKILLed
+#           at a random point of its lease; timed from the kill until a
+#           service submitted through the other replica runs.
+# Each measured $RUNS times (default 5). Then etcd's raft leader is
+# SIGKILLed $ETCD_KILLS times (default 20; 0 skips) under one berthd
+# leader, each time started again: how often berthd's leader is deposed
+# (it should never be), and how long a service submitted meanwhile waits.
+# Binaries: $BERTH_BIN or build/release/bin. Every process started is
+# stopped by its pid.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${BERTH_BIN:-build/release/bin}
 runs=${RUNS:-5}
-ttl=${TTL:-10s}
+ttl=${TTL:-3s}  # berthd's default --leader-ttl
+ttl_ms=$((${ttl%s} * 1000))
 work=$(mktemp -d)
 pids=()
 cleanup() {
@@ -99,46 +104,79 @@ sqlite_run() {
   stop_all
 }
 
-etcd_run() {
-  local dir=$work/etcd$1
-  mkdir -p "$dir"
-  local cluster="" endpoints="" cports=() pports=()
+# start_etcd DIR NAME: a 3-member etcd on loopback with etcd's default
+# timing; sets $endpoints and the member arrays used by etcd_member.
+start_etcd() {
+  etcd_dir=$1 etcd_name=$2 etcd_cluster="" endpoints="" etcd_cports=() etcd_pports=() etcd_pids=()
   for i in 0 1 2; do
-    cports[i]=$(free_port)
-    pports[i]=$(free_port)
-    cluster+="${cluster:+,}m$i=http://127.0.0.1:${pports[i]}"
-    endpoints+="${endpoints:+,}127.0.0.1:${cports[i]}"
+    etcd_cports[i]=$(free_port)
+    etcd_pports[i]=$(free_port)
+    etcd_cluster+="${etcd_cluster:+,}m$i=http://127.0.0.1:${etcd_pports[i]}"
+    endpoints+="${endpoints:+,}127.0.0.1:${etcd_cports[i]}"
   done
-  for i in 0 1 2; do
-    etcd --name "m$i" --data-dir "$dir/m$i" \
-      --listen-client-urls "http://127.0.0.1:${cports[i]}" \
-      --advertise-client-urls "http://127.0.0.1:${cports[i]}" \
-      --listen-peer-urls "http://127.0.0.1:${pports[i]}" \
-      --initial-advertise-peer-urls "http://127.0.0.1:${pports[i]}" \
-      --initial-cluster "$cluster" --initial-cluster-token "bench$1" >"$dir/m$i.log" 2>&1 &
-    pids+=("$!")
-  done
-  local ports=() rpids=()
+  for i in 0 1 2; do etcd_member "$i" new; done
+}
+
+etcd_member() {  # I STATE ("new" or "existing"): starts member I
+  local i=$1
+  etcd --name "m$i" --data-dir "$etcd_dir/m$i" \
+    --listen-client-urls "http://127.0.0.1:${etcd_cports[i]}" \
+    --advertise-client-urls "http://127.0.0.1:${etcd_cports[i]}" \
+    --listen-peer-urls "http://127.0.0.1:${etcd_pports[i]}" \
+    --initial-advertise-peer-urls "http://127.0.0.1:${etcd_pports[i]}" \
+    --initial-cluster "$etcd_cluster" --initial-cluster-state "$2" \
+    --initial-cluster-token "$etcd_name" >>"$etcd_dir/m$i.log" 2>&1 &
+  etcd_pids[i]=$!
+  pids+=("$!")
+}
+
+etcd_leader() {  # prints the index of etcd's raft leader (nothing if none)
+  ETCDCTL_API=3 etcdctl --endpoints="$endpoints" --command-timeout=2s endpoint status -w json \
+    2>/dev/null | python3 -c '
+import json, sys
+ports = sys.argv[1:]
+for e in json.load(sys.stdin):
+    if e["Status"]["header"]["member_id"] == e["Status"]["leader"]:
+        print(ports.index(e["Endpoint"].rsplit(":", 1)[1]))' "${etcd_cports[@]}" || true
+}
+
+# start_replicas DIR: two berthd replicas on $endpoints; sets $ports,
+# $rpids, $token and $leader (the one that leads).
+start_replicas() {
+  ports=() rpids=() leader=-1
   for r in 0 1; do
     ports[r]=$(free_port)
-    start_berthd "$dir/r$r" "${ports[r]}" --store "etcd://$endpoints" --leader-ttl "$ttl"
+    start_berthd "$1/r$r" "${ports[r]}" --store "etcd://$endpoints" ${TTL:+--leader-ttl "$TTL"}
     rpids[r]=$started
-    wait_up "${ports[r]}" "$dir/r$r/token"
+    wait_up "${ports[r]}" "$1/r$r/token"
   done
-  local token leader=-1
-  token=$(cat "$dir/r0/token")
+  token=$(cat "$1/r0/token")
   for _ in $(seq 3000); do
     for r in 0 1; do
       api "${ports[r]}" "$token" GET /v1/health | grep -q '"role":"leader"' && leader=$r
     done
-    [ "$leader" -ge 0 ] && break
+    [ "$leader" -ge 0 ] && return 0
     sleep 0.02
   done
+  echo "no replica leads" >&2
+  return 1
+}
+
+epoch_of() {  # PORT: the leader's epoch as that replica's /v1/health says
+  api "$1" "$token" GET /v1/health | python3 -c '
+import json, sys
+print((json.load(sys.stdin).get("leader") or {}).get("epoch", 0))' 2>/dev/null || echo 0
+}
+
+etcd_run() {
+  local dir=$work/etcd$1
+  mkdir -p "$dir"
+  start_etcd "$dir" "bench$1"
+  start_replicas "$dir"
   register_node "${ports[leader]}" "$token"
   time_until_running "${ports[leader]}" "$token" warm "$(now_ms)"
-  # The kill lands at a random point of the leader's lease: a kill just
-  # after the election (or a keepalive) is the worst case, ttl x 4/3.
-  local other=$((1 - leader)) start ttl_ms=$((${ttl%s} * 1000))
+  # The kill lands at a random point of the leader's lease.
+  local other=$((1 - leader)) start
   sleep "$(awk "BEGIN { print ($RANDOM % $ttl_ms) / 1000 }")"
   start=$(now_ms)
   kill -9 "${rpids[leader]}"
@@ -146,10 +184,49 @@ etcd_run() {
   stop_all
 }
 
-echo "failover_bench: $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ), etcd --leader-ttl $ttl"
+# etcd's own leader SIGKILLed $ETCD_KILLS times under one berthd leader:
+# whether it is deposed, and how long placement waits for etcd.
+etcd_leader_kills() {
+  local dir=$work/etcd-kills
+  mkdir -p "$dir"
+  start_etcd "$dir" kills
+  start_replicas "$dir"
+  register_node "${ports[leader]}" "$token"
+  time_until_running "${ports[leader]}" "$token" warm "$(now_ms)"
+  local epoch deposed=0 member start
+  epoch=$(epoch_of "${ports[leader]}")
+  for k in $(seq "$ETCD_KILLS"); do
+    member=$(etcd_leader)
+    [ -n "$member" ] || { echo "etcd has no leader" >&2; return 1; }
+    sleep "$(awk "BEGIN { print ($RANDOM % 1000) / 1000 }")"
+    start=$(now_ms)
+    kill -9 "${etcd_pids[member]}"
+    wait "${etcd_pids[member]}" 2>/dev/null || true
+    time_until_running "${ports[leader]}" "$token" "k$k" "$start"
+    etcd_member "$member" existing
+    local now_epoch
+    now_epoch=$(epoch_of "${ports[leader]}")
+    if ! kill -0 "${rpids[leader]}" 2>/dev/null || [ "$now_epoch" != "$epoch" ]; then
+      deposed=$((deposed + 1))
+      echo "kill $k: the berthd leader was deposed (epoch $epoch -> $now_epoch)"
+      start_replicas "$dir"
+      epoch=$(epoch_of "${ports[leader]}")
+    fi
+    echo "kill $k: etcd leader m$member, a new service ran after $result ms"
+    for _ in $(seq 500); do [ -n "$(etcd_leader)" ] && break; sleep 0.02; done
+  done
+  local closest
+  closest=$(curl -s -H "Authorization: Bearer $token" "http://127.0.0.1:${ports[leader]}/metrics" |
+    awk '/^berth_leader_lease_unconfirmed_max_milliseconds /{print $2}')
+  echo "etcd leader kills: $ETCD_KILLS, berthd leader deposed $deposed times, longest without a confirmed keepalive ${closest:-?} ms"
+  stop_all
+}
+
+echo "failover_bench: $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ), etcd --leader-ttl ${TTL:-default}"
 for run in $(seq "$runs"); do
   sqlite_run "$run"
   sqlite_ms=$result
   etcd_run "$run"
   echo "run $run: sqlite restart $sqlite_ms ms, etcd takeover $result ms"
 done
+if [ "${ETCD_KILLS:=20}" -gt 0 ]; then etcd_leader_kills; fi

@@ -167,10 +167,10 @@ int Run(int argc, char** argv) {
                  "etcd's --max-request-bytes: the largest request berthd sends it")
       ->check(CLI::Range(size_t{1} << 17, size_t{1} << 30))
       ->capture_default_str();
-  std::string leader_ttl = "10s", compact_interval = "5m";
+  std::string leader_ttl = "3s", compact_interval = "5m";
   app.add_option("--leader-ttl", leader_ttl,
-                 "With etcd: the leader's lease; another replica leads at most this long (plus "
-                 "a third of it) after the leader died")
+                 "With etcd: the leader's lease (at least 2s); another replica leads about this "
+                 "long (plus up to 0.5s) after the leader died")
       ->capture_default_str();
   app.add_option("--compact-interval", compact_interval,
                  "With etcd: the leader compacts etcd's history this often, keeping one interval "

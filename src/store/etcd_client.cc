@@ -22,6 +22,7 @@ struct EtcdClient::Member {
   std::unique_ptr<pb::KV::Stub> kv;
   std::unique_ptr<pb::Lease::Stub> lease;
   std::unique_ptr<pb::Watch::Stub> watch;
+  std::unique_ptr<pb::Maintenance::Stub> maintenance;
 };
 
 namespace {
@@ -71,6 +72,7 @@ std::unique_ptr<Member> Connect(const std::string& endpoint,
   member->kv = pb::KV::NewStub(member->channel);
   member->lease = pb::Lease::NewStub(member->channel);
   member->watch = pb::Watch::NewStub(member->channel);
+  member->maintenance = pb::Maintenance::NewStub(member->channel);
   return member;
 }
 
@@ -95,9 +97,8 @@ EtcdJson ToJson(const google::protobuf::Message& message) {
 // member without a leader (an election, or no quorum) then refuses at once
 // with "etcdserver: no leader" instead of holding the request until its
 // timeout; a watch on it ends, and resumes on another member.
-void Prepare(grpc::ClientContext& context, int timeout_seconds) {
-  if (timeout_seconds > 0)
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(timeout_seconds));
+void Prepare(grpc::ClientContext& context, std::chrono::milliseconds timeout) {
+  if (timeout.count() > 0) context.set_deadline(std::chrono::system_clock::now() + timeout);
   context.AddMetadata("hasleader", "true");
 }
 
@@ -239,8 +240,9 @@ EtcdClient::EtcdClient(EtcdClientOptions options) : options_(std::move(options))
 EtcdClient::~EtcdClient() = default;
 
 Status EtcdClient::Invoke(const std::function<grpc::Status(Member&, grpc::ClientContext&)>& attempt,
-                          bool read_only, bool* unknown) {
+                          bool read_only, bool* unknown, std::chrono::milliseconds timeout) {
   if (unknown != nullptr) *unknown = false;
+  if (timeout.count() == 0) timeout = options_.request_timeout;
   const size_t n = members_.size();
   if (n == 0) return Status::InvalidArgument("no etcd endpoint given");
   const bool tls = !options_.ca_file.empty();
@@ -251,7 +253,7 @@ Status EtcdClient::Invoke(const std::function<grpc::Status(Member&, grpc::Client
     const size_t e = (first + tries) % n;
     Member& m = *members_[e];
     grpc::ClientContext context;
-    Prepare(context, options_.request_timeout_seconds);
+    Prepare(context, timeout);
     const grpc::Status status = attempt(m, context);
     if (status.ok()) {
       preferred_.store(e);
@@ -291,18 +293,19 @@ Result<pb::TxnResponse> EtcdClient::Txn(const pb::TxnRequest& request, bool read
   return response;
 }
 
-Result<pb::RangeResponse> EtcdClient::Range(const pb::RangeRequest& request) {
+Result<pb::RangeResponse> EtcdClient::Range(const pb::RangeRequest& request,
+                                            std::chrono::milliseconds timeout) {
   pb::RangeResponse response;
   BERTH_RETURN_IF_ERROR(Invoke(
       [&](Member& m, grpc::ClientContext& context) {
         return m.kv->Range(&context, request, &response);
       },
-      true, nullptr));
+      true, nullptr, timeout));
   return response;
 }
 
 Result<EtcdJson> EtcdClient::Call(std::string_view path, const EtcdJson& body, bool read_only,
-                                  bool* unknown) {
+                                  bool* unknown, std::chrono::milliseconds timeout) {
   const auto call = Calls().find(path);
   if (call == Calls().end())
     return Status::InvalidArgument("no such etcd call: " + std::string(path));
@@ -310,9 +313,21 @@ Result<EtcdJson> EtcdClient::Call(std::string_view path, const EtcdJson& body, b
   BERTH_RETURN_IF_ERROR(
       Invoke([&](Member& m,
                  grpc::ClientContext& context) { return call->second(m, context, body, &answer); },
-             read_only, unknown));
+             read_only, unknown, timeout));
   if (answer.is_discarded()) return Status::Unavailable("etcd's answer did not map to JSON");
   return answer;
+}
+
+std::vector<EtcdClient::RaftView> EtcdClient::RaftViews(std::chrono::milliseconds timeout) {
+  std::vector<RaftView> views(members_.size());
+  for (size_t i = 0; i < members_.size(); ++i) {
+    grpc::ClientContext context;  // no "hasleader": a member without one answers too
+    context.set_deadline(std::chrono::system_clock::now() + timeout);
+    pb::StatusResponse status;
+    if (!members_[i]->maintenance->Status(&context, pb::StatusRequest(), &status).ok()) continue;
+    views[i] = {true, status.leader(), status.raftterm()};
+  }
+  return views;
 }
 
 void EtcdClient::StreamHandle::Cancel() {
@@ -330,7 +345,7 @@ Status EtcdClient::Watch(const pb::WatchRequest& request, StreamHandle& handle,
   for (size_t tries = 0; tries < n; ++tries) {
     Member& m = *members_[(first + tries) % n];
     grpc::ClientContext context;
-    Prepare(context, 0);
+    Prepare(context, std::chrono::milliseconds::zero());
     {
       std::lock_guard lock(handle.mu_);
       if (handle.cancelled_) return Status::Unavailable("the etcd stream was cancelled");

@@ -57,8 +57,8 @@ using EtcdJson = nlohmann::json;
 struct EtcdClientOptions {
   // "host:port" of the members (at least one).
   std::vector<std::string> endpoints;
-  // How long one request may take, in seconds (default 5).
-  int request_timeout_seconds = 5;
+  // How long one request may take (default 5 s).
+  std::chrono::milliseconds request_timeout{5000};
   // How long a call keeps trying other members when none answers or has a
   // leader (default 10 s: etcd elects a new leader within about a second
   // of its default election timeout, more on a loaded machine).
@@ -89,14 +89,18 @@ class EtcdClient {
   // with it in flight).
   Result<etcdserverpb::TxnResponse> Txn(const etcdserverpb::TxnRequest& request,
                                         bool read_only = false, bool* unknown = nullptr);
-  Result<etcdserverpb::RangeResponse> Range(const etcdserverpb::RangeRequest& request);
+  // `timeout` (when not zero) replaces the request timeout of the options
+  // for this call.
+  Result<etcdserverpb::RangeResponse> Range(const etcdserverpb::RangeRequest& request,
+                                            std::chrono::milliseconds timeout = {});
 
   // Makes the call the gateway serves at `path` ("/v3/kv/compaction",
   // "/v3/lease/grant", "/v3/lease/revoke" or "/v3/lease/keepalive": one
   // round of the keepalive stream, answered as {"result": ...}) with
-  // `body`, and returns etcd's answer; `read_only` and `unknown` as Txn's.
+  // `body`, and returns etcd's answer; `read_only` and `unknown` as Txn's,
+  // `timeout` as Range's.
   Result<EtcdJson> Call(std::string_view path, const EtcdJson& body, bool read_only = false,
-                        bool* unknown = nullptr);
+                        bool* unknown = nullptr, std::chrono::milliseconds timeout = {});
 
   // A stream's handle: Cancel ends its Watch call from another thread.
   class StreamHandle {
@@ -116,6 +120,15 @@ class EtcdClient {
   Status Watch(const etcdserverpb::WatchRequest& request, StreamHandle& handle,
                const std::function<bool(const etcdserverpb::WatchResponse&)>& receive);
 
+  // What each member says of etcd's raft (Maintenance.Status), asked of
+  // one member after another, each within `timeout`.
+  struct RaftView {
+    bool answered = false;
+    uint64_t leader = 0;  // 0: it knows no leader
+    uint64_t raft_term = 0;
+  };
+  std::vector<RaftView> RaftViews(std::chrono::milliseconds timeout);
+
   const EtcdClientOptions& options() const { return options_; }
 
   struct Member;  // one endpoint's channel and stubs (etcd_client.cc)
@@ -124,7 +137,7 @@ class EtcdClient {
   // Makes `attempt` on the preferred member, then on the others while it
   // certainly had no effect, for up to retry_for (see the class comment).
   Status Invoke(const std::function<grpc::Status(Member&, grpc::ClientContext&)>& attempt,
-                bool read_only, bool* unknown);
+                bool read_only, bool* unknown, std::chrono::milliseconds timeout = {});
 
   EtcdClientOptions options_;
   std::atomic<size_t> preferred_{0};  // the endpoint that answered last

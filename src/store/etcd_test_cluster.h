@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <thread>
@@ -130,6 +131,20 @@ class EtcdTestCluster {
     Start(i, "existing");
     return WaitHealthy(i);
   }
+  // The member etcd's raft elected leader, as the running members see it
+  // (-1 when none answers or none leads).
+  int Leader() const {
+    nlohmann::json leader;
+    for (size_t i = 0; i < members_.size() && leader.is_null(); ++i)
+      leader = MemberStatus(static_cast<int>(i)).value("leader", nlohmann::json());
+    for (size_t j = 0; j < members_.size() && !leader.is_null(); ++j) {
+      const nlohmann::json header =
+          MemberStatus(static_cast<int>(j)).value("header", nlohmann::json::object());
+      if (header.value("member_id", nlohmann::json()) == leader) return static_cast<int>(j);
+    }
+    return -1;
+  }
+
   // Until `i` answers /health with "true" (it has a leader), 30 s at most.
   bool WaitHealthy(int i) {
     httplib::Client http(ClientUrl(i), tls_ ? tls_->cert_file : "", tls_ ? tls_->key_file : "");
@@ -148,6 +163,20 @@ class EtcdTestCluster {
   }
 
  private:
+  // Member `i`'s answer to etcd's Maintenance.Status ({} when it gives
+  // none): "leader" and "header.member_id" are raft ids.
+  nlohmann::json MemberStatus(int i) const {
+    if (members_[i].pid <= 0) return nlohmann::json::object();
+    httplib::Client http(ClientUrl(i), tls_ ? tls_->cert_file : "", tls_ ? tls_->key_file : "");
+    if (tls_) http.set_ca_cert_path(tls_->ca_file);
+    http.set_read_timeout(2, 0);
+    httplib::Result res = http.Post("/v3/maintenance/status", "{}", "application/json");
+    nlohmann::json status = res && res->status == 200
+                                ? nlohmann::json::parse(res->body, nullptr, false)
+                                : nlohmann::json::object();
+    return status.is_object() ? status : nlohmann::json::object();
+  }
+
   struct Member {
     std::string name;
     int client_port, peer_port;

@@ -9,13 +9,11 @@ namespace pb = etcdserverpb;
 namespace {
 
 // The leadership's own connections, whose calls give up within a third of
-// the ttl: a keepalive that waits longer than that is as good as lost.
+// the ttl, other members tried included.
 std::unique_ptr<store::EtcdClient> ClientFor(store::EtcdStore& store, Duration ttl) {
-  const Duration third = ttl / 3;
   store::EtcdClientOptions options = store.client().options();  // endpoints and TLS
-  options.request_timeout_seconds = std::max<int>(
-      1, static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(third).count()));
-  options.retry_for = third;
+  options.request_timeout = ttl / 3;
+  options.retry_for = ttl / 3;
   return std::make_unique<store::EtcdClient>(options);
 }
 
@@ -36,6 +34,7 @@ void Leadership::Start(std::string id, std::string address) {
   options_.id = std::move(id);
   options_.address = std::move(address);
   thread_ = std::thread([this] { Run(); });
+  watcher_ = std::thread([this] { WatchKey(); });
 }
 
 void Leadership::Stop() {
@@ -44,7 +43,9 @@ void Leadership::Stop() {
     stopping_ = true;
   }
   wake_.notify_all();
+  watch_.Cancel();
   if (thread_.joinable()) thread_.join();
+  if (watcher_.joinable()) watcher_.join();
   int64_t lease = 0;
   {
     std::lock_guard lock(mu_);
@@ -58,8 +59,13 @@ void Leadership::Stop() {
 Leadership::View Leadership::view() const {
   std::lock_guard lock(mu_);
   View view = view_;
-  if (view.leading && clock_.Now() - renewed_ > options_.ttl * 2 / 3) view.leading = false;
+  if (view.leading && clock_.Now() - renewed_ > RenewDeadline()) view.leading = false;
   return view;
+}
+
+Duration Leadership::longest_unconfirmed() const {
+  std::lock_guard lock(mu_);
+  return longest_unconfirmed_;
 }
 
 std::vector<store::Write> Leadership::Fence() const {
@@ -68,28 +74,58 @@ std::vector<store::Write> Leadership::Fence() const {
   return {store::Write::Check(kKind, kId, fence_epoch_)};
 }
 
-bool Leadership::Sleep(Timestamp until) {
+bool Leadership::Sleep(Timestamp until, bool or_key_deleted) {
   std::unique_lock lock(mu_);
-  return !clock_.WaitUntil(lock, wake_, until, [this] { return stopping_; });
+  clock_.WaitUntil(lock, wake_, until,
+                   [&] { return stopping_ || (or_key_deleted && key_deleted_); });
+  if (or_key_deleted) key_deleted_ = false;
+  return !stopping_;
 }
 
 void Leadership::Run() {
-  const Duration round = options_.ttl / 3;
   while (true) {
     bool leading = false;
     {
       std::lock_guard lock(mu_);
       leading = view_.leading;  // not view(): an overdue leader must still find out
     }
-    if (!leading) {
+    Duration wait = options_.ttl / 3;
+    if (leading) {
+      const Renewal renewal = Renew();
+      if (renewal == Renewal::kLost) return;
+      // A failed keepalive has mostly tried every member for ttl/3 already;
+      // the pause only keeps a refusal that comes at once from spinning.
+      wait = renewal == Renewal::kRetry ? Duration(100) : options_.ttl / 24;
+      if (renewal == Renewal::kRenewed && options_.compact_interval.count() > 0 &&
+          clock_.Now() >= next_compaction_)
+        Compact();
+    } else {
       Campaign();
-    } else if (!Renew()) {
-      return;
-    } else if (options_.compact_interval.count() > 0 && clock_.Now() >= next_compaction_) {
-      Compact();
     }
-    if (!Sleep(clock_.Now() + round)) return;
+    if (!Sleep(clock_.Now() + wait, true)) return;
   }
+}
+
+// The watch starts at etcd's current revision; a deletion while it was
+// down is caught by the check each (re)start asks for, or the next round.
+void Leadership::WatchKey() {
+  pb::WatchRequest request;
+  pb::WatchCreateRequest* create = request.mutable_create_request();
+  create->set_key(store_.Key(kKind, kId));
+  create->add_filters(pb::WatchCreateRequest::NOPUT);
+  auto wake = [this] {
+    {
+      std::lock_guard lock(mu_);
+      key_deleted_ = true;
+    }
+    wake_.notify_all();
+  };
+  do {
+    (void)client_->Watch(request, watch_, [&](const pb::WatchResponse& answer) {
+      if (answer.created() || answer.events_size() > 0) wake();
+      return true;
+    });
+  } while (Sleep(clock_.Now() + options_.ttl / 3, false));
 }
 
 void Leadership::Campaign() {
@@ -120,7 +156,8 @@ void Leadership::Campaign() {
         view_ = {true, epoch, options_.id, options_.address};
         fence_epoch_ = epoch;
         lease_ = lease;
-        renewed_ = asked;  // the lease runs from before the request, at the latest
+        renewed_ = confirmed_ = asked;  // the lease runs from before the request, at the latest
+        term_ = won->header().raft_term();
         next_compaction_ = clock_.Now() + options_.compact_interval;
         compact_to_ = store_.revision();
       }
@@ -145,27 +182,34 @@ void Leadership::Campaign() {
   view_ = seen;
 }
 
-bool Leadership::Renew() {
-  const Duration deadline = options_.ttl * 2 / 3;
+Leadership::Renewal Leadership::Renew() {
+  const Duration deadline = RenewDeadline();
   std::string why;
   if (clock_.Now() - renewed_ > deadline) {
     why = "no keepalive of its lease succeeded for " + std::to_string(deadline.count()) + " ms";
   } else {
     const Timestamp asked = clock_.Now();
-    Result<EtcdJson> alive =
-        client_->Call("/v3/lease/keepalive", {{"ID", std::to_string(lease_)}}, true);
+    Result<EtcdJson> alive = client_->Call("/v3/lease/keepalive", {{"ID", std::to_string(lease_)}},
+                                           true, nullptr, RenewalTimeout());
     if (alive.ok()) {
       const EtcdJson& result = alive->value("result", EtcdJson::object());
       if (EtcdInt(result, "TTL") > 0 && HoldsKey(&why)) {
         std::lock_guard lock(mu_);
-        renewed_ = asked;
-        return true;
+        longest_unconfirmed_ = std::max(longest_unconfirmed_, clock_.Now() - confirmed_);
+        renewed_ = confirmed_ = asked;
+        term_ =
+            static_cast<uint64_t>(EtcdInt(result.value("header", EtcdJson::object()), "raft_term"));
+        return Renewal::kRenewed;
       }
       if (why.empty()) why = "etcd says its lease expired";
-    } else if (clock_.Now() - renewed_ > deadline) {
-      why = "etcd did not renew its lease in time: " + alive.status().message();
     } else {
-      return true;  // try again next round, within the deadline
+      const Timestamp probed = clock_.Now();
+      if (EtcdIsElecting()) {
+        std::lock_guard lock(mu_);
+        renewed_ = std::max(renewed_, probed);
+      }
+      if (clock_.Now() - renewed_ <= deadline) return Renewal::kRetry;
+      why = "etcd did not renew its lease in time: " + alive.status().message();
     }
   }
   int64_t epoch = 0;
@@ -175,14 +219,29 @@ bool Leadership::Renew() {
     view_ = View{};
   }
   lost_("this berthd lost the leadership of epoch " + std::to_string(epoch) + ": " + why);
-  return false;
+  return Renewal::kLost;
+}
+
+// Whether a majority of etcd's members know no leader at a raft term
+// later than the one of this leader's last confirmed keepalive: they are
+// candidates, so whichever leader they elect renews every lease to its full
+// ttl (etcd adds an election timeout), and none can expire this leader's
+// lease within a ttl of now. Members that merely lost touch with a leader
+// that still leads (etcd's pre-vote) keep their term and do not count, nor
+// does a member that is cut off from the others, being no majority.
+bool Leadership::EtcdIsElecting() {
+  const std::vector<store::EtcdClient::RaftView> views = client_->RaftViews(RenewalTimeout());
+  size_t electing = 0;
+  for (const store::EtcdClient::RaftView& v : views)
+    electing += v.answered && v.leader == 0 && v.raft_term > term_;
+  return electing > views.size() / 2;
 }
 
 // The leadership key's kvs: empty when nobody leads.
-Result<Leadership::Kvs> Leadership::ReadKey() {
+Result<Leadership::Kvs> Leadership::ReadKey(Duration timeout) {
   pb::RangeRequest request;
   request.set_key(store_.Key(kKind, kId));
-  Result<pb::RangeResponse> answer = client_->Range(request);
+  Result<pb::RangeResponse> answer = client_->Range(request, timeout);
   if (!answer.ok()) return answer.status();
   return Kvs(answer->kvs().begin(), answer->kvs().end());
 }
@@ -191,7 +250,7 @@ Result<Leadership::Kvs> Leadership::ReadKey() {
 // operator may have deleted it); an unreadable key counts as held until the
 // renewal deadline says otherwise.
 bool Leadership::HoldsKey(std::string* why) {
-  Result<Kvs> kvs = ReadKey();
+  Result<Kvs> kvs = ReadKey(RenewalTimeout());
   if (!kvs.ok()) return true;
   const int64_t epoch = kvs->empty() ? 0 : (*kvs)[0].create_revision();
   if (epoch == view().epoch) return true;

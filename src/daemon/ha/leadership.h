@@ -7,14 +7,25 @@
 //  2. txn: if the key `<prefix>leader/berthd` does not exist (CREATE == 0),
 //     put {id, address} with the lease; else read it (who leads);
 //  3. the key's create revision is the leader's epoch.
-// The leader keeps its lease alive every ttl/3 (one request each). It has
-// lost when etcd says the lease is gone, or when no keepalive succeeded for
-// 2/3 of the ttl, whichever comes first (a leader paused past its lease, or
-// cut off from etcd, then stops before etcd can have let another in); lost
-// leadership is final for this Leadership (berthd exits, as kube-scheduler
-// does, and its supervisor starts it again with a clean state). Followers try
-// step 2 every ttl/3, so a new leader follows an old one's lease expiry by at
-// most ttl/3.
+// The leader keeps its lease alive every ttl/24 (one keepalive and one read
+// of the key each). It has lost when etcd says the lease is gone, when the
+// key is no longer its own, or when no keepalive succeeded for 23/24 of the
+// ttl, whichever comes first. etcd starts a lease's ttl again when it
+// receives a keepalive, which is after the leader asked, and deletes
+// expired keys only every 500 ms, so a leader paused past its lease, or cut
+// off from etcd, stops at least ttl/24 before etcd can have let another in;
+// the fence stops whatever it still writes. Renewing that often, with the
+// deadline that late, lets a leader on the default 3 s lease ride out an
+// etcd election (etcd's members hold or refuse requests for one to two
+// election timeouts, 1 s by default, and the new etcd leader renews every
+// lease) without being deposed.
+// Lost leadership is final for this Leadership (berthd exits, as
+// kube-scheduler does, and its supervisor starts it again with a clean
+// state).
+//
+// Followers try step 2 every ttl/3, and at once when their watch on the
+// key sees it deleted (its lease expired or was revoked), so a new leader
+// follows an old one's lease expiry by a few round trips to etcd.
 //
 // The fence: every write of the leader carries Write::Check(leader key,
 // epoch). etcd applies it only while that key, created at that epoch,
@@ -46,8 +57,10 @@ namespace berth::daemon {
 struct LeadershipOptions {
   std::string id;       // this replica's name (berthd: hostname:port)
   std::string address;  // where clients reach its API ("http://host:port")
-  // The lease's time to live (default 10 s; etcd's minimum is about 2 s).
-  Duration ttl = std::chrono::seconds(10);
+  // The lease's time to live (default 3 s; etcd's minimum is about 2 s). A
+  // dead leader is replaced within about ttl + 0.5 s (etcd looks for
+  // expired leases every 500 ms).
+  Duration ttl = std::chrono::seconds(3);
   // How often the leader compacts etcd's history (default 5 min; 0: never).
   Duration compact_interval = std::chrono::minutes(5);
 };
@@ -77,6 +90,10 @@ class Leadership {
     std::string leader_address;
   };
   View view() const;
+  // The longest this replica, leading, went without a keepalive etcd
+  // confirmed (it steps down past 23/24 of the ttl): how close an etcd
+  // election or a slow etcd came to deposing it.
+  Duration longest_unconfirmed() const;
   // {Check(leader key, epoch)} once this replica has led, for ever after:
   // having lost, its writes fail rather than commit unfenced. Empty before.
   std::vector<store::Write> Fence() const;
@@ -85,14 +102,27 @@ class Leadership {
   void Run();
   // One round as a follower: campaign once, or learn who leads.
   void Campaign();
-  // One round as the leader: keep the lease alive; false when it is lost.
-  bool Renew();
+  // One round as the leader: keep the lease alive.
+  enum class Renewal { kRenewed, kRetry, kLost };
+  Renewal Renew();
+  // How long after its last confirmed keepalive a leader still leads.
+  Duration RenewDeadline() const { return options_.ttl * 23 / 24; }
+  // How long one request of a renewal may take before it is asked again:
+  // a member that has just lost its etcd leader holds a keepalive for a
+  // whole election timeout (1 s by default) before it looks for the new
+  // one, while a keepalive asked anew once it has one is answered at once.
+  Duration RenewalTimeout() const { return options_.ttl / 12; }
+  bool EtcdIsElecting();
+  // Runs on watcher_: wakes Run as soon as the key is deleted.
+  void WatchKey();
   bool HoldsKey(std::string* why);
   using Kvs = std::vector<mvccpb::KeyValue>;
-  Result<Kvs> ReadKey();
+  // Each request within `timeout` (zero: the leadership client's ttl/3).
+  Result<Kvs> ReadKey(Duration timeout = {});
   void Compact();
-  // Waits until `until` or Stop; false on Stop.
-  bool Sleep(Timestamp until);
+  // Waits until `until`, Stop or (with `or_key_deleted`) the key's
+  // deletion; false on Stop.
+  bool Sleep(Timestamp until, bool or_key_deleted);
 
   store::EtcdStore& store_;
   std::unique_ptr<store::EtcdClient> client_;
@@ -103,13 +133,20 @@ class Leadership {
   mutable std::mutex mu_;
   std::condition_variable wake_;
   bool stopping_ = false;
+  bool key_deleted_ = false;  // seen by the watch, not yet acted on
   View view_;
   int64_t fence_epoch_ = 0;  // the epoch this replica led at (0: never)
   int64_t lease_ = 0;
-  Timestamp renewed_{};  // the last keepalive etcd confirmed
+  // The last keepalive etcd confirmed, when it was asked; renewed_ is that
+  // or a later time at which etcd was seen electing (EtcdIsElecting).
+  Timestamp renewed_{}, confirmed_{};
+  uint64_t term_ = 0;  // etcd's raft term at confirmed_
+  Duration longest_unconfirmed_{0};
   Timestamp next_compaction_{};
   int64_t compact_to_ = 0;  // the revision seen one interval ago
   std::thread thread_;
+  store::EtcdClient::StreamHandle watch_;
+  std::thread watcher_;
 };
 
 }  // namespace berth::daemon

@@ -20,9 +20,10 @@ std::shared_ptr<store::EtcdStore> Open(const store::EtcdTestCluster& cluster) {
   return opened.ok() ? std::shared_ptr<store::EtcdStore>(std::move(*opened)) : nullptr;
 }
 
-// Polls `done` for up to 20 s.
-bool Eventually(const std::function<bool()>& done) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+// Polls `done` for up to `bound`.
+bool Eventually(const std::function<bool()>& done,
+                std::chrono::seconds bound = std::chrono::seconds(20)) {
+  const auto deadline = std::chrono::steady_clock::now() + bound;
   while (!done()) {
     if (std::chrono::steady_clock::now() > deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));  // a poll with a bound
@@ -30,49 +31,76 @@ bool Eventually(const std::function<bool()>& done) {
   return true;
 }
 
+// A replica on its own connection to etcd: its Leadership, started as
+// `id`, and what its callbacks said.
+struct Replica {
+  Replica(const store::EtcdTestCluster& cluster, const Clock& clock, Duration ttl,
+          const std::string& id)
+      : store(Open(cluster)) {
+    if (store == nullptr) return;
+    LeadershipOptions options;
+    options.ttl = ttl;
+    leadership = std::make_unique<Leadership>(
+        *store, clock, options, [this](int64_t e) { epoch = e; },
+        [this](const std::string&) { lost = true; });
+    leadership->Start(id, "http://" + id);
+  }
+  std::shared_ptr<store::EtcdStore> store;
+  std::atomic<int64_t> epoch{0};
+  std::atomic<bool> lost{false};
+  std::unique_ptr<Leadership> leadership;  // stopped before the store goes
+};
+
 TEST(Leadership, OneLeadsAndItsWritesAreFencedOnceItsLeaseIsGone) {
   store::EtcdTestCluster cluster(1);
   ASSERT_TRUE(cluster.ok()) << cluster.error();
-  std::shared_ptr<store::EtcdStore> a_store = Open(cluster), b_store = Open(cluster);
-  ASSERT_TRUE(a_store && b_store);
   SystemClock clock;
-  std::atomic<int64_t> a_epoch{0}, b_epoch{0};
-  std::atomic<bool> a_lost{false};
-  LeadershipOptions options;
-  options.ttl = std::chrono::seconds(3);
-  Leadership a(
-      *a_store, clock, options, [&](int64_t e) { a_epoch = e; },
-      [&](const std::string&) { a_lost = true; });
-  a.Start("a", "http://a");
-  ASSERT_TRUE(Eventually([&] { return a_epoch.load() != 0; }));
-  Leadership b(
-      *b_store, clock, options, [&](int64_t e) { b_epoch = e; }, [](const std::string&) {});
-  b.Start("b", "http://b");
-  ASSERT_TRUE(Eventually([&] { return b.view().leader_id == "a"; }));
-  EXPECT_FALSE(b.view().leading);
-  EXPECT_EQ(b.view().epoch, a_epoch.load());
-  store::WatchedStore a_writes(a_store);
-  a_writes.SetFence([&] { return a.Fence(); });
+  Replica a(cluster, clock, std::chrono::seconds(3), "a");
+  ASSERT_TRUE(a.leadership);
+  ASSERT_TRUE(Eventually([&] { return a.epoch.load() != 0; }));
+  Replica b(cluster, clock, std::chrono::seconds(3), "b");
+  ASSERT_TRUE(b.leadership);
+  ASSERT_TRUE(Eventually([&] { return b.leadership->view().leader_id == "a"; }));
+  EXPECT_FALSE(b.leadership->view().leading);
+  EXPECT_EQ(b.leadership->view().epoch, a.epoch.load());
+  store::WatchedStore a_writes(a.store);
+  a_writes.SetFence([&] { return a.leadership->Fence(); });
   ASSERT_TRUE(a_writes.Commit({store::Write::Put("task", "t1", "a")}).ok());
 
   // The key a holds goes away as when its lease expires (a paused a): b
   // leads at a later epoch, and a's writes fail on its fence, before and
   // after it notices.
-  ASSERT_TRUE(a_store->Commit({store::Write::Delete(Leadership::kKind, Leadership::kId)}).ok());
-  ASSERT_TRUE(Eventually([&] { return b_epoch.load() != 0; }));
-  EXPECT_GT(b_epoch.load(), a_epoch.load());
+  ASSERT_TRUE(a.store->Commit({store::Write::Delete(Leadership::kKind, Leadership::kId)}).ok());
+  ASSERT_TRUE(Eventually([&] { return b.epoch.load() != 0; }));
+  EXPECT_GT(b.epoch.load(), a.epoch.load());
   Result<int64_t> refused = a_writes.Commit({store::Write::Put("task", "t2", "a")});
   EXPECT_EQ(refused.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(refused.status().message().find("no longer leads"), std::string::npos);
-  ASSERT_TRUE(Eventually([&] { return a_lost.load(); }));
-  EXPECT_FALSE(a.view().leading);
+  ASSERT_TRUE(Eventually([&] { return a.lost.load(); }));
+  EXPECT_FALSE(a.leadership->view().leading);
   EXPECT_EQ(a_writes.Commit({store::Write::Put("task", "t3", "a")}).status().code(),
             StatusCode::kUnavailable);
-  EXPECT_FALSE(a_store->Get("task", "t2")->has_value());
-  EXPECT_FALSE(a_store->Get("task", "t3")->has_value());
-  EXPECT_EQ(b.view().leader_id, "b");
-  b.Stop();
-  a.Stop();
+  EXPECT_FALSE(a.store->Get("task", "t2")->has_value());
+  EXPECT_FALSE(a.store->Get("task", "t3")->has_value());
+  EXPECT_EQ(b.leadership->view().leader_id, "b");
+}
+
+// A follower campaigns as soon as its watch sees the leader's key deleted
+// (a lease expired or was revoked), not at its next try a third of the ttl
+// later: here 20 s, against a bound of 10.
+TEST(Leadership, AFollowerCampaignsAsSoonAsTheLeadersKeyIsDeleted) {
+  store::EtcdTestCluster cluster(1);
+  ASSERT_TRUE(cluster.ok()) << cluster.error();
+  SystemClock clock;
+  Replica a(cluster, clock, std::chrono::seconds(60), "a");
+  ASSERT_TRUE(a.leadership);
+  ASSERT_TRUE(Eventually([&] { return a.epoch.load() != 0; }));
+  Replica b(cluster, clock, std::chrono::seconds(60), "b");
+  ASSERT_TRUE(b.leadership);
+  ASSERT_TRUE(Eventually([&] { return b.leadership->view().leader_id == "a"; }));
+  ASSERT_TRUE(a.store->Commit({store::Write::Delete(Leadership::kKind, Leadership::kId)}).ok());
+  EXPECT_TRUE(Eventually([&] { return b.epoch.load() != 0; }, std::chrono::seconds(10)));
+  EXPECT_GT(b.epoch.load(), a.epoch.load());
 }
 
 }  // namespace

@@ -106,6 +106,11 @@ ApiResponse Daemon::Metrics() const {
               store_->read_cache() != nullptr ? store_->read_cache()->served() : 0);
   metrics.Add("berth_store_revision", "Revision of the last committed store transaction.",
               static_cast<uint64_t>(store_->revision()), "gauge");
+  if (leadership_ != nullptr)
+    metrics.Add("berth_leader_lease_unconfirmed_max_milliseconds",
+                "The longest this replica, leading, went without a keepalive of its lease that "
+                "etcd confirmed; it steps down past 23/24 of --leader-ttl.",
+                static_cast<uint64_t>(leadership_->longest_unconfirmed().count()), "gauge");
   return metrics.Response();
 }
 
