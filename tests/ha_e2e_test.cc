@@ -473,7 +473,7 @@ TEST_F(HaEtcdFailureTest, EtcdsOwnLeaderDiesAndTheBerthdLeaderStays) {
   CheckHistory(leader_);
   const int64_t closest = Metric(replicas_[leader_].server, token_, trust_,
                                  "berth_leader_lease_unconfirmed_max_milliseconds");
-  EXPECT_GT(closest, 0);
+  EXPECT_GE(closest, 500);  // an election was ridden out: etcd renews nothing for 1 s or more
   RecordProperty("lease_unconfirmed_max_ms", std::to_string(closest));
 }
 

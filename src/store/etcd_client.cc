@@ -23,6 +23,7 @@ struct EtcdClient::Member {
   std::unique_ptr<pb::Lease::Stub> lease;
   std::unique_ptr<pb::Watch::Stub> watch;
   std::unique_ptr<pb::Maintenance::Stub> maintenance;
+  std::unique_ptr<pb::Cluster::Stub> cluster;
 };
 
 namespace {
@@ -73,6 +74,7 @@ std::unique_ptr<Member> Connect(const std::string& endpoint,
   member->lease = pb::Lease::NewStub(member->channel);
   member->watch = pb::Watch::NewStub(member->channel);
   member->maintenance = pb::Maintenance::NewStub(member->channel);
+  member->cluster = pb::Cluster::NewStub(member->channel);
   return member;
 }
 
@@ -318,16 +320,23 @@ Result<EtcdJson> EtcdClient::Call(std::string_view path, const EtcdJson& body, b
   return answer;
 }
 
-std::vector<EtcdClient::RaftView> EtcdClient::RaftViews(std::chrono::milliseconds timeout) {
-  std::vector<RaftView> views(members_.size());
-  for (size_t i = 0; i < members_.size(); ++i) {
-    grpc::ClientContext context;  // no "hasleader": a member without one answers too
+EtcdClient::Raft EtcdClient::RaftViews(std::chrono::milliseconds timeout) {
+  Raft raft;
+  for (const std::unique_ptr<Member>& m : members_) {
+    // No "hasleader": a member without a leader answers too.
+    grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + timeout);
     pb::StatusResponse status;
-    if (!members_[i]->maintenance->Status(&context, pb::StatusRequest(), &status).ok()) continue;
-    views[i] = {true, status.leader(), status.raftterm()};
+    if (!m->maintenance->Status(&context, pb::StatusRequest(), &status).ok()) continue;
+    raft.views.push_back({status.header().member_id(), status.leader(), status.raftterm()});
+    if (raft.members > 0) continue;
+    grpc::ClientContext list_context;
+    list_context.set_deadline(std::chrono::system_clock::now() + timeout);
+    pb::MemberListResponse list;
+    if (m->cluster->MemberList(&list_context, pb::MemberListRequest(), &list).ok())
+      raft.members = static_cast<size_t>(list.members_size());
   }
-  return views;
+  return raft;
 }
 
 void EtcdClient::StreamHandle::Cancel() {

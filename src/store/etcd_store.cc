@@ -368,9 +368,9 @@ std::unique_ptr<ChangeFeed::Following> EtcdStore::Follow(int64_t revision, Sink 
   return std::make_unique<EtcdFollowing>(*this, revision, std::move(sink));
 }
 
-Status EtcdStore::Compact(int64_t revision) {
-  Result<EtcdJson> answer =
-      client_->Call("/v3/kv/compaction", {{"revision", std::to_string(revision)}});
+Status EtcdStore::Compact(int64_t revision, std::chrono::milliseconds timeout) {
+  Result<EtcdJson> answer = client_->Call(
+      "/v3/kv/compaction", {{"revision", std::to_string(revision)}}, false, nullptr, timeout);
   if (!answer.ok()) return answer.status();
   Saw(EtcdInt(answer->value("header", EtcdJson::object()), "revision"));
   return Status::Ok();

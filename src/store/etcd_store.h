@@ -86,7 +86,8 @@ class EtcdStore final : public Store, public ChangeFeed {
 
   // Drops the history before `revision` (etcd's compaction): a feed behind
   // it is lost and lists again. berthd's leader calls it (docs/ha.md).
-  Status Compact(int64_t revision);
+  // `timeout` (when not zero) bounds each request, as EtcdClient::Call's.
+  Status Compact(int64_t revision, std::chrono::milliseconds timeout = {});
 
   // The key of (kind, id), and back; nullopt for a key outside the prefix.
   std::string Key(std::string_view kind, std::string_view id) const;

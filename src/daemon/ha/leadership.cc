@@ -1,5 +1,7 @@
 #include "daemon/ha/leadership.h"
 
+#include <set>
+
 namespace berth::daemon {
 
 using store::EtcdInt;
@@ -8,8 +10,16 @@ namespace pb = etcdserverpb;
 
 namespace {
 
-// The leadership's own connections, whose calls give up within a third of
-// the ttl, other members tried included.
+// The leadership's own connections: a request gives up after a third of
+// the ttl, and a call goes on to the other members while a third of the
+// ttl has not passed since it began.
+// etcd grants leases in whole seconds, at least 2: the deadlines count
+// from the ttl it grants.
+Duration WholeSeconds(Duration ttl) {
+  return std::max<Duration>(std::chrono::seconds(2),
+                            std::chrono::duration_cast<std::chrono::seconds>(ttl));
+}
+
 std::unique_ptr<store::EtcdClient> ClientFor(store::EtcdStore& store, Duration ttl) {
   store::EtcdClientOptions options = store.client().options();  // endpoints and TLS
   options.request_timeout = ttl / 3;
@@ -22,11 +32,13 @@ std::unique_ptr<store::EtcdClient> ClientFor(store::EtcdStore& store, Duration t
 Leadership::Leadership(store::EtcdStore& store, const Clock& clock, LeadershipOptions options,
                        std::function<void(int64_t)> elected, std::function<void(std::string)> lost)
     : store_(store),
-      client_(ClientFor(store, options.ttl)),
+      client_(ClientFor(store, WholeSeconds(options.ttl))),
       clock_(clock),
       options_(std::move(options)),
       elected_(std::move(elected)),
-      lost_(std::move(lost)) {}
+      lost_(std::move(lost)) {
+  options_.ttl = WholeSeconds(options_.ttl);
+}
 
 Leadership::~Leadership() { Stop(); }
 
@@ -46,6 +58,7 @@ void Leadership::Stop() {
   watch_.Cancel();
   if (thread_.joinable()) thread_.join();
   if (watcher_.joinable()) watcher_.join();
+  if (starting_.joinable()) starting_.join();
   int64_t lease = 0;
   {
     std::lock_guard lock(mu_);
@@ -90,7 +103,11 @@ void Leadership::Run() {
       leading = view_.leading;  // not view(): an overdue leader must still find out
     }
     Duration wait = options_.ttl / 3;
-    if (leading) {
+    if (!leading) {
+      Campaign();
+      std::lock_guard lock(mu_);
+      if (view_.leading) wait = options_.ttl / 24;  // won: the first renewal comes soon
+    } else {
       const Renewal renewal = Renew();
       if (renewal == Renewal::kLost) return;
       // A failed keepalive has mostly tried every member for ttl/3 already;
@@ -99,8 +116,6 @@ void Leadership::Run() {
       if (renewal == Renewal::kRenewed && options_.compact_interval.count() > 0 &&
           clock_.Now() >= next_compaction_)
         Compact();
-    } else {
-      Campaign();
     }
     if (!Sleep(clock_.Now() + wait, true)) return;
   }
@@ -123,7 +138,7 @@ void Leadership::WatchKey() {
   do {
     (void)client_->Watch(request, watch_, [&](const pb::WatchResponse& answer) {
       if (answer.created() || answer.events_size() > 0) wake();
-      return true;
+      return !answer.canceled();  // etcd ended it: watch again
     });
   } while (Sleep(clock_.Now() + options_.ttl / 3, false));
 }
@@ -134,8 +149,8 @@ void Leadership::Campaign() {
   if (!current.ok()) return;  // etcd unreachable: try again next round
   Kvs kvs = std::move(*current);
   if (kvs.empty()) {
-    const int64_t seconds = std::max<int64_t>(
-        2, std::chrono::duration_cast<std::chrono::seconds>(options_.ttl).count());
+    const int64_t seconds = std::chrono::duration_cast<std::chrono::seconds>(options_.ttl).count();
+    const Timestamp asked = clock_.Now();  // the lease runs from its grant, at the latest
     Result<EtcdJson> grant = client_->Call("/v3/lease/grant", {{"TTL", seconds}});
     if (!grant.ok() || EtcdInt(*grant, "ID") == 0) return;
     const int64_t lease = EtcdInt(*grant, "ID");
@@ -147,7 +162,6 @@ void Leadership::Campaign() {
     put->set_value(value);
     put->set_lease(lease);
     txn.add_failure()->mutable_request_range()->set_key(key);
-    const Timestamp asked = clock_.Now();
     Result<pb::TxnResponse> won = client_->Txn(txn);
     if (won.ok() && won->succeeded()) {
       const int64_t epoch = won->header().revision();
@@ -156,12 +170,14 @@ void Leadership::Campaign() {
         view_ = {true, epoch, options_.id, options_.address};
         fence_epoch_ = epoch;
         lease_ = lease;
-        renewed_ = confirmed_ = asked;  // the lease runs from before the request, at the latest
+        renewed_ = confirmed_ = asked;
         term_ = won->header().raft_term();
         next_compaction_ = clock_.Now() + options_.compact_interval;
         compact_to_ = store_.revision();
       }
-      elected_(epoch);
+      // Off this thread: a new leader's start (reading every node) may take
+      // longer than its lease has to be renewed in.
+      starting_ = std::thread([this, epoch] { elected_(epoch); });
       return;
     }
     (void)client_->Call("/v3/lease/revoke", {{"ID", std::to_string(lease)}});
@@ -195,7 +211,7 @@ Leadership::Renewal Leadership::Renew() {
       const EtcdJson& result = alive->value("result", EtcdJson::object());
       if (EtcdInt(result, "TTL") > 0 && HoldsKey(&why)) {
         std::lock_guard lock(mu_);
-        longest_unconfirmed_ = std::max(longest_unconfirmed_, clock_.Now() - confirmed_);
+        longest_unconfirmed_ = std::max(longest_unconfirmed_, asked - confirmed_);
         renewed_ = confirmed_ = asked;
         term_ =
             static_cast<uint64_t>(EtcdInt(result.value("header", EtcdJson::object()), "raft_term"));
@@ -203,8 +219,9 @@ Leadership::Renewal Leadership::Renew() {
       }
       if (why.empty()) why = "etcd says its lease expired";
     } else {
+      // Counts only if the lease was still sure when the answers came.
       const Timestamp probed = clock_.Now();
-      if (EtcdIsElecting()) {
+      if (EtcdIsElecting() && clock_.Now() - renewed_ <= deadline) {
         std::lock_guard lock(mu_);
         renewed_ = std::max(renewed_, probed);
       }
@@ -218,6 +235,7 @@ Leadership::Renewal Leadership::Renew() {
     epoch = view_.epoch;
     view_ = View{};
   }
+  if (starting_.joinable()) starting_.join();  // `lost` after `elected`, never during
   lost_("this berthd lost the leadership of epoch " + std::to_string(epoch) + ": " + why);
   return Renewal::kLost;
 }
@@ -230,11 +248,11 @@ Leadership::Renewal Leadership::Renew() {
 // that still leads (etcd's pre-vote) keep their term and do not count, nor
 // does a member that is cut off from the others, being no majority.
 bool Leadership::EtcdIsElecting() {
-  const std::vector<store::EtcdClient::RaftView> views = client_->RaftViews(RenewalTimeout());
-  size_t electing = 0;
-  for (const store::EtcdClient::RaftView& v : views)
-    electing += v.answered && v.leader == 0 && v.raft_term > term_;
-  return electing > views.size() / 2;
+  const store::EtcdClient::Raft raft = client_->RaftViews(RenewalTimeout());
+  std::set<uint64_t> electing;  // by member id: two endpoints may name one member
+  for (const store::EtcdClient::RaftView& v : raft.views)
+    if (v.leader == 0 && v.raft_term > term_) electing.insert(v.member_id);
+  return raft.members > 0 && electing.size() > raft.members / 2;
 }
 
 // The leadership key's kvs: empty when nobody leads.
@@ -259,7 +277,9 @@ bool Leadership::HoldsKey(std::string* why) {
 }
 
 void Leadership::Compact() {
-  if (compact_to_ > 0) (void)store_.Compact(compact_to_);  // a failure waits for next time
+  // Bounded as a renewal's requests: a slow compaction must not hold the
+  // next keepalive. A failure waits for next time.
+  if (compact_to_ > 0) (void)store_.Compact(compact_to_, RenewalTimeout());
   std::lock_guard lock(mu_);
   compact_to_ = store_.revision();
   next_compaction_ = clock_.Now() + options_.compact_interval;

@@ -79,7 +79,7 @@ class Leadership {
   // Starts campaigning as `id`, reachable at `address` (set here, not in
   // the options, when they are known only once the API server listens).
   void Start(std::string id, std::string address);
-  // Ends the thread; a leader revokes its lease, so that another replica
+  // Ends the threads; a leader revokes its lease, so that another replica
   // takes over at once instead of after the ttl.
   void Stop();
 
@@ -145,6 +145,7 @@ class Leadership {
   Timestamp next_compaction_{};
   int64_t compact_to_ = 0;  // the revision seen one interval ago
   std::thread thread_;
+  std::thread starting_;  // runs `elected`, so that renewals go on meanwhile
   store::EtcdClient::StreamHandle watch_;
   std::thread watcher_;
 };
