@@ -10,9 +10,6 @@ namespace pb = etcdserverpb;
 
 namespace {
 
-// The leadership's own connections: a request gives up after a third of
-// the ttl, and a call goes on to the other members while a third of the
-// ttl has not passed since it began.
 // etcd grants leases in whole seconds, at least 2: the deadlines count
 // from the ttl it grants.
 Duration WholeSeconds(Duration ttl) {
@@ -20,6 +17,9 @@ Duration WholeSeconds(Duration ttl) {
                             std::chrono::duration_cast<std::chrono::seconds>(ttl));
 }
 
+// The leadership's own connections: a request gives up after a third of
+// the ttl, and a call goes on to the other members while a third of the
+// ttl has not passed since it began.
 std::unique_ptr<store::EtcdClient> ClientFor(store::EtcdStore& store, Duration ttl) {
   store::EtcdClientOptions options = store.client().options();  // endpoints and TLS
   options.request_timeout = ttl / 3;
