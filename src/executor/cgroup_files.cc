@@ -8,8 +8,10 @@
 #include <cerrno>
 #include <charconv>
 #include <csignal>
+#include <filesystem>
 #include <sstream>
 
+#include "executor/proc_stat.h"
 #include "executor/task_dir.h"
 
 namespace berth::executor {
@@ -32,7 +34,51 @@ bool IsV1Controller(std::string_view option) {
          std::end(kControllers);
 }
 
+constexpr std::string_view kHolderPrefix = "shim-";
+
+// Whether `name` is a holder (HolderName) of a process that lives.
+bool IsLiveHolder(std::string_view name) {
+  if (!name.starts_with(kHolderPrefix)) return false;
+  name.remove_prefix(kHolderPrefix.size());
+  pid_t pid = 0;
+  uint64_t start_time = 0;
+  const char* end = name.data() + name.size();
+  const auto [dash, pid_error] = std::from_chars(name.data(), end, pid);
+  if (pid_error != std::errc() || dash == end || *dash != '-') return false;
+  const auto [last, time_error] = std::from_chars(dash + 1, end, start_time);
+  return time_error == std::errc() && last == end && IsSameLiveProcess(pid, start_time);
+}
+
 }  // namespace
+
+std::string HolderName(pid_t pid, uint64_t start_time) {
+  return std::string(kHolderPrefix) + std::to_string(pid) + "-" + std::to_string(start_time);
+}
+
+bool RemoveDeadHolders(const std::string& group) {
+  namespace fs = std::filesystem;
+  bool held = false;
+  std::error_code error;
+  for (fs::directory_iterator it(group, error), end; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (!name.starts_with(kHolderPrefix) || !it->is_directory(error)) continue;
+    if (IsLiveHolder(name)) {
+      held = true;
+    } else {
+      ::rmdir(it->path().c_str());
+    }
+  }
+  return held;
+}
+
+void RemoveStaleTaskCgroups(const std::string& parent) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  for (fs::directory_iterator it(parent, error), end; !error && it != end; it.increment(error)) {
+    if (!it->path().filename().string().starts_with("task-") || !it->is_directory(error)) continue;
+    if (!RemoveDeadHolders(it->path().string())) ::rmdir(it->path().c_str());
+  }
+}
 
 int WriteCgroupFile(const std::string& path, std::string_view text) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);

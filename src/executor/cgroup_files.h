@@ -39,4 +39,21 @@ void KillCgroupProcs(const std::string& dir);
 // the key is missing.
 std::optional<int64_t> CgroupStat(const std::string& file, std::string_view key);
 
+// A task's supervisor holds each of its task's groups with an empty child
+// group named for itself, "shim-<pid>-<start time>" (start time in clock
+// ticks after boot, as /proc/<pid>/stat's field 22): a group with a child
+// cannot be removed, so another node's sweep of stale groups leaves it
+// while the supervisor lives, even once the task has exited and the group
+// is empty (the supervisor still reads its oom_kill count then).
+std::string HolderName(pid_t pid, uint64_t start_time);
+
+// Removes the holders in `group` whose process is gone; whether a live
+// one is left.
+bool RemoveDeadHolders(const std::string& group);
+
+// Removes `parent`/task-* groups that no live supervisor holds: a holder
+// whose process is gone is removed first; a group with processes in it (a
+// running task whose supervisor was killed) still stays, as rmdir refuses.
+void RemoveStaleTaskCgroups(const std::string& parent);
+
 }  // namespace berth::executor

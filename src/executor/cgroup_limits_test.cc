@@ -74,6 +74,27 @@ TEST(CgroupStat, ReadsAKeyOfACgroupFile) {
   EXPECT_EQ(CgroupStat(dir.path() + "/none", "oom_kill"), std::nullopt);
 }
 
+// A group its live supervisor holds stays even when it is empty (its task
+// has just exited); one whose holder is gone goes with the holder, as does
+// an unheld one. Plain directories stand for the groups.
+TEST(RemoveStaleTaskCgroups, LeavesGroupsThatALiveSupervisorHolds) {
+  store::TestDir dir;
+  const std::string d = dir.path();
+  const pid_t self = ::getpid();
+  const uint64_t started = ProcessStartTime(self).value();
+  fs::create_directories(d + "/task-held/" + HolderName(self, started));
+  fs::create_directories(d + "/task-orphan/" + HolderName(self, started + 1));
+  fs::create_directories(d + "/task-unheld");
+  fs::create_directories(d + "/task-busy/not-a-holder");
+  fs::create_directories(d + "/kept");
+  RemoveStaleTaskCgroups(d);
+  EXPECT_TRUE(fs::exists(d + "/task-held/" + HolderName(self, started)));
+  EXPECT_FALSE(fs::exists(d + "/task-orphan"));
+  EXPECT_FALSE(fs::exists(d + "/task-unheld"));
+  EXPECT_TRUE(fs::exists(d + "/task-busy/not-a-holder"));
+  EXPECT_TRUE(fs::exists(d + "/kept"));
+}
+
 // Plain directories stand for the hierarchies: berth's group is made in
 // each (cpu and cpuacct mounted together share one), an empty task group
 // a killed shim left goes, anything else stays; ReleaseLimits removes
@@ -480,6 +501,9 @@ TEST_F(RealLimitsTest, NoCgroupIsLeftWhenTheSupervisorIsKilled) {
   const std::vector<pid_t> procs = CgroupProcs(Cgroups("kill.1").front());
   const std::optional<PidRecord> pids = Pids("kill.1");
   ASSERT_TRUE(pids.has_value());
+  for (const std::string& cgroup : Cgroups("kill.1")) {
+    EXPECT_TRUE(RemoveDeadHolders(cgroup)) << cgroup << " is not held by its live supervisor";
+  }
   ::kill(pids->shim_pid, SIGKILL);
   ASSERT_TRUE(Changes(*executor_, "kill.1"));
   std::optional<Timestamp> due;

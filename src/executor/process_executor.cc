@@ -247,17 +247,6 @@ LimitsSupport PrepareLimitsV1(const std::string& cgroup_fs, const std::string& m
   return limits;
 }
 
-// The groups of tasks whose shim was killed: an empty one goes (rmdir
-// refuses a group with processes, a running task's).
-void RemoveStaleTaskCgroups(const std::string& parent) {
-  std::error_code error;
-  for (fs::directory_iterator it(parent, error), end; !error && it != end; it.increment(error)) {
-    if (it->path().filename().string().starts_with("task-") && it->is_directory(error)) {
-      ::rmdir(it->path().c_str());
-    }
-  }
-}
-
 // cpu.max for a limit in cores: "<quota> <period>" in microseconds, the
 // quota at least the kernel's minimum of 1000 and at most ten million
 // cores' worth (far below the kernel's maximum).
@@ -481,12 +470,14 @@ std::vector<std::string> ProcessExecutor::CgroupsOf(const std::string& id) const
 }
 
 // A task whose shim died leaves its cgroups behind, maybe with processes
-// that left its group: they are killed and the cgroups removed, the
+// that left its group: they are killed and the cgroups (and the dead
+// shim's holders) removed, the
 // kernel given up to a second to be done with the dead (EBUSY).
 void ProcessExecutor::ReleaseCgroups(const std::string& id) {
   for (const std::string& dir : CgroupsOf(id)) {
     std::error_code error;
     if (!fs::exists(dir, error)) continue;
+    RemoveDeadHolders(dir);
     for (int tries = 0; tries < kCgroupReleaseTries; ++tries) {
       if (WriteCgroupFile(dir + "/cgroup.kill", "1") != 0) KillCgroupProcs(dir);
       if (::rmdir(dir.c_str()) == 0 || errno != EBUSY) break;

@@ -193,7 +193,8 @@ struct LimitsSupport {
 //
 // Either way, the task groups left under berth's groups by a shim that was
 // killed (task-<id>, now empty) are removed; a group that still has
-// processes (a running task the node adopts) stays.
+// processes (a running task the node adopts), or that a live shim holds
+// (RemoveStaleTaskCgroups, cgroup_files.h), stays.
 //
 // Call it once, as berth-node starts, on its single thread before any
 // other starts: it moves the whole process, all threads, to another group.

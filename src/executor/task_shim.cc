@@ -316,6 +316,8 @@ class TaskShim {
   // The task's cgroups (args_.cgroup, or those of args_.cgroup_v1) that
   // this shim made (or found): what it empties and removes at the end.
   std::vector<std::string> cgroups_;
+  // This shim's holder group in each of cgroups_ (HolderName).
+  const std::string holder_ = HolderName(::getpid(), ProcessStartTime(::getpid()).value_or(0));
 };
 
 TaskShim::~TaskShim() {
@@ -453,30 +455,26 @@ std::optional<std::string> TaskShim::ApplyLimits(pid_t pid) {
   for (const auto& [controller, dir] : args_.cgroup_v1) {
     if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(dir);
   }
-  // Another executor's sweep of empty task groups (RemoveStaleTaskCgroups)
-  // may remove a group between its making and the child joining it (an
-  // empty group): then the whole set-up is done again.
-  for (int tries = 1;; ++tries) {
-    for (const std::string& dir : dirs) {
-      if (auto error = MakeCgroup(dir)) return error;
-    }
-    std::optional<std::string> error = args_.cgroup.empty() ? WriteLimitsV1() : WriteLimitsV2();
-    for (size_t i = 0; !error && i < dirs.size(); ++i)
-      error = WriteLimit(dirs[i], "cgroup.procs", std::to_string(pid));
-    const bool swept =
-        error && tries < 3 && std::any_of(dirs.begin(), dirs.end(), [](const std::string& dir) {
-          return ::access(dir.c_str(), F_OK) != 0;
-        });
-    if (!swept) return error;
+  for (const std::string& dir : dirs) {
+    if (auto error = MakeCgroup(dir)) return error;
   }
+  std::optional<std::string> error = args_.cgroup.empty() ? WriteLimitsV1() : WriteLimitsV2();
+  for (size_t i = 0; !error && i < dirs.size(); ++i)
+    error = WriteLimit(dirs[i], "cgroup.procs", std::to_string(pid));
+  return error;
 }
 
 // A cgroup v1 parent (berth's group) that a berth-node removed as it
-// stopped, having no tasks, is made again; the tries cover another one
-// removing it meanwhile.
+// stopped, having no tasks, is made again, and the group is held
+// (holder_); the tries cover another node removing either meanwhile.
 std::optional<std::string> TaskShim::MakeCgroup(const std::string& dir) {
+  const std::string holder = dir + "/" + holder_;
   for (int tries = 1;; ++tries) {
-    if (::mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST) break;
+    if (::mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST) {
+      if (::mkdir(holder.c_str(), 0755) == 0 || errno == EEXIST) break;
+      if (errno != ENOENT || tries == 3) return CannotApply(holder, errno);
+      continue;  // swept between the two
+    }
     if (errno != ENOENT || args_.cgroup_v1.empty() || tries == 3) return CannotApply(dir, errno);
     const std::string parent = dir.substr(0, dir.rfind('/'));
     if (::mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST) return CannotApply(parent, errno);
@@ -683,6 +681,7 @@ void TaskShim::KillCgroup() {
 // Once the task's processes are gone; the kernel may take a moment to be
 // done with the last of them (EBUSY) meanwhile.
 void TaskShim::RemoveCgroups() {
+  for (const std::string& dir : cgroups_) ::rmdir((dir + "/" + holder_).c_str());
   for (int tries = 1; !cgroups_.empty(); ++tries) {
     int error = 0;  // the first that is not ENOENT
     std::erase_if(cgroups_, [&error](const std::string& dir) {
