@@ -233,7 +233,7 @@ etcd_leader_kills() {
   done
   local closest
   closest=$(api "${ports[leader]}" "$token" GET /metrics |
-    awk '/^berth_leader_lease_unconfirmed_max_milliseconds /{print $2}')
+    awk '/^berth_leader_lease_unconfirmed_max_seconds /{printf "%d", $2 * 1000}')
   echo "etcd leader kills: $k, berthd leader deposed: $([ "$deposed" = 1 ] && echo yes || echo no), longest without a confirmed keepalive ${closest:-?} ms"
   stop_all
 }

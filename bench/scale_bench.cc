@@ -127,7 +127,7 @@ int64_t NowMs() {
       .count();
 }
 
-int Run(int nodes, int replicas, int task_millicpu, int idle_seconds) {
+int Run(int nodes, int replicas, int task_millicpu, int idle_seconds, int event_buffer) {
   store::TestDir dir;
   const std::string data_dir = dir.path() + "/data";
   ::mkdir(data_dir.c_str(), 0700);
@@ -148,6 +148,7 @@ int Run(int nodes, int replicas, int task_millicpu, int idle_seconds) {
   options.data_dir = data_dir;
   options.port = 0;
   options.new_token = true;  // the store was written without berthd
+  options.events.capacity = static_cast<size_t>(event_buffer);
   Result<std::unique_ptr<daemon::Daemon>> berthd = daemon::Daemon::Open(options);
   if (!berthd.ok()) {
     std::fprintf(stderr, "scale_bench: %s\n", berthd.status().message().c_str());
@@ -238,6 +239,7 @@ int Run(int nodes, int replicas, int task_millicpu, int idle_seconds) {
 
 int main(int argc, char** argv) {
   int nodes = 10'000, replicas = 100'000, idle_seconds = 5, task_millicpu = 10;
+  int event_buffer = static_cast<int>(berth::daemon::EventLogOptions{}.capacity);
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     int* option = arg == "--nodes"           ? &nodes
@@ -251,12 +253,17 @@ int main(int argc, char** argv) {
       idle_seconds = 1;
     } else if (option != nullptr && i + 1 < argc &&
                (*option = berth::bench::ParsePositiveInt(argv[++i], 1'000'000)) > 0) {
+    } else if (arg == "--event-buffer" && i + 1 < argc &&
+               (event_buffer = std::string(argv[i + 1]) == "0"
+                                   ? 0
+                                   : berth::bench::ParsePositiveInt(argv[i + 1], 10'000'000)) >= 0) {
+      ++i;
     } else {
       std::fprintf(stderr,
                    "usage: scale_bench [--nodes N] [--replicas R] [--task-millicpu M] "
-                   "[--idle-seconds S] [--quick]\n");
+                   "[--idle-seconds S] [--event-buffer N (0: no events)] [--quick]\n");
       return arg == "--help" ? 0 : 2;
     }
   }
-  return berth::bench::Run(nodes, replicas, task_millicpu, idle_seconds);
+  return berth::bench::Run(nodes, replicas, task_millicpu, idle_seconds, event_buffer);
 }

@@ -179,6 +179,49 @@ Result<Json> ApiClient::Call(const std::string& method, const std::string& path,
   httplib::Result r = Send(method, path, text);
   if (!r && r.error() == httplib::Error::Write) r = Send(method, path, text);
   last_call_end_ = std::chrono::steady_clock::now();
+  return Answered(r, r ? r->body : std::string());
+}
+
+// A stream's lines are parsed as they come; an error answer's body is
+// kept whole for Answered.
+Status ApiClient::Stream(const std::string& path,
+                         const std::function<bool(const Json& line)>& line) {
+  if (!setup_error_.empty()) return Status::InvalidArgument(setup_error_);
+  http_->stop();  // a fresh connection: the stream may outlast any idle one
+  int status = 0;
+  std::string pending, error_body;
+  bool stopped = false, malformed = false;
+  httplib::Result r = http_->Get(
+      path.c_str(), httplib::Headers{},
+      [&](const httplib::Response& response) {
+        status = response.status;
+        return true;
+      },
+      [&](const char* data, size_t size) {
+        if (status >= 400) {
+          error_body.append(data, size);
+          return error_body.size() < (1 << 20);
+        }
+        pending.append(data, size);
+        for (size_t end; (end = pending.find('\n')) != std::string::npos;) {
+          const Json parsed = Json::parse(pending.substr(0, end), nullptr, false);
+          pending.erase(0, end + 1);
+          if (parsed.is_discarded()) malformed = true;
+          if (malformed || !line(parsed)) {
+            stopped = true;
+            return false;
+          }
+        }
+        return true;
+      });
+  last_call_end_ = std::chrono::steady_clock::now();
+  if (malformed) return Status::Unavailable("berthd sent a line that is not JSON");
+  if (stopped || (r && status < 400)) return Status::Ok();
+  Result<Json> answer = Answered(r, error_body);
+  return answer.ok() ? Status::Ok() : answer.status();
+}
+
+Result<Json> ApiClient::Answered(const httplib::Result& r, const std::string& body) {
   if (const std::string why = ServerRefusalIn(r, tls_context_); !why.empty())
     return Status::Unavailable("cannot reach berthd at " + server_ +
                                ": its certificate does not verify against the CA given (" + why +
@@ -196,7 +239,7 @@ Result<Json> ApiClient::Call(const std::string& method, const std::string& path,
   if (!r)
     return Status::Unavailable("cannot reach berthd at " + server_ + ": " +
                                DescribeHttpError(r.error()));
-  Json answer = Json::parse(r->body, nullptr, false);
+  Json answer = Json::parse(body, nullptr, false);
   if (r->status < 400) {
     if (answer.is_discarded()) return Status::Unavailable("berthd sent a body that is not JSON");
     return answer;

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -39,11 +40,18 @@ class ApiClient {
 
   // method: GET, POST, PATCH or DELETE; body: JSON text for POST and PATCH.
   Result<Json> Call(const std::string& method, const std::string& path, const Json& body = nullptr);
+  // GETs `path`, an answer of JSON lines (NDJSON: GET /v1/events), and
+  // calls `line` with each as it comes, until `line` returns false or the
+  // answer ends; an error answer or a failed connection as Call's. A
+  // stream needs a line more often than the read timeout.
+  Status Stream(const std::string& path, const std::function<bool(const Json& line)>& line);
   // Ends a Call in flight on another thread (it fails as Unavailable).
   void Cancel();
 
  private:
   httplib::Result Send(const std::string& method, const std::string& path, const std::string& text);
+  // The answer as Call returns it: its JSON, or the Status of its failure.
+  Result<Json> Answered(const httplib::Result& r, const std::string& body);
 
   std::string server_;
   std::unique_ptr<httplib::ClientImpl> http_;

@@ -177,7 +177,18 @@ void SendJson(httplib::Response& res, int status, const Json& body) {
 
 void Send(httplib::Response& res, const ApiResponse& response) {
   res.status = response.status;
-  if (!response.text.empty() || !response.content_type.empty())
+  if (response.stream) {
+    res.set_chunked_content_provider(
+        response.content_type, [stream = response.stream](size_t, httplib::DataSink& sink) {
+          bool ok = true;
+          stream([&](std::string_view chunk) {
+            ok = ok && sink.write(chunk.data(), chunk.size());
+            return ok;
+          });
+          if (ok) sink.done();
+          return ok;
+        });
+  } else if (!response.text.empty() || !response.content_type.empty())
     res.set_content(response.text, response.content_type.c_str());
   else if (!response.body.is_null())
     res.set_content(Dump(response.body), "application/json");
@@ -235,6 +246,48 @@ ApiResponse ErrorAnswer(int status, std::string_view code, const std::string& me
 void MetricsText::Add(const char* name, const char* help, uint64_t value, const char* type) {
   text_ += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" +
            name + " " + std::to_string(value) + "\n";
+}
+
+namespace {
+
+// A sample value as Prometheus reads it: integers without a fraction.
+std::string SampleValue(double value) {
+  if (value == static_cast<double>(static_cast<int64_t>(value)))
+    return std::to_string(static_cast<int64_t>(value));
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", value);
+  return text;
+}
+
+std::string WithLabels(const std::string& labels, const std::string& more = "") {
+  const std::string all = labels.empty() ? more : more.empty() ? labels : labels + "," + more;
+  return all.empty() ? "" : "{" + all + "}";
+}
+
+}  // namespace
+
+void MetricsText::AddLabeled(const char* name, const char* help, const char* type,
+                             const std::vector<std::pair<std::string, double>>& samples) {
+  text_ += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+  for (const auto& [labels, value] : samples)
+    text_ += name + WithLabels(labels) + " " + SampleValue(value) + "\n";
+}
+
+void MetricsText::AddHistograms(
+    const char* name, const char* help,
+    const std::vector<std::pair<std::string, const Histogram*>>& histograms) {
+  text_ += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " histogram\n";
+  for (const auto& [labels, h] : histograms) {
+    const std::vector<uint64_t> counts = h->Cumulative();
+    for (size_t i = 0; i < counts.size(); ++i) {
+      const std::string le = i < h->bounds().size() ? SampleValue(h->bounds()[i]) : "+Inf";
+      text_ += std::string(name) + "_bucket" + WithLabels(labels, "le=\"" + le + "\"") + " " +
+               std::to_string(counts[i]) + "\n";
+    }
+    text_ += std::string(name) + "_sum" + WithLabels(labels) + " " + SampleValue(h->sum_seconds()) +
+             "\n" + name + "_count" + WithLabels(labels) + " " + std::to_string(counts.back()) +
+             "\n";
+  }
 }
 
 bool IsLoopbackHost(const std::string& host) {
@@ -387,11 +440,31 @@ bool Allows(Access access, const Principal& who) {
 
 }  // namespace
 
+namespace {
+
+// 'method="GET",route="/v1/nodes/{id}"': the route's pattern with each
+// group a name, escaped for a label value.
+std::string RouteLabels(const std::string& method, const std::string& pattern) {
+  std::string route;
+  int depth = 0;
+  for (char c : pattern) {
+    if (c == '(' && depth++ == 0) route += "{id}";
+    if (depth == 0) {
+      if (c == '\\' || c == '"') route += '\\';
+      route += c;
+    }
+    if (c == ')' && depth > 0) --depth;
+  }
+  return "method=\"" + method + "\",route=\"" + route + "\"";
+}
+
+}  // namespace
+
 void ApiServer::Route(const std::string& method, const std::string& pattern, ApiHandler handler,
                       Access access) {
   if (access == Access::kPublic) public_paths_.push_back(pattern);
-  auto adapter = [this, access, handler = std::move(handler)](const httplib::Request& req,
-                                                              httplib::Response& res) {
+  auto serve = [this, access, handler = std::move(handler)](const httplib::Request& req,
+                                                            httplib::Response& res) {
     // The pre-routing handler let only known tokens through; one revoked
     // since (a rotated node token) is refused here.
     std::optional<Principal> who =
@@ -421,6 +494,14 @@ void ApiServer::Route(const std::string& method, const std::string& pattern, Api
     Result<ApiResponse> response = handler(request);
     if (response.ok()) return Send(res, *response);
     SendJson(res, HttpStatusOf(response.status().code()), ErrorBody(response.status()));
+  };
+  // Until the answer is ready to send (a stream's setup only).
+  auto adapter = [this, serve = std::move(serve), labels = RouteLabels(method, pattern)](
+                     const httplib::Request& req, httplib::Response& res) {
+    const auto start = std::chrono::steady_clock::now();
+    serve(req, res);
+    request_durations_.With(labels + ",code=\"" + std::to_string(res.status) + "\"")
+        .Observe(std::chrono::steady_clock::now() - start);
   };
   if (method == "GET")
     http_->Get(pattern, adapter);

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "api/json_fields.h"
+#include "core/histogram.h"
 #include "core/status.h"
 #include "tls/certificate.h"
 #include "tls/context.h"
@@ -125,9 +126,15 @@ struct ApiRequest {
 
 struct ApiResponse {
   int status = 200;
-  Json body;                 // sent as JSON unless `text` is set
+  Json body;                 // sent as JSON unless `text` or `stream` is set
   std::string text;          // a plain-text body (metrics)
-  std::string content_type;  // for `text`
+  std::string content_type;  // for `text` and `stream`
+  // A streamed body (chunked): called once, on the request's worker thread,
+  // after the handler returned; it writes until it is done or a write fails
+  // (false: the client went away, or did not read for 5 s). It holds the
+  // worker thread meanwhile, so it must end on its own (a time bound).
+  using Write = std::function<bool(std::string_view chunk)>;
+  std::function<void(const Write& write)> stream = {};
 };
 
 using ApiHandler = std::function<Result<ApiResponse>(const ApiRequest&)>;
@@ -156,6 +163,9 @@ class ApiServer {
 
   int port() const { return port_; }
   const ApiCounters& counters() const { return counters_; }
+  // How long the routes took to answer, by method, route and status
+  // (until the answer is ready to send; a stream's setup only).
+  const LabeledHistograms& request_durations() const { return request_durations_; }
 
  private:
   std::optional<Principal> Authenticate(std::string_view token, Peer peer) const;
@@ -167,6 +177,7 @@ class ApiServer {
   std::thread thread_;
   int port_ = 0;
   ApiCounters counters_;
+  LabeledHistograms request_durations_;
 };
 
 // Builds a Prometheus text-format (0.0.4) answer for GET /metrics.
@@ -174,6 +185,13 @@ class MetricsText {
  public:
   // type: "counter" or "gauge".
   void Add(const char* name, const char* help, uint64_t value, const char* type = "counter");
+  // One sample per label set ('state="ready"'), under one HELP and TYPE.
+  void AddLabeled(const char* name, const char* help, const char* type,
+                  const std::vector<std::pair<std::string, double>>& samples);
+  // Histograms in seconds (core/histogram.h), one per label set ("": none):
+  // name_bucket{...,le="B"}, name_sum and name_count.
+  void AddHistograms(const char* name, const char* help,
+                     const std::vector<std::pair<std::string, const Histogram*>>& histograms);
   ApiResponse Response() const { return {200, nullptr, text_, "text/plain; version=0.0.4"}; }
 
  private:

@@ -186,7 +186,7 @@ int Program::Execute(const std::vector<std::string>& command, std::istream& in, 
     return RunPlan(plan_, in, out, err, clock);
   }
   if (up_command_->parsed()) return RunUp(up_, out, err);
-  if (verbs_.selected()) return verbs_.Run(command, in, out, err);
+  if (verbs_.selected()) return verbs_.Run(command, in, out, err, clock);
   return 2;  // unreachable: one subcommand is required
 }
 

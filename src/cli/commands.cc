@@ -1,5 +1,7 @@
 #include "cli/commands.h"
 
+#include "cli/events.h"
+
 namespace berth::cli {
 
 void AddClientCommands(CLI::App& app, Verbs& verbs) {
@@ -10,6 +12,7 @@ void AddClientCommands(CLI::App& app, Verbs& verbs) {
   AddClassCommands(app, verbs);
   AddTokenCommands(app, verbs);
   AddCaCommands(app, verbs);
+  AddEventsCommand(app, verbs);
 }
 
 }  // namespace berth::cli

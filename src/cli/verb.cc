@@ -150,7 +150,7 @@ void Verbs::AddTable(CLI::App& noun, const std::vector<SimpleVerb>& table) {
 }
 
 int Verbs::Run(const std::vector<std::string>& command, std::istream& in, std::ostream& out,
-               std::ostream& err) const {
+               std::ostream& err, const Clock& clock) const {
   if (chosen_.check) {
     if (Status usable = chosen_.check(); !usable.ok()) {
       err << "berth: " << usable.message() << "\n";
@@ -163,7 +163,7 @@ int Verbs::Run(const std::vector<std::string>& command, std::istream& in, std::o
     return 2;
   }
   api::ApiClient client(connection->server, connection->token, 30, connection->tls);
-  return chosen_.run({client, connection->output == "json", command, out, err, in});
+  return chosen_.run({client, connection->output == "json", command, out, err, in, clock});
 }
 
 void Verbs::AddConnectionOptions(CLI::App& verb) {

@@ -19,6 +19,7 @@
 #include "api/api_client.h"
 #include "api/json_fields.h"
 #include "core/status.h"
+#include "core/time.h"
 
 namespace CLI {
 class App;
@@ -64,6 +65,7 @@ struct VerbContext {
   std::ostream& out;
   std::ostream& err;
   std::istream& in;  // standard input, for a file argument of "-"
+  const Clock& clock;  // now, for flags that take a time ago (--since 10m)
 };
 using VerbRun = std::function<int(const VerbContext&)>;
 
@@ -113,7 +115,7 @@ class Verbs {
   bool takes_command() const { return chosen_.takes_command; }
   // Runs the chosen verb with `command`, the words after `--`.
   int Run(const std::vector<std::string>& command, std::istream& in, std::ostream& out,
-          std::ostream& err) const;
+          std::ostream& err, const Clock& clock) const;
 
  private:
   struct Chosen {

@@ -79,6 +79,10 @@ int Run(int argc, char** argv) {
   app.add_option("--threads", options.threads, "HTTP worker threads")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
+  app.add_option("--event-buffer", options.events.capacity,
+                 "Events kept for GET /v1/events and `berth events` (0: none)")
+      ->check(CLI::Range(size_t{0}, size_t{10'000'000}))
+      ->capture_default_str();
   std::string strategy = "spread";
   app.add_option("--placement-strategy", strategy,
                  "How the full-view engine orders nodes when a task's preferences do not end "

@@ -188,6 +188,8 @@ Daemon::Daemon(std::unique_ptr<store::WatchedStore> store, store::EtcdStore* etc
       tls_(!options.insecure_http),
       host_(options.host),
       clock_(options.clock != nullptr ? *options.clock : system_clock_),
+      events_(std::make_shared<EventLog>(clock_, options.events)),
+      max_event_streams_(std::max(1, options.threads / 4)),
       nodes_(*store_),
       services_(*store_),
       classes_(*store_),
@@ -241,6 +243,17 @@ Daemon::Daemon(std::unique_ptr<store::WatchedStore> store, store::EtcdStore* etc
         });
   }
   AddRoutes(options);
+  if (options.events.capacity == 0) return;  // no events kept
+  const size_t keep_last = options.events.capacity;
+  const Status following = store_->SetCommitSink(
+      {EventLog::Records, keep_last,
+       [events = events_](int64_t revision, const std::vector<store::Change>& changes) {
+         events->Record(revision, changes);
+       }});
+  // Without it now, each GET /v1/events tries again.
+  if (!following.ok())
+    std::fprintf(stderr, "berthd: following the store for events: %s\n",
+                 following.message().c_str());
 }
 
 Daemon::~Daemon() { Stop(); }
@@ -263,6 +276,7 @@ tls::Credentials Daemon::client_tls() const {
 // The loop stops first: a request waiting for it to settle then returns at
 // once instead of holding the server's shutdown for its whole timeout.
 void Daemon::Stop() {
+  events_->Close();  // event streams end, so the server can stop
   if (leadership_) leadership_->Stop();  // nothing starts the loop after this
   loop_->Stop();
   if (agent_placement_) agent_placement_->Stop();
@@ -290,6 +304,7 @@ void Daemon::AddRoutes(const DaemonOptions& options) {
   AddJobRoutes();
   AddClassRoutes();
   AddCaRoutes();
+  AddEventRoutes();
 }
 
 }  // namespace berth::daemon

@@ -21,6 +21,7 @@
 #include "api/http_server.h"
 #include "core/status.h"
 #include "daemon/ca/cluster_ca.h"
+#include "daemon/events/event_log.h"
 #include "daemon/ha/leadership.h"
 #include "daemon/loop/agent_executor.h"
 #include "daemon/loop/agent_placement.h"
@@ -73,6 +74,8 @@ struct DaemonOptions {
   // agents are called over HTTPS and checked against them. "": plain HTTP.
   std::string agent_trust_pem;
   AgentPlacementOptions agent_placement;
+  // The events kept for GET /v1/events (berthd --event-buffer).
+  EventLogOptions events;
   // berth-node machines' heartbeats (docs/agent.md) and the graces of nodes
   // that are not ready, for the dispatcher and the control loop alike (this
   // one is used, not reconciler.lifecycle).
@@ -103,6 +106,8 @@ struct DaemonOptions {
   // (NodeExecutor), the simulated executor the others.
   executor::Executor* executor = nullptr;
 };
+
+struct EventStreamRequest;  // routes/events.cc
 
 class Daemon {
  public:
@@ -137,6 +142,8 @@ class Daemon {
   // The control loop, for tests that drive it on a ManualClock.
   const ControlLoop& loop() const { return *loop_; }
   ControlLoop& loop() { return *loop_; }
+  // The changes GET /v1/events streams.
+  const EventLog& events() const { return *events_; }
 
  private:
   Daemon(std::unique_ptr<store::WatchedStore> store, store::EtcdStore* etcd, std::string token,
@@ -153,6 +160,9 @@ class Daemon {
   void AddClassRoutes();
   void AddBerthNodeRoutes(const DaemonOptions& options);
   void AddCaRoutes();
+  void AddEventRoutes();
+  Result<api::ApiResponse> Events(const api::ApiRequest& r);
+  void StreamEvents(const EventStreamRequest& asked, const api::ApiResponse::Write& write);
   Result<api::Json> TaskLogs(const api::ApiRequest& r);
   Result<api::Json> AgentTaskLogs(const std::string& agent, const std::string& id,
                                   const std::string& node, const std::string& run, int64_t tail,
@@ -179,6 +189,10 @@ class Daemon {
   std::string host_;
   SystemClock system_clock_;
   const Clock& clock_;  // options.clock or system_clock_
+  // Shared with the store's commit sink, which may outlive this.
+  std::shared_ptr<EventLog> events_;
+  std::atomic<int> event_streams_{0};
+  int max_event_streams_;  // a quarter of the worker threads, at least 1
   NodeRegistry nodes_;
   ServiceRegistry services_;
   ClassRegistry classes_;

@@ -1,5 +1,8 @@
 // berthd's API end to end on loopback: authentication, error bodies, body
 // limits, and state that survives a restart.
+#include <cstring>
+#include <sstream>
+
 #include "daemon/daemon_test_support.h"
 
 namespace berth::daemon {
@@ -23,6 +26,53 @@ TEST_F(DaemonTest, MissingOrWrongTokensAre401AndCounted) {
   EXPECT_EQ(anonymous.Get("/metrics")->status, 401);
   EXPECT_EQ(Metric("berth_http_unauthorized_total"), "3");
   EXPECT_EQ(Call("GET", "/v1/nodes").second["nodes"].size(), 0u);  // nothing registered
+}
+
+// /metrics is Prometheus's text format: every sample's name was declared
+// by a HELP and a TYPE line, every value is a number, a histogram's +Inf
+// bucket is its count; requests are timed by method, route (its
+// pattern) and status, passes and commits as histograms in seconds.
+TEST_F(DaemonTest, MetricsFollowPrometheusConventions) {
+  ASSERT_EQ(Call("POST", "/v1/nodes", R"({"id": "n1"})").first, 201);
+  ASSERT_EQ(Call("GET", "/v1/nodes/n1").first, 200);
+  ASSERT_EQ(Call("GET", "/v1/nodes/none").first, 404);
+  ASSERT_TRUE(daemon_->WaitSettled(std::chrono::seconds(20)));
+  httplib::Result r = client_->Get("/metrics");
+  ASSERT_TRUE(r);
+  std::map<std::string, std::string> types;
+  std::map<std::string, double> samples;
+  std::istringstream in(r->body);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("# TYPE ", 0) == 0) {
+      const size_t space = line.find(' ', 7);
+      types[line.substr(7, space - 7)] = line.substr(space + 1);
+      continue;
+    }
+    if (line.rfind("# HELP ", 0) == 0) continue;
+    const size_t space = line.rfind(' ');
+    ASSERT_NE(space, std::string::npos) << line;
+    const std::string sample = line.substr(0, space);
+    std::string name = sample.substr(0, sample.find('{'));
+    for (const char* suffix : {"_bucket", "_sum", "_count"})
+      if (!types.contains(name) && name.ends_with(suffix))
+        name = name.substr(0, name.size() - std::strlen(suffix));
+    EXPECT_TRUE(types.contains(name)) << line;
+    char* end = nullptr;
+    samples[sample] = std::strtod(line.c_str() + space + 1, &end);
+    EXPECT_EQ(*end, '\0') << line;
+  }
+  EXPECT_EQ(types["berth_control_pass_duration_seconds"], "histogram");
+  EXPECT_EQ(types["berth_http_request_duration_seconds"], "histogram");
+  EXPECT_EQ(types["berth_store_commit_duration_seconds"], "histogram");
+  EXPECT_EQ(samples["berth_build_info{version=\"" BERTH_VERSION "\"}"], 1);
+  EXPECT_EQ(samples["berth_leader"], 1);
+  EXPECT_GE(samples["berth_control_pass_duration_seconds_count"], 1);
+  EXPECT_EQ(samples["berth_control_pass_duration_seconds_count"],
+            samples["berth_control_pass_duration_seconds_bucket{le=\"+Inf\"}"]);
+  const std::string route = "berth_http_request_duration_seconds_count{method=\"GET\",route=\"";
+  EXPECT_EQ(samples[route + "/v1/nodes/{id}\",code=\"200\"}"], 1);
+  EXPECT_EQ(samples[route + "/v1/nodes/{id}\",code=\"404\"}"], 1);
+  EXPECT_GE(samples["berth_store_commit_duration_seconds_count"], 1);
 }
 
 TEST_F(DaemonTest, NodeLifecycleThroughTheApi) {

@@ -246,7 +246,7 @@ Result<Json> NodeAgent::Description() const {
         {"cgroup", limits_.enforced ? "v" + std::to_string(limits_.cgroup_version) : ""},
         {"pids", limits_.pids},
         {"pids_reason", limits_.pids_reason}}},
-      {"version", "0.1.0"}};
+      {"version", BERTH_VERSION}};
   if (!options_.engine_labels.empty()) body["engine_labels"] = options_.engine_labels;
   return body;
 }

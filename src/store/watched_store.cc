@@ -31,7 +31,10 @@ WatchedStore::WatchedStore(std::shared_ptr<Store> inner, size_t groups_in_flight
       feed_(dynamic_cast<ChangeFeed*>(inner_.get())),
       groups_in_flight_(groups_in_flight) {}
 
-WatchedStore::~WatchedStore() { following_.reset(); }
+WatchedStore::~WatchedStore() {
+  following_.reset();
+  sink_following_.reset();
+}
 
 // A caller queues its batch; while fewer than groups_in_flight_ groups are
 // being committed, a waiting caller leads the next group: the oldest queued
@@ -178,7 +181,15 @@ Result<int64_t> WatchedStore::CommitPart(const std::vector<Write>& batch,
     return revision;
   }
   std::shared_lock commit(commit_mu_);
+  if (sink_.changed) {
+    std::lock_guard lock(sink_mu_);
+    ++sink_in_flight_;
+  }
   Result<int64_t> revision = CommitFenced(batch, fence);
+  if (sink_.changed) {
+    SinkLocal(revision.ok() ? *revision : 0,
+              revision.ok() ? SinkChanges(batch, *revision) : std::vector<Change>{});
+  }
   if (!revision.ok()) return revision;
   std::lock_guard lock(changes_mu_);
   if (!watching_) return revision;
@@ -192,7 +203,9 @@ Result<int64_t> WatchedStore::CommitPart(const std::vector<Write>& batch,
 
 Result<int64_t> WatchedStore::CommitFenced(const std::vector<Write>& writes,
                                            const std::vector<Write>& fence) {
+  const auto start = std::chrono::steady_clock::now();
   Result<int64_t> revision = inner_->Commit(writes);
+  commit_durations_.Observe(std::chrono::steady_clock::now() - start);
   if (revision.ok() || revision.status().code() != StatusCode::kConflict || fence.empty())
     return revision;
   const Write& check = fence.front();
@@ -239,6 +252,63 @@ Result<std::vector<std::vector<StoredObject>>> WatchedStore::Watch(std::vector<s
   next_revision_ = inner_->revision() + 1;
   changes_.clear();
   return objects;
+}
+
+Status WatchedStore::SetCommitSink(CommitSink sink) {
+  sink_ = std::move(sink);
+  if (feed_ == nullptr) {
+    std::lock_guard lock(sink_mu_);
+    sink_next_ = inner_->revision() + 1;
+    return Status::Ok();
+  }
+  return FollowCommits();
+}
+
+Status WatchedStore::FollowCommits() {
+  std::lock_guard lock(sink_mu_);
+  if (feed_ == nullptr || !sink_.changed || (sink_following_ && !sink_lost_)) return Status::Ok();
+  sink_following_.reset();
+  Result<int64_t> latest = feed_->LatestRevision();
+  if (!latest.ok()) return latest.status();
+  sink_lost_ = false;
+  sink_following_ = feed_->Follow(
+      *latest, {[this](int64_t revision, std::vector<Change> changes) {
+                  std::erase_if(changes, [this](const Change& c) { return !sink_.wanted(c.kind); });
+                  if (changes.size() > sink_.keep_last)
+                    changes.erase(changes.begin(), changes.end() - sink_.keep_last);
+                  if (!changes.empty()) sink_.changed(revision, changes);
+                },
+                [this](const Status&) { sink_lost_ = true; }});
+  return Status::Ok();
+}
+
+std::vector<Change> WatchedStore::SinkChanges(const std::vector<Write>& batch,
+                                              int64_t revision) const {
+  std::vector<Change> changes;
+  size_t skip = 0;
+  for (const Write& w : batch) skip += w.op != Write::Op::kCheck && sink_.wanted(w.kind);
+  skip = skip > sink_.keep_last ? skip - sink_.keep_last : 0;
+  for (const Write& w : batch) {
+    if (w.op == Write::Op::kCheck || !sink_.wanted(w.kind) || (skip > 0 && skip--)) continue;
+    changes.push_back({w.op, w.kind, w.id, w.op == Write::Op::kPut ? w.body : "", revision});
+  }
+  return changes;
+}
+
+// Commits run concurrently: each waits in sink_pending_ until every earlier
+// revision was handed, or nothing else is under way (a failed commit, or
+// one that wrote nothing, leaves no revision to wait for).
+void WatchedStore::SinkLocal(int64_t revision, std::vector<Change> changes) {
+  std::lock_guard lock(sink_mu_);
+  --sink_in_flight_;
+  if (revision >= sink_next_) sink_pending_[revision] = std::move(changes);
+  while (!sink_pending_.empty() &&
+         (sink_pending_.begin()->first == sink_next_ || sink_in_flight_ == 0)) {
+    auto first = sink_pending_.begin();
+    if (!first->second.empty()) sink_.changed(first->first, first->second);
+    sink_next_ = first->first + 1;
+    sink_pending_.erase(first);
+  }
 }
 
 void WatchedStore::Received(int64_t revision, std::vector<Change> changes) {

@@ -51,6 +51,7 @@
 #include <string>
 #include <vector>
 
+#include "core/histogram.h"
 #include "core/time.h"
 #include "store/change_feed.h"
 #include "store/read_cache.h"
@@ -123,10 +124,32 @@ class WatchedStore final : public Store {
   static constexpr Duration kCacheWait{1000};
   const ReadCache* read_cache() const { return cache_.get(); }
 
+  // Hands every commit of the store from now on to `sink`, in revision
+  // order, one call at a time: its writes of the kinds `wanted` takes (the
+  // last `keep_last` of them), every one whoever made it.
+  //  - A local store: the commits made through this object (Commit and
+  //    CommitOwn alike), on the committing thread, held back while an
+  //    earlier revision's commit is still under way.
+  //  - A shared store: the store's feed from its latest revision, on the
+  //    feed's thread; FollowCommits follows it again after a loss (etcd
+  //    compacted what it still had to send; what was lost is not handed).
+  // Call once, before anything commits. `sink` must not call back.
+  struct CommitSink {
+    std::function<bool(std::string_view kind)> wanted;
+    size_t keep_last = 0;
+    std::function<void(int64_t revision, const std::vector<Change>& changes)> changed;
+  };
+  Status SetCommitSink(CommitSink sink);
+  // On a shared store, follows the feed again when it was lost.
+  Status FollowCommits();
+
   // How many commits of the inner store Commit has made, and how many
   // batches they held (equal without grouping).
   uint64_t groups_committed() const { return groups_.load(); }
   uint64_t batches_committed() const { return batches_.load(); }
+  // How long each commit of the inner store took (a group, or a part of
+  // CommitOwn's): an fsync on SQLite, a raft round on etcd.
+  const Histogram& commit_durations() const { return commit_durations_; }
   // Commit calls waiting for a group to take them.
   size_t queued() const;
 
@@ -151,6 +174,10 @@ class WatchedStore final : public Store {
                              bool own);
   // Commits `writes` (which start with `fence`) on the inner store.
   Result<int64_t> CommitFenced(const std::vector<Write>& writes, const std::vector<Write>& fence);
+  // The last sink_.keep_last writes of `batch` that sink_ wants.
+  std::vector<Change> SinkChanges(const std::vector<Write>& batch, int64_t revision) const;
+  // A local commit at `revision` (0: it failed) leaves the flight.
+  void SinkLocal(int64_t revision, std::vector<Change> changes);
   void Received(int64_t revision, std::vector<Change> changes);  // the feed's thread
   void Lost();                                                   // the feed's thread
 
@@ -164,6 +191,7 @@ class WatchedStore final : public Store {
   std::vector<Queued*> queue_;  // Commit calls not yet in a group, oldest first
   size_t leading_ = 0;          // groups being committed
   std::atomic<uint64_t> groups_{0}, batches_{0};
+  Histogram commit_durations_;
   std::shared_mutex commit_mu_;  // local commits share it; Watch takes it alone
   mutable std::mutex changes_mu_;
   std::condition_variable delivered_cv_;
@@ -175,6 +203,13 @@ class WatchedStore final : public Store {
   std::set<int64_t> own_;                           // shared: CommitOwn's revisions
   std::map<int64_t, std::vector<Change>> changes_;  // by revision (empty: nothing watched)
   std::atomic<uint64_t> lists_{0};
+  CommitSink sink_;
+  std::mutex sink_mu_;  // guards what follows, and calls sink_ one at a time
+  size_t sink_in_flight_ = 0;                            // local commits under way
+  int64_t sink_next_ = 0;                                // local: the next revision handed
+  std::map<int64_t, std::vector<Change>> sink_pending_;  // local: held back, by revision
+  std::atomic<bool> sink_lost_{false};                   // shared: the feed was lost
+  std::unique_ptr<ChangeFeed::Following> sink_following_;
   std::unique_ptr<ReadCache> cache_;                  // shared store only
   std::unique_ptr<ChangeFeed::Following> following_;  // last: stopped first
 };

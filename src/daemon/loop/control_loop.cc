@@ -98,6 +98,7 @@ bool ControlLoop::RunPass(std::unique_lock<std::mutex>& lock) {
   lock.lock();
   passes_.fetch_add(1);
   pass_nanos_.fetch_add(nanos);
+  pass_durations_.Observe(std::chrono::nanoseconds(nanos));
   if (pass.ok()) tasks_visited_.fetch_add(pass->visited);
   // A Conflict means an API write raced the pass: run again on fresh state.
   const bool raced = !pass.ok() && pass.status().code() == StatusCode::kConflict;

@@ -33,6 +33,7 @@
 #include <optional>
 #include <thread>
 
+#include "core/histogram.h"
 #include "core/time.h"
 #include "daemon/loop/reconciler.h"
 #include "placement/batch_window.h"
@@ -74,6 +75,8 @@ class ControlLoop {
   // loop timer; commits included) and the tasks they looked at
   // (PassSummary::visited).
   uint64_t pass_nanos() const { return pass_nanos_.load(); }
+  // Each pass's wall time, commits included.
+  const Histogram& pass_durations() const { return pass_durations_; }
   uint64_t tasks_visited() const { return tasks_visited_.load(); }
 
  private:
@@ -99,6 +102,7 @@ class ControlLoop {
   uint64_t settled_upto_ = 0;               // requests_ value covered by the last settled pass
   std::atomic<uint64_t> passes_{0}, pass_errors_{0};
   std::atomic<uint64_t> pass_nanos_{0}, tasks_visited_{0};
+  Histogram pass_durations_;
 };
 
 }  // namespace berth::daemon

@@ -56,9 +56,9 @@ ApiResponse Daemon::Metrics() const {
   metrics.Add("berth_http_server_errors_total", "Requests answered with a 5xx status.",
               c.server_errors.load());
   metrics.Add("berth_control_passes_total", "Control-loop passes run.", loop_->passes());
-  metrics.Add("berth_control_pass_microseconds_total",
-              "Wall time spent in control-loop passes, commits included.",
-              loop_->pass_nanos() / 1000);
+  metrics.AddHistograms("berth_control_pass_duration_seconds",
+                        "Wall time of each control-loop pass, its commits included.",
+                        {{"", &loop_->pass_durations()}});
   metrics.Add("berth_control_tasks_visited_total",
               "Tasks the control-loop passes looked at (a pass visits what changed).",
               loop_->tasks_visited());
@@ -106,11 +106,32 @@ ApiResponse Daemon::Metrics() const {
               store_->read_cache() != nullptr ? store_->read_cache()->served() : 0);
   metrics.Add("berth_store_revision", "Revision of the last committed store transaction.",
               static_cast<uint64_t>(store_->revision()), "gauge");
+  metrics.AddHistograms("berth_store_commit_duration_seconds",
+                        "Wall time of each store commit (an fsync on SQLite, a raft round on "
+                        "etcd): API writes, node sessions and the control loop's.",
+                        {{"", &store_->commit_durations()}});
+  metrics.AddHistograms("berth_http_request_duration_seconds",
+                        "Time to answer an API request, by method, route and status code (until "
+                        "the answer is ready to send; for an event stream, its setup).",
+                        server_->request_durations().All());
+  metrics.Add("berth_events_recorded_total", "Events recorded for GET /v1/events.",
+              events_->recorded());
+  metrics.Add("berth_event_streams", "GET /v1/events streams open now.",
+              static_cast<uint64_t>(std::max(0, event_streams_.load())), "gauge");
+  const Leadership::View view =
+      leadership_ != nullptr ? leadership_->view() : Leadership::View{true, 0, "", ""};
+  metrics.Add("berth_leader", "1 while this replica runs the control loop (always without etcd).",
+              view.leading ? 1 : 0, "gauge");
+  metrics.Add("berth_leader_epoch", "The epoch of the leader this replica knows (0: none, or no etcd).",
+              static_cast<uint64_t>(std::max<int64_t>(0, view.epoch)), "gauge");
   if (leadership_ != nullptr)
-    metrics.Add("berth_leader_lease_unconfirmed_max_milliseconds",
-                "The longest this replica, leading, went without a keepalive of its lease that "
-                "etcd confirmed; it steps down past 23/24 of --leader-ttl.",
-                static_cast<uint64_t>(leadership_->longest_unconfirmed().count()), "gauge");
+    metrics.AddLabeled("berth_leader_lease_unconfirmed_max_seconds",
+                       "The longest this replica, leading, went without a keepalive of its lease "
+                       "that etcd confirmed; it steps down past 23/24 of --leader-ttl.",
+                       "gauge",
+                       {{"", static_cast<double>(leadership_->longest_unconfirmed().count()) / 1000}});
+  metrics.AddLabeled("berth_build_info", "The version of this berthd; always 1.", "gauge",
+                     {{"version=\"" BERTH_VERSION "\"", 1}});
   return metrics.Response();
 }
 
