@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <httplib.h>
+
+#include <cmath>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -252,7 +254,8 @@ namespace {
 
 // A sample value as Prometheus reads it: integers without a fraction.
 std::string SampleValue(double value) {
-  if (value == static_cast<double>(static_cast<int64_t>(value)))
+  if (std::isfinite(value) && std::fabs(value) < 9e18 &&
+      value == static_cast<double>(static_cast<int64_t>(value)))
     return std::to_string(static_cast<int64_t>(value));
   char text[32];
   std::snprintf(text, sizeof text, "%.9g", value);

@@ -5,6 +5,7 @@
 #include "cli/events.h"
 
 #include <CLI/CLI.hpp>
+#include <cctype>
 #include <memory>
 #include <optional>
 
@@ -46,19 +47,34 @@ Result<Bound> ParseBound(const std::string& flag, const std::string& text, const
                                  " is not an event index, a duration (10m) or an RFC 3339 time");
 }
 
-// The query for the filters given as KEY=VALUE (the API takes KEY:VALUE).
+// `text` for a URL's query: every byte but letters, digits and -._~ as %XX.
+std::string QueryEncoded(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += {'%', kHex[c >> 4], kHex[c & 15]};
+    }
+  }
+  return out;
+}
+
+// The query value for the filters given as KEY=VALUE: "KEY:VALUE,..."
+// (a comma separates them, so no value may hold one), encoded.
 Result<std::string> EventFilterQuery(const std::vector<std::string>& filters) {
   std::string query;
   for (const std::string& f : filters) {
     const size_t equals = f.find('=');
     if (equals == std::string::npos || equals == 0 || equals + 1 == f.size())
       return Status::InvalidArgument("--filter " + Quoted(f) + " is not KEY=VALUE");
-    if (f.find_first_of(",&#% ") != std::string::npos)
+    if (f.find(',') != std::string::npos)
       return Status::InvalidArgument("--filter " + Quoted(f) +
-                                     " holds a character a filter cannot (, & # % or a space)");
+                                     " holds a comma: give each value in a --filter of its own");
     query += (query.empty() ? "" : ",") + f.substr(0, equals) + ":" + f.substr(equals + 1);
   }
-  return query;
+  return QueryEncoded(query);
 }
 
 // "<time> <topic> <type> <key> (k=v, ...): <message>", as docker events.
@@ -74,15 +90,30 @@ void PrintEvent(const Json& e, std::ostream& out) {
   out << ": " << e.value("message", "") << "\n";
 }
 
+// Whether event `e` was recorded before `t` (false when its time is bad).
 bool Before(const Json& e, const Timestamp& t) {
   Result<Timestamp> at = ParseRfc3339(e.value("time", ""));
   return at.ok() && *at < t;
 }
 
+bool PastUntil(const Json& e, const Bound& until) {
+  if (until.index) return e.value("index", int64_t{0}) > *until.index;
+  if (!until.time) return false;
+  Result<Timestamp> at = ParseRfc3339(e.value("time", ""));
+  return at.ok() && *at > *until.time;
+}
+
+// From now on: after the store's revision (an event's index is its
+// commit's revision); nullopt when berthd cannot say (printed).
+std::optional<int64_t> NextIndex(const VerbContext& context) {
+  std::optional<Json> health = CallOrSay(context.client, "GET", "/v1/health", nullptr, context.err);
+  if (!health) return std::nullopt;
+  return health->value("revision", int64_t{0}) + 1;
+}
+
 int RunEvents(const EventsOptions& o, const VerbContext& context) {
-  const Clock& clock = context.clock;
-  Result<Bound> since = ParseBound("--since", o.since, clock);
-  Result<Bound> until = ParseBound("--until", o.until, clock);
+  Result<Bound> since = ParseBound("--since", o.since, context.clock);
+  Result<Bound> until = ParseBound("--until", o.until, context.clock);
   Result<std::string> filter = EventFilterQuery(o.filters);
   for (const Status& s : {since.status(), until.status(), filter.status()}) {
     if (!s.ok()) {
@@ -92,24 +123,23 @@ int RunEvents(const EventsOptions& o, const VerbContext& context) {
   }
   const bool json = o.format == "json" || context.json;
   const bool follow = o.until.empty();
-  // Without --since, only what happens from now on (as docker events).
-  std::optional<int64_t> next = since->index;
-  if (since->time) next = 1;  // every kept event, those before it skipped
-  bool done = false;
+  // --since a time reads every kept event and skips those before it.
+  std::optional<int64_t> next = since->time ? std::optional<int64_t>(1) : since->index;
+  if (!next && !(next = NextIndex(context))) return 1;
+  bool first = true, lines = false;
   const auto on_line = [&](const Json& line) {
+    lines = true;
     if (line.contains("missed")) {
-      context.err << "berth: " << line.value("message", "some events were missed") << "\n";
+      // What --since a time skips anyway, or told once already.
+      if (first && !since->time)
+        context.err << "berth: " << line.value("message", "some events were missed") << "\n";
       return true;
     }
-    if (!line.contains("index")) return true;  // a heartbeat
+    if (!line.contains("index") || !line["index"].is_number_integer()) return true;  // a heartbeat
     next = line["index"].get<int64_t>() + 1;
     for (const Json& e : line.value("events", Json::array())) {
       if (since->time && Before(e, *since->time)) continue;
-      if ((until->index && e.value("index", int64_t{0}) > *until->index) ||
-          (until->time && !Before(e, *until->time) && e.value("time", "") != FormatRfc3339(*until->time))) {
-        done = true;
-        return false;
-      }
+      if (PastUntil(e, *until)) return false;
       if (json) {
         context.out << e.dump() << "\n";
       } else {
@@ -119,23 +149,24 @@ int RunEvents(const EventsOptions& o, const VerbContext& context) {
     context.out.flush();
     return true;
   };
-  if (!next) {
-    // From now on: after the store's revision (an event's index is its
-    // commit's revision).
-    std::optional<Json> health = CallOrSay(context.client, "GET", "/v1/health", nullptr, context.err);
-    if (!health) return 1;
-    next = health->value("revision", int64_t{0}) + 1;
-  }
-  do {
-    std::string path = "/v1/events?heartbeat=10&follow=" + std::string(follow ? "true" : "false");
-    path += "&index=" + std::to_string(*next);
+  // berthd ends each stream after a while: ask again from the next index;
+  // three that end at once without a line mean berthd is stopping.
+  for (int empty = 0; empty < 3;) {
+    std::string path = "/v1/events?heartbeat=10&follow=" + std::string(follow ? "true" : "false") +
+                       "&index=" + std::to_string(*next);
     if (!filter->empty()) path += "&filter=" + *filter;
+    lines = false;
     if (Status streamed = context.client.Stream(path, on_line); !streamed.ok()) {
       context.err << "berth: " << streamed.message() << "\n";
       return 1;
     }
-  } while (follow && !done);
-  return 0;
+    if (!follow) return 0;
+    first = false;
+    empty = lines ? 0 : empty + 1;
+  }
+  context.err << "berth: berthd ended the event stream three times without a line: is it "
+                 "stopping?\n";
+  return 1;
 }
 
 }  // namespace
@@ -151,8 +182,8 @@ void AddEventsCommand(CLI::App& app, Verbs& verbs) {
   verb->add_option("--until", o->until,
                    "print the kept events up to this index or time and exit (default: follow)");
   verb->add_option("-f,--filter", o->filters,
-                   "KEY=VALUE, repeatable: topic, type, key, service, job, node, class (values "
-                   "of one key are alternatives; different keys must all match)");
+                   "KEY=VALUE, repeatable: topic, type, key, service, job, node (values of one "
+                   "key are alternatives; different keys must all match)");
   verb->add_option("--format", o->format, "json: one JSON object per event")
       ->check(CLI::IsMember({"json"}));
 }

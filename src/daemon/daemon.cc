@@ -189,7 +189,7 @@ Daemon::Daemon(std::unique_ptr<store::WatchedStore> store, store::EtcdStore* etc
       host_(options.host),
       clock_(options.clock != nullptr ? *options.clock : system_clock_),
       events_(std::make_shared<EventLog>(clock_, options.events)),
-      max_event_streams_(std::max(1, options.threads / 4)),
+      max_event_streams_(std::min(std::max(1, options.threads / 4), options.threads - 1)),
       nodes_(*store_),
       services_(*store_),
       classes_(*store_),
@@ -247,9 +247,9 @@ Daemon::Daemon(std::unique_ptr<store::WatchedStore> store, store::EtcdStore* etc
   const size_t keep_last = options.events.capacity;
   const Status following = store_->SetCommitSink(
       {EventLog::Records, keep_last,
-       [events = events_](int64_t revision, const std::vector<store::Change>& changes) {
-         events->Record(revision, changes);
-       }});
+       [events = events_](int64_t revision, const std::vector<store::Change>& changes,
+                          size_t cut) { events->Record(revision, changes, cut); },
+       [events = events_](int64_t through) { events->Missed(through); }});
   // Without it now, each GET /v1/events tries again.
   if (!following.ok())
     std::fprintf(stderr, "berthd: following the store for events: %s\n",
@@ -285,6 +285,7 @@ void Daemon::Stop() {
   dispatcher_->Stop();
   node_executor_->Close();  // answers the nodes' waiting requests, so the server can stop
   server_->Stop();
+  store_->ClearCommitSink();  // the event log's clock goes with this
   if (ca_) ca_->Stop();
 }
 

@@ -163,6 +163,8 @@ class Daemon {
   void AddEventRoutes();
   Result<api::ApiResponse> Events(const api::ApiRequest& r);
   void StreamEvents(const EventStreamRequest& asked, const api::ApiResponse::Write& write);
+  bool SendBatch(const EventStreamRequest& asked, const EventLog::Batch& batch, int64_t from,
+                 const std::function<bool(const std::string&)>& send);
   Result<api::Json> TaskLogs(const api::ApiRequest& r);
   Result<api::Json> AgentTaskLogs(const std::string& agent, const std::string& id,
                                   const std::string& node, const std::string& run, int64_t tail,
@@ -189,7 +191,7 @@ class Daemon {
   std::string host_;
   SystemClock system_clock_;
   const Clock& clock_;  // options.clock or system_clock_
-  // Shared with the store's commit sink, which may outlive this.
+  // Shared with the store's commit sink (cleared as berthd stops).
   std::shared_ptr<EventLog> events_;
   std::atomic<int> event_streams_{0};
   int max_event_streams_;  // a quarter of the worker threads, at least 1

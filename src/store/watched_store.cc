@@ -33,7 +33,7 @@ WatchedStore::WatchedStore(std::shared_ptr<Store> inner, size_t groups_in_flight
 
 WatchedStore::~WatchedStore() {
   following_.reset();
-  sink_following_.reset();
+  ClearCommitSink();
 }
 
 // A caller queues its batch; while fewer than groups_in_flight_ groups are
@@ -181,14 +181,33 @@ Result<int64_t> WatchedStore::CommitPart(const std::vector<Write>& batch,
     return revision;
   }
   std::shared_lock commit(commit_mu_);
-  if (sink_.changed) {
+  // Leaves the flight however the commit ends (an exception included).
+  struct InFlight {
+    WatchedStore* store;
+    int64_t revision = 0;
+    std::vector<Change> changes = {};
+    size_t cut = 0;
+    ~InFlight() {
+      if (store) store->SinkLocal(revision, std::move(changes), cut);
+    }
+  } in_flight{sink_.changed ? this : nullptr};
+  if (in_flight.store) {
     std::lock_guard lock(sink_mu_);
     ++sink_in_flight_;
   }
   Result<int64_t> revision = CommitFenced(batch, fence);
-  if (sink_.changed) {
-    SinkLocal(revision.ok() ? *revision : 0,
-              revision.ok() ? SinkChanges(batch, *revision) : std::vector<Change>{});
+  if (in_flight.store && revision.ok()) {
+    in_flight.revision = *revision;
+    const auto wanted = [this](const Write& w) {
+      return w.op != Write::Op::kCheck && sink_.wanted(w.kind);
+    };
+    const auto count = static_cast<size_t>(std::count_if(batch.begin(), batch.end(), wanted));
+    // Only the kept ones are copied: a pass's 100,000 tasks are not.
+    size_t skip = in_flight.cut = count > sink_.keep_last ? count - sink_.keep_last : 0;
+    for (const Write& w : batch) {
+      if (!wanted(w) || (skip > 0 && skip--)) continue;
+      in_flight.changes.push_back({w.op, w.kind, w.id, w.op == Write::Op::kPut ? w.body : "", *revision});
+    }
   }
   if (!revision.ok()) return revision;
   std::lock_guard lock(changes_mu_);
@@ -256,56 +275,58 @@ Result<std::vector<std::vector<StoredObject>>> WatchedStore::Watch(std::vector<s
 
 Status WatchedStore::SetCommitSink(CommitSink sink) {
   sink_ = std::move(sink);
-  if (feed_ == nullptr) {
-    std::lock_guard lock(sink_mu_);
-    sink_next_ = inner_->revision() + 1;
-    return Status::Ok();
-  }
-  return FollowCommits();
-}
-
-Status WatchedStore::FollowCommits() {
+  if (feed_ != nullptr) return FollowCommits();
   std::lock_guard lock(sink_mu_);
-  if (feed_ == nullptr || !sink_.changed || (sink_following_ && !sink_lost_)) return Status::Ok();
-  sink_following_.reset();
-  Result<int64_t> latest = feed_->LatestRevision();
-  if (!latest.ok()) return latest.status();
-  sink_lost_ = false;
-  sink_following_ = feed_->Follow(
-      *latest, {[this](int64_t revision, std::vector<Change> changes) {
-                  std::erase_if(changes, [this](const Change& c) { return !sink_.wanted(c.kind); });
-                  if (changes.size() > sink_.keep_last)
-                    changes.erase(changes.begin(), changes.end() - sink_.keep_last);
-                  if (!changes.empty()) sink_.changed(revision, changes);
-                },
-                [this](const Status&) { sink_lost_ = true; }});
+  sink_next_ = inner_->revision() + 1;
+  if (sink_.missed) sink_.missed(sink_next_ - 1);
   return Status::Ok();
 }
 
-std::vector<Change> WatchedStore::SinkChanges(const std::vector<Write>& batch,
-                                              int64_t revision) const {
-  std::vector<Change> changes;
-  size_t skip = 0;
-  for (const Write& w : batch) skip += w.op != Write::Op::kCheck && sink_.wanted(w.kind);
-  skip = skip > sink_.keep_last ? skip - sink_.keep_last : 0;
-  for (const Write& w : batch) {
-    if (w.op == Write::Op::kCheck || !sink_.wanted(w.kind) || (skip > 0 && skip--)) continue;
-    changes.push_back({w.op, w.kind, w.id, w.op == Write::Op::kPut ? w.body : "", revision});
-  }
-  return changes;
+Status WatchedStore::FollowCommits() {
+  if (feed_ == nullptr || !sink_.changed || sink_following_ok_) return Status::Ok();
+  std::lock_guard lock(sink_mu_);
+  if (sink_cleared_ || sink_following_ok_) return Status::Ok();
+  sink_following_.reset();
+  Result<int64_t> latest = feed_->LatestRevision();
+  if (!latest.ok()) return latest.status();
+  if (sink_.missed) sink_.missed(*latest);
+  sink_following_ok_ = true;
+  sink_following_ = feed_->Follow(
+      *latest, {[this](int64_t revision, std::vector<Change> changes) {
+                  std::erase_if(changes, [this](const Change& c) { return !sink_.wanted(c.kind); });
+                  const size_t cut = TrimForSink(changes);
+                  if (!changes.empty()) sink_.changed(revision, changes, cut);
+                },
+                [this](const Status&) { sink_following_ok_ = false; }});
+  return Status::Ok();
+}
+
+void WatchedStore::ClearCommitSink() {
+  std::lock_guard lock(sink_mu_);
+  sink_cleared_ = true;
+  sink_following_ok_ = true;  // FollowCommits does nothing from now on
+  sink_following_.reset();
+}
+
+size_t WatchedStore::TrimForSink(std::vector<Change>& changes) const {
+  if (changes.size() <= sink_.keep_last) return 0;
+  const size_t cut = changes.size() - sink_.keep_last;
+  changes.erase(changes.begin(), changes.begin() + static_cast<std::ptrdiff_t>(cut));
+  return cut;
 }
 
 // Commits run concurrently: each waits in sink_pending_ until every earlier
 // revision was handed, or nothing else is under way (a failed commit, or
 // one that wrote nothing, leaves no revision to wait for).
-void WatchedStore::SinkLocal(int64_t revision, std::vector<Change> changes) {
+void WatchedStore::SinkLocal(int64_t revision, std::vector<Change> changes, size_t cut) {
   std::lock_guard lock(sink_mu_);
   --sink_in_flight_;
-  if (revision >= sink_next_) sink_pending_[revision] = std::move(changes);
+  if (revision >= sink_next_) sink_pending_[revision] = {std::move(changes), cut};
   while (!sink_pending_.empty() &&
          (sink_pending_.begin()->first == sink_next_ || sink_in_flight_ == 0)) {
     auto first = sink_pending_.begin();
-    if (!first->second.empty()) sink_.changed(first->first, first->second);
+    if (!sink_cleared_ && !first->second.changes.empty())
+      sink_.changed(first->first, first->second.changes, first->second.cut);
     sink_next_ = first->first + 1;
     sink_pending_.erase(first);
   }

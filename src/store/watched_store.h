@@ -126,22 +126,27 @@ class WatchedStore final : public Store {
 
   // Hands every commit of the store from now on to `sink`, in revision
   // order, one call at a time: its writes of the kinds `wanted` takes (the
-  // last `keep_last` of them), every one whoever made it.
+  // last `keep_last` of them, and how many were cut), whoever made them.
   //  - A local store: the commits made through this object (Commit and
   //    CommitOwn alike), on the committing thread, held back while an
   //    earlier revision's commit is still under way.
-  //  - A shared store: the store's feed from its latest revision, on the
-  //    feed's thread; FollowCommits follows it again after a loss (etcd
-  //    compacted what it still had to send; what was lost is not handed).
-  // Call once, before anything commits. `sink` must not call back.
+  //  - A shared store: the store's feed, on the feed's thread.
+  // `missed` is called with the last revision not handed: the store's
+  // revision when following starts, and after the feed was lost (etcd
+  // compacted what it still had to send) the one FollowCommits follows
+  // again from. Call once, before anything commits; the sink must not call
+  // back. ClearCommitSink stops it (before what the sink uses goes).
   struct CommitSink {
     std::function<bool(std::string_view kind)> wanted;
     size_t keep_last = 0;
-    std::function<void(int64_t revision, const std::vector<Change>& changes)> changed;
+    std::function<void(int64_t revision, const std::vector<Change>& changes, size_t cut)> changed;
+    std::function<void(int64_t through)> missed;
   };
   Status SetCommitSink(CommitSink sink);
-  // On a shared store, follows the feed again when it was lost.
+  // On a shared store, follows the feed again when it was lost (cheap when
+  // it was not).
   Status FollowCommits();
+  void ClearCommitSink();
 
   // How many commits of the inner store Commit has made, and how many
   // batches they held (equal without grouping).
@@ -174,10 +179,11 @@ class WatchedStore final : public Store {
                              bool own);
   // Commits `writes` (which start with `fence`) on the inner store.
   Result<int64_t> CommitFenced(const std::vector<Write>& writes, const std::vector<Write>& fence);
-  // The last sink_.keep_last writes of `batch` that sink_ wants.
-  std::vector<Change> SinkChanges(const std::vector<Write>& batch, int64_t revision) const;
-  // A local commit at `revision` (0: it failed) leaves the flight.
-  void SinkLocal(int64_t revision, std::vector<Change> changes);
+  // Keeps the last sink_.keep_last of `changes` (what sink_ wants of
+  // them); how many were cut.
+  size_t TrimForSink(std::vector<Change>& changes) const;
+  // A local commit at `revision` (0: it failed or threw) leaves the flight.
+  void SinkLocal(int64_t revision, std::vector<Change> changes, size_t cut);
   void Received(int64_t revision, std::vector<Change> changes);  // the feed's thread
   void Lost();                                                   // the feed's thread
 
@@ -203,12 +209,17 @@ class WatchedStore final : public Store {
   std::set<int64_t> own_;                           // shared: CommitOwn's revisions
   std::map<int64_t, std::vector<Change>> changes_;  // by revision (empty: nothing watched)
   std::atomic<uint64_t> lists_{0};
-  CommitSink sink_;
+  CommitSink sink_;     // set before any commit, then only read
   std::mutex sink_mu_;  // guards what follows, and calls sink_ one at a time
-  size_t sink_in_flight_ = 0;                            // local commits under way
-  int64_t sink_next_ = 0;                                // local: the next revision handed
-  std::map<int64_t, std::vector<Change>> sink_pending_;  // local: held back, by revision
-  std::atomic<bool> sink_lost_{false};                   // shared: the feed was lost
+  bool sink_cleared_ = false;
+  size_t sink_in_flight_ = 0;  // local commits under way
+  int64_t sink_next_ = 0;      // local: the next revision handed
+  struct Held {
+    std::vector<Change> changes;
+    size_t cut = 0;
+  };
+  std::map<int64_t, Held> sink_pending_;  // local: held back, by revision
+  std::atomic<bool> sink_following_ok_{false};  // shared: following, and not lost
   std::unique_ptr<ChangeFeed::Following> sink_following_;
   std::unique_ptr<ReadCache> cache_;                  // shared store only
   std::unique_ptr<ChangeFeed::Following> following_;  // last: stopped first

@@ -22,7 +22,9 @@ void Attributes(const Json& body, std::initializer_list<const char*> names,
     if (std::string value = Field(body, name); !value.empty()) out[name] = std::move(value);
 }
 
-std::string TopicOf(const std::string& kind) { return kind == "update" ? "rollout" : kind; }
+std::string TopicOf(const std::string& kind) {
+  return kind == "update" ? "rollout" : kind == "config" ? "class" : kind;
+}
 
 void DescribeTask(const std::string& id, const Json& body, DescribedEvent& d) {
   Attributes(body, {"service", "job", "node", "slot", "desired_state", "agent"}, d.attributes);
@@ -78,6 +80,11 @@ void DescribeOther(const RecordedEvent& e, const Json& body, DescribedEvent& d) 
     d.message = "job " + e.id + " stored";
     if (auto n = d.attributes.find("tasks"); n != d.attributes.end())
       d.message += ": " + n->second + " tasks";
+  } else if (e.kind == "config") {
+    d.message = "the fair-share classes changed";
+    if (const auto classes = body.find("classes"); classes != body.end() && classes->is_object())
+      for (const auto& [name, percent] : classes->items())
+        d.attributes[name] = percent.is_string() ? percent.get<std::string>() : percent.dump();
   } else if (e.kind == "leader") {
     Attributes(body, {"id", "address"}, d.attributes);
     d.type = "elected";
@@ -128,8 +135,7 @@ const std::vector<std::string>& EventFilter::Topics() {
 }
 
 const std::vector<std::string>& EventFilter::FilterKeys() {
-  static const std::vector<std::string> kKeys = {"topic", "type", "key",  "service",
-                                                 "job",   "node", "class"};
+  static const std::vector<std::string> kKeys = {"topic", "type", "key", "service", "job", "node"};
   return kKeys;
 }
 
@@ -180,7 +186,11 @@ Result<EventFilter> EventFilter::Parse(const std::string& topics, const std::str
     if (!Known(FilterKeys(), key))
       return Status::InvalidArgument("unknown event filter '" + key + "': the filters are " +
                                      Joined(FilterKeys()));
-    filter.filters_[key].push_back(item.substr(equals + 1));
+    const std::string value = item.substr(equals + 1);
+    if (key == "topic" && !Known(Topics(), value))
+      return Status::InvalidArgument("unknown event topic '" + value + "': the topics are " +
+                                     Joined(Topics()));
+    filter.filters_[key].push_back(value);
   }
   return filter;
 }
@@ -200,7 +210,7 @@ bool EventFilter::Matches(const RecordedEvent& e, const DescribedEvent& d) const
     } else if (key == "key") {
       actual = e.id;
     } else if (d.topic == key) {
-      actual = e.id;  // node=n1 takes node n1's own events too
+      actual = e.id;  // node:n1 takes node n1's own events too
     } else if (auto it = d.attributes.find(key); it != d.attributes.end()) {
       actual = it->second;
     }

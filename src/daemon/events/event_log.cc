@@ -6,16 +6,16 @@
 namespace berth::daemon {
 
 bool EventLog::Records(std::string_view kind) {
-  static constexpr std::string_view kKinds[] = {"node",  "service", "task",  "job",
-                                                "class", "update",  "leader"};
+  // The fair-share classes are kind "config", id "classes".
+  static constexpr std::string_view kKinds[] = {"node",   "service", "task",  "job",
+                                                "config", "update",  "leader"};
   return std::find(std::begin(kKinds), std::end(kKinds), kind) != std::end(kKinds);
 }
 
 EventLog::EventLog(const Clock& clock, EventLogOptions options)
     : clock_(clock), options_(options) {}
 
-void EventLog::Record(int64_t revision, const std::vector<store::Change>& changes) {
-  const size_t capacity = std::max<size_t>(1, options_.capacity);
+void EventLog::Record(int64_t revision, const std::vector<store::Change>& changes, size_t cut) {
   size_t wanted = 0;
   for (const store::Change& c : changes) wanted += Records(c.kind);
   if (wanted == 0) return;
@@ -23,21 +23,26 @@ void EventLog::Record(int64_t revision, const std::vector<store::Change>& change
   {
     std::lock_guard lock(mu_);
     if (revision <= newest_) return;
-    size_t skip = wanted > capacity ? wanted - capacity : 0;
-    if (skip > 0) dropped_through_ = revision;
+    size_t skip = wanted > capacity() ? wanted - capacity() : 0;
+    if (skip + cut > 0) dropped_through_ = revision;
     for (const store::Change& c : changes) {
       if (!Records(c.kind) || (skip > 0 && skip--)) continue;
       const bool deleted = c.op == store::Write::Op::kDelete;
       events_.push_back({revision, now, deleted, c.kind, c.id, deleted ? "" : c.body});
     }
-    while (events_.size() > capacity) {
-      dropped_through_ = events_.front().index;
+    while (events_.size() > capacity()) {
+      dropped_through_ = std::max(dropped_through_, events_.front().index);
       events_.pop_front();
     }
     newest_ = revision;
-    recorded_ += wanted;
+    recorded_ += wanted + cut;
   }
   recorded_cv_.notify_all();
+}
+
+void EventLog::Missed(int64_t through) {
+  std::lock_guard lock(mu_);
+  dropped_through_ = std::max(dropped_through_, through);
 }
 
 EventLog::Batch EventLog::Read(int64_t from, size_t limit) const {
@@ -47,7 +52,8 @@ EventLog::Batch EventLog::Read(int64_t from, size_t limit) const {
   auto it = std::lower_bound(events_.begin(), events_.end(), from,
                              [](const RecordedEvent& e, int64_t i) { return e.index < i; });
   for (; it != events_.end(); ++it) {
-    if (batch.events.size() >= limit && it->index != batch.events.back().index) break;
+    if (batch.events.size() >= limit && (batch.events.empty() || it->index != batch.events.back().index))
+      break;
     batch.events.push_back(*it);
   }
   return batch;

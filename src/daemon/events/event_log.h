@@ -15,7 +15,8 @@
 // recording replica's clock.
 //
 // Bounded: the log keeps the newest `capacity` events; a reader that asks
-// for an index older than the oldest kept is told which it missed. A
+// for an index older than the oldest kept, or than the first recorded, is
+// told which it missed. A
 // batch larger than the log keeps only its last `capacity` changes (a pass
 // that writes 100,000 tasks does not copy them all to drop them).
 //
@@ -23,12 +24,12 @@
 // in revision order: WatchedStore::SetCommitSink), readers from any.
 #pragma once
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,8 +60,13 @@ class EventLog {
   EventLog(const Clock& clock, EventLogOptions options = {});
 
   // Records one commit's changes (those of kinds Records takes) at
-  // `revision`; a revision not above the newest recorded is ignored.
-  void Record(int64_t revision, const std::vector<store::Change>& changes);
+  // `revision`, of which `cut` more were left out (a commit larger than
+  // the log); a revision not above the newest recorded is ignored.
+  void Record(int64_t revision, const std::vector<store::Change>& changes, size_t cut = 0);
+  // Commits up to `through` were never recorded (before recording
+  // started, or while the store's feed was lost): a reader asking for
+  // them is told it missed them.
+  void Missed(int64_t through);
 
   struct Batch {
     std::vector<RecordedEvent> events;  // index order
@@ -70,8 +76,9 @@ class EventLog {
     // `capacity` changes of a larger commit).
     int64_t missed_through = 0;
   };
-  // The events with index >= `from`, at most `limit` (whole frames: a
-  // frame is never cut, so a batch may exceed `limit` by one frame's rest).
+  // The events with index >= `from`, at most `limit` but whole frames (a
+  // frame is never cut, so a batch may exceed `limit` by one frame's
+  // rest: at most `capacity` events, copied under the log's lock).
   Batch Read(int64_t from, size_t limit) const;
 
   // Waits (real time, up to `timeout`) until an event with index >= `from`
@@ -83,7 +90,7 @@ class EventLog {
 
   int64_t newest_index() const;
   uint64_t recorded() const;  // events recorded since start
-  size_t capacity() const { return options_.capacity; }
+  size_t capacity() const { return std::max<size_t>(1, options_.capacity); }
 
  private:
   const Clock& clock_;

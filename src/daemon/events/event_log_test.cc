@@ -68,6 +68,22 @@ TEST_F(EventLogTest, ABatchLargerThanTheLogKeepsItsLast) {
   EXPECT_EQ(log.recorded(), 3u);
 }
 
+// Changes the store left out of a commit (more than the log keeps), and
+// commits never recorded (before recording started), are missed too.
+TEST_F(EventLogTest, CutChangesAndUnrecordedCommitsAreMissed) {
+  EventLog log(clock_, {.capacity = 10});
+  log.Missed(4);
+  log.Record(6, {Put("task", "a", "{}")});
+  EXPECT_EQ(log.Read(1, 10).missed_through, 4);
+  EXPECT_EQ(log.Read(5, 10).missed_through, 0);
+  log.Record(8, {Put("task", "b", "{}")}, /*cut=*/3);
+  const EventLog::Batch batch = log.Read(7, 10);
+  EXPECT_EQ(batch.missed_through, 8);
+  EXPECT_EQ(Keys(batch), (std::vector<std::string>{"8:b"}));
+  EXPECT_EQ(log.recorded(), 5u);
+  EXPECT_TRUE(log.Read(9, 0).events.empty());
+}
+
 // A reader waiting for an index beyond the newest wakes when it comes, or
 // when the log closes.
 TEST_F(EventLogTest, AWaitEndsWhenTheIndexIsRecordedOrTheLogCloses) {
@@ -147,7 +163,7 @@ TEST(EventFilter, UnknownTopicsAndFiltersNameTheValidOnes) {
             "rollout, leader");
   EXPECT_EQ(EventFilter::Parse("", "colour=red").status().message(),
             "unknown event filter 'colour': the filters are topic, type, key, service, job, "
-            "node, class");
+            "node");
   EXPECT_EQ(EventFilter::Parse("", "type").status().message(), "filter 'type' is not KEY:VALUE");
   EXPECT_EQ(EventFilter::Parse("node:", "").status().message(),
             "topic 'node:' names no key: use node or node:KEY");

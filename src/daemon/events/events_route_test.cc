@@ -195,11 +195,13 @@ TEST_F(EventsTest, BadQueriesAre400WithTheValidNamesAndChangeNothing) {
       {"topic=pods", "unknown event topic 'pods': the topics are node, service, task, job, "
                      "class, rollout, leader"},
       {"filter=colour:red", "unknown event filter 'colour': the filters are topic, type, key, "
-                            "service, job, node, class"},
-      {"index=-1", "?index= takes a whole number from 0 to 9223372036854775807, not '-1'"},
-      {"index=x", "?index= takes a whole number from 0 to 9223372036854775807, not 'x'"},
-      {"heartbeat=0", "?heartbeat= takes a whole number from 1 to 300, not '0'"},
-      {"follow=maybe", "?follow= takes true or false, not 'maybe'"}};
+                            "service, job, node"},
+      {"filter=topic:pods", "unknown event topic 'pods': the topics are node, service, task, job, "
+                            "class, rollout, leader"},
+      {"index=-1", "index: expected a non-negative integer, got '-1'"},
+      {"index=x", "index: expected a non-negative integer, got 'x'"},
+      {"heartbeat=0", "heartbeat: expected seconds from 1 to 300, got '0'"},
+      {"follow=maybe", "follow: expected true or false, got 'maybe'"}};
   for (const auto& [query, message] : cases) {
     const auto [status, body] = Call("GET", "/v1/events?" + query);
     EXPECT_EQ(status, 400) << query;
@@ -211,7 +213,7 @@ TEST_F(EventsTest, BadQueriesAre400WithTheValidNamesAndChangeNothing) {
 // A stream asked for an index beyond the newest waits: heartbeats until the
 // index comes, then its frame.
 TEST_F(EventsTest, AnIndexBeyondTheNewestWaitsForIt) {
-  const int64_t next = daemon_->events().newest_index() + 1;
+  const int64_t next = Revision() + 1;
   std::vector<std::string> lines;
   std::mutex mu;
   std::condition_variable cv;
