@@ -321,7 +321,12 @@ size_t WatchedStore::TrimForSink(std::vector<Change>& changes) const {
 void WatchedStore::SinkLocal(int64_t revision, std::vector<Change> changes, size_t cut) {
   std::lock_guard lock(sink_mu_);
   --sink_in_flight_;
-  if (revision >= sink_next_) sink_pending_[revision] = {std::move(changes), cut};
+  // A commit that wrote nothing has the revision of the last one that did:
+  // it must not take that one's place.
+  if (revision >= sink_next_) {
+    Held& held = sink_pending_[revision];
+    if (!changes.empty()) held = {std::move(changes), cut};
+  }
   while (!sink_pending_.empty() &&
          (sink_pending_.begin()->first == sink_next_ || sink_in_flight_ == 0)) {
     auto first = sink_pending_.begin();

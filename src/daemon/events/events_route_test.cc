@@ -244,6 +244,22 @@ TEST_F(EventsTest, AnIndexBeyondTheNewestWaitsForIt) {
   reader.join();
 }
 
+// A stream from before recording started says so once, then heartbeats.
+TEST_F(EventsTest, AMissedRangeIsSaidOnce) {
+  std::vector<std::string> lines;
+  auto client = NewClient();
+  client->set_bearer_token_auth(daemon_->token().c_str());
+  int heartbeats = 0;
+  client->Get("/v1/events?heartbeat=1&index=1", [&](const char* data, size_t size) {
+    lines.emplace_back(data, size);
+    heartbeats += lines.back() == "{}\n";
+    return heartbeats < 2;
+  });
+  ASSERT_GE(lines.size(), 3u);
+  EXPECT_NE(lines[0].find("\"missed\""), std::string::npos) << lines[0];
+  for (size_t i = 1; i < lines.size(); ++i) EXPECT_EQ(lines[i], "{}\n");
+}
+
 // A client that opens a stream and never reads does not hold the control
 // loop back: its changes are recorded while the stream waits.
 TEST_F(EventsTest, AClientThatNeverReadsDoesNotSlowTheLoop) {

@@ -91,6 +91,7 @@ void Daemon::StreamEvents(const EventStreamRequest& asked, const ApiResponse::Wr
     const EventLog::Batch batch = events_->Read(next, kReadLimit);
     if (!SendBatch(asked, batch, next, send)) return;
     if (!batch.events.empty()) next = batch.events.back().index + 1;
+    next = std::max(next, batch.missed_through + 1);  // said once
     if (batch.events.empty() && !asked.follow) return;
     if (Steady::now() - last_line >= asked.heartbeat) {
       if (!send("{}\n")) return;
