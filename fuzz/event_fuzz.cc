@@ -31,7 +31,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   event.body = std::string(rest);
   event.deleted = event.body.empty();
   const berth::daemon::DescribedEvent described = berth::daemon::Describe(event);
-  (void)berth::daemon::EventJson(event, described).dump();
+  (void)berth::daemon::EventJson(event, described)
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);  // as the route writes it
   berth::Result<berth::daemon::EventFilter> filter =
       berth::daemon::EventFilter::Parse(topics, filters);
   if (filter.ok()) (void)filter->Matches(event, described);
