@@ -256,7 +256,8 @@ int main(int argc, char** argv) {
     } else if (arg == "--event-buffer" && i + 1 < argc &&
                (event_buffer = std::string(argv[i + 1]) == "0"
                                    ? 0
-                                   : berth::bench::ParsePositiveInt(argv[i + 1], 10'000'000)) >= 0) {
+                                   : berth::bench::ParsePositiveInt(argv[i + 1], 10'000'000)) >=
+                   0) {
       ++i;
     } else {
       std::fprintf(stderr,

@@ -3,8 +3,6 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <httplib.h>
-
-#include <cmath>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -14,6 +12,7 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -180,16 +179,16 @@ void SendJson(httplib::Response& res, int status, const Json& body) {
 void Send(httplib::Response& res, const ApiResponse& response) {
   res.status = response.status;
   if (response.stream) {
-    res.set_chunked_content_provider(
-        response.content_type, [stream = response.stream](size_t, httplib::DataSink& sink) {
-          bool ok = true;
-          stream([&](std::string_view chunk) {
-            ok = ok && sink.write(chunk.data(), chunk.size());
-            return ok;
-          });
-          if (ok) sink.done();
-          return ok;
-        });
+    res.set_chunked_content_provider(response.content_type,
+                                     [stream = response.stream](size_t, httplib::DataSink& sink) {
+                                       bool ok = true;
+                                       stream([&](std::string_view chunk) {
+                                         ok = ok && sink.write(chunk.data(), chunk.size());
+                                         return ok;
+                                       });
+                                       if (ok) sink.done();
+                                       return ok;
+                                     });
   } else if (!response.text.empty() || !response.content_type.empty())
     res.set_content(response.text, response.content_type.c_str());
   else if (!response.body.is_null())

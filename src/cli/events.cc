@@ -84,7 +84,8 @@ void PrintEvent(const Json& e, std::ostream& out) {
   if (const auto it = e.find("attributes"); it != e.end() && it->is_object() && !it->empty()) {
     std::string joined;
     for (const auto& [k, v] : it->items())
-      joined += (joined.empty() ? "" : ", ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+      joined += (joined.empty() ? "" : ", ") + k + "=" +
+                (v.is_string() ? v.get<std::string>() : v.dump());
     out << " (" << joined << ")";
   }
   out << ": " << e.value("message", "") << "\n";

@@ -64,7 +64,7 @@ struct VerbContext {
   const std::vector<std::string>& command;
   std::ostream& out;
   std::ostream& err;
-  std::istream& in;  // standard input, for a file argument of "-"
+  std::istream& in;    // standard input, for a file argument of "-"
   const Clock& clock;  // now, for flags that take a time ago (--since 10m)
 };
 using VerbRun = std::function<int(const VerbContext&)>;

@@ -6,7 +6,7 @@ namespace berth {
 
 std::span<const double> Histogram::DefaultBounds() {
   static constexpr double kBounds[] = {0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-                                       0.1,    0.25,   0.5,   1,      2.5,   5,    10,   30};
+                                       0.1,    0.25,   0.5,   1,      2.5,   5,    10,    30};
   return kBounds;
 }
 

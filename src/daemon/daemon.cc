@@ -247,8 +247,9 @@ Daemon::Daemon(std::unique_ptr<store::WatchedStore> store, store::EtcdStore* etc
   const size_t keep_last = options.events.capacity;
   const Status following = store_->SetCommitSink(
       {EventLog::Records, keep_last,
-       [events = events_](int64_t revision, const std::vector<store::Change>& changes,
-                          size_t cut) { events->Record(revision, changes, cut); },
+       [events = events_](int64_t revision, const std::vector<store::Change>& changes, size_t cut) {
+         events->Record(revision, changes, cut);
+       },
        [events = events_](int64_t through) { events->Missed(through); }});
   // Without it now, each GET /v1/events tries again.
   if (!following.ok())
@@ -276,7 +277,7 @@ tls::Credentials Daemon::client_tls() const {
 // The loop stops first: a request waiting for it to settle then returns at
 // once instead of holding the server's shutdown for its whole timeout.
 void Daemon::Stop() {
-  events_->Close();  // event streams end, so the server can stop
+  events_->Close();                      // event streams end, so the server can stop
   if (leadership_) leadership_->Stop();  // nothing starts the loop after this
   loop_->Stop();
   if (agent_placement_) agent_placement_->Stop();

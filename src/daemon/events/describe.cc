@@ -49,9 +49,9 @@ void DescribeNode(const std::string& id, const Json& body, DescribedEvent& d) {
   Attributes(body, {"state", "availability", "hostname", "address"}, d.attributes);
   const std::string state = Field(body, "state");
   const std::string availability = Field(body, "availability");
-  d.type = state == "down"               ? "down"
-           : availability == "drain"     ? "drain"
-           : availability == "pause"     ? "pause"
+  d.type = state == "down"                     ? "down"
+           : availability == "drain"           ? "drain"
+           : availability == "pause"           ? "pause"
            : state.empty() || state == "ready" ? "ready"
                                                : state;
   d.message = "node " + id + " is " + (state.empty() ? "ready" : state) + ", availability " +
@@ -123,8 +123,12 @@ DescribedEvent Describe(const RecordedEvent& e) {
 }
 
 Json EventJson(const RecordedEvent& e, const DescribedEvent& d) {
-  return {{"index", e.index}, {"time", FormatRfc3339(e.time)}, {"topic", d.topic},
-          {"type", d.type},   {"key", e.id},                   {"message", d.message},
+  return {{"index", e.index},
+          {"time", FormatRfc3339(e.time)},
+          {"topic", d.topic},
+          {"type", d.type},
+          {"key", e.id},
+          {"message", d.message},
           {"attributes", d.attributes}};
 }
 
@@ -170,12 +174,12 @@ Result<EventFilter> EventFilter::Parse(const std::string& topics, const std::str
     const size_t colon = item.find(':');
     const std::string topic = item.substr(0, colon);
     if (!Known(Topics(), topic))
-      return Status::InvalidArgument("unknown event topic '" + topic +
-                                     "': the topics are " + Joined(Topics()));
+      return Status::InvalidArgument("unknown event topic '" + topic + "': the topics are " +
+                                     Joined(Topics()));
     const std::string key = colon == std::string::npos ? "*" : item.substr(colon + 1);
     if (key.empty())
-      return Status::InvalidArgument("topic '" + item + "' names no key: use " + topic +
-                                     " or " + topic + ":KEY");
+      return Status::InvalidArgument("topic '" + item + "' names no key: use " + topic + " or " +
+                                     topic + ":KEY");
     filter.topics_.emplace(topic, key);
   }
   for (const std::string& item : SplitList(filters)) {
@@ -198,7 +202,8 @@ Result<EventFilter> EventFilter::Parse(const std::string& topics, const std::str
 bool EventFilter::Matches(const RecordedEvent& e, const DescribedEvent& d) const {
   if (!topics_.empty()) {
     const auto [first, last] = topics_.equal_range(d.topic);
-    if (std::none_of(first, last, [&](const auto& t) { return t.second == "*" || t.second == e.id; }))
+    if (std::none_of(first, last,
+                     [&](const auto& t) { return t.second == "*" || t.second == e.id; }))
       return false;
   }
   for (const auto& [key, values] : filters_) {

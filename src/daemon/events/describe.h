@@ -59,7 +59,7 @@ class EventFilter {
   static const std::vector<std::string>& FilterKeys();
 
  private:
-  std::multimap<std::string, std::string> topics_;   // topic -> key ("*": any)
+  std::multimap<std::string, std::string> topics_;           // topic -> key ("*": any)
   std::map<std::string, std::vector<std::string>> filters_;  // key -> values
 };
 

@@ -52,7 +52,8 @@ EventLog::Batch EventLog::Read(int64_t from, size_t limit) const {
   auto it = std::lower_bound(events_.begin(), events_.end(), from,
                              [](const RecordedEvent& e, int64_t i) { return e.index < i; });
   for (; it != events_.end(); ++it) {
-    if (batch.events.size() >= limit && (batch.events.empty() || it->index != batch.events.back().index))
+    if (batch.events.size() >= limit &&
+        (batch.events.empty() || it->index != batch.events.back().index))
       break;
     batch.events.push_back(*it);
   }

@@ -28,7 +28,8 @@ class EventLogTest : public testing::Test {
 // commit's revision, and its time the clock's when it was recorded.
 TEST_F(EventLogTest, RecordsTheKindsThatMatterAtTheirRevision) {
   EventLog log(clock_);
-  log.Record(3, {Put("task", "web.1.1", "{}"), Put("node_token", "t", "secret"),
+  log.Record(3, {Put("task", "web.1.1", "{}"),
+                 Put("node_token", "t", "secret"),
                  {store::Write::Op::kDelete, "node", "n1", "", 3}});
   const EventLog::Batch batch = log.Read(0, 10);
   EXPECT_EQ(Keys(batch), (std::vector<std::string>{"3:web.1.1", "3:n1"}));
@@ -111,7 +112,8 @@ TEST(DescribeEvent, SaysWhatHappenedFromTheStoredBody) {
   EXPECT_EQ(d.message, "exited with 2");
   EXPECT_EQ(d.attributes, (std::map<std::string, std::string>{
                               {"service", "web"}, {"node", "n1"}, {"slot", "1"}}));
-  d = Describe(StoredChange("task", "web.1.3", R"({"state":"running","desired_state":"shutdown"})"));
+  d = Describe(
+      StoredChange("task", "web.1.3", R"({"state":"running","desired_state":"shutdown"})"));
   EXPECT_EQ(d.type, "stopping");
   EXPECT_EQ(d.message, "task web.1.3 stopping");
   d = Describe(StoredChange("node", "n1", R"({"state":"ready","availability":"drain"})"));
