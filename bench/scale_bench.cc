@@ -39,6 +39,7 @@
 #include "daemon/daemon.h"
 #include "store/sqlite_store.h"
 #include "store/test_dir.h"
+#include "stored_nodes.h"
 
 namespace berth::bench {
 namespace {
@@ -59,17 +60,7 @@ Status WriteNodes(const std::string& data_dir, int nodes) {
   Result<std::unique_ptr<store::SqliteStore>> store =
       store::SqliteStore::Open(data_dir + "/berth.db");
   if (!store.ok()) return store.status();
-  std::vector<store::Write> writes;
-  for (int i = 0; i < nodes; ++i) {
-    const std::string id = "node-" + std::to_string(i);
-    const Json node = {
-        {"id", id},
-        {"labels",
-         {{"az", "az" + std::to_string(i % 10)}, {"rack", "r" + std::to_string(i % 100)}}},
-        {"resources", {{"cpu", 64}, {"memory", "256Gi"}}}};
-    writes.push_back(store::Write::Create("node", id, node.dump()));
-  }
-  return (*store)->Commit(writes).status();
+  return (*store)->Commit(NodeWrites(nodes)).status();
 }
 
 // The latest assigned_at of the service's tasks, in ms since the epoch.

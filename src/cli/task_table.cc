@@ -84,7 +84,7 @@ ServiceProgress ProgressOf(const Json& service, const Json& tasks) {
     if (waits) progress.stuck.push_back(NameOf(t));
     const std::string where =
         state == "running" || state == "assigned" ? t.value("node", "") : t.value("message", "");
-    progress.lines.push_back(NameOf(t) + "  " + state + "  " + where);
+    progress.slots.push_back({NameOf(t), state, where});
   }
   return progress;
 }

@@ -34,8 +34,13 @@ struct ServiceProgress {
   // until something changes (pending with the engine's reason, or ended
   // and not restarted): the service will not converge by itself.
   std::vector<std::string> stuck;
-  // One line per slot: "web.1  running  n1" (name, state, node or reason).
-  std::vector<std::string> lines;
+  // Each slot's newest task: its name, state, and node or reason.
+  struct Slot {
+    std::string name, state, where;
+    std::string Line() const { return name + "  " + state + "  " + where; }  // "web.1  running  n1"
+    bool operator==(const Slot&) const = default;
+  };
+  std::vector<Slot> slots;
   bool converged() const { return running == desired && stuck.empty(); }
 };
 ServiceProgress ProgressOf(const api::Json& service, const api::Json& tasks);

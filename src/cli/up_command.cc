@@ -141,6 +141,8 @@ int RunUp(const UpOptions& options, std::ostream& out, std::ostream& err) {
   }
   out << "berthd is running at " << server << " with " << nodes << "; data, API token and CA in "
       << options.daemon.data_dir << "\n";
+  out << "Dashboard: " << server << "/ui/ (it asks for the token in " << options.daemon.data_dir
+      << "/token)\n";
   out << "Try: berth task ls --server " << server << " --data-dir " << options.daemon.data_dir
       << "   (Ctrl-C stops)\n"
       << std::flush;

@@ -1,8 +1,12 @@
 #include "cli/verb.h"
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <ostream>
 #include <sstream>
@@ -163,7 +167,13 @@ int Verbs::Run(const std::vector<std::string>& command, std::istream& in, std::o
     return 2;
   }
   api::ApiClient client(connection->server, connection->token, 30, connection->tls);
-  return chosen_.run({client, connection->output == "json", command, out, err, in, clock});
+  Terminal terminal;
+  winsize size{};
+  if (&out == &std::cout && isatty(STDOUT_FILENO) == 1 &&
+      ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0)
+    terminal = {size.ws_col, size.ws_row};
+  return chosen_.run(
+      {client, connection->output == "json", command, out, err, in, clock, terminal});
 }
 
 void Verbs::AddConnectionOptions(CLI::App& verb) {

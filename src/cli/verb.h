@@ -56,6 +56,13 @@ struct ConnectionOptions {
 Result<ConnectionOptions> ResolveConnection(ConnectionOptions options);
 
 // What a chosen verb runs with.
+// Standard output when it is a terminal, by its size; 0 x 0: it is not
+// (a pipe, a file, a test's stream).
+struct Terminal {
+  int columns = 0, rows = 0;
+  bool on() const { return columns > 0 && rows > 0; }
+};
+
 struct VerbContext {
   api::ApiClient& client;
   bool json;  // -o json: print the API's answers as they are
@@ -66,6 +73,9 @@ struct VerbContext {
   std::ostream& err;
   std::istream& in;    // standard input, for a file argument of "-"
   const Clock& clock;  // now, for flags that take a time ago (--since 10m)
+  // `out` when it is standard output on a terminal: progress is redrawn in
+  // place there (lines otherwise).
+  Terminal terminal = {};
 };
 using VerbRun = std::function<int(const VerbContext&)>;
 

@@ -307,6 +307,8 @@ void Daemon::AddRoutes(const DaemonOptions& options) {
   AddClassRoutes();
   AddCaRoutes();
   AddEventRoutes();
+  AddSnapshotRoutes();
+  AddUiRoutes();
 }
 
 }  // namespace berth::daemon

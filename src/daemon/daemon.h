@@ -144,6 +144,12 @@ class Daemon {
   ControlLoop& loop() { return *loop_; }
   // The changes GET /v1/events streams.
   const EventLog& events() const { return *events_; }
+  // The control loop's counts (loop/counts.h) as its last pass left them,
+  // where this replica runs the loop; null on a follower or before the
+  // first pass.
+  std::shared_ptr<const CountsSnapshot> Counts() const {
+    return leading() ? reconciler_.counts() : nullptr;
+  }
 
  private:
   Daemon(std::unique_ptr<store::WatchedStore> store, store::EtcdStore* etcd, std::string token,
@@ -161,6 +167,8 @@ class Daemon {
   void AddBerthNodeRoutes(const DaemonOptions& options);
   void AddCaRoutes();
   void AddEventRoutes();
+  void AddSnapshotRoutes();
+  void AddUiRoutes();
   Result<api::ApiResponse> Events(const api::ApiRequest& r);
   void StreamEvents(const EventStreamRequest& asked, const api::ApiResponse::Write& write);
   bool SendBatch(const EventStreamRequest& asked, const EventLog::Batch& batch, int64_t from,

@@ -301,3 +301,80 @@ TEST_F(LoopTest, ARemovedServiceKeepsNoHistoryAndJobsKeepTheirs) {
 
 }  // namespace
 }  // namespace berth::daemon
+
+namespace berth::daemon {
+namespace {
+
+// The views' counts (GET /v1/snapshot, the "tasks" of GET /v1/services and
+// /v1/nodes, the gauges) agree with the tasks themselves after a drain, a
+// rolling update, a service that cannot be placed and a job.
+TEST_F(LoopTest, TheViewsCountsAgreeWithTheTasks) {
+  OpenWith(ControlLoopOptions().window);
+  AddNodes(3);
+  CreateService("web", 5);
+  ASSERT_EQ(Call("POST", "/v1/services",
+                 R"({"id": "big", "replicas": 1, "task": {"resources": {"cpu": 8}}})")
+                .first,
+            201);
+  ASSERT_EQ(
+      Call("POST", "/v1/jobs",
+           R"({"id": "j", "requestor": "ci", "tasks": [{"duration": 300}, {"duration": 300}]})")
+          .first,
+      201);
+  CatchUp();
+  ASSERT_EQ(Call("POST", "/v1/nodes/n2/drain").first, 200);
+  ASSERT_EQ(Call("PATCH", "/v1/services/web", R"({"task": {"resources": {"cpu": "200m"}}})").first,
+            200);
+  for (int i = 0; i < 40; ++i) Advance(std::chrono::seconds(1));  // the update finishes
+
+  const auto [status, snapshot] = Call("GET", "/v1/snapshot");
+  ASSERT_EQ(status, 200) << snapshot.dump();
+  const Json tasks = Call("GET", "/v1/tasks").second["tasks"];
+  std::map<std::string, uint64_t> by_state, on_node, running_current, web_on_node;
+  std::map<std::string, int64_t> cpu_on_node;
+  for (const Json& t : tasks) {
+    const std::string state = t["state"], node = t.value("node", "");
+    ++by_state[state];
+    const bool holds = state == "assigned" || state == "accepted" || state == "preparing" ||
+                       state == "starting" || state == "running";
+    if (holds && !node.empty()) ++on_node[node];
+    if (holds && !node.empty() && t.value("service", "") == "web") {
+      cpu_on_node[node] += t.value("spec_version", uint64_t{0}) >= 2 ? 200 : 100;
+      ++web_on_node[node];
+    }
+    if (state == "running" && t.value("desired_state", "running") != "shutdown" &&
+        t.value("spec_version", uint64_t{0}) >= 2)
+      ++running_current[t.value("service", "")];
+  }
+  using Counts = std::map<std::string, uint64_t>;
+  EXPECT_EQ(snapshot["tasks"].get<Counts>(), by_state);
+  ASSERT_EQ(snapshot["nodes"].size(), 3u);
+  for (const Json& n : snapshot["nodes"]) {
+    EXPECT_EQ(n["used"]["tasks"], on_node[n["id"]]) << n.dump();
+    EXPECT_EQ(n["used"]["cpu"], std::to_string(cpu_on_node[n["id"]]) + "m") << n.dump();
+    EXPECT_EQ(n.value("services", Json::object()).value("web", uint64_t{0}), web_on_node[n["id"]]);
+    EXPECT_EQ(Call("GET", "/v1/nodes/" + n["id"].get<std::string>()).second["tasks"],
+              on_node[n["id"]]);
+  }
+  EXPECT_EQ(on_node["n2"], 0u) << "drained";
+  std::map<std::string, Json> services;
+  const Json listed = Call("GET", "/v1/services").second;
+  for (const Json& s : listed["services"]) services[s["id"].get<std::string>()] = s;
+  EXPECT_EQ(services["web"]["tasks"]["running"], running_current["web"]);
+  EXPECT_EQ(services["web"]["tasks"]["running"], 5);
+  EXPECT_EQ(services["web"]["tasks"]["desired"], 5);
+  EXPECT_EQ(services["big"]["tasks"]["pending"], 1);
+  EXPECT_TRUE(services["big"]["tasks"]["pending_message"].get<std::string>().starts_with(
+      "no suitable node"))
+      << services["big"].dump();
+  ASSERT_EQ(snapshot["jobs"].size(), 1u);
+  EXPECT_EQ(snapshot["jobs"][0]["requestor"], "ci");
+  EXPECT_EQ(snapshot["jobs"][0]["states"]["running"], 2);
+  EXPECT_EQ(Metric("berth_tasks{state=\"running\"}"), std::to_string(by_state["running"]));
+  EXPECT_EQ(Metric("berth_tasks_pending{reason=\"no_suitable_node\"}"), "1");
+  EXPECT_EQ(Metric("berth_nodes{state=\"ready\",availability=\"drain\"}"), "1");
+  EXPECT_EQ(Metric("berth_nodes{state=\"ready\",availability=\"active\"}"), "2");
+}
+
+}  // namespace
+}  // namespace berth::daemon

@@ -180,6 +180,12 @@ void ServerTls::Install(SSL_CTX* ctx) {
   SSL_CTX_set_info_callback(ctx, OnHandshakeFailure);
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
   SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION);
+  // A server that asks for client certificates must name the context its
+  // sessions belong to, or OpenSSL fails the handshake of a client that
+  // offers to resume one: a browser's second connection did, and the
+  // dashboard's script did not load.
+  static constexpr unsigned char kSessionContext[] = "berth";
+  SSL_CTX_set_session_id_context(ctx, kSessionContext, sizeof kSessionContext - 1);
   // Ask for a client certificate; one that does not verify ends the
   // handshake, and none at all is left to the routes.
   SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);

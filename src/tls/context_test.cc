@@ -1,7 +1,10 @@
 #include "tls/context.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -114,6 +117,53 @@ std::string WhoAt(const KeyAndCert& leaf, const std::string& server_trust,
   configure(client);
   httplib::Result res = client.Get("/who");
   return res ? res->body : "error: " + httplib::to_string(res.error());
+}
+
+// One TLS handshake with `version` as the highest, offering `session`
+// (null: none): whether it succeeded, and the session to offer next.
+struct Handshake {
+  bool ok = false;
+  SSL_SESSION* session = nullptr;
+};
+Handshake HandshakeWith(int port, int version, SSL_SESSION* session) {
+  Handshake h;
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  SSL_CTX_set_max_proto_version(ctx, version);
+  SSL* ssl = SSL_new(ctx);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    SSL_set_fd(ssl, fd);
+    if (session != nullptr) SSL_set_session(ssl, session);
+    h.ok = SSL_connect(ssl) == 1;
+    h.session = SSL_get1_session(ssl);
+    SSL_shutdown(ssl);
+  }
+  SSL_free(ssl);
+  SSL_CTX_free(ctx);
+  close(fd);
+  return h;
+}
+
+// A browser's second connection offers the first one's session. berthd
+// asks for client certificates, and OpenSSL then refuses to resume without
+// a session context: the handshake failed (the dashboard's script did not
+// load).
+TEST(ServerTlsTest, AClientOfferingAnEarlierSessionIsNotRefused) {
+  Pki pki;
+  KeyAndCert server = pki.Leaf("berthd", kRoleManager);
+  Server s(ServerTls::Make({server.cert_pem, server.key_pem, pki.ca.cert_pem()}).value());
+  for (int version : {TLS1_2_VERSION, TLS1_3_VERSION}) {
+    Handshake first = HandshakeWith(s.port(), version, nullptr);
+    ASSERT_TRUE(first.ok) << version;
+    Handshake second = HandshakeWith(s.port(), version, first.session);
+    EXPECT_TRUE(second.ok) << version;
+    SSL_SESSION_free(first.session);
+    SSL_SESSION_free(second.session);
+  }
 }
 
 // VerifyServer trusts the bundle it is given and nothing else: not a CA of

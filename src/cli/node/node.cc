@@ -137,12 +137,15 @@ void PrintNodes(const Json& answer, std::ostream& out) {
   for (const Json& n : nodes) {
     const Json resources = n.value("resources", Json::object());
     rows.push_back({Text(n["id"]), n.value("hostname", "-"), n.value("state", "ready"),
-                    n.value("availability", "active"), FormatCpu(resources.value("cpu", Json())),
+                    n.value("availability", "active"), n.contains("tasks") ? Text(n["tasks"]) : "-",
+                    FormatCpu(resources.value("cpu", Json())),
                     FormatMemory(resources.value("memory", Json())),
                     n.value("labels", Json::object()).dump(), Cut(NodeMessage(n))});
   }
-  PrintTable(out, {"ID", "HOSTNAME", "STATE", "AVAILABILITY", "CPU", "MEMORY", "LABELS", "MESSAGE"},
-             rows);
+  PrintTable(
+      out,
+      {"ID", "HOSTNAME", "STATE", "AVAILABILITY", "TASKS", "CPU", "MEMORY", "LABELS", "MESSAGE"},
+      rows);
 }
 
 void AddNodeCommands(CLI::App& app, Verbs& verbs) {

@@ -30,13 +30,14 @@ TEST_F(ClientCommandsTest, NodeLsShowsHostnamesOneMemoryUnitAndStatusMessages) {
           "resources": {"cpu": 2, "memory": 25276063744},
           "limits": {"enforced": false, "reason": "cgroup v1: limits are not enforced"}})")));
   ASSERT_TRUE(joined.ok()) << joined.status().message();
+  ASSERT_TRUE(daemon_->WaitSettled(std::chrono::seconds(30)));  // TASKS: the loop's counts
   Outcome ls = Run({"node", "ls"});
   ASSERT_EQ(ls.status, 0) << ls.err;
   EXPECT_EQ(ls.out,
-            "ID     HOSTNAME  STATE  AVAILABILITY  CPU  MEMORY  LABELS      MESSAGE\n"
-            "m1     m1        ready  active        2    23.5Gi  {}          cgroup v1: limits are "
-            "not enforced\n"
-            "sim-1  -         ready  active        0.5  1Ti     {\"az\":\"a\"}  \n");
+            "ID     HOSTNAME  STATE  AVAILABILITY  TASKS  CPU  MEMORY  LABELS      MESSAGE\n"
+            "m1     m1        ready  active        0      2    23.5Gi  {}          cgroup v1: "
+            "limits are not enforced\n"
+            "sim-1  -         ready  active        0      0.5  1Ti     {\"az\":\"a\"}  \n");
   Outcome inspect = Run({"node", "inspect", "m1"});
   ASSERT_EQ(inspect.status, 0) << inspect.err;
   EXPECT_NE(inspect.out.find("Resources:      cpu 2, memory 23.5Gi\n"), std::string::npos)
@@ -84,7 +85,7 @@ TEST_F(ClientCommandsTest, NodeAddDrainAndRm) {
   ASSERT_EQ(Run({"node", "add", "n1", "--hostname", "h1", "--memory", "512Mi"}).status, 0);
   Outcome drained = Run({"node", "drain", "n1"});
   ASSERT_EQ(drained.status, 0) << drained.err;
-  EXPECT_NE(drained.out.find("n1  h1        ready  drain         -    512Mi   {}"),
+  EXPECT_NE(drained.out.find("n1  h1        ready  drain         -      -    512Mi   {}"),
             std::string::npos)
       << drained.out;
   Outcome removed = Run({"node", "rm", "n1", "--force"});  // berthd keeps a ready node without

@@ -73,7 +73,8 @@ int RunCreate(const CreateOptions& o, const VerbContext& context) {
   if (!created) return 1;
   context.out << o.id << "\n";
   const ServiceChange change{o.id, created->value("revision", int64_t{0})};
-  return WaitForServices(context.client, {change}, o.wait, true, context.out, context.err);
+  return WaitForServices(context.client, {change}, o.wait, true, context.out, context.err,
+                         context.terminal);
 }
 
 }  // namespace

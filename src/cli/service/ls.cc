@@ -1,5 +1,7 @@
-// `berth service ls`: GET /v1/services, then each service's tasks, to show
-// REPLICAS as running/desired (tasks of the current template that run).
+// `berth service ls`: GET /v1/services, with REPLICAS as running/desired
+// (tasks of the current template that run). berthd counts them in its
+// control loop; a follower replica does not, and then each service's tasks
+// are read.
 #include <CLI/CLI.hpp>
 #include <ostream>
 
@@ -9,6 +11,17 @@
 
 namespace berth::cli {
 namespace {
+
+// "running/desired".
+std::optional<std::string> Replicas(const VerbContext& context, const Json& service) {
+  if (const auto counted = service.find("tasks"); counted != service.end())
+    return Text((*counted)["running"]) + "/" + Text((*counted)["desired"]);
+  std::optional<Json> tasks = CallOrSay(
+      context.client, "GET", "/v1/tasks?service=" + Text(service["id"]), nullptr, context.err);
+  if (!tasks) return std::nullopt;
+  const ServiceProgress progress = ProgressOf(service, *tasks);
+  return std::to_string(progress.running) + "/" + std::to_string(progress.desired);
+}
 
 int RunServiceLs(const VerbContext& context) {
   std::optional<Json> services =
@@ -21,13 +34,9 @@ int RunServiceLs(const VerbContext& context) {
   std::vector<std::vector<std::string>> rows;
   for (const Json& s : (*services)["services"]) {
     const std::string id = s["id"];
-    std::optional<Json> tasks =
-        CallOrSay(context.client, "GET", "/v1/tasks?service=" + id, nullptr, context.err);
-    if (!tasks) return 1;
-    const ServiceProgress progress = ProgressOf(s, *tasks);
-    rows.push_back({id, s.value("mode", "replicated"),
-                    std::to_string(progress.running) + "/" + std::to_string(progress.desired),
-                    Text(s["spec_version"])});
+    std::optional<std::string> replicas = Replicas(context, s);
+    if (!replicas) return 1;
+    rows.push_back({id, s.value("mode", "replicated"), *replicas, Text(s["spec_version"])});
   }
   PrintTable(context.out, {"ID", "MODE", "REPLICAS", "VERSION"}, rows);
   return 0;

@@ -80,7 +80,8 @@ int RunUpdate(const UpdateOptions& o, const VerbContext& context) {
   if (!updated) return 1;
   context.out << o.id << "\n";
   const ServiceChange change{o.id, updated->value("revision", int64_t{0})};
-  return WaitForServices(context.client, {change}, o.wait, true, context.out, context.err);
+  return WaitForServices(context.client, {change}, o.wait, true, context.out, context.err,
+                         context.terminal);
 }
 
 }  // namespace

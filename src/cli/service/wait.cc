@@ -58,6 +58,30 @@ void PrintOverall(const ServiceProgress& progress, std::ostream& out) {
       << " tasks running\n";
 }
 
+// "[==========>         ]": how far a task got from new to running, as
+// `docker service create` draws it; an ended task's bar is empty.
+std::string Bar(const std::string& state) {
+  static constexpr const char* kSteps[] = {"new",       "pending",  "assigned", "accepted",
+                                           "preparing", "starting", "running"};
+  constexpr size_t kWidth = 30, kStepCount = std::size(kSteps);
+  const auto step = static_cast<size_t>(std::find(std::begin(kSteps), std::end(kSteps), state) -
+                                        std::begin(kSteps));
+  const size_t filled = step < kStepCount ? (step + 1) * kWidth / kStepCount : 0;
+  std::string bar = "[" + std::string(filled, '=');
+  if (filled > 0) bar.back() = filled == kWidth ? '=' : '>';
+  return bar + std::string(kWidth - filled, ' ') + "]";
+}
+
+// `line` cut to `width` bytes (not inside a UTF-8 character), so that it
+// takes one row and the redraw's count of rows holds.
+std::string FitTo(std::string line, size_t width) {
+  if (line.size() <= width) return line;
+  size_t cut = width;
+  while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;
+  line.resize(cut);
+  return line;
+}
+
 CLI::Validator DurationRule() {
   return CLI::Validator(
       [](std::string& value) {
@@ -84,8 +108,9 @@ std::optional<Duration> WaitFlags::Monitor() const {
   return *ParseDuration(monitor);  // checked by DurationRule when parsed
 }
 
-ServiceWatch::ServiceWatch(ServiceChange change, std::optional<Duration> monitor, bool progress)
-    : change_(std::move(change)), monitor_(monitor), progress_(progress) {}
+ServiceWatch::ServiceWatch(ServiceChange change, std::optional<Duration> monitor, bool progress,
+                           Terminal terminal)
+    : change_(std::move(change)), monitor_(monitor), progress_(progress), terminal_(terminal) {}
 
 ServiceWatch::Verdict ServiceWatch::Observe(const Json& service, const Json& tasks, SteadyTime now,
                                             std::ostream& out, std::ostream& err) {
@@ -121,17 +146,41 @@ ServiceWatch::Verdict ServiceWatch::Observe(const Json& service, const Json& tas
 std::vector<std::string> ServiceWatch::Narrate(const ServiceProgress& progress,
                                                const std::string& rollout, const std::string& why,
                                                const Json& tasks, std::ostream& out) {
-  if (progress_ && progress.lines != shown_) {
-    for (const std::string& line : progress.lines) out << line << "\n";
-    PrintOverall(progress, out);
-    shown_ = progress.lines;
+  if (progress_ && progress.slots != shown_) {
+    if (terminal_.on() && progress.slots.size() + 1 < static_cast<size_t>(terminal_.rows)) {
+      Redraw(progress, out);
+    } else {
+      for (const ServiceProgress::Slot& slot : progress.slots) out << slot.Line() << "\n";
+      PrintOverall(progress, out);
+    }
+    shown_ = progress.slots;
   }
-  if (RollbackBegan(rollout)) out << "rollback started: " << why << "\n";
+  if (RollbackBegan(rollout)) {
+    out << "rollback started: " << why << "\n";
+    drawn_ = 0;  // the next bars go below this line
+  }
   rollout_state_ = rollout;
   std::vector<std::string> stopped = NewlyStopped(tasks);
   if (progress_)
     for (const std::string& line : stopped) out << line << "\n";
+  if (!stopped.empty()) drawn_ = 0;
   return stopped;
+}
+
+void ServiceWatch::Redraw(const ServiceProgress& progress, std::ostream& out) {
+  if (drawn_ > 0) out << "\x1b[" << drawn_ << "A\x1b[J";  // up, then clear to the end
+  size_t width = 0;
+  for (const ServiceProgress::Slot& slot : progress.slots)
+    width = std::max(width, slot.name.size());
+  for (const ServiceProgress::Slot& slot : progress.slots) {
+    std::string line = slot.name + std::string(width - slot.name.size(), ' ') + "  " +
+                       Bar(slot.state) + " " + slot.state +
+                       std::string(slot.state.size() < 9 ? 9 - slot.state.size() : 0, ' ') + " " +
+                       slot.where;
+    out << FitTo(std::move(line), static_cast<size_t>(terminal_.columns - 1)) << "\n";
+  }
+  PrintOverall(progress, out);
+  drawn_ = progress.slots.size() + 1;
 }
 
 // A rollback of the change, rather than the change itself: one seen to
@@ -160,9 +209,11 @@ bool ServiceWatch::Verified(const Json& service, SteadyTime now, std::ostream& o
   const Duration monitor = monitor_.value_or(ServiceMonitor(service));
   if (!converged_at_) {
     converged_at_ = now;
-    if (monitor > Duration::zero() && progress_)
+    if (monitor > Duration::zero() && progress_) {
+      drawn_ = 0;  // the bars stay above this line
       out << "verify: waiting " << FormatDuration(monitor)
           << " to verify that the tasks keep running\n";
+    }
   }
   return now - *converged_at_ >= monitor;
 }
@@ -193,13 +244,14 @@ bool LookOnce(api::ApiClient& client, double seconds_left, std::vector<ServiceWa
 }  // namespace
 
 int WaitForServices(api::ApiClient& client, const std::vector<ServiceChange>& changes,
-                    const WaitFlags& flags, bool progress, std::ostream& out, std::ostream& err) {
+                    const WaitFlags& flags, bool progress, std::ostream& out, std::ostream& err,
+                    Terminal terminal) {
   if (flags.detach) return 0;
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(static_cast<int64_t>(flags.timeout_s * 1000));
   std::vector<ServiceWatch> watches;
   for (const ServiceChange& change : changes)
-    watches.emplace_back(change, flags.Monitor(), progress);
+    watches.emplace_back(change, flags.Monitor(), progress, terminal);
   int status = 0;
   for (;;) {
     const auto left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now());
@@ -229,7 +281,8 @@ int PostAndWait(const VerbContext& context, const std::string& id, const char* a
   context.out << id << "\n";
   const ServiceChange change{id, answer->value("revision", int64_t{0}),
                              std::string(action) == "rollback"};
-  return WaitForServices(context.client, {change}, flags, true, context.out, context.err);
+  return WaitForServices(context.client, {change}, flags, true, context.out, context.err,
+                         context.terminal);
 }
 
 }  // namespace berth::cli

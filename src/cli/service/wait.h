@@ -63,8 +63,12 @@ class ServiceWatch {
  public:
   enum class Verdict { kWaiting, kConverged, kCannotConverge, kFailed };
   // `monitor`: --monitor, else the service's own. `progress`: print the
-  // slots and overall progress (scale waits without them).
-  ServiceWatch(ServiceChange change, std::optional<Duration> monitor, bool progress);
+  // slots and overall progress (scale waits without them); on a
+  // `terminal`: as a progress bar per slot, redrawn in place, as `docker
+  // service create` does (lines otherwise, and when the slots do not fit
+  // its height; each bar's line is cut to its width).
+  ServiceWatch(ServiceChange change, std::optional<Duration> monitor, bool progress,
+               Terminal terminal = {});
 
   // Judges `service` (GET /v1/services/ID) and `tasks` (GET
   // /v1/tasks?service=ID) read at `now`: progress lines on `out`, the
@@ -88,19 +92,27 @@ class ServiceWatch {
   // Whether the monitor period has passed since the service converged.
   bool Verified(const Json& service, std::chrono::steady_clock::time_point now, std::ostream& out);
 
+  // Draws the slots' bars and the overall progress over the ones drawn
+  // last, if nothing was printed below them since.
+  void Redraw(const ServiceProgress& progress, std::ostream& out);
+
   ServiceChange change_;
   std::optional<Duration> monitor_;
   bool progress_;
-  std::vector<std::string> shown_;  // the slot lines last printed
-  std::set<std::string> reported_;  // tasks whose stop was printed
-  std::string rollout_state_;       // update_status.state last seen
+  Terminal terminal_;
+  size_t drawn_ = 0;                          // lines of bars on the screen just above the cursor
+  std::vector<ServiceProgress::Slot> shown_;  // the slots last printed
+  std::set<std::string> reported_;            // tasks whose stop was printed
+  std::string rollout_state_;                 // update_status.state last seen
   std::optional<std::chrono::steady_clock::time_point> converged_at_;
 };
 
 // Unless flags.detach: waits for each service of `changes` as above, all
-// at once; the exit status (0 when each ended with 0).
+// at once; the exit status (0 when each ended with 0). `terminal`:
+// VerbContext's.
 int WaitForServices(api::ApiClient& client, const std::vector<ServiceChange>& changes,
-                    const WaitFlags& flags, bool progress, std::ostream& out, std::ostream& err);
+                    const WaitFlags& flags, bool progress, std::ostream& out, std::ostream& err,
+                    Terminal terminal = {});
 
 // POST /v1/services/ID/ACTION (rollback, rebalance), prints the id, then
 // waits; the exit status.

@@ -47,6 +47,47 @@ class ServiceWatchTest : public testing::Test {
   std::ostringstream out_, err_;
 };
 
+// On a terminal each slot is a bar, redrawn in place as its task moves
+// on; a line printed below the bars (the verify notice) stays.
+TEST(ServiceWatchTerminal, DrawsABarPerSlotAndRedrawsItInPlace) {
+  ServiceWatch watch({"web", 10}, std::nullopt, true, Terminal{80, 24});
+  std::ostringstream out, err;
+  watch.Observe(Service(), Tasks({Task("web.1.10", "assigned", "running")}), kStart, out, err);
+  EXPECT_EQ(out.str(),
+            "web.1  [===========>                  ] assigned  n1\n"
+            "overall progress: 0 out of 1 tasks running\n");
+  out.str("");
+  watch.Observe(Service(), Tasks({Task("web.1.10", "running", "running")}), kStart, out, err);
+  EXPECT_EQ(out.str(),
+            "\x1b[2A\x1b[J"
+            "web.1  [==============================] running   n1\n"
+            "overall progress: 1 out of 1 tasks running\n"
+            "verify: waiting 5s to verify that the tasks keep running\n");
+  out.str("");
+  watch.Observe(Service(), Tasks({Task("web.1.10", "failed", "running", "exit status 1")}),
+                kStart + seconds(1), out, err);
+  EXPECT_EQ(out.str().find("\x1b["), std::string::npos) << "the verify line is not erased";
+  EXPECT_NE(out.str().find("web.1  [                              ] failed"), std::string::npos)
+      << out.str();
+}
+
+// A bar's line longer than the terminal is cut to its width, so that the
+// redraw moves up the right number of rows; slots that do not fit its
+// height are printed as lines.
+TEST(ServiceWatchTerminal, FitsTheTerminal) {
+  const std::string why = "no suitable node (" + std::string(100, 'x') + ")";
+  std::ostringstream out, err;
+  ServiceWatch narrow({"web", 10}, std::nullopt, true, Terminal{60, 24});
+  narrow.Observe(Service(), Tasks({Task("web.1.10", "pending", "running", why)}), kStart, out, err);
+  const std::string first = out.str().substr(0, out.str().find('\n'));
+  EXPECT_EQ(first.size(), 59u) << first;
+  out.str("");
+  ServiceWatch short_screen({"web", 10}, std::nullopt, true, Terminal{80, 2});
+  short_screen.Observe(Service(), Tasks({Task("web.1.10", "running", "running")}), kStart, out,
+                       err);
+  EXPECT_EQ(out.str().rfind("web.1  running  n1\n", 0), 0u) << out.str();
+}
+
 TEST_F(ServiceWatchTest, ConvergedIsVerifiedAfterTheServicesMonitorPeriod) {
   const Json running = Tasks({Task("web.1.10", "running", "running")});
   EXPECT_EQ(Look(Service(), running, seconds(0)), ServiceWatch::Verdict::kWaiting);

@@ -97,6 +97,12 @@ Result<PassSummary> Reconciler::RunPass(Timestamp now) {
   }
   pass.Committed(revision);
   executor_.Committed(revision != 0 ? revision : store_.revision());
+  std::shared_ptr<const CountsSnapshot> counts =
+      state_.PublishCounts(revision != 0 ? revision : state_.revision());
+  {
+    std::lock_guard lock(counts_mu_);
+    counts_ = std::move(counts);
+  }
   if (std::optional<Timestamp> due = state_.NextTimer()) pass.summary.DueAt(*due);
   pass.summary.waiting = agents_ != nullptr && agents_->Busy();
   // Iterate fires a rebalance once the spread has been over its threshold

@@ -32,6 +32,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 
 #include "core/status.h"
 #include "core/time.h"
@@ -77,6 +79,12 @@ class Reconciler {
     state_.set_track_pending(agents != nullptr);
   }
   Result<PassSummary> RunPass(Timestamp now);
+  // The views' counts (counts.h) as the last successful pass left them;
+  // null before the first. Safe from any thread.
+  std::shared_ptr<const CountsSnapshot> counts() const {
+    std::lock_guard lock(counts_mu_);
+    return counts_;
+  }
 
  private:
   Status LoadClasses();
@@ -92,6 +100,8 @@ class Reconciler {
   FullView full_view_;  // the full-view engine's state, without agents
   fairshare::Admission admission_;
   int64_t classes_revision_ = -1;  // of the configuration admission_ holds
+  mutable std::mutex counts_mu_;
+  std::shared_ptr<const CountsSnapshot> counts_;
 };
 
 }  // namespace berth::daemon

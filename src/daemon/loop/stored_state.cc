@@ -219,6 +219,7 @@ Status StoredState::Apply(const store::Change& change) {
       if (loaded_ && old_workers == 0 && WorkersOf(updated) > 0) nodes_joined_ = true;
       if (updated.node.state == NodeState::kReady) not_ready_.Forget(change.id);
       StoredNode& node = nodes_[change.id] = std::move(updated);
+      counts_.PutNode(change.id, std::make_shared<const Node>(node.node), node.error);
       workers_ += WorkersOf(node);
       node_ids_.insert(change.id);
       changed_nodes_.push_back(change.id);  // a new one may take a global service's task
@@ -226,6 +227,7 @@ Status StoredState::Apply(const store::Change& change) {
       ++layout_generation_;
       visit_all_ = true;  // the tasks on it leave the engine's view
       nodes_.erase(change.id);
+      counts_.RemoveNode(change.id);
       node_ids_.erase(change.id);
       not_ready_.Forget(change.id);
     }
@@ -267,6 +269,7 @@ void StoredState::ApplyService(const std::string& id, std::optional<Json> json) 
   auto it = services_.find(id);
   if (!json) {
     if (it != services_.end()) services_.erase(it);
+    counts_.RemoveService(id);
     global_services_.erase(id);
     visit_all_ = true;
     return;
@@ -285,6 +288,7 @@ void StoredState::ApplyService(const std::string& id, std::optional<Json> json) 
     visit_all_ = true;
   if (auto tally = tallies_.find(id); tally != tallies_.end())
     tally->second.global = !service.replicas.has_value();
+  counts_.PutService(id, {service.replicas, service.spec_version, service.template_version});
   services_[id] = std::move(service);
 }
 
@@ -297,6 +301,7 @@ void StoredState::ApplyJob(const std::string& id, std::optional<Json> json, int6
   if (it != jobs_.end()) QueueJobTasks(id, it->second.tasks);
   if (!json) {
     if (it != jobs_.end()) jobs_.erase(it);
+    counts_.RemoveJob(id);
     return;
   }
   StoredJob job = ToJob(*json, revision);
@@ -306,6 +311,7 @@ void StoredState::ApplyJob(const std::string& id, std::optional<Json> json, int6
     AddUnrecordedTasks(id, *json, &job);
   if (job.killed) DropUnrecordedTasks(id, job.tasks);
   const int64_t tasks = job.tasks;
+  counts_.PutJob(id, job.requestor, job.tasks, job.killed);
   jobs_[id] = std::move(job);
   QueueJobTasks(id, tasks);
 }
@@ -401,15 +407,18 @@ int64_t StoredState::WorkersOf(const StoredNode& node) {
 
 void StoredState::Retire(TaskEntry& e) {
   Uncount(e);
+  counts_.Uncount(e.counted);
   if (e.terminal() && !e.task.service.empty()) history_.MarkStale(HistoryGroupOf(e));
 }
 
 void StoredState::EraseTask(size_t i, bool in_history) {
   TaskEntry& e = tasks_[i];
-  if (in_history)
+  if (in_history) {
     Retire(e);
-  else
+  } else {
     Uncount(e);
+    counts_.Uncount(e.counted);
+  }
   task_index_.erase(e.task.id);
   e = TaskEntry();
   e.in_plan = false;
@@ -532,6 +541,7 @@ void StoredState::MarkDirty(const std::string& service, orchestrator::ServiceTal
 }
 
 void StoredState::Recount(TaskEntry& e) {
+  CountForViews(e);
   const bool planned = e.planned();
   uint8_t now = 0;
   if (track_pending_ && planned && e.runnable() && e.task.state == TaskState::kPending)
@@ -551,6 +561,40 @@ void StoredState::Recount(TaskEntry& e) {
   e.number = SlotOf(e);
   tally->Add({counted, e.number, PositionOf(e)}, e.task.node);
   MarkDirty(e.task.service, *tally);
+}
+
+void StoredState::CountForViews(TaskEntry& e) {
+  if (!e.live()) return;
+  const StoredTask& t = e.task;
+  CountedTask task{t.service,
+                   t.job,
+                   t.node,
+                   t.message,
+                   t.state,
+                   t.desired,
+                   t.spec_version.value_or(0),
+                   e.runnable(),
+                   t.state == TaskState::kNew && t.restart_at.has_value(),
+                   !t.job.empty() && !e.in_plan && t.state == TaskState::kNew,
+                   nullptr};
+  if (!t.node.empty() && t.state >= TaskState::kAssigned && !e.terminal()) {
+    // A version's template never changes: the one counted still holds.
+    if (e.counted.spec && e.counted.version == task.version) {
+      task.spec = e.counted.spec;
+    } else if (!t.job.empty()) {
+      if (auto job = jobs_.find(t.job); job != jobs_.end()) task.spec = job->second.spec;
+    } else if (auto svc = services_.find(t.service); svc != services_.end()) {
+      task.spec =
+          svc->second.RunsPrevious(t.spec_version) ? svc->second.previous_spec : svc->second.spec;
+    }
+  }
+  counts_.Count(task, e.counted);
+}
+
+std::shared_ptr<const CountsSnapshot> StoredState::PublishCounts(int64_t revision) {
+  for (const auto& [service, update] : rollouts_)
+    counts_.SetRollout(service, update.state, update.message);
+  return counts_.Publish(revision, admission_status_);
 }
 
 // A service's tally, made when its first task counts: global if the

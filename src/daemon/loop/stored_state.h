@@ -48,6 +48,7 @@
 #include "core/status.h"
 #include "core/task.h"
 #include "core/time.h"
+#include "daemon/loop/counts.h"
 #include "daemon/loop/rollouts.h"
 #include "daemon/loop/stored_task.h"
 #include "daemon/loop/task_entry.h"
@@ -280,6 +281,9 @@ class StoredState {
   void set_admission_status(std::string status) { admission_status_ = std::move(status); }
   Rollouts& rollouts() { return rollouts_; }
   const Rollouts& rollouts() const { return rollouts_; }
+  // The counts the views read (counts.h) as they are now, which is the
+  // store's `revision`.
+  std::shared_ptr<const CountsSnapshot> PublishCounts(int64_t revision);
 
  private:
   Status Load(store::WatchedStore& store);
@@ -303,6 +307,8 @@ class StoredState {
   void Compact();
   // `e` leaves every count (Recount's inverse).
   void Uncount(TaskEntry& e);
+  // The views' counts follow `e`'s fields.
+  void CountForViews(TaskEntry& e);
   static int64_t WorkersOf(const StoredNode& node);
   orchestrator::ServiceTally& TallyFor(const std::string& service);
   void MarkDirty(const std::string& service, orchestrator::ServiceTally& tally);
@@ -322,6 +328,7 @@ class StoredState {
   std::map<std::string, std::string, std::less<>> parts_;
   std::string admission_status_;
   Rollouts rollouts_;
+  LoopCounts counts_;
 
   // TaskEntry::tally: the flags of orchestrator::ServiceTally::Mark, and
   // kListed for an entry in pending_.

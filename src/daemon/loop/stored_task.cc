@@ -1,7 +1,8 @@
 #include "daemon/loop/stored_task.h"
 
 #include <array>
-#include <cstdio>
+
+#include "api/json_writer.h"
 
 namespace berth::daemon {
 namespace {
@@ -25,64 +26,6 @@ TaskState State(const Json& body, const char* key, TaskState absent) {
   return state.ok() ? *state : absent;
 }
 
-void AppendEscaped(std::string& out, unsigned char c) {
-  out += '\\';
-  switch (c) {
-    case '"':
-      out += '"';
-      return;
-    case '\\':
-      out += '\\';
-      return;
-    case '\n':
-      out += 'n';
-      return;
-    case '\t':
-      out += 't';
-      return;
-    case '\r':
-      out += 'r';
-      return;
-    case '\b':
-      out += 'b';
-      return;
-    case '\f':
-      out += 'f';
-      return;
-    default: {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "u%04x", static_cast<unsigned>(c));
-      out += escaped;
-    }
-  }
-}
-
-// Which bytes a JSON string must escape: the quote, the backslash and the
-// control characters.
-constexpr auto kEscaped = [] {
-  std::array<bool, 256> escaped{};
-  for (int c = 0; c < 0x20; ++c) escaped[c] = true;
-  escaped['"'] = escaped['\\'] = true;
-  return escaped;
-}();
-
-// Appends `text` as a JSON string, escaped as nlohmann::json's dump does.
-// Bodies hold validated UTF-8, so only kEscaped bytes need escapes; runs
-// without them are copied whole.
-void AppendString(std::string& out, std::string_view text) {
-  out += '"';
-  size_t run = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (!kEscaped[c]) continue;
-    out.append(text, run, i - run);
-    AppendEscaped(out, c);
-    run = i + 1;
-  }
-  out.append(text, run, text.size() - run);
-  out += '"';
-}
-
 // A pass stamps its tasks with a few times (now, when they were assigned,
 // started): the last ones formatted are kept (per thread).
 const std::string& FormattedTime(Timestamp at) {
@@ -99,35 +42,10 @@ const std::string& FormattedTime(Timestamp at) {
   return f.text;
 }
 
-// Writes `"key":value` pairs, separated by commas, in the order called.
-class ObjectWriter {
- public:
-  explicit ObjectWriter(std::string& out) : out_(out) { out_ += '{'; }
-  ~ObjectWriter() { out_ += '}'; }
-  void Text(const char* key, std::string_view value) {
-    if (value.empty()) return;
-    Key(key);
-    AppendString(out_, value);
-  }
-  void Time(const char* key, const std::optional<Timestamp>& at) {
-    if (at) Text(key, FormattedTime(*at));
-  }
-  void Number(const char* key, int64_t value) {
-    Key(key);
-    out_ += std::to_string(value);
-  }
-  // `key`: a constant that needs no escapes.
-  void Key(const char* key) {
-    out_ += first_ ? "\"" : ",\"";
-    first_ = false;
-    out_ += key;
-    out_ += "\":";
-  }
-
- private:
-  std::string& out_;
-  bool first_ = true;
-};
+// The times a task carries, among its other fields.
+void WriteTime(api::ObjectWriter& w, const char* key, const std::optional<Timestamp>& at) {
+  if (at) w.Text(key, FormattedTime(*at));
+}
 
 }  // namespace
 
@@ -168,30 +86,30 @@ std::string EncodeStoredTask(const StoredTask& t) {
   std::string out;
   out.reserve(256);
   {
-    ObjectWriter w(out);
-    w.Time("admitted_at", t.admitted_at);
+    api::ObjectWriter w(out);
+    WriteTime(w, "admitted_at", t.admitted_at);
     w.Text("agent", t.agent);
-    w.Time("assigned_at", t.assigned_at);
+    WriteTime(w, "assigned_at", t.assigned_at);
     if (t.attempt != 0) w.Number("attempt", t.attempt);
     if (t.desired != TaskState::kRunning) w.Text("desired_state", ToString(t.desired));
     w.Text("job", t.job);
     w.Text("message", t.message);
     w.Text("name", t.name);
     w.Text("node", t.node);
-    w.Time("restart_at", t.restart_at);
+    WriteTime(w, "restart_at", t.restart_at);
     if (t.retries != 0) w.Number("retries", t.retries);
     if (t.run) {
       w.Key("run");
-      ObjectWriter run(out);
+      api::ObjectWriter run(out);
       run.Number("duration_ms", t.run->duration_ms);
       run.Text("outcome", t.run->fail ? "fail" : "complete");
     }
     w.Text("service", t.service);
     if (t.slot != 0) w.Number("slot", static_cast<int64_t>(t.slot));
     if (t.spec_version) w.Number("spec_version", static_cast<int64_t>(*t.spec_version));
-    w.Time("started_at", t.started_at);
+    WriteTime(w, "started_at", t.started_at);
     w.Text("state", ToString(t.state));
-    w.Time("updated_at", t.updated_at);
+    WriteTime(w, "updated_at", t.updated_at);
   }
   return out;
 }

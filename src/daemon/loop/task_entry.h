@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/prefault_allocator.h"
+#include "daemon/loop/counts.h"
 #include "daemon/loop/stored_task.h"
 #include "orchestrator/orchestrator.h"
 #include "orchestrator/service_tally.h"
@@ -33,6 +34,7 @@ struct TaskEntry {
   static constexpr uint32_t kNotInEngine = UINT32_MAX;
   uint32_t engine_index = kNotInEngine;
   uint64_t engine_generation = 0;
+  CountedAs counted;  // what it adds to the views' counts (counts.h)
 
   bool live() const { return !task.id.empty(); }  // false: a free entry
   bool terminal() const { return task.state > TaskState::kRunning; }

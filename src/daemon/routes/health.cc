@@ -1,4 +1,8 @@
 // berthd itself: /v1/health and /metrics (docs/api.md, "Endpoints" and "Metrics").
+#include <string_view>
+#include <utility>
+#include <vector>
+
 #include "daemon/daemon.h"
 #include "daemon/routes/routes.h"
 
@@ -44,6 +48,64 @@ Result<ApiResponse> Daemon::Health(const ApiRequest& r) {
   }
   return Answer(std::move(health));
 }
+
+namespace {
+
+// name="value", escaped as the text format asks.
+std::string Label(const char* name, std::string_view value) {
+  std::string label = std::string(name) + "=\"";
+  for (char c : value) {
+    if (c == '\\' || c == '"') label += '\\';
+    label += c == '\n' ? std::string("\\n") : std::string(1, c);
+  }
+  return label + "\"";
+}
+
+// The gauges of the control loop's counts (the leader's: a follower runs
+// no loop).
+void AddCountGauges(const CountsSnapshot& counts, api::MetricsText& metrics) {
+  // Every pair, so a series reads 0 rather than vanishing; a node whose
+  // stored body is not valid has no state to count.
+  constexpr size_t kStates = 4, kAvailabilities = 3;
+  double nodes[kStates][kAvailabilities] = {};
+  counts.ForEachNode([&](const NodeRow& row) {
+    if (row.node && row.error.empty())
+      nodes[static_cast<size_t>(row.node->state)][static_cast<size_t>(row.node->availability)] += 1;
+  });
+  std::vector<std::pair<std::string, double>> samples;
+  for (size_t s = 0; s < kStates; ++s)
+    for (size_t a = 0; a < kAvailabilities; ++a)
+      samples.emplace_back(Label("state", ToString(static_cast<NodeState>(s))) + "," +
+                               Label("availability", ToString(static_cast<NodeAvailability>(a))),
+                           nodes[s][a]);
+  metrics.AddLabeled("berth_nodes", "Nodes by state and availability.", "gauge", samples);
+  samples.clear();
+  for (size_t s = 0; s < kTaskStates; ++s)
+    samples.emplace_back(Label("state", ToString(static_cast<TaskState>(s))),
+                         static_cast<double>(counts.tasks_by_state[s]));
+  metrics.AddLabeled("berth_tasks", "Stored tasks by state.", "gauge", samples);
+  samples.clear();
+  for (size_t r = 0; r < kPendingReasons; ++r)
+    samples.emplace_back(Label("reason", ToString(static_cast<PendingReason>(r))),
+                         static_cast<double>(counts.pending_by_reason[r]));
+  metrics.AddLabeled("berth_tasks_pending",
+                     "Tasks waiting for a node (new or pending, meant to run), by reason.", "gauge",
+                     samples);
+  const Json admission = Json::parse(counts.admission, nullptr, false);
+  if (!admission.is_object() || !admission.contains("classes")) return;
+  for (const auto& [field, help] :
+       {std::pair{"running", "Running tasks of each fair-share class's jobs."},
+        {"entitlement", "Workers each fair-share class is entitled to now."},
+        {"waiting", "Tasks of each fair-share class's jobs waiting for admission."}}) {
+    samples.clear();
+    for (const auto& [name, c] : admission["classes"].items())
+      samples.emplace_back(Label("class", name), c.value(field, 0.0));
+    const std::string metric = std::string("berth_class_") + field;
+    metrics.AddLabeled(metric.c_str(), help, "gauge", samples);
+  }
+}
+
+}  // namespace
 
 ApiResponse Daemon::Metrics() const {
   const api::ApiCounters& c = server_->counters();
@@ -122,14 +184,17 @@ ApiResponse Daemon::Metrics() const {
       leadership_ != nullptr ? leadership_->view() : Leadership::View{true, 0, "", ""};
   metrics.Add("berth_leader", "1 while this replica runs the control loop (always without etcd).",
               view.leading ? 1 : 0, "gauge");
-  metrics.Add("berth_leader_epoch", "The epoch of the leader this replica knows (0: none, or no etcd).",
+  metrics.Add("berth_leader_epoch",
+              "The epoch of the leader this replica knows (0: none, or no etcd).",
               static_cast<uint64_t>(std::max<int64_t>(0, view.epoch)), "gauge");
   if (leadership_ != nullptr)
-    metrics.AddLabeled("berth_leader_lease_unconfirmed_max_seconds",
-                       "The longest this replica, leading, went without a keepalive of its lease "
-                       "that etcd confirmed; it steps down past 23/24 of --leader-ttl.",
-                       "gauge",
-                       {{"", static_cast<double>(leadership_->longest_unconfirmed().count()) / 1000}});
+    metrics.AddLabeled(
+        "berth_leader_lease_unconfirmed_max_seconds",
+        "The longest this replica, leading, went without a keepalive of its lease "
+        "that etcd confirmed; it steps down past 23/24 of --leader-ttl.",
+        "gauge", {{"", static_cast<double>(leadership_->longest_unconfirmed().count()) / 1000}});
+  if (const std::shared_ptr<const CountsSnapshot> counts = Counts())
+    AddCountGauges(*counts, metrics);
   metrics.AddLabeled("berth_build_info", "The version of this berthd; always 1.", "gauge",
                      {{"version=\"" BERTH_VERSION "\"", 1}});
   return metrics.Response();

@@ -1,8 +1,12 @@
 // The node resource: /v1/nodes and /v1/nodes/{id} (docs/api.md, "Endpoints").
+#include <string_view>
+#include <unordered_map>
+
 #include "core/names.h"
 #include "daemon/daemon.h"
 #include "daemon/registry/task_views.h"
 #include "daemon/routes/routes.h"
+#include "daemon/views/count_views.h"
 
 namespace berth::daemon {
 
@@ -12,11 +16,26 @@ void Daemon::AddNodeRoutes() {
     return WithBody(
         r, [&](const Json& body) { return Changing(201, [&] { return nodes_.Register(body); }); });
   });
-  server_->Route("GET", "/v1/nodes", [this](const ApiRequest&) { return Answer(nodes_.List()); });
+  // A node's use comes from the loop's counts where this replica runs the
+  // loop; a follower reads the tasks for one node, and lists without it.
+  server_->Route("GET", "/v1/nodes", [this](const ApiRequest&) -> Result<ApiResponse> {
+    Result<Json> list = nodes_.List();
+    if (!list.ok()) return list.status();
+    if (const std::shared_ptr<const CountsSnapshot> counts = Counts()) {
+      std::unordered_map<std::string_view, const NodeRow*> rows;
+      counts->ForEachNode([&](const NodeRow& row) { rows.emplace(row.id, &row); });
+      for (Json& node : (*list)["nodes"])
+        if (auto it = rows.find(node.value("id", "")); it != rows.end())
+          node.update(NodeUseJson(*it->second));
+    }
+    return Answer(std::move(list));
+  });
   server_->Route("GET", kNode, [this](const ApiRequest& r) -> Result<ApiResponse> {
     Result<Json> node = nodes_.Get(r.params[0]);
     if (!node.ok()) return node.status();
-    Result<Json> usage = NodeUsage(*store_, *node);
+    const std::shared_ptr<const CountsSnapshot> counts = Counts();
+    const NodeRow* row = counts ? counts->FindNode(r.params[0]) : nullptr;
+    Result<Json> usage = row != nullptr ? NodeUseJson(*row) : NodeUsage(*store_, *node);
     if (usage.ok()) node->update(*usage);
     return Answer(std::move(node));
   });

@@ -1,7 +1,11 @@
 // The service resource: /v1/services and /v1/services/{id}, with rollback
 // and rebalance (docs/api.md, "Endpoints").
+#include <string_view>
+#include <unordered_map>
+
 #include "daemon/daemon.h"
 #include "daemon/routes/routes.h"
+#include "daemon/views/count_views.h"
 
 namespace berth::daemon {
 
@@ -11,8 +15,22 @@ void Daemon::AddServiceRoutes() {
     return WithBody(
         r, [&](const Json& body) { return Changing(201, [&] { return services_.Create(body); }); });
   });
-  server_->Route("GET", "/v1/services",
-                 [this](const ApiRequest&) { return Answer(services_.List()); });
+  // With the loop's counts (this replica runs the loop): each service's
+  // "tasks", so `service ls` reads no task.
+  server_->Route("GET", "/v1/services", [this](const ApiRequest&) -> Result<ApiResponse> {
+    Result<Json> list = services_.List();
+    if (!list.ok()) return list.status();
+    if (const std::shared_ptr<const CountsSnapshot> counts = Counts()) {
+      std::unordered_map<std::string_view, const OwnerRow*> rows;
+      counts->ForEachOwner([&](const OwnerRow& row) {
+        if (!row.job) rows.emplace(row.id, &row);
+      });
+      for (Json& service : (*list)["services"])
+        if (auto it = rows.find(service.value("id", "")); it != rows.end())
+          service["tasks"] = ServiceTasksJson(*it->second);
+    }
+    return Answer(std::move(list));
+  });
   server_->Route("GET", kService,
                  [this](const ApiRequest& r) { return Answer(services_.Get(r.params[0])); });
   server_->Route("PATCH", kService, [this](const ApiRequest& r) {
