@@ -244,6 +244,15 @@ ApiResponse ErrorAnswer(int status, std::string_view code, const std::string& me
   return ApiResponse{status, ErrorJson(code, message), "", ""};
 }
 
+std::string MetricLabel(std::string_view name, std::string_view value) {
+  std::string label = std::string(name) + "=\"";
+  for (char c : value) {
+    if (c == '\\' || c == '"') label += '\\';
+    label += c == '\n' ? std::string("\\n") : std::string(1, c);
+  }
+  return label + "\"";
+}
+
 void MetricsText::Add(const char* name, const char* help, uint64_t value, const char* type) {
   text_ += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" +
            name + " " + std::to_string(value) + "\n";
@@ -440,24 +449,17 @@ bool Allows(Access access, const Principal& who) {
   return false;
 }
 
-}  // namespace
-
-namespace {
-
 // 'method="GET",route="/v1/nodes/{id}"': the route's pattern with each
-// group a name, escaped for a label value.
+// group a name.
 std::string RouteLabels(const std::string& method, const std::string& pattern) {
   std::string route;
   int depth = 0;
   for (char c : pattern) {
     if (c == '(' && depth++ == 0) route += "{id}";
-    if (depth == 0) {
-      if (c == '\\' || c == '"') route += '\\';
-      route += c;
-    }
+    if (depth == 0) route += c;
     if (c == ')' && depth > 0) --depth;
   }
-  return "method=\"" + method + "\",route=\"" + route + "\"";
+  return MetricLabel("method", method) + "," + MetricLabel("route", route);
 }
 
 }  // namespace

@@ -180,6 +180,9 @@ class ApiServer {
   LabeledHistograms request_durations_;
 };
 
+// 'name="value"', the value escaped as Prometheus's text format asks.
+std::string MetricLabel(std::string_view name, std::string_view value);
+
 // Builds a Prometheus text-format (0.0.4) answer for GET /metrics.
 class MetricsText {
  public:

@@ -55,7 +55,6 @@ struct ConnectionOptions {
 // cannot be read.
 Result<ConnectionOptions> ResolveConnection(ConnectionOptions options);
 
-// What a chosen verb runs with.
 // Standard output when it is a terminal, by its size; 0 x 0: it is not
 // (a pipe, a file, a test's stream).
 struct Terminal {
@@ -63,6 +62,7 @@ struct Terminal {
   bool on() const { return columns > 0 && rows > 0; }
 };
 
+// What a chosen verb runs with.
 struct VerbContext {
   api::ApiClient& client;
   bool json;  // -o json: print the API's answers as they are

@@ -303,8 +303,9 @@ void Scheduler::Pass::AssignNext(NodeIndex node) {
 void Scheduler::Pass::LeaveRestPending(std::string explanation) {
   if (next_task_ == group_.size()) return;
   const bool none_placed = next_task_ == 0;
-  uint32_t message = MessageId(explanation.empty() ? "no suitable node"
-                                                   : "no suitable node (" + explanation + ")");
+  uint32_t message = MessageId(explanation.empty() ? kNoSuitableNodeMessage
+                                                   : std::string(kNoSuitableNodeMessage) + " (" +
+                                                         explanation + ")");
   for (; next_task_ < group_.size(); ++next_task_) {
     result_.decisions.push_back({group_[next_task_], kNoNode, message});
     if (none_placed) state_.MarkUnplaced(group_[next_task_]);

@@ -80,6 +80,8 @@ struct PassResult {
 };
 
 inline constexpr const char* kAssignedMessage = "scheduler assigned task to node";
+// A task no node passes the filters for: this, then " (<explanation>)".
+inline constexpr const char* kNoSuitableNodeMessage = "no suitable node";
 inline constexpr const char* kConfirmedMessage =
     "scheduler confirmed task can run on preassigned node";
 

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 
+#include "daemon/loop/agent_placement.h"
+#include "placement/scheduler.h"
+
 namespace berth::daemon {
 namespace {
-
-constexpr std::string_view kNoSuitableNode = "no suitable node";
-constexpr std::string_view kNoAgent = "no cluster agent";
 
 int8_t ReasonOf(const CountedTask& task) {
   if (task.state > TaskState::kPending || !task.runnable) return -1;
@@ -15,16 +15,11 @@ int8_t ReasonOf(const CountedTask& task) {
     reason = PendingReason::kRestartDelay;
   else if (task.waiting_admission)
     reason = PendingReason::kAdmission;
-  else if (task.message.starts_with(kNoSuitableNode))
+  else if (task.message.starts_with(placement::kNoSuitableNodeMessage))
     reason = PendingReason::kNoSuitableNode;
-  else if (task.message.starts_with(kNoAgent))
+  else if (task.message.starts_with(kNoAgentMessage))
     reason = PendingReason::kAgent;
   return static_cast<int8_t>(reason);
-}
-
-bool HoldsReservations(const CountedTask& task) {
-  return !task.node.empty() && task.state >= TaskState::kAssigned &&
-         task.state <= TaskState::kRunning;
 }
 
 template <class T>
@@ -240,7 +235,7 @@ void LoopCounts::Count(const CountedTask& task, CountedAs& counted) {
                          owners_[counted.owner].id == owner
                      ? counted.owner
                      : OwnerRowOf(owner, job);
-  if (HoldsReservations(task)) {
+  if (HoldsReservations(task.state, task.node)) {
     next.node = counted.node != CountedAs::kNone && nodes_[counted.node].id == task.node
                     ? counted.node
                     : NodeRowOf(task.node);

@@ -164,6 +164,12 @@ struct CountsSnapshot {
   const OwnerRow* FindService(std::string_view id) const;  // a linear scan
 };
 
+// Whether a task in `state` on `node` holds its template's reservations
+// there: placed, from assigned to running.
+inline bool HoldsReservations(TaskState state, std::string_view node) {
+  return !node.empty() && state >= TaskState::kAssigned && state <= TaskState::kRunning;
+}
+
 // A task as the counts see it.
 struct CountedTask {
   std::string_view service, job, node, message;

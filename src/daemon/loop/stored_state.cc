@@ -405,20 +405,22 @@ int64_t StoredState::WorkersOf(const StoredNode& node) {
   return node.slots;
 }
 
-void StoredState::Retire(TaskEntry& e) {
+void StoredState::Forget(TaskEntry& e) {
   Uncount(e);
   counts_.Uncount(e.counted);
+}
+
+void StoredState::Retire(TaskEntry& e) {
+  Forget(e);
   if (e.terminal() && !e.task.service.empty()) history_.MarkStale(HistoryGroupOf(e));
 }
 
 void StoredState::EraseTask(size_t i, bool in_history) {
   TaskEntry& e = tasks_[i];
-  if (in_history) {
+  if (in_history)
     Retire(e);
-  } else {
-    Uncount(e);
-    counts_.Uncount(e.counted);
-  }
+  else
+    Forget(e);
   task_index_.erase(e.task.id);
   e = TaskEntry();
   e.in_plan = false;
@@ -577,7 +579,7 @@ void StoredState::CountForViews(TaskEntry& e) {
                    t.state == TaskState::kNew && t.restart_at.has_value(),
                    !t.job.empty() && !e.in_plan && t.state == TaskState::kNew,
                    nullptr};
-  if (!t.node.empty() && t.state >= TaskState::kAssigned && !e.terminal()) {
+  if (HoldsReservations(t.state, t.node)) {
     // A version's template never changes: the one counted still holds.
     if (e.counted.spec && e.counted.version == task.version) {
       task.spec = e.counted.spec;

@@ -309,6 +309,8 @@ class StoredState {
   void Uncount(TaskEntry& e);
   // The views' counts follow `e`'s fields.
   void CountForViews(TaskEntry& e);
+  // `e` leaves the tallies and the views' counts, for good.
+  void Forget(TaskEntry& e);
   static int64_t WorkersOf(const StoredNode& node);
   orchestrator::ServiceTally& TallyFor(const std::string& service);
   void MarkDirty(const std::string& service, orchestrator::ServiceTally& tally);

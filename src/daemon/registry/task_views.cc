@@ -167,6 +167,12 @@ api::Json Resources(int64_t milli_cpu, int64_t memory) {
 
 }  // namespace
 
+api::Json NodeUseOf(int64_t tasks, int64_t milli_cpu, int64_t memory, const NodeResources& node) {
+  return {{"tasks", tasks},
+          {"allocated", Resources(milli_cpu, memory)},
+          {"free", Resources(node.milli_cpu - milli_cpu, node.memory_bytes - memory)}};
+}
+
 Result<api::Json> NodeUsage(const store::Store& store, const api::Json& node) {
   Node decoded;
   api::Json placement = node;
@@ -198,10 +204,7 @@ Result<api::Json> NodeUsage(const store::Store& store, const api::Json& node) {
     memory += r.memory_bytes;
     ++count;
   }
-  return api::Json{{"tasks", count},
-                   {"allocated", Resources(cpu, memory)},
-                   {"free", Resources(decoded.resources.milli_cpu - cpu,
-                                      decoded.resources.memory_bytes - memory)}};
+  return NodeUseOf(count, cpu, memory, decoded.resources);
 }
 
 }  // namespace berth::daemon

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "api/json_fields.h"
+#include "core/resources.h"
 #include "core/status.h"
 #include "store/store.h"
 
@@ -45,5 +46,8 @@ Result<api::Json> WhyTask(const store::Store& store, std::string_view id_or_name
 // left of `node`'s resources (a node view). CPUs as "<milli>m", memory in
 // bytes. Reads every task: for `node inspect`, not for a loop.
 Result<api::Json> NodeUsage(const store::Store& store, const api::Json& node);
+// The same answer for a node of `node` resources whose `tasks` reserve
+// `milli_cpu` and `memory` (NodeUsage's, and the loop's counts').
+api::Json NodeUseOf(int64_t tasks, int64_t milli_cpu, int64_t memory, const NodeResources& node);
 
 }  // namespace berth::daemon

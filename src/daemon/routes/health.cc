@@ -51,16 +51,6 @@ Result<ApiResponse> Daemon::Health(const ApiRequest& r) {
 
 namespace {
 
-// name="value", escaped as the text format asks.
-std::string Label(const char* name, std::string_view value) {
-  std::string label = std::string(name) + "=\"";
-  for (char c : value) {
-    if (c == '\\' || c == '"') label += '\\';
-    label += c == '\n' ? std::string("\\n") : std::string(1, c);
-  }
-  return label + "\"";
-}
-
 // The gauges of the control loop's counts (the leader's: a follower runs
 // no loop).
 void AddCountGauges(const CountsSnapshot& counts, api::MetricsText& metrics) {
@@ -75,18 +65,19 @@ void AddCountGauges(const CountsSnapshot& counts, api::MetricsText& metrics) {
   std::vector<std::pair<std::string, double>> samples;
   for (size_t s = 0; s < kStates; ++s)
     for (size_t a = 0; a < kAvailabilities; ++a)
-      samples.emplace_back(Label("state", ToString(static_cast<NodeState>(s))) + "," +
-                               Label("availability", ToString(static_cast<NodeAvailability>(a))),
-                           nodes[s][a]);
+      samples.emplace_back(
+          api::MetricLabel("state", ToString(static_cast<NodeState>(s))) + "," +
+              api::MetricLabel("availability", ToString(static_cast<NodeAvailability>(a))),
+          nodes[s][a]);
   metrics.AddLabeled("berth_nodes", "Nodes by state and availability.", "gauge", samples);
   samples.clear();
   for (size_t s = 0; s < kTaskStates; ++s)
-    samples.emplace_back(Label("state", ToString(static_cast<TaskState>(s))),
+    samples.emplace_back(api::MetricLabel("state", ToString(static_cast<TaskState>(s))),
                          static_cast<double>(counts.tasks_by_state[s]));
   metrics.AddLabeled("berth_tasks", "Stored tasks by state.", "gauge", samples);
   samples.clear();
   for (size_t r = 0; r < kPendingReasons; ++r)
-    samples.emplace_back(Label("reason", ToString(static_cast<PendingReason>(r))),
+    samples.emplace_back(api::MetricLabel("reason", ToString(static_cast<PendingReason>(r))),
                          static_cast<double>(counts.pending_by_reason[r]));
   metrics.AddLabeled("berth_tasks_pending",
                      "Tasks waiting for a node (new or pending, meant to run), by reason.", "gauge",
@@ -99,7 +90,7 @@ void AddCountGauges(const CountsSnapshot& counts, api::MetricsText& metrics) {
         {"waiting", "Tasks of each fair-share class's jobs waiting for admission."}}) {
     samples.clear();
     for (const auto& [name, c] : admission["classes"].items())
-      samples.emplace_back(Label("class", name), c.value(field, 0.0));
+      samples.emplace_back(api::MetricLabel("class", name), c.value(field, 0.0));
     const std::string metric = std::string("berth_class_") + field;
     metrics.AddLabeled(metric.c_str(), help, "gauge", samples);
   }

@@ -1,7 +1,4 @@
 // The node resource: /v1/nodes and /v1/nodes/{id} (docs/api.md, "Endpoints").
-#include <string_view>
-#include <unordered_map>
-
 #include "core/names.h"
 #include "daemon/daemon.h"
 #include "daemon/registry/task_views.h"
@@ -21,13 +18,8 @@ void Daemon::AddNodeRoutes() {
   server_->Route("GET", "/v1/nodes", [this](const ApiRequest&) -> Result<ApiResponse> {
     Result<Json> list = nodes_.List();
     if (!list.ok()) return list.status();
-    if (const std::shared_ptr<const CountsSnapshot> counts = Counts()) {
-      std::unordered_map<std::string_view, const NodeRow*> rows;
-      counts->ForEachNode([&](const NodeRow& row) { rows.emplace(row.id, &row); });
-      for (Json& node : (*list)["nodes"])
-        if (auto it = rows.find(node.value("id", "")); it != rows.end())
-          node.update(NodeUseJson(*it->second));
-    }
+    if (const std::shared_ptr<const CountsSnapshot> counts = Counts())
+      AddNodeUse(*counts, (*list)["nodes"]);
     return Answer(std::move(list));
   });
   server_->Route("GET", kNode, [this](const ApiRequest& r) -> Result<ApiResponse> {

@@ -1,8 +1,5 @@
 // The service resource: /v1/services and /v1/services/{id}, with rollback
 // and rebalance (docs/api.md, "Endpoints").
-#include <string_view>
-#include <unordered_map>
-
 #include "daemon/daemon.h"
 #include "daemon/routes/routes.h"
 #include "daemon/views/count_views.h"
@@ -20,15 +17,8 @@ void Daemon::AddServiceRoutes() {
   server_->Route("GET", "/v1/services", [this](const ApiRequest&) -> Result<ApiResponse> {
     Result<Json> list = services_.List();
     if (!list.ok()) return list.status();
-    if (const std::shared_ptr<const CountsSnapshot> counts = Counts()) {
-      std::unordered_map<std::string_view, const OwnerRow*> rows;
-      counts->ForEachOwner([&](const OwnerRow& row) {
-        if (!row.job) rows.emplace(row.id, &row);
-      });
-      for (Json& service : (*list)["services"])
-        if (auto it = rows.find(service.value("id", "")); it != rows.end())
-          service["tasks"] = ServiceTasksJson(*it->second);
-    }
+    if (const std::shared_ptr<const CountsSnapshot> counts = Counts())
+      AddServiceTasks(*counts, (*list)["services"]);
     return Answer(std::move(list));
   });
   server_->Route("GET", kService,

@@ -15,24 +15,19 @@ std::string_view ContentType(std::string_view name) {
   return "application/octet-stream";
 }
 
-Result<ApiResponse> Serve(std::string_view name) {
-  for (const UiFile& file : UiFiles())
-    if (file.name == name)
-      return ApiResponse{200, nullptr, std::string(file.text), std::string(ContentType(name))};
-  return Status::NotFound("no dashboard file '" + std::string(name) + "'");
-}
-
 }  // namespace
 
-// Public routes are exact paths: one per file.
+// Public routes are exact paths: one per file, and index.html at /ui too.
 void Daemon::AddUiRoutes() {
-  for (const char* index : {"/ui", "/ui/"})
-    server_->Route(
-        "GET", index, [](const ApiRequest&) { return Serve("index.html"); }, api::Access::kPublic);
-  for (const UiFile& file : UiFiles())
-    server_->Route(
-        "GET", "/ui/" + std::string(file.name),
-        [name = file.name](const ApiRequest&) { return Serve(name); }, api::Access::kPublic);
+  for (const UiFile& file : UiFiles()) {
+    const api::ApiHandler serve = [&file](const ApiRequest&) -> Result<ApiResponse> {
+      return ApiResponse{200, nullptr, std::string(file.text), std::string(ContentType(file.name))};
+    };
+    server_->Route("GET", "/ui/" + std::string(file.name), serve, api::Access::kPublic);
+    if (file.name == "index.html")
+      for (const char* index : {"/ui", "/ui/"})
+        server_->Route("GET", index, serve, api::Access::kPublic);
+  }
 }
 
 }  // namespace berth::daemon

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "api/json_writer.h"
+#include "daemon/registry/task_views.h"
 
 namespace berth::daemon {
 namespace {
@@ -12,10 +15,6 @@ namespace {
 using api::Json;
 
 std::string Cpu(int64_t milli_cpu) { return std::to_string(milli_cpu) + "m"; }
-
-Json Resources(int64_t milli_cpu, int64_t memory) {
-  return {{"cpu", Cpu(milli_cpu)}, {"memory", memory}};
-}
 
 Json States(const StateCounts& counts) {
   Json states = Json::object();
@@ -108,11 +107,26 @@ Json JobJson(const OwnerRow& row) {
 }  // namespace
 
 Json NodeUseJson(const NodeRow& node) {
-  const int64_t cpu = node.node ? node.node->resources.milli_cpu : 0;
-  const int64_t memory = node.node ? node.node->resources.memory_bytes : 0;
-  return {{"tasks", node.tasks},
-          {"allocated", Resources(node.milli_cpu, node.memory_bytes)},
-          {"free", Resources(cpu - node.milli_cpu, memory - node.memory_bytes)}};
+  return NodeUseOf(node.tasks, node.milli_cpu, node.memory_bytes,
+                   node.node ? node.node->resources : NodeResources{});
+}
+
+void AddNodeUse(const CountsSnapshot& snapshot, Json& nodes) {
+  std::unordered_map<std::string_view, const NodeRow*> rows;
+  snapshot.ForEachNode([&](const NodeRow& row) { rows.emplace(row.id, &row); });
+  for (Json& node : nodes)
+    if (auto it = rows.find(node.value("id", "")); it != rows.end())
+      node.update(NodeUseJson(*it->second));
+}
+
+void AddServiceTasks(const CountsSnapshot& snapshot, Json& services) {
+  std::unordered_map<std::string_view, const OwnerRow*> rows;
+  snapshot.ForEachOwner([&](const OwnerRow& row) {
+    if (!row.job) rows.emplace(row.id, &row);
+  });
+  for (Json& service : services)
+    if (auto it = rows.find(service.value("id", "")); it != rows.end())
+      service["tasks"] = ServiceTasksJson(*it->second);
 }
 
 Json ServiceTasksJson(const OwnerRow& service) {

@@ -18,10 +18,17 @@ namespace berth::daemon {
 // what is left of its resources. CPUs as "<milli>m", memory in bytes.
 api::Json NodeUseJson(const NodeRow& node);
 
+// Adds NodeUseJson's fields to each node of `nodes` (GET /v1/nodes's list)
+// that the snapshot has.
+void AddNodeUse(const CountsSnapshot& snapshot, api::Json& nodes);
+
 // {"running", "desired", "pending", "states": {state: n}}: `running` are
 // the tasks of the current template that run and are meant to; `desired`
 // the replicas (a global service: the tasks that fill a node's slot).
 api::Json ServiceTasksJson(const OwnerRow& service);
+// Adds ServiceTasksJson as "tasks" to each service of `services` (GET
+// /v1/services's list) that the snapshot has.
+void AddServiceTasks(const CountsSnapshot& snapshot, api::Json& services);
 
 // The whole snapshot as JSON text: {"revision", "tasks": {state: n},
 // "pending_reasons": {reason: n}, "nodes": [...], "services": [...],

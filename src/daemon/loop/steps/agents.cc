@@ -91,7 +91,7 @@ void Agents::ApplyOutcomes() {
       pass_.Assigned(pass_.PositionOf(*e));
       continue;
     }
-    const std::string message = "no cluster agent could place the task: " + outcome.reason;
+    const std::string message = std::string(kNoAgentMessage) + ": " + outcome.reason;
     if (e->task.message == message) continue;
     e->task.message = message;
     pass_.MarkChanged(*e);
