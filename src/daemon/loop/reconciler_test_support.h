@@ -100,6 +100,13 @@ class AgentReconcilerTest : public ReconcilerTest {
     options.scheduler.node_basis_points = 10'000;
     options.scheduler.max_attempts = 2;
     options.scheduler.samplers = 1;
+    // One pipeline trying every node: each decision follows the commit
+    // before it, so a task finds the free node even on a sample taken
+    // before the others were bound. With two pipelines, a task could
+    // conflict on every candidate in both attempts and wait retry_after,
+    // depending on thread timing (seen under tsan).
+    options.scheduler.decision_pipelines = 1;
+    options.scheduler.commit_candidates = 4;
     options.retry_after = std::chrono::hours(1);  // one try per test
     return options;
   }
