@@ -192,6 +192,35 @@ TEST_F(NodeSessionTest, AssignmentsArePushedAndHeartbeatsAndReportsAnswered) {
   EXPECT_FALSE((*session)->ended());  // a bad report refuses the report, not the session
 }
 
+// Each heartbeat is answered, and the node sends the round trip of the one
+// before with the next, which berthd counts; an answer that did not change
+// is not handed to the node's handler. A report's answer marks that berthd
+// took what the node sent before it (one stream, in order).
+TEST_F(NodeSessionTest, HeartbeatsAreAnsweredAndTheirRoundTripsCounted) {
+  const Joined n1 = Join("n1");
+  Inbox inbox;
+  Result<std::unique_ptr<node::NodeSession>> session = Open(n1, inbox);
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  const Histogram& round_trips = sessions_->heartbeat_round_trips();
+  auto beat_then_report = [&] {
+    ASSERT_TRUE((*session)->Heartbeat().ok());
+    Result<Json> taken = (*session)->Report(Json{{"tasks", Json::array()}}, kBound);
+    ASSERT_TRUE(taken.ok()) << taken.status().message();
+  };
+  beat_then_report();
+  ASSERT_TRUE(inbox.Wait([](Inbox& i) { return i.heartbeats.size() == 1; }));
+  EXPECT_EQ(round_trips.Cumulative().back(), 0u);  // the first has no earlier one
+
+  beat_then_report();
+  EXPECT_EQ(round_trips.Cumulative().back(), 1u);
+  EXPECT_GT(round_trips.sum_seconds(), 0.0);
+  EXPECT_LT(round_trips.sum_seconds(), static_cast<double>(kBound.count()));
+  beat_then_report();
+  EXPECT_EQ(round_trips.Cumulative().back(), 2u);
+  std::lock_guard lock(inbox.mu);
+  EXPECT_EQ(inbox.heartbeats.size(), 1u);  // the same answer each time
+}
+
 // A node removed while its session is open has it closed at once, with the
 // words berth-node stops on; it cannot open another.
 TEST_F(NodeSessionTest, ARemovedNodesSessionIsClosedAtOnce) {

@@ -10,6 +10,12 @@ std::span<const double> Histogram::DefaultBounds() {
   return kBounds;
 }
 
+std::span<const double> Histogram::WaitBounds() {
+  static constexpr double kBounds[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
+                                       2.5,   5,    10,    30,   60,  300,  900, 3600};
+  return kBounds;
+}
+
 Histogram::Histogram(std::span<const double> bounds)
     : bounds_(bounds.begin(), bounds.end()), counts_(bounds.size() + 1) {}
 

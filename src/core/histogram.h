@@ -24,6 +24,9 @@ class Histogram {
   // as Prometheus client libraries' defaults, with 0.1 ms and 30 s added
   // for a fast pass and a slow etcd.
   static std::span<const double> DefaultBounds();
+  // For waits of queued work (a task from creation to running, which a
+  // job's may spend in its class's queue): 5 ms to an hour.
+  static std::span<const double> WaitBounds();
 
   explicit Histogram(std::span<const double> bounds = DefaultBounds());
   Histogram(const Histogram&) = delete;

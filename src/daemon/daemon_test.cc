@@ -36,6 +36,7 @@ TEST_F(DaemonTest, MetricsFollowPrometheusConventions) {
   ASSERT_EQ(Call("POST", "/v1/nodes", R"({"id": "n1"})").first, 201);
   ASSERT_EQ(Call("GET", "/v1/nodes/n1").first, 200);
   ASSERT_EQ(Call("GET", "/v1/nodes/none").first, 404);
+  ASSERT_EQ(Call("POST", "/v1/services", R"({"id": "web", "replicas": 1})").first, 201);
   ASSERT_TRUE(daemon_->WaitSettled(std::chrono::seconds(20)));
   httplib::Result r = client_->Get("/metrics");
   ASSERT_TRUE(r);
@@ -73,6 +74,13 @@ TEST_F(DaemonTest, MetricsFollowPrometheusConventions) {
   EXPECT_EQ(samples[route + "/v1/nodes/{id}\",code=\"200\"}"], 1);
   EXPECT_EQ(samples[route + "/v1/nodes/{id}\",code=\"404\"}"], 1);
   EXPECT_GE(samples["berth_store_commit_duration_seconds_count"], 1);
+  for (const char* waits :
+       {"berth_task_create_to_assigned_seconds", "berth_task_create_to_running_seconds"}) {
+    EXPECT_EQ(types[waits], "histogram");
+    EXPECT_EQ(samples[std::string(waits) + "_count"], 1) << waits;  // web.1
+  }
+  EXPECT_EQ(types["berth_engine_group_duration_seconds"], "histogram");
+  EXPECT_GE(samples["berth_engine_group_duration_seconds_count"], 1);
 }
 
 TEST_F(DaemonTest, NodeLifecycleThroughTheApi) {

@@ -2,6 +2,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <utility>
+
 #include "session/grpc_defaults.h"
 #include "session/node_session.grpc.pb.h"
 
@@ -132,7 +134,12 @@ bool NodeSession::Write(const pb::NodeMessage& message) {
 
 Status NodeSession::Heartbeat() {
   pb::NodeMessage beat;
-  beat.mutable_heartbeat();
+  {
+    std::lock_guard lock(mu_);
+    beat.mutable_heartbeat()->set_seq(++beat_seq_);
+    beat.mutable_heartbeat()->set_round_trip_ns(std::exchange(round_trip_ns_, 0));
+    beat_sent_ = std::chrono::steady_clock::now();
+  }
   std::lock_guard lock(write_mu_);
   return Write(beat) ? Status::Ok() : Status::Unavailable("the node session ended");
 }
@@ -171,10 +178,18 @@ void NodeSession::ReadLoop() {
         if (options_.on_assignments)
           options_.on_assignments(Json::parse(message.assignments().json(), nullptr, false));
         break;
-      case pb::ManagerMessage::kHeartbeat:
-        if (options_.on_heartbeat)
-          options_.on_heartbeat(Json::parse(message.heartbeat().json(), nullptr, false));
+      case pb::ManagerMessage::kHeartbeat: {
+        const pb::HeartbeatAck& ack = message.heartbeat();
+        {
+          std::lock_guard lock(mu_);
+          if (ack.seq() != 0 && ack.seq() == beat_seq_)
+            round_trip_ns_ = (std::chrono::steady_clock::now() - beat_sent_).count();
+        }
+        // Empty: the answer has not changed.
+        if (options_.on_heartbeat && !ack.json().empty())
+          options_.on_heartbeat(Json::parse(ack.json(), nullptr, false));
         break;
+      }
       case pb::ManagerMessage::kReports: {
         const pb::ReportsAck& ack = message.reports();
         std::lock_guard lock(mu_);

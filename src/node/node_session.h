@@ -13,6 +13,7 @@
 // Thread-safe: Heartbeat and Report from any thread (writes are serialised).
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -78,6 +79,8 @@ class NodeSession {
   const std::string& target() const { return options_.target; }
   ~NodeSession();
 
+  // Sends a heartbeat that asks to be answered, with the round trip of the
+  // previous one answered (berthd's berth_node_heartbeat_round_trip_seconds).
   Status Heartbeat();
   // Sends a batch of reports (the body of POST /v1/node/status) and waits
   // up to `timeout` for berthd's answer.
@@ -102,6 +105,11 @@ class NodeSession {
   std::condition_variable answered_;
   uint64_t next_seq_ = 1;
   std::map<uint64_t, std::optional<Result<api::Json>>> pending_;  // reports awaiting answers
+  // The last heartbeat sent (its seq and when), and the round trip of the
+  // last one answered, not yet sent in a heartbeat (0: none).
+  uint64_t beat_seq_ = 0;
+  std::chrono::steady_clock::time_point beat_sent_;
+  int64_t round_trip_ns_ = 0;
   bool ended_ = false;
   std::optional<Status> end_;
 };

@@ -1,6 +1,7 @@
 #include "placement/scheduler.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <span>
 #include <string_view>
@@ -100,6 +101,9 @@ class Scheduler::Pass {
   }
   void SchedulePreassigned(TaskIndex task);
   void ScheduleGroup(std::span<const TaskIndex> tasks);
+  // Runs `schedule` (one group) and records its time in the result.
+  template <typename Schedule>
+  void Timed(Schedule schedule);
   void ScheduleOneOffRun(std::span<const TaskIndex> tasks);
   bool PlaceOnLeastLoaded();
   NodeKey LoadKeyOf(NodeIndex n) const {
@@ -170,6 +174,16 @@ Scheduler::~Scheduler() = default;
 
 PassResult Scheduler::SchedulePending(Timestamp now) { return Pass(state_, options_, now).Run(); }
 
+// A group that made no decision was skipped (unchanged), and is not timed.
+template <typename Schedule>
+void Scheduler::Pass::Timed(Schedule schedule) {
+  const size_t decided = result_.decisions.size();
+  const auto start = std::chrono::steady_clock::now();
+  schedule();
+  if (result_.decisions.size() != decided)
+    result_.group_durations.push_back(std::chrono::steady_clock::now() - start);
+}
+
 PassResult Scheduler::Pass::Run() {
   std::vector<TaskIndex> preassigned, one_off;
   std::vector<std::vector<TaskIndex>> groups;
@@ -196,7 +210,7 @@ PassResult Scheduler::Pass::Run() {
     }
   }
   for (TaskIndex i : preassigned) SchedulePreassigned(i);
-  for (const auto& group : groups) ScheduleGroup(group);
+  for (const auto& group : groups) Timed([&] { ScheduleGroup(group); });
   for (size_t i = 0; i < one_off.size();) {
     const TaskRecord& first = state_.task(one_off[i]);
     size_t end = i + 1;
@@ -204,9 +218,9 @@ PassResult Scheduler::Pass::Run() {
       while (end < one_off.size() && state_.task(one_off[end]).service == first.service &&
              state_.task(one_off[end]).spec == first.spec)
         ++end;
-      ScheduleOneOffRun(std::span(one_off).subspan(i, end - i));
+      Timed([&] { ScheduleOneOffRun(std::span(one_off).subspan(i, end - i)); });
     } else {
-      ScheduleGroup(std::span(one_off).subspan(i, 1));
+      Timed([&] { ScheduleGroup(std::span(one_off).subspan(i, 1)); });
     }
     i = end;
   }

@@ -19,6 +19,7 @@
 // Not thread-safe: call from the thread that owns the ClusterState.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -75,6 +76,11 @@ struct PassResult {
   // Tasks of skipped groups (above): still pending, with the verdict the
   // earlier pass gave them.
   size_t unchanged = 0;
+
+  // Wall time of each group the pass scheduled (step 2, and each run of
+  // identical one-off tasks of step 3; skipped groups left out), for
+  // berthd's metrics. Not part of the decisions.
+  std::vector<std::chrono::nanoseconds> group_durations;
 
   const std::string& MessageOf(const Decision& d) const { return messages[d.message]; }
 };

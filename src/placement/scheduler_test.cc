@@ -474,15 +474,18 @@ TEST(UnchangedCapacity, AGroupNoNodeTookIsSkippedUntilCapacityMayHaveChanged) {
   c.AddPending("big", "B", SpecReservingCpu(2000), 3);
   PassResult first = c.Schedule();
   EXPECT_EQ(first.decisions.size(), 3u);
+  EXPECT_EQ(first.group_durations.size(), 1u);  // the group was searched, and timed
   EXPECT_EQ(c.MessageOf(first, "big0"), "no suitable node (insufficient resources on 1 node)");
   PassResult again = c.Schedule();
   EXPECT_TRUE(again.decisions.empty());
   EXPECT_EQ(again.unchanged, 3u);
+  EXPECT_TRUE(again.group_durations.empty());  // skipped groups are not
   // A task of another service is placed (it takes capacity, after the group
   // was skipped), then ends and gives it back: the group is looked at again.
   const TaskIndex other = c.AddTask("other", "O", SpecReservingCpu(100));
   PassResult with_other = c.Schedule();
   EXPECT_EQ(c.Placements(with_other), (std::map<std::string, std::string>{{"other", "n1"}}));
+  EXPECT_EQ(with_other.group_durations.size(), 1u);  // the other service's group
   EXPECT_EQ(with_other.unchanged, 3u);
   EXPECT_EQ(c.Schedule().decisions.size(), 3u);  // n1 took a task since
   EXPECT_EQ(c.Schedule().unchanged, 3u);

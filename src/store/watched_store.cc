@@ -139,7 +139,12 @@ Store::BatchLimits WatchedStore::batch_limits() const {
 Result<int64_t> WatchedStore::CommitOwn(const std::vector<Write>& writes) {
   const std::vector<Write> fence = fence_ ? fence_() : std::vector<Write>();
   if (writes.empty()) return inner_->Commit(writes);
-  const std::vector<std::vector<Write>> parts = SplitBatch(writes, inner_->batch_limits(), fence);
+  const BatchLimits limits = inner_->batch_limits();
+  // Nothing to add and no limit to split at (SQLite): the batch goes as it
+  // is, since copying a pass's 100,000 writes costs more than its encoding.
+  if (fence.empty() && limits.writes == 0 && limits.bytes == 0)
+    return CommitPart(writes, fence, true);
+  const std::vector<std::vector<Write>> parts = SplitBatch(writes, limits, fence);
   if (parts.size() == 1) return CommitPart(parts.front(), fence, true);
   // The parts are independent (each fenced, each atomic), so several go at
   // once: etcd then shares a consensus round and a disk sync among them.
@@ -206,7 +211,8 @@ Result<int64_t> WatchedStore::CommitPart(const std::vector<Write>& batch,
     size_t skip = in_flight.cut = count > sink_.keep_last ? count - sink_.keep_last : 0;
     for (const Write& w : batch) {
       if (!wanted(w) || (skip > 0 && skip--)) continue;
-      in_flight.changes.push_back({w.op, w.kind, w.id, w.op == Write::Op::kPut ? w.body : "", *revision});
+      in_flight.changes.push_back(
+          {w.op, w.kind, w.id, w.op == Write::Op::kPut ? w.body : "", *revision});
     }
   }
   if (!revision.ok()) return revision;

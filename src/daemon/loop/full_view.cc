@@ -151,7 +151,9 @@ FullView::Moves FullView::RebalanceMoves(const std::string& service,
 
 placement::PassResult FullView::Schedule(Timestamp now) {
   placement::Scheduler scheduler(state_, options_);
-  return scheduler.SchedulePending(now);
+  placement::PassResult result = scheduler.SchedulePending(now);
+  for (std::chrono::nanoseconds took : result.group_durations) group_durations_.Observe(took);
+  return result;
 }
 
 }  // namespace berth::daemon

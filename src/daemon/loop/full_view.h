@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "core/histogram.h"
 #include "core/status.h"
 #include "core/task.h"
 #include "core/time.h"
@@ -77,6 +78,9 @@ class FullView {
   const std::string& NodeId(placement::NodeIndex node) const { return state_.node(node).node().id; }
   // How many times the nodes were loaded (for tests and metrics).
   uint64_t loads() const { return generation_; }
+  // The engine's time on each group it scheduled (PassResult::group_durations).
+  // Safe to read from any thread.
+  const Histogram& group_durations() const { return group_durations_; }
 
  private:
   Status Load(StoredState& state);
@@ -94,6 +98,7 @@ class FullView {
   uint64_t generation_ = 0;         // of state_; entries carry the one they were synced in
   uint64_t layout_generation_ = 0;  // StoredState::layout_generation state_ was loaded from
   std::vector<size_t> entry_of_;    // by engine task index
+  Histogram group_durations_;
 };
 
 }  // namespace berth::daemon

@@ -80,7 +80,7 @@ class FullViewTest : public testing::Test {
       }
       if (t["spec_version"] < service["spec_version"]) continue;
       for (const char* berthd_only : {"message", "job", "name", "run", "admitted_at", "started_at",
-                                      "assigned_at", "agent", "slot", "restart_at"})
+                                      "assigned_at", "agent", "slot", "restart_at", "created_at"})
         t.erase(berthd_only);
       // A plan numbers a service's tasks by their ids, berthd by their
       // slots: the document names each task as its slot.

@@ -87,6 +87,7 @@ TaskEntry& Pass::NewTask(const std::string& service, uint64_t spec_version, uint
   e.task = StoredTask();
   e.task.id = std::move(id);
   e.task.state = TaskState::kPending;
+  e.task.created_at = now_;
   e.task.service = service;
   e.task.spec_version = spec_version;
   e.task.slot = slot;
@@ -127,6 +128,7 @@ void Pass::Start(TaskEntry& e, ServiceIt svc) {
   if (!message) return;
   SetState(e, TaskState::kRunning, std::move(*message));
   e.task.started_at = now_;
+  started_.push_back(state_.PositionOf(e));
   ++summary.started;
 }
 // Asks the executor whether a running task ended (complete or failed; `run`
@@ -237,6 +239,19 @@ void Pass::SetAdmissionStatus(std::string status) {
 void Pass::StampAssigned(Timestamp at) {
   for (size_t i : assigned_) state_.task(i).task.assigned_at = at;
   summary.assigned = static_cast<int>(assigned_.size());
+}
+void Pass::ObserveLatencies(Histogram& to_assigned, Histogram& to_running) const {
+  auto observe = [&](Histogram& h, const std::vector<uint32_t>& positions, auto since_created) {
+    for (uint32_t position : positions) {
+      const StoredTask& t = state_.task(position).task;
+      const std::optional<Timestamp> at = since_created(t);
+      // Negative: the task was made by a leader whose clock ran ahead.
+      if (t.attempt == 0 && t.created_at && at && *at >= *t.created_at)
+        h.Observe(*at - *t.created_at);
+    }
+  };
+  observe(to_assigned, assigned_, [](const StoredTask& t) { return t.assigned_at; });
+  observe(to_running, started_, [](const StoredTask& t) { return t.started_at; });
 }
 void Pass::Committed(int64_t revision) {
   summary.visited = visit_.size();

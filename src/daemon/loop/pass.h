@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "core/histogram.h"
 #include "core/status.h"
 #include "core/time.h"
 #include "daemon/loop/agent_placement.h"
@@ -167,6 +168,10 @@ class Pass {
   // StoredState::EndPass, then the outcomes it applied and the bindings it
   // let go are told to the agents.
   void Committed(int64_t revision);
+  // After the commit: each task this pass placed, or started, for the first
+  // time (attempt 0; a job task's later attempts are left out) adds its
+  // time since created_at to `to_assigned` or `to_running`.
+  void ObserveLatencies(Histogram& to_assigned, Histogram& to_running) const;
 
   PassSummary summary;
 
@@ -189,6 +194,7 @@ class Pass {
   std::set<std::string, std::less<>> releasing_;              // every id in releases_
   std::set<std::string, std::less<>> delivered_;              // outcomes applied
   std::vector<uint32_t> assigned_;                            // positions placed by this pass
+  std::vector<uint32_t> started_;                             // positions it started
   std::vector<uint32_t> visit_;
   std::vector<std::string> changed_nodes_;
   std::vector<uint32_t> touched_;

@@ -96,6 +96,7 @@ Result<PassSummary> Reconciler::RunPass(Timestamp now) {
     pass.summary.wrote = true;
   }
   pass.Committed(revision);
+  pass.ObserveLatencies(create_to_assigned_, create_to_running_);
   executor_.Committed(revision != 0 ? revision : store_.revision());
   std::shared_ptr<const CountsSnapshot> counts =
       state_.PublishCounts(revision != 0 ? revision : state_.revision());

@@ -35,6 +35,7 @@
 #include <memory>
 #include <mutex>
 
+#include "core/histogram.h"
 #include "core/status.h"
 #include "core/time.h"
 #include "daemon/loop/agent_placement.h"
@@ -85,6 +86,12 @@ class Reconciler {
     std::lock_guard lock(counts_mu_);
     return counts_;
   }
+  // For /metrics, safe from any thread: a task's time from created_at to
+  // its first assignment and its first run (Pass::ObserveLatencies), and
+  // the full-view engine's time per group (empty on the three-phase path).
+  const Histogram& create_to_assigned() const { return create_to_assigned_; }
+  const Histogram& create_to_running() const { return create_to_running_; }
+  const Histogram& engine_group_durations() const { return full_view_.group_durations(); }
 
  private:
   Status LoadClasses();
@@ -102,6 +109,8 @@ class Reconciler {
   int64_t classes_revision_ = -1;  // of the configuration admission_ holds
   mutable std::mutex counts_mu_;
   std::shared_ptr<const CountsSnapshot> counts_;
+  Histogram create_to_assigned_{Histogram::WaitBounds()},
+      create_to_running_{Histogram::WaitBounds()};
 };
 
 }  // namespace berth::daemon

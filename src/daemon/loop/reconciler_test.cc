@@ -35,6 +35,36 @@ TEST_F(ReconcilerTest, ALargePassStoresEveryTaskWhole) {
   }
 }
 
+// A task's wait from its creation (a job's: its submission) to its first
+// assignment and its first run goes to the latency histograms once the pass
+// that stored it committed; the engine's time, per group it searched.
+TEST_F(ReconcilerTest, TasksAddTheirWaitSinceCreationToTheLatencyHistograms) {
+  ASSERT_TRUE(
+      services_
+          .Create(Json{{"id", "web"}, {"replicas", 2}, {"task", {{"resources", {{"cpu", 1}}}}}})
+          .ok());
+  ASSERT_TRUE(reconciler_.RunPass(clock_.Now()).ok());  // no node: pending
+  EXPECT_EQ(reconciler_.create_to_assigned().Cumulative().back(), 0u);
+  clock_.Advance(std::chrono::seconds(3));
+  AddNode("n1", 4);
+  Settle();
+  ASSERT_EQ(Tasks(),
+            (std::map<std::string, std::string>{{"web.1", "running@n1"}, {"web.2", "running@n1"}}));
+  EXPECT_EQ(reconciler_.create_to_assigned().Cumulative().back(), 2u);
+  EXPECT_DOUBLE_EQ(reconciler_.create_to_assigned().sum_seconds(), 6.0);
+  EXPECT_EQ(reconciler_.create_to_running().Cumulative().back(), 2u);
+  EXPECT_DOUBLE_EQ(reconciler_.create_to_running().sum_seconds(), 6.0);
+
+  ASSERT_TRUE(jobs_.Submit(Job("build", "ci", 1, 60)).ok());
+  clock_.Advance(std::chrono::milliseconds(1500));
+  Settle();
+  EXPECT_EQ(reconciler_.create_to_assigned().Cumulative().back(), 3u);
+  EXPECT_DOUBLE_EQ(reconciler_.create_to_assigned().sum_seconds(), 7.5);
+  EXPECT_DOUBLE_EQ(reconciler_.create_to_running().sum_seconds(), 7.5);
+  // web's group with no node, then with n1; the job's task.
+  EXPECT_EQ(reconciler_.engine_group_durations().Cumulative().back(), 3u);
+}
+
 // The loop keeps what it read between passes. A change it did not see (made
 // here behind the watch) makes its next commit fail on a precondition; the
 // pass after that reads everything again and goes on from the stored state.

@@ -65,6 +65,7 @@ StoredTask DecodeStoredTask(const Json& body, std::string_view id) {
   if (auto it = body.find("slot"); it != body.end() && it->is_number_unsigned())
     t.slot = it->get<uint64_t>();
   t.restart_at = Time(body, "restart_at");
+  t.created_at = Time(body, "created_at");
   t.updated_at = Time(body, "updated_at");
   t.admitted_at = Time(body, "admitted_at");
   t.assigned_at = Time(body, "assigned_at");
@@ -91,6 +92,7 @@ std::string EncodeStoredTask(const StoredTask& t) {
     w.Text("agent", t.agent);
     WriteTime(w, "assigned_at", t.assigned_at);
     if (t.attempt != 0) w.Number("attempt", t.attempt);
+    WriteTime(w, "created_at", t.created_at);
     if (t.desired != TaskState::kRunning) w.Text("desired_state", ToString(t.desired));
     w.Text("job", t.job);
     w.Text("message", t.message);

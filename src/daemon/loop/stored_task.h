@@ -41,7 +41,8 @@ struct StoredTask {
   // A restarted task waits until then before the engine sees it (the
   // restart policy's delay); absent: no wait.
   std::optional<Timestamp> restart_at;
-  std::optional<Timestamp> updated_at, admitted_at, assigned_at, started_at;
+  // created_at: when the loop made the task, or its job was submitted.
+  std::optional<Timestamp> created_at, updated_at, admitted_at, assigned_at, started_at;
   std::optional<SimulatedRun> run;  // a job's task
   // A job's task: how often it went back to waiting after admission (each
   // run has its own id on the node: RunIdOf), and how many of its job's

@@ -20,6 +20,7 @@ TEST(StoredTask, EveryFieldRoundTrips) {
   t.message = "no suitable node (\"x\" \\ \n\t\x01 café)";
   t.state = TaskState::kFailed;
   t.desired = TaskState::kShutdown;
+  t.created_at = *ParseRfc3339("2025-12-31T23:59:59.999Z");
   t.updated_at = *ParseRfc3339("2026-01-01T00:00:01.5Z");
   t.admitted_at = *ParseRfc3339("2026-01-01T00:00:00Z");
   t.assigned_at = *ParseRfc3339("2026-01-01T00:00:00.001Z");

@@ -171,6 +171,33 @@ class NodeSessions::Stream final
     Pump();
   }
 
+  // Answered when the answer changed (a new CA digest, period or epoch), or
+  // when the node asks (seq) to time its round trip: the assignments come
+  // pushed, so a heartbeat is one read.
+  Status Heartbeat(const pb::Heartbeat& heartbeat) {
+    // A monotonic clock's wait; more than an hour is not a round trip.
+    constexpr int64_t kLongestRoundTripNs = int64_t{3600} * 1'000'000'000;
+    if (heartbeat.round_trip_ns() > 0 && heartbeat.round_trip_ns() <= kLongestRoundTripNs)
+      sessions_.heartbeat_round_trips_.Observe(std::chrono::nanoseconds(heartbeat.round_trip_ns()));
+    Result<Json> beat = sessions_.dispatcher_.Heartbeat(node_);
+    if (!beat.ok()) return beat.status();
+    sessions_.hooks_.stamp(*beat);
+    std::string json = beat->dump();
+    {
+      std::lock_guard lock(mu_);
+      if (json == last_heartbeat_) {
+        if (heartbeat.seq() == 0) return Status::Ok();
+        json.clear();
+      } else {
+        last_heartbeat_ = json;
+      }
+    }
+    pb::ManagerMessage out;
+    out.mutable_heartbeat()->set_json(std::move(json));
+    out.mutable_heartbeat()->set_seq(heartbeat.seq());
+    return Queue(std::move(out));
+  }
+
   Status Handle(const pb::NodeMessage& message) {
     // As every node route: a replica that stopped leading ends the session
     // (UNAVAILABLE), so that the node finds the new leader instead of
@@ -184,22 +211,8 @@ class NodeSessions::Stream final
         hello_ = dirty_ = true;
         return Status::Ok();
       }
-      case pb::NodeMessage::kHeartbeat: {
-        Result<Json> beat = sessions_.dispatcher_.Heartbeat(node_);
-        if (!beat.ok()) return beat.status();
-        sessions_.hooks_.stamp(*beat);
-        // Answered only when the answer changed (a new CA digest, period or
-        // epoch): the assignments come pushed, so a heartbeat is one read.
-        std::string json = beat->dump();
-        {
-          std::lock_guard lock(mu_);
-          if (json == last_heartbeat_) return Status::Ok();
-          last_heartbeat_ = json;
-        }
-        pb::ManagerMessage out;
-        out.mutable_heartbeat()->set_json(std::move(json));
-        return Queue(std::move(out));
-      }
+      case pb::NodeMessage::kHeartbeat:
+        return Heartbeat(message.heartbeat());
       case pb::NodeMessage::kReports: {
         pb::ManagerMessage out;
         out.mutable_reports()->set_seq(message.reports().seq());

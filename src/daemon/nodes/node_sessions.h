@@ -39,6 +39,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/histogram.h"
 #include "core/status.h"
 #include "core/time.h"
 #include "daemon/nodes/node_dispatcher.h"
@@ -112,6 +113,8 @@ class NodeSessions {
   void Close(const std::string& node);
   // Streams open now (berth_node_sessions).
   size_t open() const;
+  // The round trips nodes measured of their heartbeats (Heartbeat.round_trip_ns).
+  const Histogram& heartbeat_round_trips() const { return heartbeat_round_trips_; }
 
   class Stream;  // one node's stream (node_sessions.cc)
 
@@ -142,6 +145,7 @@ class NodeSessions {
   std::unordered_set<std::string> queued_;            // the nodes in dirty_
   bool all_dirty_ = false, stopping_ = false;
   std::vector<std::thread> pushers_;
+  Histogram heartbeat_round_trips_;
 
   std::mutex log_mu_;
   int64_t last_log_ns_ = 0;  // SteadyNowNs of the last refusal logged

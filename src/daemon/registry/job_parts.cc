@@ -168,6 +168,7 @@ Json UnrecordedTaskBody(const std::string& job_id, const Json& job, int64_t inde
           {"state", killed ? "shutdown" : "new"},
           {"desired_state", killed ? "shutdown" : "running"},
           {"run", run.ok() ? *run : Json::object()},
+          {"created_at", submitted != job.end() ? *submitted : Json("")},
           {"updated_at", submitted != job.end() ? *submitted : Json("")},
           {"message", killed ? "job was killed" : "waiting for admission"}};
 }

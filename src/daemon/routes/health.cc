@@ -112,6 +112,19 @@ ApiResponse Daemon::Metrics() const {
   metrics.AddHistograms("berth_control_pass_duration_seconds",
                         "Wall time of each control-loop pass, its commits included.",
                         {{"", &loop_->pass_durations()}});
+  metrics.AddHistograms("berth_engine_group_duration_seconds",
+                        "The full-view engine's time on each group of identical tasks it "
+                        "searched: a service version's pending tasks, or a run of a job's (none "
+                        "with --agent).",
+                        {{"", &reconciler_.engine_group_durations()}});
+  metrics.AddHistograms("berth_task_create_to_assigned_seconds",
+                        "From a task's creation (a job task's: its job's submission) to its first "
+                        "assignment to a node, as the control loop stored it.",
+                        {{"", &reconciler_.create_to_assigned()}});
+  metrics.AddHistograms("berth_task_create_to_running_seconds",
+                        "From a task's creation (a job task's: its job's submission) to its first "
+                        "run.",
+                        {{"", &reconciler_.create_to_running()}});
   metrics.Add("berth_control_tasks_visited_total",
               "Tasks the control-loop passes looked at (a pass visits what changed).",
               loop_->tasks_visited());
@@ -143,6 +156,11 @@ ApiResponse Daemon::Metrics() const {
               dispatcher_->heartbeats());
   metrics.Add("berth_node_sessions", "berth-node sessions (gRPC streams) open now.",
               sessions_ ? sessions_->open() : 0, "gauge");
+  if (sessions_)
+    metrics.AddHistograms("berth_node_heartbeat_round_trip_seconds",
+                          "How long berth-node machines waited for berthd's answer to a heartbeat "
+                          "on their session, as they measured it.",
+                          {{"", &sessions_->heartbeat_round_trips()}});
   metrics.Add("berth_store_lists_total",
               "Times the control loop read the whole state: when it starts leading, after a "
               "failed pass, after its change feed was lost.",
