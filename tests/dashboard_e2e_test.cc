@@ -241,6 +241,10 @@ TEST_F(DashboardTest, ShowsTheClusterServicesClassesAndEventsOfOneSnapshot) {
   ASSERT_TRUE(browser_->WaitFor("document.querySelectorAll('.group').length === 2"));
   EXPECT_NE(Text("#nodes"), "");
   EXPECT_EQ(browser_->Run("return document.querySelectorAll('.chip[title=web]').length"), 3);
+  // Colours and bar widths are set through the CSSOM, which berthd's
+  // Content-Security-Policy (no inline style) allows.
+  EXPECT_NE(browser_->Run("return document.querySelector('.chip[title=web]').style.background"),
+            "");
   EXPECT_TRUE(browser_->Screenshot(std::string(DASHBOARD_ARTEFACTS) + "/cluster.png"));
 
   // Services: web runs 3 of 3; big waits, with the engine's reason.

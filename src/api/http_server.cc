@@ -178,6 +178,7 @@ void SendJson(httplib::Response& res, int status, const Json& body) {
 
 void Send(httplib::Response& res, const ApiResponse& response) {
   res.status = response.status;
+  for (const auto& [name, value] : response.headers) res.set_header(name, value);
   if (response.stream) {
     res.set_chunked_content_provider(response.content_type,
                                      [stream = response.stream](size_t, httplib::DataSink& sink) {

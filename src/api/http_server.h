@@ -135,6 +135,8 @@ struct ApiResponse {
   // worker thread meanwhile, so it must end on its own (a time bound).
   using Write = std::function<bool(std::string_view chunk)>;
   std::function<void(const Write& write)> stream = {};
+  // Headers besides the content type (the dashboard's security policy).
+  std::vector<std::pair<std::string, std::string>> headers = {};
 };
 
 using ApiHandler = std::function<Result<ApiResponse>(const ApiRequest&)>;

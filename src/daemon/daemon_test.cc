@@ -83,6 +83,23 @@ TEST_F(DaemonTest, MetricsFollowPrometheusConventions) {
   EXPECT_GE(samples["berth_engine_group_duration_seconds_count"], 1);
 }
 
+// The dashboard's files come with a policy that lets the page load only
+// its own files and talk only to berthd.
+TEST_F(DaemonTest, TheDashboardIsServedWithASecurityPolicy) {
+  for (const char* path : {"/ui/", "/ui/app.js", "/ui/style.css"}) {
+    httplib::Result r = client_->Get(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 200) << path;
+    EXPECT_NE(r->get_header_value("Content-Security-Policy").find("script-src 'self'"),
+              std::string::npos)
+        << path;
+    EXPECT_EQ(r->get_header_value("X-Content-Type-Options"), "nosniff") << path;
+  }
+  httplib::Result api = client_->Get("/v1/nodes");
+  ASSERT_TRUE(api);
+  EXPECT_FALSE(api->has_header("Content-Security-Policy"));  // JSON answers need none
+}
+
 TEST_F(DaemonTest, NodeLifecycleThroughTheApi) {
   auto [created, node] = Call("POST", "/v1/nodes", R"({"id": "n1", "labels": {"az": "a"}})");
   EXPECT_EQ(created, 201);
