@@ -245,11 +245,19 @@ TEST_F(DashboardTest, ShowsTheClusterServicesClassesAndEventsOfOneSnapshot) {
   // Content-Security-Policy (no inline style) allows.
   EXPECT_NE(browser_->Run("return document.querySelector('.chip[title=web]').style.background"),
             "");
+  // A task that leaves its node stays on the card as ended for a minute,
+  // rather than vanishing at the next refresh.
+  Post("/v1/services/web", {{"replicas", 2}}, "PATCH");
+  ASSERT_TRUE(api_->Get("/v1/health?wait=settled&timeout=30"));
+  ASSERT_TRUE(browser_->WaitFor("document.querySelectorAll('.chip.ended').length === 1"));
+  EXPECT_EQ(browser_->Run("return document.querySelectorAll('.chip[title=web]').length"), 2);
+  EXPECT_EQ(browser_->Run("return document.querySelector('.chip.ended').title"),
+            "web: 1 ended in the last minute");
   EXPECT_TRUE(browser_->Screenshot(std::string(DASHBOARD_ARTEFACTS) + "/cluster.png"));
 
-  // Services: web runs 3 of 3; big waits, with the engine's reason.
+  // Services: web runs 2 of 2; big waits, with the engine's reason.
   browser_->Click("nav button[data-view=services]");
-  EXPECT_EQ(Text("[data-service=web] .replicas"), "3/3");
+  EXPECT_EQ(Text("[data-service=web] .replicas"), "2/2");
   EXPECT_NE(Text("[data-service=big] .pending").find("no suitable node"), std::string::npos)
       << Text("[data-service=big] .pending");
   EXPECT_TRUE(browser_->Screenshot(std::string(DASHBOARD_ARTEFACTS) + "/services.png"));

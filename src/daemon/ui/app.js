@@ -9,6 +9,7 @@ const REFRESH_MS = 2000;
 const CARD_LIMIT = 200;  // more nodes than this: a table with a filter
 const CHIPS_PER_OWNER = 12;
 const EVENTS_KEPT = 300;
+const ENDED_SHOWN_MS = 60000;  // a task that left its node stays as an "ended" chip this long
 
 const $ = (id) => document.getElementById(id);
 let snapshot = null;
@@ -16,6 +17,11 @@ let refreshTimer = null;
 const classHistory = {};  // class -> [{running, entitlement}], the last 60 refreshes
 let eventsFrom = null;    // the next event index to ask for; null: from the snapshot's
 let eventsStream = null;  // the AbortController of the open stream, while the tab shows
+// Tasks that left their node, as the refreshes saw them go: a node's count
+// of a service's or job's tasks fell (a task ended, or was stopped to be
+// replaced). "node\towner" -> [{count, at}]; and the counts last seen.
+const ended = new Map();
+let lastCounts = new Map();
 
 function el(tag, attrs = {}, ...children) {
   const e = document.createElement(tag);
@@ -84,8 +90,7 @@ function nodeCard(n) {
     card.append(...bar(kind, (n.used.generic || {})[kind] || 0, total,
                        `${(n.used.generic || {})[kind] || 0}/${total}`));
   const chips = el("div", { class: "chips" });
-  for (const [owner, count] of [...Object.entries(n.services || {}),
-                                 ...Object.entries(n.jobs || {})]) {
+  for (const [owner, count] of ownerCounts(n)) {
     const style = `background:${colorOf(owner)}`;
     if (count > CHIPS_PER_OWNER) {
       chips.append(el("span", { class: "chip", style, title: owner }, `${owner} ×${count}`));
@@ -94,9 +99,46 @@ function nodeCard(n) {
         chips.append(el("span", { class: "chip", style, title: owner }, owner));
     }
   }
+  endedChips(n, chips);
   card.append(chips);
   if (n.error) card.append(el("div", { class: "error" }, n.error));
   return card;
+}
+
+function ownerCounts(n) {
+  return [...Object.entries(n.services || {}), ...Object.entries(n.jobs || {})];
+}
+
+// Compares the new snapshot's counts with the last one's: what fell is
+// remembered as ended for ENDED_SHOWN_MS, so a rolling update's old tasks
+// do not just vanish between two refreshes.
+function noteEnded(snap, now) {
+  const counts = new Map();
+  for (const n of snap.nodes || [])
+    for (const [owner, count] of ownerCounts(n)) counts.set(n.id + "\t" + owner, count);
+  for (const [key, before] of lastCounts) {
+    const fell = before - (counts.get(key) || 0);
+    if (fell <= 0) continue;
+    if (!ended.has(key)) ended.set(key, []);
+    ended.get(key).push({ count: fell, at: now });
+  }
+  for (const [key, list] of ended) {
+    const kept = list.filter((e) => now - e.at < ENDED_SHOWN_MS);
+    if (kept.length) ended.set(key, kept); else ended.delete(key);
+  }
+  lastCounts = counts;
+}
+
+function endedChips(n, chips) {
+  for (const [key, list] of ended) {
+    const [node, owner] = key.split("\t");
+    if (node !== n.id) continue;
+    const count = list.reduce((sum, e) => sum + e.count, 0);
+    const title = `${owner}: ${count} ended in the last minute`;
+    const style = `border-color:${colorOf(owner)}`;
+    chips.append(el("span", { class: "chip ended", style, title },
+                    count > 1 ? `${owner} ×${count}` : owner));
+  }
 }
 
 function nodeMatches(n, filter) {
@@ -232,6 +274,7 @@ async function refresh() {
     const body = await answer.json();
     if (!answer.ok) throw new Error(body.error ? body.error.message : answer.status);
     snapshot = body;
+    noteEnded(snapshot, Date.now());
     $("login").hidden = true;
     document.querySelector("main").hidden = false;
     render();
