@@ -234,6 +234,11 @@ TEST_F(DashboardTest, ShowsTheClusterServicesClassesAndEventsOfOneSnapshot) {
   browser_->Type("#token", token_);
   browser_->Click("#login button");
   ASSERT_TRUE(browser_->WaitFor("document.querySelectorAll('.node').length === 3"));
+  // berthd's Content-Security-Policy must refuse nothing the page does: the
+  // refreshes and views from here on are watched.
+  browser_->Run(
+      "window.refused = []; document.addEventListener('securitypolicyviolation', "
+      "(e) => window.refused.push(e.violatedDirective + ' ' + e.blockedURI));");
 
   // Cluster: the nodes, grouped by az, with the service's tasks as chips.
   EXPECT_EQ(Text("[data-node='n3'] .node-id"), "n3");
@@ -245,6 +250,8 @@ TEST_F(DashboardTest, ShowsTheClusterServicesClassesAndEventsOfOneSnapshot) {
   // Content-Security-Policy (no inline style) allows.
   EXPECT_NE(browser_->Run("return document.querySelector('.chip[title=web]').style.background"),
             "");
+  EXPECT_EQ(browser_->Run("return getComputedStyle(document.querySelector('.chip')).fontSize"),
+            "10px");  // style.css, as the policy lets it load
   // A task that leaves its node stays on the card as ended for a minute,
   // rather than vanishing at the next refresh.
   Post("/v1/services/web", {{"replicas", 2}}, "PATCH");
@@ -281,6 +288,7 @@ TEST_F(DashboardTest, ShowsTheClusterServicesClassesAndEventsOfOneSnapshot) {
   const Json where = browser_->Run("return location.href");
   EXPECT_EQ(where.get<std::string>().find(token_), std::string::npos);
   EXPECT_EQ(browser_->Run("return sessionStorage.getItem('berth.token')"), token_);
+  EXPECT_EQ(browser_->Run("return window.refused"), Json::array());
 }
 
 }  // namespace

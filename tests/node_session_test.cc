@@ -116,9 +116,11 @@ class NodeSessionTest : public testing::Test {
     if (!joined.ok()) return {};
     return {(*joined)["credential"], {(*joined)["certificate"], csr->key_pem, (*joined)["ca"]}};
   }
-  Result<std::unique_ptr<node::NodeSession>> Open(const Joined& as, Inbox& inbox,
-                                                  const std::string& credential = "") {
+  Result<std::unique_ptr<node::NodeSession>> Open(
+      const Joined& as, Inbox& inbox, const std::string& credential = "",
+      Duration time_heartbeats_every = node::NodeSessionOptions{}.time_heartbeats_every) {
     node::NodeSessionOptions o;
+    o.time_heartbeats_every = time_heartbeats_every;
     o.target = "127.0.0.1:" + std::to_string(sessions_->port());
     o.tls = as.tls;
     o.credential = credential.empty() ? as.credential : credential;
@@ -192,33 +194,37 @@ TEST_F(NodeSessionTest, AssignmentsArePushedAndHeartbeatsAndReportsAnswered) {
   EXPECT_FALSE((*session)->ended());  // a bad report refuses the report, not the session
 }
 
-// Each heartbeat is answered, and the node sends the round trip of the one
-// before with the next, which berthd counts; an answer that did not change
-// is not handed to the node's handler. A report's answer marks that berthd
-// took what the node sent before it (one stream, in order).
-TEST_F(NodeSessionTest, HeartbeatsAreAnsweredAndTheirRoundTripsCounted) {
+// A timed heartbeat is answered, and the node sends its round trip with the
+// next heartbeat, which berthd counts; an answer that did not change is not
+// handed to the node's handler. A report's answer marks that berthd took
+// what the node sent before it (one stream, in order). The node times one
+// heartbeat per interval: every one at 0, only the first in an hour.
+TEST_F(NodeSessionTest, TimedHeartbeatsAreAnsweredAndTheirRoundTripsCounted) {
   const Joined n1 = Join("n1");
-  Inbox inbox;
-  Result<std::unique_ptr<node::NodeSession>> session = Open(n1, inbox);
-  ASSERT_TRUE(session.ok()) << session.status().message();
   const Histogram& round_trips = sessions_->heartbeat_round_trips();
-  auto beat_then_report = [&] {
-    ASSERT_TRUE((*session)->Heartbeat().ok());
-    Result<Json> taken = (*session)->Report(Json{{"tasks", Json::array()}}, kBound);
-    ASSERT_TRUE(taken.ok()) << taken.status().message();
-  };
-  beat_then_report();
-  ASSERT_TRUE(inbox.Wait([](Inbox& i) { return i.heartbeats.size() == 1; }));
-  EXPECT_EQ(round_trips.Cumulative().back(), 0u);  // the first has no earlier one
-
-  beat_then_report();
-  EXPECT_EQ(round_trips.Cumulative().back(), 1u);
+  uint64_t counted = 0;
+  for (const Duration every : {Duration{0}, Duration{std::chrono::hours(1)}}) {
+    Inbox inbox;
+    Result<std::unique_ptr<node::NodeSession>> session = Open(n1, inbox, "", every);
+    ASSERT_TRUE(session.ok()) << session.status().message();
+    auto beat_then_report = [&] {
+      ASSERT_TRUE((*session)->Heartbeat().ok());
+      Result<Json> taken = (*session)->Report(Json{{"tasks", Json::array()}}, kBound);
+      ASSERT_TRUE(taken.ok()) << taken.status().message();
+    };
+    beat_then_report();  // timed; nothing to send yet
+    ASSERT_TRUE(inbox.Wait([](Inbox& i) { return i.heartbeats.size() == 1; }));
+    EXPECT_EQ(round_trips.Cumulative().back(), counted);
+    beat_then_report();  // sends the first's round trip
+    EXPECT_EQ(round_trips.Cumulative().back(), ++counted);
+    beat_then_report();
+    if (every == Duration{0}) ++counted;  // the second's; in the hour, none was timed
+    EXPECT_EQ(round_trips.Cumulative().back(), counted);
+    std::lock_guard lock(inbox.mu);
+    EXPECT_EQ(inbox.heartbeats.size(), 1u);  // the same answer each time
+  }
   EXPECT_GT(round_trips.sum_seconds(), 0.0);
   EXPECT_LT(round_trips.sum_seconds(), static_cast<double>(kBound.count()));
-  beat_then_report();
-  EXPECT_EQ(round_trips.Cumulative().back(), 2u);
-  std::lock_guard lock(inbox.mu);
-  EXPECT_EQ(inbox.heartbeats.size(), 1u);  // the same answer each time
 }
 
 // A node removed while its session is open has it closed at once, with the

@@ -542,8 +542,8 @@ void NodeAgent::RunSession(std::unique_ptr<NodeSession> connected) {
   while (!over()) {
     lock.unlock();
     (void)session->Heartbeat();
-    // berthd answers a heartbeat only when its answer changed: the
-    // certificate's renewal is checked here, with the CA digest it said last.
+    // berthd's answer carries a body only when it changed: the certificate's
+    // renewal is checked here, with the CA digest it said last.
     RenewIfDue(digest);
     lock.lock();
     digest = ca_digest_;

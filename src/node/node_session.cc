@@ -136,9 +136,13 @@ Status NodeSession::Heartbeat() {
   pb::NodeMessage beat;
   {
     std::lock_guard lock(mu_);
-    beat.mutable_heartbeat()->set_seq(++beat_seq_);
     beat.mutable_heartbeat()->set_round_trip_ns(std::exchange(round_trip_ns_, 0));
-    beat_sent_ = std::chrono::steady_clock::now();
+    const auto now = std::chrono::steady_clock::now();
+    if (!timed_sent_ || now - *timed_sent_ >= options_.time_heartbeats_every) {
+      timed_seq_ = ++last_seq_;
+      timed_sent_ = now;
+      beat.mutable_heartbeat()->set_seq(timed_seq_);
+    }
   }
   std::lock_guard lock(write_mu_);
   return Write(beat) ? Status::Ok() : Status::Unavailable("the node session ended");
@@ -182,8 +186,10 @@ void NodeSession::ReadLoop() {
         const pb::HeartbeatAck& ack = message.heartbeat();
         {
           std::lock_guard lock(mu_);
-          if (ack.seq() != 0 && ack.seq() == beat_seq_)
-            round_trip_ns_ = (std::chrono::steady_clock::now() - beat_sent_).count();
+          if (ack.seq() != 0 && ack.seq() == timed_seq_) {
+            round_trip_ns_ = (std::chrono::steady_clock::now() - *timed_sent_).count();
+            timed_seq_ = 0;
+          }
         }
         // Empty: the answer has not changed.
         if (options_.on_heartbeat && !ack.json().empty())

@@ -46,6 +46,10 @@ struct NodeSessionOptions {
   int64_t since = 0;       // and the revision of its last assignments
   Duration connect_timeout = std::chrono::seconds(10);
   int max_message_bytes = 16 << 20;  // as berthd's
+  // How often a heartbeat asks berthd for an answer, to time its round trip
+  // (0: every one). An answer is a message on berthd's side per node, so
+  // not every heartbeat asks; an answer up to this late is still timed.
+  Duration time_heartbeats_every = std::chrono::seconds(30);
   // Called on the reader thread, in order.
   std::function<void(api::Json batch)> on_assignments;
   std::function<void(api::Json answer)> on_heartbeat;
@@ -79,8 +83,10 @@ class NodeSession {
   const std::string& target() const { return options_.target; }
   ~NodeSession();
 
-  // Sends a heartbeat that asks to be answered, with the round trip of the
-  // previous one answered (berthd's berth_node_heartbeat_round_trip_seconds).
+  // Sends a heartbeat, with the round trip of the last timed one answered
+  // (berthd's berth_node_heartbeat_round_trip_seconds); it asks to be
+  // answered, and is timed, when time_heartbeats_every has passed since the
+  // last that was.
   Status Heartbeat();
   // Sends a batch of reports (the body of POST /v1/node/status) and waits
   // up to `timeout` for berthd's answer.
@@ -105,10 +111,11 @@ class NodeSession {
   std::condition_variable answered_;
   uint64_t next_seq_ = 1;
   std::map<uint64_t, std::optional<Result<api::Json>>> pending_;  // reports awaiting answers
-  // The last heartbeat sent (its seq and when), and the round trip of the
-  // last one answered, not yet sent in a heartbeat (0: none).
-  uint64_t beat_seq_ = 0;
-  std::chrono::steady_clock::time_point beat_sent_;
+  // The last timed heartbeat (its seq, 0 once answered, and when it was
+  // sent), and the round trip of the last one answered, not yet sent in a
+  // heartbeat (0: none).
+  uint64_t timed_seq_ = 0, last_seq_ = 0;
+  std::optional<std::chrono::steady_clock::time_point> timed_sent_;
   int64_t round_trip_ns_ = 0;
   bool ended_ = false;
   std::optional<Status> end_;

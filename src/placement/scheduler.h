@@ -77,10 +77,10 @@ struct PassResult {
   // earlier pass gave them.
   size_t unchanged = 0;
 
-  // Wall time of each group the pass scheduled (step 2, and each run of
-  // identical one-off tasks of step 3; skipped groups left out), for
-  // berthd's metrics. Not part of the decisions.
-  std::vector<std::chrono::nanoseconds> group_durations;
+  // Wall time of each group the pass scheduled (step 2; in step 3, each run
+  // of identical one-off tasks, or one task with preferences; skipped
+  // groups left out), for berthd's metrics. Not part of the decisions.
+  std::vector<std::chrono::nanoseconds> group_durations = {};
 
   const std::string& MessageOf(const Decision& d) const { return messages[d.message]; }
 };

@@ -26,8 +26,8 @@ TaskState State(const Json& body, const char* key, TaskState absent) {
   return state.ok() ? *state : absent;
 }
 
-// A pass stamps its tasks with a few times (now, when they were assigned,
-// started): the last ones formatted are kept (per thread).
+// A pass stamps its tasks with a few times (now: created, updated, started;
+// when they were assigned): the last ones formatted are kept (per thread).
 const std::string& FormattedTime(Timestamp at) {
   struct Formatted {
     Timestamp at;

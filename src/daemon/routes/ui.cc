@@ -34,8 +34,9 @@ const std::vector<std::pair<std::string, std::string>>& SecurityHeaders() {
 void Daemon::AddUiRoutes() {
   for (const UiFile& file : UiFiles()) {
     const api::ApiHandler serve = [&file](const ApiRequest&) -> Result<ApiResponse> {
-      return ApiResponse{200,     nullptr, std::string(file.text), std::string(ContentType(file.name)),
-                         nullptr, SecurityHeaders()};
+      ApiResponse answer{200, nullptr, std::string(file.text), std::string(ContentType(file.name))};
+      answer.headers = SecurityHeaders();
+      return answer;
     };
     server_->Route("GET", "/ui/" + std::string(file.name), serve, api::Access::kPublic);
     if (file.name == "index.html")

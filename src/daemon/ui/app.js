@@ -19,7 +19,8 @@ let eventsFrom = null;    // the next event index to ask for; null: from the sna
 let eventsStream = null;  // the AbortController of the open stream, while the tab shows
 // Tasks that left their node, as the refreshes saw them go: a node's count
 // of a service's or job's tasks fell (a task ended, or was stopped to be
-// replaced). "node\towner" -> [{count, at}]; and the counts last seen.
+// replaced). node -> owner -> [{count, at}]; and the counts last seen,
+// node -> owner -> count.
 const ended = new Map();
 let lastCounts = new Map();
 
@@ -114,25 +115,29 @@ function ownerCounts(n) {
 // do not just vanish between two refreshes.
 function noteEnded(snap, now) {
   const counts = new Map();
-  for (const n of snap.nodes || [])
-    for (const [owner, count] of ownerCounts(n)) counts.set(n.id + "\t" + owner, count);
-  for (const [key, before] of lastCounts) {
-    const fell = before - (counts.get(key) || 0);
-    if (fell <= 0) continue;
-    if (!ended.has(key)) ended.set(key, []);
-    ended.get(key).push({ count: fell, at: now });
+  for (const n of snap.nodes || []) counts.set(n.id, new Map(ownerCounts(n)));
+  for (const [node, owners] of lastCounts) {
+    for (const [owner, before] of owners) {
+      const fell = before - ((counts.get(node) || new Map()).get(owner) || 0);
+      if (fell <= 0) continue;
+      if (!ended.has(node)) ended.set(node, new Map());
+      const lists = ended.get(node);
+      if (!lists.has(owner)) lists.set(owner, []);
+      lists.get(owner).push({ count: fell, at: now });
+    }
   }
-  for (const [key, list] of ended) {
-    const kept = list.filter((e) => now - e.at < ENDED_SHOWN_MS);
-    if (kept.length) ended.set(key, kept); else ended.delete(key);
+  for (const [node, lists] of ended) {
+    for (const [owner, list] of lists) {
+      const kept = list.filter((e) => now - e.at < ENDED_SHOWN_MS);
+      if (kept.length) lists.set(owner, kept); else lists.delete(owner);
+    }
+    if (!lists.size) ended.delete(node);
   }
   lastCounts = counts;
 }
 
 function endedChips(n, chips) {
-  for (const [key, list] of ended) {
-    const [node, owner] = key.split("\t");
-    if (node !== n.id) continue;
+  for (const [owner, list] of ended.get(n.id) || []) {
     const count = list.reduce((sum, e) => sum + e.count, 0);
     const title = `${owner}: ${count} ended in the last minute`;
     const style = `border-color:${colorOf(owner)}`;
