@@ -8,7 +8,9 @@
 // node's join ends when its session brought its first assignments; the
 // join rate is nodes over the time until every session did. Then every
 // session sends a heartbeat every --period (default 5 s, berth-node's),
-// spread evenly, for --seconds (default 20) while berthd's CPU time and RSS
+// spread evenly, one in --timed-every of them asking for an answer to time
+// (default: one in 30 s, as berth-node; 0: none, as before berth-node timed
+// them), for --seconds (default 20) while berthd's CPU time and RSS
 // are read from /proc. Prints the join rate, berthd's CPU as a share of
 // one core and its RSS, before and after the sessions. Both processes
 // share the machine's cores. With --replicas R, it then creates one
@@ -22,7 +24,7 @@
 // of one replica, --trickle-rate a second (default 50), and measures the
 // same for each: the push of one commit while the sessions are held.
 // Usage: session_bench [--nodes N] [--clients C] [--seconds S]
-// [--period-ms P] [--replicas R] [--trickle N [--trickle-rate R]] [--quick]
+// [--period-ms P] [--timed-every K] [--replicas R] [--trickle N [--trickle-rate R]] [--quick]
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
@@ -191,10 +193,12 @@ class AsyncSession final : public grpc::ClientBidiReactor<pb::NodeMessage, pb::M
     started_.store(true, std::memory_order_release);
   }
   // Nothing before Start (false): a node heartbeats from its session's start.
-  bool Heartbeat() {
+  // `timed`: it asks for an answer (seq), as berth-node's timed ones.
+  bool Heartbeat(bool timed) {
     if (!started_.load(std::memory_order_acquire)) return false;
     pb::NodeMessage beat;
     beat.mutable_heartbeat();
+    if (timed) beat.mutable_heartbeat()->set_seq(++beat_seq_);
     Send(std::move(beat));
     return true;
   }
@@ -308,6 +312,7 @@ class AsyncSession final : public grpc::ClientBidiReactor<pb::NodeMessage, pb::M
   bool writing_ = false, done_ = false, reading_ = true, released_ = false;
   std::string end_;  // the stream's end, from OnDone
   std::atomic<bool> started_{false};
+  uint64_t beat_seq_ = 0;  // of the timed heartbeats (the heartbeat thread's)
 };
 
 double Percentile(std::vector<double> values, double p) {
@@ -372,6 +377,7 @@ void Trickle(api::ApiClient& admin, int count, int rate, Pushes& pushes) {
 
 struct Options {
   int nodes = 10000, clients = 8, seconds = 20, period_ms = 5000;
+  int timed_every = -1;                // --timed-every; -1: one in 30 s, as berth-node
   int replicas = 0;                    // --replicas: one service of this many
   int trickle = 0, trickle_rate = 50;  // --trickle N [--trickle-rate R]
 };
@@ -432,14 +438,17 @@ int Run(const Options& o) {
   std::atomic<int64_t> sent{0};
   // One heartbeat per session per period, spread evenly over it: a
   // heartbeat is queued on its stream, so one thread keeps the schedule.
+  const int timed_every = o.timed_every >= 0 ? o.timed_every : std::max(1, 30'000 / period_ms);
   std::thread beats([&] {
     const auto gap = std::chrono::microseconds(int64_t{period_ms} * 1000 / std::max(1, nodes));
     auto due = Clock::now();
-    while (!stop)
+    for (int64_t round = 0; !stop; ++round) {
+      const bool timed = timed_every > 0 && round % timed_every == 0;
       for (size_t i = 0; i < sessions.size() && !stop; ++i) {
-        if (sessions[i]->Heartbeat()) ++sent;
+        if (sessions[i]->Heartbeat(timed)) ++sent;
         std::this_thread::sleep_until(due += gap);  // the heartbeat schedule itself
       }
+    }
   });
   const Usage before_join = UsageOf(pid);
   const auto join_start = Clock::now();
@@ -506,11 +515,12 @@ int Run(const Options& o) {
       "(%d clients; per node: key, CSR and register %.1f ms, then the session opens on its "
       "own; berthd CPU %.2f ms)\n"
       "berthd idle: CPU %.1f%% of a core, RSS %.0f MiB\n"
-      "berthd with the sessions, heartbeat every %d ms (%.0f heartbeats/s sent): CPU %.1f%% of "
+      "berthd with the sessions, heartbeat every %d ms, one in %d timed (%.0f heartbeats/s sent): "
+      "CPU %.1f%% of "
       "a core, RSS %.0f MiB (%.0f MiB and %.1f%% of a core per 10,000 sessions)\n",
       nodes, opened, open, failed.load(), join_s, nodes / join_s, clients,
       static_cast<double>(register_us) / 1000 / nodes, join_cpu_ms, idle_cpu * 100, idle.rss_mib,
-      period_ms, beats_per_s, held_cpu * 100, held.rss_mib,
+      period_ms, timed_every, beats_per_s, held_cpu * 100, held.rss_mib,
       (held.rss_mib - idle.rss_mib) * 10000 / nodes, (held_cpu - idle_cpu) * 100 * 10000 / nodes);
   for (auto& session : sessions) session->Cancel();
   for (auto& session : sessions) session->WaitDone();
@@ -543,15 +553,21 @@ int main(int argc, char** argv) {
       o.trickle_rate = ParsePositiveInt(argv[++i], 100'000);
     } else if (std::strcmp(argv[i], "--period-ms") == 0 && has_value) {
       o.period_ms = ParsePositiveInt(argv[++i], 600'000);
+    } else if (std::strcmp(argv[i], "--timed-every") == 0 && has_value) {
+      const char* value = argv[++i];
+      o.timed_every = std::strcmp(value, "0") == 0 ? 0 : ParsePositiveInt(value, 1'000'000);
+      if (o.timed_every < 0) o.timed_every = -2;  // refused below
     } else {
-      std::fprintf(stderr,
-                   "usage: session_bench [--nodes N] [--clients C] [--seconds S] "
-                   "[--period-ms P] [--replicas R] [--trickle N [--trickle-rate R]] [--quick]\n");
+      std::fprintf(
+          stderr,
+          "usage: session_bench [--nodes N] [--clients C] [--seconds S] "
+          "[--period-ms P] [--timed-every K] [--replicas R] [--trickle N [--trickle-rate R]] "
+          "[--quick]\n");
       return 2;
     }
   }
   if (o.nodes < 0 || o.clients < 0 || o.seconds < 0 || o.period_ms < 0 || o.replicas < 0 ||
-      o.trickle < 0 || o.trickle_rate <= 0) {
+      o.timed_every < -1 || o.trickle < 0 || o.trickle_rate <= 0) {
     std::fprintf(stderr, "session_bench: each value must be a positive integer\n");
     return 2;
   }

@@ -267,6 +267,8 @@ TEST_F(DashboardTest, ShowsTheClusterServicesClassesAndEventsOfOneSnapshot) {
   EXPECT_EQ(Text("[data-service=web] .replicas"), "2/2");
   EXPECT_NE(Text("[data-service=big] .pending").find("no suitable node"), std::string::npos)
       << Text("[data-service=big] .pending");
+  // The filters' explanation, a line each.
+  EXPECT_EQ(Text("[data-service=big] .explanation"), "insufficient resources on 3 nodes");
   EXPECT_TRUE(browser_->Screenshot(std::string(DASHBOARD_ARTEFACTS) + "/services.png"));
 
   // Classes: land's entitlement as berthd's admission status says.

@@ -193,9 +193,19 @@ function renderCluster() {
   $("nodes").replaceChildren(...[view].flat());
 }
 
+// The engine's "no suitable node (insufficient resources on 3 nodes;
+// scheduling constraints not satisfied on 2 nodes)" as a line per filter,
+// as Nomad's UI shows placement failures.
+function reasonLines(message) {
+  const m = /^(.*?) \((.*)\)$/.exec(message || "");
+  return m ? [m[1], ...m[2].split("; ")] : [message || ""];
+}
+
 function pendingLines(t) {
   if (!t.pending) return [];
-  const lines = [el("div", { class: "reason" }, `${t.pending} waiting: ${t.pending_message || ""}`)];
+  const [head, ...why] = reasonLines(t.pending_message);
+  const lines = [el("div", { class: "reason" }, `${t.pending} waiting: ${head}`),
+                 ...why.map((w) => el("div", { class: "reason explanation" }, w))];
   for (const [reason, n] of Object.entries(t.pending_reasons || {}))
     lines.push(el("div", { class: "reason" }, `${n} × ${reason.replaceAll("_", " ")}`));
   return lines;
