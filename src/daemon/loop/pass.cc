@@ -155,8 +155,8 @@ int64_t Pass::Finish(TaskEntry& e, ServiceIt svc) {
 // stored without ends at once: a job's task always has one), a service's
 // task by its service's (`svc`, looked up by the caller; none if it is gone).
 executor::TaskToRun Pass::ToRun(const TaskEntry& e, ServiceIt svc) const {
-  return {RunIdRef(e), e.task.node, RunOf(e, svc), e.task.started_at, ProcessOf(e, svc),
-          e.task.agent};
+  return {RunIdRef(e),       e.task.node,       RunOf(e, svc),
+          e.task.started_at, ProcessOf(e, svc), e.task.agent};
 }
 // A first run's id is the task's own; a later run's is kept for the pass.
 const std::string& Pass::RunIdRef(const TaskEntry& e) const {

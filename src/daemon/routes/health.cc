@@ -114,8 +114,8 @@ ApiResponse Daemon::Metrics() const {
                         {{"", &loop_->pass_durations()}});
   metrics.AddHistograms("berth_engine_group_duration_seconds",
                         "The full-view engine's time on each group of identical tasks it "
-                        "searched: a service version's pending tasks, or a run of a job's (none "
-                        "with --agent).",
+                        "searched: a service version's pending tasks, a run of identical job "
+                        "tasks, or one job task with preferences (none with --agent).",
                         {{"", &reconciler_.engine_group_durations()}});
   metrics.AddHistograms("berth_task_create_to_assigned_seconds",
                         "From a task's creation (a job task's: its job's submission) to its first "

@@ -23,7 +23,13 @@ void Agents::Place() {
     if (pass_.Releasing(e.task.id)) continue;
     std::shared_ptr<const TaskSpec> spec = pass_.SpecOf(e);
     // A pending task with an agent is a global service's, pinned to its node.
-    agent::PlacementTask task{e.task.id, 0, std::move(spec), {}, {}, {}, pass_.SharedProcessOf(e),
+    agent::PlacementTask task{e.task.id,
+                              0,
+                              std::move(spec),
+                              {},
+                              {},
+                              {},
+                              pass_.SharedProcessOf(e),
                               e.task.attempt > 0 ? RunIdOf(e.task.id, e.task.attempt) : ""};
     if (!e.task.agent.empty()) {
       task.pinned_agent = e.task.agent;
