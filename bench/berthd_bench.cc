@@ -3,7 +3,8 @@
 // A berthd (daemon::Daemon: HTTP server, SQLite store in a temporary data
 // directory, control loop with the full-view engine) runs in this process;
 // clients talk to it over loopback HTTP exactly as `berth` does. First
-// --nodes nodes (default 20,000; 8 CPUs each) are registered; with
+// --nodes nodes (default 20,000; 8 CPUs each) are registered from
+// --register-clients clients (default 4); with
 // --agents A, berthd instead places through A berth-agent processes (the
 // three-phase path) that simulate --nodes / A nodes each (Vela's mix). Then:
 //   fixed load: one client submits one-replica services (0.1 CPU) at --rate
@@ -25,7 +26,8 @@
 //               until its submission is acknowledged and until the
 //               settled state (one task admitted and placed per node).
 // With --etcd, berthd keeps its state in a 3-member etcd started on
-// loopback ports (etcd's default limits) instead of SQLite, and the bench
+// loopback ports (etcd's default limits, or --max-txn-ops N for members and
+// berthd with --etcd-max-txn-ops N) instead of SQLite, and the bench
 // first measures what that etcd itself writes: --raw-puts (default 5,000)
 // creates of new 512-byte keys (a service's record is one) from 8 and from
 // 32 threads sharing one client, a key a transaction, then 16 keys a
@@ -36,9 +38,11 @@
 // Usage: berthd_bench [--nodes N] [--agents A] [--rate R] [--seconds S] [--burst B]
 //                     [--quick] [--batch-quiet-ms Q] [--batch-max-ms M]
 //                     [--agent-sample-bp NP] [--agent-cluster-percent CP] [--clients C]
-//                     [--replicas R] [--job-tasks T] [--etcd] [--raw-puts P] [--http]
-//                     [--agent-https]
+//                     [--replicas R] [--job-tasks T] [--etcd] [--raw-puts P]
+//                     [--etcd-max-txn-ops N] [--http] [--agent-https] [--register-clients C]
 // (--batch-*: berthd's batch window; --agent-*: berthd's Np and Cp with agents)
+#include <httplib.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -58,6 +62,7 @@
 #include "store/etcd_store.h"
 #include "store/etcd_test_cluster.h"
 #include "store/test_dir.h"
+#include "tls/context.h"
 
 namespace berth::bench {
 namespace {
@@ -95,6 +100,34 @@ class Bench {
         !client.Call("GET", "/v1/health?wait=settled&timeout=600").ok())
       std::fprintf(stderr, "the service was refused or did not settle\n");
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+
+  // berthd's counters so far (/metrics): how many commits carried the
+  // API's writes and how many there were in all (the control loop's are the
+  // difference), and the control loop's passes, full lists and time.
+  std::string StoreCounters() const {
+    httplib::Client http(server_);
+    if (!tls_.trust_pem.empty()) {
+      http.set_ca_cert_store(tls::NewTrustStore(tls_.trust_pem));
+      http.enable_server_certificate_verification(true);
+    }
+    http.set_bearer_token_auth(token_);
+    const httplib::Result res = http.Get("/metrics");
+    if (!res || res->status != 200) return "metrics unreadable";
+    auto value = [&](const std::string& name) {
+      const size_t at = res->body.find("\n" + name + " ");
+      return at == std::string::npos ? 0.0 : std::atof(res->body.c_str() + at + name.size() + 2);
+    };
+    char line[300];
+    std::snprintf(line, sizeof line,
+                  "%.0f API writes in %.0f commits; %.0f commits in all; %.0f passes, %.0f failed, "
+                  "%.0f full lists; passes took %.0f ms in all",
+                  value("berth_store_api_writes_total"), value("berth_store_api_commits_total"),
+                  value("berth_store_commit_duration_seconds_count"),
+                  value("berth_control_passes_total"), value("berth_control_pass_errors_total"),
+                  value("berth_store_lists_total"),
+                  1000 * value("berth_control_pass_duration_seconds_sum"));
+    return line;
   }
 
   // One job of `tasks` tasks, each named: seconds until its submission is
@@ -139,8 +172,8 @@ class Bench {
     return false;
   }
 
-  void RegisterNodes(int count) {
-    Parallel(4, count, [&](api::ApiClient& client, int i) {
+  void RegisterNodes(int count, int clients) {
+    Parallel(clients, count, [&](api::ApiClient& client, int i) {
       const Json node = {{"id", "n" + std::to_string(i)},
                          {"resources", {{"cpu", 8}, {"memory", "32Gi"}}},
                          {"labels", {{"az", "az" + std::to_string(i % 10)}}}};
@@ -305,7 +338,7 @@ void ReadTasks(const char* replica, Bench& bench) {
 int Main(int argc, char** argv) {
   int nodes = 20'000, agents = 0, rate = 1'000, seconds = 5, burst = 10'000, quiet_ms = 0,
       max_ms = 0, sample_bp = 0, cluster_percent = 0, clients = 8, threads = 0, replicas = 0,
-      job_tasks = 0, raw_puts = 5'000;
+      job_tasks = 0, raw_puts = 5'000, register_clients = 4, etcd_txn_ops = 0;
   bool etcd = false, http = false, agent_https = false;
   // Each integer option with its upper bound (berthd's own for its options).
   struct IntOption {
@@ -326,7 +359,9 @@ int Main(int argc, char** argv) {
                                      {"--agent-cluster-percent", &cluster_percent, 100},
                                      {"--replicas", &replicas, 10'000'000},
                                      {"--job-tasks", &job_tasks, 100'000},
-                                     {"--raw-puts", &raw_puts, 1'000'000}};
+                                     {"--raw-puts", &raw_puts, 1'000'000},
+                                     {"--register-clients", &register_clients, 256},
+                                     {"--etcd-max-txn-ops", &etcd_txn_ops, 100'000}};
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const IntOption* option = nullptr;
@@ -346,7 +381,8 @@ int Main(int argc, char** argv) {
           "                    [--quick] [--batch-quiet-ms Q] [--batch-max-ms M]\n"
           "                    [--agent-sample-bp NP] [--agent-cluster-percent CP]\n"
           "                    [--clients C] [--replicas R] [--job-tasks T]\n"
-          "                    [--etcd] [--raw-puts P] [--http] [--agent-https]\n"
+          "                    [--etcd] [--raw-puts P] [--etcd-max-txn-ops N] [--http]\n"
+          "                    [--agent-https] [--register-clients C]\n"
           "  --http: berthd and its agents serve plain HTTP (default HTTPS)\n"
           "  --agent-https: the agents serve no gRPC, so berthd calls them over HTTPS\n");
       if (arg == "--help") return 0;
@@ -377,7 +413,12 @@ int Main(int argc, char** argv) {
   }
   std::unique_ptr<store::EtcdTestCluster> etcd_cluster;
   if (etcd) {
-    etcd_cluster = std::make_unique<store::EtcdTestCluster>(3);
+    std::vector<std::string> flags;
+    if (etcd_txn_ops > 0) {
+      flags.push_back("--max-txn-ops=" + std::to_string(etcd_txn_ops));
+      options.etcd.max_txn_ops = static_cast<size_t>(etcd_txn_ops);
+    }
+    etcd_cluster = std::make_unique<store::EtcdTestCluster>(3, flags);
     if (!etcd_cluster->ok()) {
       std::fprintf(stderr, "berthd_bench: %s\n", etcd_cluster->error().c_str());
       return 1;
@@ -404,10 +445,11 @@ int Main(int argc, char** argv) {
   std::printf("store: %s\n", etcd ? "etcd, 3 members on loopback" : "SQLite");
   if (agents == 0) {
     auto start = std::chrono::steady_clock::now();
-    bench.RegisterNodes(nodes);
+    bench.RegisterNodes(nodes, register_clients);
     const double register_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::printf("registered %d nodes in %.1f s (%.0f/s)\n", nodes, register_s, nodes / register_s);
+    std::printf("registered %d nodes from %d clients in %.1f s (%.0f/s)\n", nodes, register_clients,
+                register_s, nodes / register_s);
   } else {
     std::printf("%d berth-agent processes with %d simulated nodes in all\n", agents, nodes);
   }
@@ -424,9 +466,11 @@ int Main(int argc, char** argv) {
   print(fixed.c_str(), bench.Submit("f", rate * seconds, 1, rate));
   const std::string saturation = "saturation, " + std::to_string(clients) + " clients";
   print(saturation.c_str(), bench.Submit("s", burst, clients, 0));
+  std::printf("store so far: %s\n", bench.StoreCounters().c_str());
   if (replicas > 0) {
     std::printf("one service of %d replicas: placed and committed in %.2f s\n", replicas,
                 bench.OneService(replicas));
+    std::fflush(stdout);
     ReadTasks("leader", bench);
     if (etcd) {
       // A second replica on the same etcd: its lists come from its own read
