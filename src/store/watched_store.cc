@@ -136,7 +136,9 @@ Store::BatchLimits WatchedStore::batch_limits() const {
   return limits;
 }
 
-Result<int64_t> WatchedStore::CommitOwn(const std::vector<Write>& writes) {
+Result<int64_t> WatchedStore::CommitOwn(const std::vector<Write>& writes,
+                                        std::vector<int64_t>* revisions) {
+  if (revisions != nullptr) revisions->clear();
   const std::vector<Write> fence = fence_ ? fence_() : std::vector<Write>();
   if (writes.empty()) return inner_->Commit(writes);
   const BatchLimits limits = inner_->batch_limits();
@@ -149,6 +151,10 @@ Result<int64_t> WatchedStore::CommitOwn(const std::vector<Write>& writes) {
   if (parts.size() == 1) return CommitPart(parts.front(), fence, true);
   // The parts are independent (each fenced, each atomic), so several go at
   // once: etcd then shares a consensus round and a disk sync among them.
+  std::vector<size_t> first(parts.size(), 0);  // each part's first write in `writes`
+  for (size_t i = 1; i < parts.size(); ++i)
+    first[i] = first[i - 1] + parts[i - 1].size() - fence.size();
+  if (revisions != nullptr) revisions->assign(writes.size(), 0);
   std::atomic<size_t> next{0};
   std::mutex mu;
   Status failed = Status::Ok();
@@ -164,6 +170,9 @@ Result<int64_t> WatchedStore::CommitOwn(const std::vector<Write>& writes) {
           next = parts.size();  // send no more
         } else {
           last = std::max(last, *revision);
+          if (revisions != nullptr)
+            std::fill_n(revisions->begin() + static_cast<std::ptrdiff_t>(first[i]),
+                        parts[i].size() - fence.size(), *revision);
         }
       }
     });

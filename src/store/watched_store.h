@@ -164,8 +164,11 @@ class WatchedStore final : public Store {
   // committed at a time, each atomically: the parts must not depend on each
   // other's order (a pass's task writes do not). A failure leaves other
   // parts committed: the reader then reads the state again. Returns the
-  // highest revision of the parts.
-  Result<int64_t> CommitOwn(const std::vector<Write>& writes);
+  // highest revision of the parts. When the batch was split, `revisions`
+  // (if given) gets each write's own revision, in the order of `writes`
+  // (the reader's next preconditions need them); else it is left empty.
+  Result<int64_t> CommitOwn(const std::vector<Write>& writes,
+                            std::vector<int64_t>* revisions = nullptr);
 
  private:
   struct Queued;  // a Commit call waiting for its group
@@ -218,7 +221,7 @@ class WatchedStore final : public Store {
     std::vector<Change> changes;
     size_t cut = 0;
   };
-  std::map<int64_t, Held> sink_pending_;  // local: held back, by revision
+  std::map<int64_t, Held> sink_pending_;        // local: held back, by revision
   std::atomic<bool> sink_following_ok_{false};  // shared: following, and not lost
   std::unique_ptr<ChangeFeed::Following> sink_following_;
   std::unique_ptr<ReadCache> cache_;                  // shared store only

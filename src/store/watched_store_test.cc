@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "store/memory_store.h"
@@ -54,6 +55,30 @@ TEST(WatchedStore, OwnCommitsAreNotHandedOut) {
   Result<std::optional<StoredObject>> mine = store.Get("task", "mine");
   ASSERT_TRUE(mine.ok() && mine->has_value());
   EXPECT_EQ((*mine)->body, "2");
+}
+
+// A batch too large for one commit goes in parts, each at its own revision,
+// and the reader learns each write's: the highest alone would be wrong for
+// the writes of the other parts.
+TEST(WatchedStore, ASplitOwnCommitGivesEachWriteItsOwnRevision) {
+  WatchedStore store(std::make_unique<MemoryStore>(Store::BatchLimits{2, 0}));
+  std::vector<Write> writes;
+  for (int i = 0; i < 5; ++i) writes.push_back(Write::Put("task", "t" + std::to_string(i), "x"));
+  std::vector<int64_t> revisions = {99};
+  Result<int64_t> last = store.CommitOwn(writes, &revisions);
+  ASSERT_TRUE(last.ok()) << last.status().message();
+  ASSERT_EQ(revisions.size(), writes.size());
+  std::set<int64_t> distinct;
+  for (size_t i = 0; i < writes.size(); ++i) {
+    Result<std::optional<StoredObject>> stored = store.Get("task", writes[i].id);
+    ASSERT_TRUE(stored.ok() && stored->has_value());
+    EXPECT_EQ(revisions[i], (*stored)->revision) << writes[i].id;
+    distinct.insert(revisions[i]);
+  }
+  EXPECT_EQ(distinct.size(), 3u);  // three parts
+  EXPECT_EQ(*last, *distinct.rbegin());
+  ASSERT_TRUE(store.CommitOwn({Write::Put("task", "one", "x")}, &revisions).ok());
+  EXPECT_TRUE(revisions.empty());  // one part: the returned revision is every write's
 }
 
 // A reader that watches while writers commit ends with exactly the store's

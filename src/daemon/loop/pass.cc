@@ -253,13 +253,21 @@ void Pass::ObserveLatencies(Histogram& to_assigned, Histogram& to_running) const
   observe(to_assigned, assigned_, [](const StoredTask& t) { return t.assigned_at; });
   observe(to_running, started_, [](const StoredTask& t) { return t.started_at; });
 }
-void Pass::Committed(int64_t revision) {
+void Pass::Committed(int64_t revision, const std::vector<int64_t>& revisions) {
   summary.visited = visit_.size();
   for (uint32_t position : touched_)
     summary.visited += !std::binary_search(visit_.begin(), visit_.end(), position);
   state_.EndPass(touched_, recorded_, revision);
+  if (!revisions.empty()) {
+    for (size_t i = 0; i < recorded_.size(); ++i)
+      state_.SetDurationRevision(recorded_[i], revisions[durations_at_ + i]);
+    for (const auto& [write, position] : written_tasks_)
+      state_.SetTaskRevision(position, revisions[write]);
+  }
   if (revision != 0)
-    for (const store::Write& w : service_writes_) state_.PutOwnService(w.id, w.body, revision);
+    for (size_t i = 0; i < service_writes_.size(); ++i)
+      state_.PutOwnService(service_writes_[i].id, service_writes_[i].body,
+                           revisions.empty() ? revision : revisions[services_at_ + i]);
   if (admission_status_ && revision != 0)
     state_.set_admission_status(std::move(*admission_status_));
   if (agents_ == nullptr) return;
@@ -300,6 +308,7 @@ std::vector<store::Write> Pass::Writes() {
   if (admission_status_)  // "admission" < "duration" < "service" < "task" < "update"
     writes.push_back(store::Write::Put("admission", "status", *admission_status_));
   std::sort(recorded_.begin(), recorded_.end());
+  durations_at_ = writes.size();
   for (const std::string& name : recorded_) {
     const Recorded& recorded = state_.DurationOf(name);
     store::Write w = store::Write::Put(
@@ -307,9 +316,12 @@ std::vector<store::Write> Pass::Writes() {
     w.IfRevision(recorded.revision);
     writes.push_back(std::move(w));
   }
+  services_at_ = writes.size();
   for (const store::Write& w : service_writes_) writes.push_back(w);
+  written_tasks_.clear();
   for (uint32_t i : order) {
     const TaskEntry& e = state_.task(positions[i]);
+    if (!e.pruned) written_tasks_.emplace_back(writes.size(), positions[i]);
     store::Write w = e.pruned ? store::Write::Delete("task", e.task.id)
                               : store::Write::Put("task", e.task.id, std::move(bodies[i]));
     w.IfRevision(e.revision);

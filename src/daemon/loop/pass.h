@@ -166,8 +166,11 @@ class Pass {
   std::vector<store::Write> Writes();
   // After the pass's writes are stored at `revision` (0: it wrote nothing):
   // StoredState::EndPass, then the outcomes it applied and the bindings it
-  // let go are told to the agents.
-  void Committed(int64_t revision);
+  // let go are told to the agents. `revisions`, when not empty, is each
+  // write's own revision (a pass committed in parts): the tasks, durations
+  // and services written take theirs, so the next pass's preconditions
+  // hold.
+  void Committed(int64_t revision, const std::vector<int64_t>& revisions = {});
   // After the commit: each task this pass placed, or started, for the first
   // time (attempt 0; a job task's later attempts are left out) adds its
   // time since created_at to `to_assigned` or `to_running`.
@@ -205,6 +208,10 @@ class Pass {
   // services the loop rewrites (with revision preconditions).
   std::vector<store::Write> status_writes_, service_writes_;
   std::vector<std::string> removed_updates_;
+  // Where Writes() put them: the first duration's and service's write, and
+  // each task written (not deleted) as (its write, its position).
+  size_t durations_at_ = 0, services_at_ = 0;
+  std::vector<std::pair<size_t, uint32_t>> written_tasks_;
   // What ToRun hands the executor by reference: later runs' ids and
   // expanded job processes (deques: their elements never move).
   mutable std::deque<std::string> run_ids_;

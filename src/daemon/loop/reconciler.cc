@@ -85,8 +85,9 @@ Result<PassSummary> Reconciler::RunPass(Timestamp now) {
   pass.StampAssigned(clock_ != nullptr ? clock_->Now() : now);
   std::vector<store::Write> writes = pass.Writes();
   int64_t revision = 0;
+  std::vector<int64_t> revisions;  // each write's, when the pass went in parts
   if (!writes.empty()) {
-    Result<int64_t> committed = store_.CommitOwn(writes);
+    Result<int64_t> committed = store_.CommitOwn(writes, &revisions);
     if (!committed.ok()) {
       state_.Invalidate();
       executor_.Discarded();
@@ -95,7 +96,7 @@ Result<PassSummary> Reconciler::RunPass(Timestamp now) {
     revision = *committed;
     pass.summary.wrote = true;
   }
-  pass.Committed(revision);
+  pass.Committed(revision, revisions);
   pass.ObserveLatencies(create_to_assigned_, create_to_running_);
   executor_.Committed(revision != 0 ? revision : store_.revision());
   std::shared_ptr<const CountsSnapshot> counts =

@@ -174,6 +174,14 @@ class StoredState {
   void PutOwnService(const std::string& id, const std::string& body, int64_t revision) {
     if (!Apply({store::Write::Op::kPut, "service", id, body, revision}).ok()) loaded_ = false;
   }
+  // After EndPass, for a pass committed in parts: a task's or duration's
+  // own part's revision instead of the highest.
+  void SetTaskRevision(uint32_t position, int64_t revision) {
+    tasks_[position].revision = revision;
+  }
+  void SetDurationRevision(const std::string& name, int64_t revision) {
+    durations_.at(name).revision = revision;
+  }
   // The store's revision when Refresh last returned: the serial of the ids
   // of the tasks the next pass makes (orchestrator::TaskId).
   int64_t revision() const { return revision_; }
