@@ -257,13 +257,15 @@ void Pass::Committed(int64_t revision, const std::vector<int64_t>& revisions) {
   summary.visited = visit_.size();
   for (uint32_t position : touched_)
     summary.visited += !std::binary_search(visit_.begin(), visit_.end(), position);
-  state_.EndPass(touched_, recorded_, revision);
+  PartRevisions parts;
   if (!revisions.empty()) {
-    for (size_t i = 0; i < recorded_.size(); ++i)
-      state_.SetDurationRevision(recorded_[i], revisions[durations_at_ + i]);
     for (const auto& [write, position] : written_tasks_)
-      state_.SetTaskRevision(position, revisions[write]);
+      parts.tasks.emplace_back(position, revisions[write]);
+    std::sort(parts.tasks.begin(), parts.tasks.end());
+    for (size_t i = 0; i < recorded_.size(); ++i)
+      parts.durations.push_back(revisions[durations_at_ + i]);
   }
+  state_.EndPass(touched_, recorded_, revision, parts);
   if (revision != 0)
     for (size_t i = 0; i < service_writes_.size(); ++i)
       state_.PutOwnService(service_writes_[i].id, service_writes_[i].body,

@@ -624,10 +624,17 @@ std::set<std::string> StoredState::TakeDirtyServices() {
 }
 
 // Ended tasks join their history group in the order pruning needs: by
-// revision (all of this commit's share one), then by replica number.
+// revision (a commit's share one, unless it went in parts), then by replica
+// number.
 void StoredState::EndPass(const std::vector<uint32_t>& touched,
-                          const std::vector<std::string>& recorded, int64_t revision) {
-  std::vector<std::pair<int64_t, uint32_t>> ended;
+                          const std::vector<std::string>& recorded, int64_t revision,
+                          const PartRevisions& parts) {
+  const auto revision_of = [&](uint32_t p) {
+    const auto it = std::lower_bound(parts.tasks.begin(), parts.tasks.end(), p,
+                                     [](const auto& t, uint32_t q) { return t.first < q; });
+    return it != parts.tasks.end() && it->first == p ? it->second : revision;
+  };
+  std::vector<std::tuple<int64_t, int64_t, uint32_t>> ended;  // (revision, slot, position)
   for (uint32_t p : touched) {
     TaskEntry& e = tasks_[p];
     e.touched = false;
@@ -637,17 +644,17 @@ void StoredState::EndPass(const std::vector<uint32_t>& touched,
     }
     if (!e.changed) continue;
     e.changed = false;
-    e.revision = revision;
+    e.revision = revision_of(p);
     Recount(e);  // a task this pass stopped is no longer excluded (planned)
     Queue(p);
-    if (e.terminal() && !e.task.service.empty()) ended.emplace_back(SlotOf(e), p);
+    if (e.terminal() && !e.task.service.empty()) ended.emplace_back(e.revision, SlotOf(e), p);
   }
   std::sort(ended.begin(), ended.end());
-  for (const auto& [number, p] : ended) history_.Add(HistoryGroupOf(tasks_[p]), {p, revision});
-  for (const std::string& name : recorded) {
-    Recorded& r = durations_.at(name);
+  for (const auto& [at, number, p] : ended) history_.Add(HistoryGroupOf(tasks_[p]), {p, at});
+  for (size_t i = 0; i < recorded.size(); ++i) {
+    Recorded& r = durations_.at(recorded[i]);
     r.changed = false;
-    r.revision = revision;
+    r.revision = parts.durations.empty() ? revision : parts.durations[i];
   }
 }
 

@@ -159,6 +159,12 @@ class NotReadyClock {
   std::unordered_map<std::string, Timestamp> since_;
 };
 
+// The revisions of a pass committed in parts (StoredState::EndPass).
+struct PartRevisions {
+  std::vector<std::pair<uint32_t, int64_t>> tasks = {};  // (position, revision), by position
+  std::vector<int64_t> durations = {};                   // in the order of the recorded names
+};
+
 class StoredState {
  public:
   using Nodes = std::map<std::string, StoredNode, std::less<>>;
@@ -174,14 +180,6 @@ class StoredState {
   void PutOwnService(const std::string& id, const std::string& body, int64_t revision) {
     if (!Apply({store::Write::Op::kPut, "service", id, body, revision}).ok()) loaded_ = false;
   }
-  // After EndPass, for a pass committed in parts: a task's or duration's
-  // own part's revision instead of the highest.
-  void SetTaskRevision(uint32_t position, int64_t revision) {
-    tasks_[position].revision = revision;
-  }
-  void SetDurationRevision(const std::string& name, int64_t revision) {
-    durations_.at(name).revision = revision;
-  }
   // The store's revision when Refresh last returned: the serial of the ids
   // of the tasks the next pass makes (orchestrator::TaskId).
   int64_t revision() const { return revision_; }
@@ -190,8 +188,11 @@ class StoredState {
   // wrote nothing), its changed entries and durations take the revision and
   // the entries are visited again by the next pass, its ended ones join
   // their history group, its pruned ones are deleted.
+  // A pass committed in parts (`parts` not empty): each written task and
+  // duration takes its own part's revision instead, and ended tasks join
+  // their history at it, as Rebuild orders them.
   void EndPass(const std::vector<uint32_t>& touched, const std::vector<std::string>& recorded,
-               int64_t revision);
+               int64_t revision, const PartRevisions& parts = {});
 
   // The tasks the next pass visits (positions, in order), taken from the
   // visit list and the executor timers due at `now`. `all`: every task
