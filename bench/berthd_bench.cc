@@ -22,6 +22,10 @@
 //               from its submission to the settled state.
 //               Then GET /v1/tasks?service=big three times, on berthd
 //               and (with --etcd) on a second replica (a follower).
+//   after the saturation phase and the service: berthd's store and
+//               control-loop counters so far ("store so far": API writes
+//               and the commits that carried them, all commits, passes,
+//               failed passes, full lists of the state, time in passes).
 //   one job:    with --job-tasks T, one job of T named tasks (0.1 CPU),
 //               until its submission is acknowledged and until the
 //               settled state (one task admitted and placed per node).
@@ -46,16 +50,19 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "api/api_client.h"
+#include "api/http_server.h"
 #include "bench_util.h"
 #include "daemon/daemon.h"
 #include "process.h"
@@ -104,7 +111,8 @@ class Bench {
 
   // berthd's counters so far (/metrics): how many commits carried the
   // API's writes and how many there were in all (the control loop's are the
-  // difference), and the control loop's passes, full lists and time.
+  // difference), and the control loop's passes, full lists and time. A
+  // counter berthd no longer exports reads "?", not 0.
   std::string StoreCounters() const {
     httplib::Client http(server_);
     if (!tls_.trust_pem.empty()) {
@@ -114,20 +122,17 @@ class Bench {
     http.set_bearer_token_auth(token_);
     const httplib::Result res = http.Get("/metrics");
     if (!res || res->status != 200) return "metrics unreadable";
-    auto value = [&](const std::string& name) {
-      const size_t at = res->body.find("\n" + name + " ");
-      return at == std::string::npos ? 0.0 : std::atof(res->body.c_str() + at + name.size() + 2);
+    auto value = [&](const char* name, double scale = 1) {
+      const std::optional<double> sample = api::MetricSample(res->body, name);
+      return sample ? std::to_string(std::llround(*sample * scale)) : std::string("?");
     };
-    char line[300];
-    std::snprintf(line, sizeof line,
-                  "%.0f API writes in %.0f commits; %.0f commits in all; %.0f passes, %.0f failed, "
-                  "%.0f full lists; passes took %.0f ms in all",
-                  value("berth_store_api_writes_total"), value("berth_store_api_commits_total"),
-                  value("berth_store_commit_duration_seconds_count"),
-                  value("berth_control_passes_total"), value("berth_control_pass_errors_total"),
-                  value("berth_store_lists_total"),
-                  1000 * value("berth_control_pass_duration_seconds_sum"));
-    return line;
+    return value("berth_store_api_writes_total") + " API writes in " +
+           value("berth_store_api_commits_total") + " commits; " +
+           value("berth_store_commit_duration_seconds_count") + " commits in all; " +
+           value("berth_control_passes_total") + " passes, " +
+           value("berth_control_pass_errors_total") + " failed, " +
+           value("berth_store_lists_total") + " full lists; passes took " +
+           value("berth_control_pass_duration_seconds_sum", 1000) + " ms in all";
   }
 
   // One job of `tasks` tasks, each named: seconds until its submission is
@@ -394,6 +399,10 @@ int Main(int argc, char** argv) {
       return 2;
     }
   }
+  if (etcd_txn_ops > 0 && !etcd) {
+    std::fprintf(stderr, "berthd_bench: --etcd-max-txn-ops is for etcd: give --etcd too\n");
+    return 2;
+  }
   store::TestDir dir;
   daemon::DaemonOptions options;
   options.data_dir = dir.path() + "/data";
@@ -470,6 +479,7 @@ int Main(int argc, char** argv) {
   if (replicas > 0) {
     std::printf("one service of %d replicas: placed and committed in %.2f s\n", replicas,
                 bench.OneService(replicas));
+    std::printf("store so far: %s\n", bench.StoreCounters().c_str());
     std::fflush(stdout);
     ReadTasks("leader", bench);
     if (etcd) {

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "api/api_client.h"
+#include "api/http_server.h"
 #include "bench_util.h"
 #include "daemon/daemon.h"
 #include "daemon/loop/stored_task.h"
@@ -100,14 +101,12 @@ double HandlerMs(const daemon::Daemon& berthd, const std::string& route) {
   http.set_bearer_token_auth(berthd.token());
   httplib::Result metrics = http.Get("/metrics");
   if (!metrics) return -1;
-  const std::string prefix = "berth_http_request_duration_seconds_{}{method=\"GET\",route=\"" +
-                             route + "\",code=\"200\"} ";
+  const std::string prefix =
+      "berth_http_request_duration_seconds_{}{method=\"GET\",route=\"" + route + "\",code=\"200\"}";
   auto sample = [&](const char* part) {
     std::string name = prefix;
     name.replace(name.find("{}"), 2, part);
-    const size_t at = metrics->body.find(name);
-    return at == std::string::npos ? 0.0
-                                   : std::strtod(metrics->body.c_str() + at + name.size(), nullptr);
+    return api::MetricSample(metrics->body, name).value_or(0);
   };
   const double count = sample("count");
   return count > 0 ? sample("sum") / count * 1000 : -1;

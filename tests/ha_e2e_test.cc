@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "api/api_client.h"
+#include "api/http_server.h"
 #include "history/history.h"
 #include "history/recorder.h"
 #include "process.h"
@@ -54,9 +55,7 @@ double Metric(const std::string& server, const std::string& token, const std::st
   http.set_bearer_token_auth(token);
   httplib::Result res = http.Get("/metrics");
   if (!res || res->status != 200) return -1;
-  const std::string line = "\n" + name + " ";
-  const size_t at = res->body.find(line);
-  return at == std::string::npos ? -1 : std::atof(res->body.c_str() + at + line.size());
+  return api::MetricSample(res->body, name).value_or(-1);
 }
 
 std::string Dump(const Result<Json>& answer) {
@@ -252,15 +251,15 @@ std::vector<Json> EventsThrough(api::ApiClient client, int64_t from, int64_t thr
   while (std::chrono::steady_clock::now() < deadline) {
     std::vector<Json> events;
     int64_t newest = 0;
-    const Status read = client.Stream(
-        "/v1/events?follow=false&index=" + std::to_string(from), [&](const Json& line) {
-          for (Json e : line.value("events", Json::array())) {
-            newest = e["index"];
-            e.erase("time");
-            if (newest <= through) events.push_back(std::move(e));
-          }
-          return true;
-        });
+    const Status read = client.Stream("/v1/events?follow=false&index=" + std::to_string(from),
+                                      [&](const Json& line) {
+                                        for (Json e : line.value("events", Json::array())) {
+                                          newest = e["index"];
+                                          e.erase("time");
+                                          if (newest <= through) events.push_back(std::move(e));
+                                        }
+                                        return true;
+                                      });
     if (read.ok() && newest >= through) return events;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a poll with a bound
   }
@@ -275,10 +274,11 @@ TEST_F(HaTest, EventsAreTheSameOnEveryReplica) {
   Result<Json> health = Client(follower).Call("GET", "/v1/health");
   ASSERT_TRUE(health.ok()) << health.status().message();
   const int64_t from = (*health)["revision"].get<int64_t>() + 1;
-  ASSERT_TRUE(Client(follower)
-                  .Call("POST", "/v1/services",
-                        Json{{"id", "ev"}, {"replicas", 3}, {"task", {{"resources", {{"cpu", "100m"}}}}}})
-                  .ok());
+  ASSERT_TRUE(
+      Client(follower)
+          .Call("POST", "/v1/services",
+                Json{{"id", "ev"}, {"replicas", 3}, {"task", {{"resources", {{"cpu", "100m"}}}}}})
+          .ok());
   ASSERT_TRUE(WaitRunning(leader_, "ev", 3));
   ASSERT_TRUE(Client(follower).Call("POST", "/v1/nodes/n0/drain").ok());
   health = Client(leader_).Call("GET", "/v1/health?wait=settled");
@@ -289,7 +289,8 @@ TEST_F(HaTest, EventsAreTheSameOnEveryReplica) {
   ASSERT_FALSE(on_leader.empty());
   EXPECT_EQ(on_leader, on_follower);
   std::set<std::string> seen;
-  for (const Json& e : on_leader) seen.insert(e["topic"].get<std::string>() + " " + e["type"].get<std::string>());
+  for (const Json& e : on_leader)
+    seen.insert(e["topic"].get<std::string>() + " " + e["type"].get<std::string>());
   for (const char* expected : {"service update", "task running", "node drain"})
     EXPECT_TRUE(seen.contains(expected)) << expected;
 }

@@ -302,6 +302,21 @@ void MetricsText::AddHistograms(
   }
 }
 
+std::optional<double> MetricSample(std::string_view text, std::string_view sample) {
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = std::min(text.find('\n', at), text.size());
+    const std::string_view line = text.substr(at, end - at);
+    if (line.size() > sample.size() && line.starts_with(sample) && line[sample.size()] == ' ') {
+      const std::string value(line.substr(sample.size() + 1));
+      char* parsed = nullptr;
+      const double number = std::strtod(value.c_str(), &parsed);
+      if (parsed != value.c_str()) return number;
+    }
+    at = end + 1;
+  }
+  return std::nullopt;
+}
+
 bool IsLoopbackHost(const std::string& host) {
   return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }

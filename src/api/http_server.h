@@ -203,6 +203,13 @@ class MetricsText {
   std::string text_;
 };
 
+// The value of `sample` in a text-format answer: the line that starts with
+// it (a metric's name, with its labels as written: 'name{state="ready"}')
+// and a space. nullopt when no line does, so a reader tells a metric that is
+// missing (renamed, not exported) from one that is 0. For tests and
+// benchmarks that read GET /metrics.
+std::optional<double> MetricSample(std::string_view text, std::string_view sample);
+
 // Whether `host` is a loopback address (127.x.x.x, ::1 or localhost): the
 // only place a server may serve plain HTTP (--insecure-http).
 bool IsLoopbackHost(const std::string& host);
