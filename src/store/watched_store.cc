@@ -17,6 +17,7 @@ bool RefusesBatch(const Status& status) {
 
 struct WatchedStore::Queued {
   const std::vector<Write>* writes;
+  bool own = false;  // CommitOwn's: not handed back to the reader
   size_t bytes = 0;
   Result<int64_t> result = Status::Unavailable("not committed");
   bool done = false;
@@ -36,10 +37,6 @@ WatchedStore::~WatchedStore() {
   ClearCommitSink();
 }
 
-// A caller queues its batch; while fewer than groups_in_flight_ groups are
-// being committed, a waiting caller leads the next group: the oldest queued
-// batches that fit one commit, its own among them or not. It returns once
-// its own batch was committed by whichever group took it.
 Result<int64_t> WatchedStore::Commit(const std::vector<Write>& writes) {
   if (writes.empty()) return inner_->Commit(writes);
   Queued mine{&writes};
@@ -47,9 +44,24 @@ Result<int64_t> WatchedStore::Commit(const std::vector<Write>& writes) {
     CommitGroup({&mine});
     return std::move(mine.result);
   }
-  for (const Write& w : writes) mine.bytes += WriteBytes(w);
+  Enqueue(mine);
+  return std::move(mine.result);
+}
+
+// A caller queues its batch; while fewer than groups_in_flight_ groups are
+// being committed, a waiting caller leads the next group: the batches at the
+// front of the queue that fit one commit, its own among them or not. It
+// returns once its own batch was committed by whichever group took it.
+void WatchedStore::Enqueue(Queued& mine) {
+  for (const Write& w : *mine.writes) mine.bytes += WriteBytes(w);
   std::unique_lock lock(queue_mu_);
-  queue_.push_back(&mine);
+  // The reader's batch goes first: the control loop commits one pass at a
+  // time, and a wait behind every API write queued meanwhile would hold up
+  // every placement after it.
+  if (mine.own)
+    queue_.insert(queue_.begin(), &mine);
+  else
+    queue_.push_back(&mine);
   while (!mine.done) {
     if (leading_ == groups_in_flight_ || queue_.empty()) {
       group_done_.wait(lock);  // our batch is queued or in a group in flight
@@ -64,7 +76,6 @@ Result<int64_t> WatchedStore::Commit(const std::vector<Write>& writes) {
     for (Queued* q : group) q->done = true;
     group_done_.notify_all();
   }
-  return std::move(mine.result);
 }
 
 size_t WatchedStore::queued() const {
@@ -87,7 +98,8 @@ std::vector<WatchedStore::Queued*> WatchedStore::TakeGroup() {
 }
 
 void WatchedStore::CommitGroup(const std::vector<Queued*>& group) {
-  batches_ += group.size();
+  batches_ += static_cast<uint64_t>(
+      std::count_if(group.begin(), group.end(), [](const Queued* q) { return !q->own; }));
   try {
     CommitOrSplit(group, fence_ ? fence_() : std::vector<Write>());
   } catch (const std::exception& e) {  // every caller must be answered
@@ -101,15 +113,44 @@ void WatchedStore::CommitGroup(const std::vector<Queued*>& group) {
 void WatchedStore::CommitOrSplit(std::span<Queued* const> group, const std::vector<Write>& fence) {
   std::vector<Write> batch = fence;
   for (const Queued* q : group) batch.insert(batch.end(), q->writes->begin(), q->writes->end());
-  ++groups_;
+  if (std::any_of(group.begin(), group.end(), [](const Queued* q) { return !q->own; })) ++groups_;
   const Result<int64_t> revision = CommitPart(batch, fence, false);
   if (group.size() == 1 || revision.ok() || !RefusesBatch(revision.status())) {
+    if (revision.ok()) MarkOwn(group, *revision);
     for (Queued* q : group) q->result = revision;
     return;
   }
   const size_t half = group.size() / 2;
   CommitOrSplit(group.first(half), fence);
   CommitOrSplit(group.subspan(half), fence);
+}
+
+// Before the group's callers are answered, so the reader (whose CommitOwn is
+// one of them) finds the mark when it next takes changes. The reader's batch
+// is the group's first, so an API write to the same object comes after it
+// and is what the store kept (etcd takes one write a key in a transaction):
+// that object's change is handed to the reader. A group without a put may
+// have made no revision of its own: nothing is marked then, and its deletes
+// coming back do no harm.
+void WatchedStore::MarkOwn(std::span<Queued* const> group, int64_t revision) {
+  const auto is_put = [](const Write& w) { return w.op == Write::Op::kPut; };
+  bool own = false, puts = false;
+  std::set<std::string, std::less<>> theirs;
+  for (const Queued* q : group) {
+    own = own || q->own;
+    puts = puts || std::any_of(q->writes->begin(), q->writes->end(), is_put);
+    if (!q->own)
+      for (const Write& w : *q->writes) theirs.insert(w.kind + "/" + w.id);
+  }
+  if (!own || !puts) return;
+  std::lock_guard lock(changes_mu_);
+  Own& marked = own_[revision];
+  for (const Queued* q : group)
+    if (q->own)
+      for (const Write& w : *q->writes) {
+        std::string key = w.kind + "/" + w.id;
+        if (w.op != Write::Op::kCheck && !theirs.contains(key)) marked.keys.insert(std::move(key));
+      }
 }
 
 void WatchedStore::CacheReads(std::vector<std::string> kinds) {
@@ -148,6 +189,11 @@ Result<int64_t> WatchedStore::CommitOwn(const std::vector<Write>& writes,
   if (fence.empty() && limits.writes == 0 && limits.bytes == 0)
     return CommitPart(writes, fence, true);
   const std::vector<std::vector<Write>> parts = SplitBatch(writes, limits, fence);
+  if (parts.size() == 1 && feed_ != nullptr && groups_in_flight_ > 0) {
+    Queued mine{&writes, true};
+    Enqueue(mine);
+    return std::move(mine.result);
+  }
   if (parts.size() == 1) return CommitPart(parts.front(), fence, true);
   // The parts are independent (each fenced, each atomic), so several go at
   // once: etcd then shares a consensus round and a disk sync among them.
@@ -191,7 +237,7 @@ Result<int64_t> WatchedStore::CommitPart(const std::vector<Write>& batch,
                                   [](const Write& w) { return w.op == Write::Op::kPut; });
     if (revision.ok() && own && puts) {
       std::lock_guard lock(changes_mu_);
-      own_.insert(*revision);
+      own_[*revision].all = true;
     }
     return revision;
   }
@@ -394,11 +440,16 @@ std::vector<Change> WatchedStore::TakeChanges() {
   if (feed_ != nullptr) {
     // The reader's own commits have all returned by now (it is one thread),
     // so every own revision is known.
-    for (auto& [revision, changes] : changes_)
-      if (own_.erase(revision) == 0)
-        for (Change& change : changes) out.push_back(std::move(change));
+    for (auto& [revision, changes] : changes_) {
+      const auto own = own_.find(revision);
+      for (Change& change : changes)
+        if (own == own_.end() ||
+            (!own->second.all && !own->second.keys.contains(change.kind + "/" + change.id)))
+          out.push_back(std::move(change));
+      if (own != own_.end()) own_.erase(own);
+    }
     changes_.clear();
-    std::erase_if(own_, [this](int64_t revision) { return revision <= delivered_; });
+    std::erase_if(own_, [this](const auto& own) { return own.first <= delivered_; });
     return out;
   }
   for (auto it = changes_.begin(); it != changes_.end() && it->first == next_revision_;

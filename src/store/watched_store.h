@@ -27,9 +27,9 @@
 // when the group is refused (one batch's precondition failed, or one batch
 // is malformed) it is committed again in halves, down to that batch alone,
 // so the others apply and the refused one gets its own error. The group
-// keeps the batches in the order they were queued, so a later batch's
-// precondition sees an earlier one's writes, as if they had been committed
-// one after the other.
+// keeps the batches in the order they were queued (the reader's own batch,
+// from CommitOwn, first), so a later batch's precondition sees an earlier
+// one's writes, as if they had been committed one after the other.
 //
 // Thread-safe: every method may be called from any thread. With a local
 // store, commits run concurrently (the wrapped store may group them) but not
@@ -148,8 +148,9 @@ class WatchedStore final : public Store {
   Status FollowCommits();
   void ClearCommitSink();
 
-  // How many commits of the inner store Commit has made, and how many
-  // batches they held (equal without grouping).
+  // How many commits of the inner store carried Commit's batches (with a
+  // CommitOwn batch or not), and how many of those batches there were
+  // (equal without grouping).
   uint64_t groups_committed() const { return groups_.load(); }
   uint64_t batches_committed() const { return batches_.load(); }
   // How long each commit of the inner store took (a group, or a part of
@@ -159,14 +160,17 @@ class WatchedStore final : public Store {
   size_t queued() const;
 
   // Commits as Commit does, but TakeChanges will not hand these writes out:
-  // for the reader's own writes, which it holds already. A batch too large
-  // for one Commit is split (each part fenced) and kPartsInFlight parts are
-  // committed at a time, each atomically: the parts must not depend on each
-  // other's order (a pass's task writes do not). A failure leaves other
-  // parts committed: the reader then reads the state again. Returns the
-  // highest revision of the parts. When the batch was split, `revisions`
-  // (if given) gets each write's own revision, in the order of `writes`
-  // (the reader's next preconditions need them); else it is left empty.
+  // for the reader's own writes, which it holds already. On a shared store a
+  // batch that fits one commit joins the group commit at the front of the
+  // queue: a small pass shares a transaction with the API's writes instead
+  // of taking one of its own. A batch too large for one Commit is split
+  // (each part fenced) and kPartsInFlight parts are committed at a time,
+  // each atomically: the parts must not depend on each other's order (a
+  // pass's task writes do not). A failure leaves other parts committed: the
+  // reader then reads the state again. Returns the highest revision of the
+  // parts. When the batch was split, `revisions` (if given) gets each
+  // write's own revision, in the order of `writes` (the reader's next
+  // preconditions need them); else it is left empty.
   Result<int64_t> CommitOwn(const std::vector<Write>& writes,
                             std::vector<int64_t>* revisions = nullptr);
 
@@ -177,6 +181,12 @@ class WatchedStore final : public Store {
   std::vector<Queued*> TakeGroup();
   void CommitGroup(const std::vector<Queued*>& group);
   void CommitOrSplit(std::span<Queued* const> group, const std::vector<Write>& fence);
+  // Queues `mine` and waits until a group (led by this caller or another)
+  // committed it.
+  void Enqueue(Queued& mine);
+  // Marks what the group's own batch (CommitOwn's) wrote at `revision`, so
+  // TakeChanges does not hand it back.
+  void MarkOwn(std::span<Queued* const> group, int64_t revision);
   // One batch (starting with `fence`); `own`: not handed out.
   Result<int64_t> CommitPart(const std::vector<Write>& batch, const std::vector<Write>& fence,
                              bool own);
@@ -207,9 +217,16 @@ class WatchedStore final : public Store {
   std::set<std::string, std::less<>> watched_;
   bool watching_ = false;
   bool lost_ = false;
-  int64_t next_revision_ = 0;                       // local: the next one TakeChanges hands out
-  int64_t delivered_ = 0;                           // shared: the feed's last revision
-  std::set<int64_t> own_;                           // shared: CommitOwn's revisions
+  int64_t next_revision_ = 0;  // local: the next one TakeChanges hands out
+  int64_t delivered_ = 0;      // shared: the feed's last revision
+  // Shared: what CommitOwn wrote at a revision, not to be handed back: all
+  // of it (a part of its own), or the keys ("kind/id") of its batch in a
+  // group with API writes.
+  struct Own {
+    bool all = false;
+    std::set<std::string, std::less<>> keys = {};
+  };
+  std::map<int64_t, Own> own_;
   std::map<int64_t, std::vector<Change>> changes_;  // by revision (empty: nothing watched)
   std::atomic<uint64_t> lists_{0};
   CommitSink sink_;     // set before any commit, then only read

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -107,7 +108,7 @@ TEST(WatchedStore, SnapshotAndChangesCoverEveryCommit) {
 
 // A MemoryStore whose commits wait while it is closed, and which records
 // each batch it was given: shows what group commit sends.
-class GatedStore final : public Store {
+class GatedStore : public Store {
  public:
   explicit GatedStore(BatchLimits limits = {}) : inner_(limits) {}
   Result<int64_t> Commit(const std::vector<Write>& writes) override {
@@ -154,6 +155,52 @@ class GatedStore final : public Store {
   bool open_ = true;
   int arrived_ = 0;
   std::vector<std::vector<Write>> batches_;
+};
+
+// A GatedStore that is a shared store: WatchedStore takes its changes from
+// the feed, which the test hands out (Deliver). As etcd does, a commit that
+// writes one object twice brings one change of it, the last write.
+class GatedFeed final : public GatedStore, public ChangeFeed {
+ public:
+  Result<int64_t> Commit(const std::vector<Write>& writes) override {
+    Result<int64_t> revision = GatedStore::Commit(writes);
+    std::lock_guard lock(log_mu_);
+    if (revision.ok()) log_[*revision] = writes;
+    return revision;
+  }
+  Result<int64_t> LatestRevision() override { return revision(); }
+  Result<Snapshot> ListAtOneRevision(const std::vector<std::string>& kinds) override {
+    Snapshot snapshot{revision(), {}};
+    for (const std::string& kind : kinds) {
+      Result<std::vector<StoredObject>> listed = List(kind);
+      if (!listed.ok()) return listed.status();
+      snapshot.kinds.push_back(std::move(*listed));
+    }
+    return snapshot;
+  }
+  std::unique_ptr<Following> Follow(int64_t, Sink sink) override {
+    sink_ = std::move(sink);
+    return std::make_unique<Following>();
+  }
+  // Hands every commit so far to the follower, in revision order.
+  void Deliver() {
+    std::lock_guard lock(log_mu_);
+    for (const auto& [revision, writes] : log_) {
+      std::map<std::string, Change> last;
+      for (const Write& w : writes)
+        if (w.op != Write::Op::kCheck)
+          last[w.kind + "/" + w.id] = {w.op, w.kind, w.id, w.body, revision};
+      std::vector<Change> changes;
+      for (auto& [key, change] : last) changes.push_back(std::move(change));
+      sink_.changed(revision, std::move(changes));
+    }
+    log_.clear();
+  }
+
+ private:
+  std::mutex log_mu_;
+  std::map<int64_t, std::vector<Write>> log_;
+  Sink sink_;
 };
 
 // Commits `batches` from a thread each, queued in order while the store
@@ -251,6 +298,91 @@ TEST(WatchedStoreGroupCommit, AGroupKeepsWithinTheStoresLimits) {
   EXPECT_EQ(sizes, (std::vector<size_t>{1, 5, 3}));
   EXPECT_EQ(*answers[0], *answers[1]);
   EXPECT_LT(*answers[1], *answers[2]);
+}
+
+// The changes TakeChanges hands out, as "id=body@revision".
+std::vector<std::string> Taken(WatchedStore& store) {
+  std::vector<std::string> taken;
+  for (const Change& c : store.TakeChanges())
+    taken.push_back(c.id + "=" + c.body + "@" + std::to_string(c.revision));
+  return taken;
+}
+
+// Queues an API batch, then the reader's own, while a first commit is held
+// in the store; returns both answers once the store lets them through.
+std::pair<Result<int64_t>, Result<int64_t>> ApiThenOwn(WatchedStore& store, GatedFeed& feed,
+                                                       const std::vector<Write>& api,
+                                                       const std::vector<Write>& own) {
+  feed.Close();
+  std::thread first([&] { ASSERT_TRUE(store.Commit({Write::Put("task", "first", "0")}).ok()); });
+  feed.WaitArrived(1);
+  Result<int64_t> api_answer = Status::Unavailable("not answered"), own_answer = api_answer;
+  std::thread request([&] { api_answer = store.Commit(api); });
+  while (store.queued() < 1) std::this_thread::yield();
+  std::thread pass([&] { own_answer = store.CommitOwn(own); });
+  // Bounded: a pass that does not queue goes to the store and waits there.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (store.queued() < 2 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
+  feed.Open();
+  for (std::thread* t : {&first, &request, &pass}) t->join();
+  return {api_answer, own_answer};
+}
+
+// On a shared store, a pass small enough for one commit (CommitOwn) joins
+// the API's group, ahead of the API's batches, instead of taking a
+// transaction of its own; the reader is handed the group's other writes but
+// not its own.
+TEST(WatchedStoreGroupCommit, TheReadersSmallCommitGoesFirstInAGroupAndIsNotHandedBack) {
+  auto feed = std::make_shared<GatedFeed>();
+  WatchedStore store(feed, 1);
+  store.SetFence([] { return std::vector<Write>{Write::Check("leader", "l", 0)}; });
+  ASSERT_TRUE(store.Watch({"task"}).ok());
+  const auto [api, own] =
+      ApiThenOwn(store, *feed, {Write::Create("task", "api", "1")},
+                 {Write::Put("task", "placed", "2"), Write::Delete("task", "first")});
+  ASSERT_TRUE(api.ok()) << api.status().message();
+  ASSERT_TRUE(own.ok()) << own.status().message();
+  EXPECT_EQ(*own, *api);  // one transaction
+  const std::vector<std::vector<Write>> sent = feed->batches();
+  ASSERT_EQ(sent.size(), 2u);
+  ASSERT_EQ(sent[1].size(), 4u);  // the fence, the pass's two writes, the request's
+  EXPECT_EQ(sent[1][1].id, "placed");
+  EXPECT_EQ(sent[1][3].id, "api");
+  EXPECT_EQ(store.groups_committed(), 2u);
+  EXPECT_EQ(store.batches_committed(), 2u);  // API batches: the pass's is not one
+  feed->Deliver();
+  EXPECT_EQ(Taken(store), (std::vector<std::string>{"first=0@1", "api=1@2"}));
+}
+
+// An API write in the group to an object the pass also wrote comes after
+// the pass's and is what the store keeps: the reader must be handed it.
+TEST(WatchedStoreGroupCommit, AnApiWriteToTheReadersObjectInItsGroupIsHandedToIt) {
+  auto feed = std::make_shared<GatedFeed>();
+  WatchedStore store(feed, 1);
+  store.SetFence([] { return std::vector<Write>{Write::Check("leader", "l", 0)}; });
+  ASSERT_TRUE(store.Watch({"task"}).ok());
+  const auto [api, own] =
+      ApiThenOwn(store, *feed, {Write::Put("task", "x", "api")},
+                 {Write::Put("task", "x", "pass"), Write::Put("task", "y", "pass")});
+  ASSERT_TRUE(api.ok() && own.ok());
+  EXPECT_EQ(*own, *api);
+  feed->Deliver();
+  EXPECT_EQ(Taken(store), (std::vector<std::string>{"first=0@1", "x=api@2"}));
+  Result<std::optional<StoredObject>> x = store.Get("task", "x");
+  ASSERT_TRUE(x.ok() && x->has_value());
+  EXPECT_EQ((*x)->body, "api");
+}
+
+// A local store gives the reader's commits no group: SQLite groups its own.
+TEST(WatchedStoreGroupCommit, ALocalStoresReaderCommitsAlone) {
+  auto gated = std::make_shared<GatedStore>();
+  WatchedStore store(gated, 1);
+  store.SetFence([] { return std::vector<Write>{Write::Check("leader", "l", 0)}; });
+  ASSERT_TRUE(store.Watch({"task"}).ok());
+  ASSERT_TRUE(store.CommitOwn({Write::Put("task", "mine", "1")}).ok());
+  EXPECT_EQ(store.groups_committed(), 0u);
+  EXPECT_TRUE(store.TakeChanges().empty());
 }
 
 // Many writers at once, some of them racing for the same names: every
