@@ -140,7 +140,8 @@ void WatchedStore::MarkOwn(std::span<Queued* const> group, int64_t revision) {
     own = own || q->own;
     puts = puts || std::any_of(q->writes->begin(), q->writes->end(), is_put);
     if (!q->own)
-      for (const Write& w : *q->writes) theirs.insert(w.kind + "/" + w.id);
+      for (const Write& w : *q->writes)
+        if (w.op != Write::Op::kCheck) theirs.insert(w.kind + "/" + w.id);
   }
   if (!own || !puts) return;
   std::lock_guard lock(changes_mu_);
