@@ -83,13 +83,26 @@ size_t WatchedStore::queued() const {
   return queue_.size();
 }
 
+// A group ends before an API batch that writes an object the reader's batch
+// writes: in one transaction the API's write would be what the store keeps,
+// at the revision the reader records for its own, and the reader's next
+// precondition on that object would pass over a write it never read.
 std::vector<WatchedStore::Queued*> WatchedStore::TakeGroup() {
   const BatchLimits limits = batch_limits();  // what is left beside the fence
   size_t writes = 0, bytes = 0, taken = 0;
+  std::set<std::string, std::less<>> owns;  // the reader's objects, "kind/id"
+  const auto writes_owned = [&](const Queued* q) {
+    return std::any_of(q->writes->begin(), q->writes->end(), [&](const Write& w) {
+      return w.op != Write::Op::kCheck && owns.contains(w.kind + "/" + w.id);
+    });
+  };
   for (const Queued* q : queue_) {
     const bool fits = (limits.writes == 0 || writes + q->writes->size() <= limits.writes) &&
                       (limits.bytes == 0 || bytes + q->bytes <= limits.bytes);
-    if (taken > 0 && !fits) break;
+    if (taken > 0 && (!fits || (!owns.empty() && writes_owned(q)))) break;
+    if (q->own)
+      for (const Write& w : *q->writes)
+        if (w.op != Write::Op::kCheck) owns.insert(w.kind + "/" + w.id);
     writes += q->writes->size(), bytes += q->bytes, ++taken;
   }
   std::vector<Queued*> group(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(taken));
@@ -126,32 +139,24 @@ void WatchedStore::CommitOrSplit(std::span<Queued* const> group, const std::vect
 }
 
 // Before the group's callers are answered, so the reader (whose CommitOwn is
-// one of them) finds the mark when it next takes changes. The reader's batch
-// is the group's first, so an API write to the same object comes after it
-// and is what the store kept (etcd takes one write a key in a transaction):
-// that object's change is handed to the reader. A group without a put may
-// have made no revision of its own: nothing is marked then, and its deletes
-// coming back do no harm.
+// one of them) finds the mark when it next takes changes. No API batch of
+// the group wrote the reader's objects (TakeGroup). A group without a put
+// may have made no revision of its own: nothing is marked then, and its
+// deletes coming back do no harm.
 void WatchedStore::MarkOwn(std::span<Queued* const> group, int64_t revision) {
   const auto is_put = [](const Write& w) { return w.op == Write::Op::kPut; };
   bool own = false, puts = false;
-  std::set<std::string, std::less<>> theirs;
   for (const Queued* q : group) {
     own = own || q->own;
     puts = puts || std::any_of(q->writes->begin(), q->writes->end(), is_put);
-    if (!q->own)
-      for (const Write& w : *q->writes)
-        if (w.op != Write::Op::kCheck) theirs.insert(w.kind + "/" + w.id);
   }
   if (!own || !puts) return;
   std::lock_guard lock(changes_mu_);
   Own& marked = own_[revision];
   for (const Queued* q : group)
     if (q->own)
-      for (const Write& w : *q->writes) {
-        std::string key = w.kind + "/" + w.id;
-        if (w.op != Write::Op::kCheck && !theirs.contains(key)) marked.keys.insert(std::move(key));
-      }
+      for (const Write& w : *q->writes)
+        if (w.op != Write::Op::kCheck) marked.keys.insert(w.kind + "/" + w.id);
 }
 
 void WatchedStore::CacheReads(std::vector<std::string> kinds) {

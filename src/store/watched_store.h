@@ -29,7 +29,9 @@
 // so the others apply and the refused one gets its own error. The group
 // keeps the batches in the order they were queued (the reader's own batch,
 // from CommitOwn, first), so a later batch's precondition sees an earlier
-// one's writes, as if they had been committed one after the other.
+// one's writes, as if they had been committed one after the other. An API
+// batch that writes an object the reader's batch writes waits for the next
+// group.
 //
 // Thread-safe: every method may be called from any thread. With a local
 // store, commits run concurrently (the wrapped store may group them) but not

@@ -355,9 +355,11 @@ TEST(WatchedStoreGroupCommit, TheReadersSmallCommitGoesFirstInAGroupAndIsNotHand
   EXPECT_EQ(Taken(store), (std::vector<std::string>{"first=0@1", "api=1@2"}));
 }
 
-// An API write in the group to an object the pass also wrote comes after
-// the pass's and is what the store keeps: the reader must be handed it.
-TEST(WatchedStoreGroupCommit, AnApiWriteToTheReadersObjectInItsGroupIsHandedToIt) {
+// An API write to an object the pass also writes does not share the pass's
+// transaction (the store would keep the API's write at the revision the
+// reader records for its own): it goes in the next, and the reader is handed
+// it. A write to another object still joins.
+TEST(WatchedStoreGroupCommit, AnApiWriteToTheReadersObjectWaitsForTheNextCommit) {
   auto feed = std::make_shared<GatedFeed>();
   WatchedStore store(feed, 1);
   store.SetFence([] { return std::vector<Write>{Write::Check("leader", "l", 0)}; });
@@ -366,12 +368,30 @@ TEST(WatchedStoreGroupCommit, AnApiWriteToTheReadersObjectInItsGroupIsHandedToIt
       ApiThenOwn(store, *feed, {Write::Put("task", "x", "api")},
                  {Write::Put("task", "x", "pass"), Write::Put("task", "y", "pass")});
   ASSERT_TRUE(api.ok() && own.ok());
-  EXPECT_EQ(*own, *api);
+  EXPECT_EQ(*own, 2);
+  EXPECT_EQ(*api, 3);
   feed->Deliver();
-  EXPECT_EQ(Taken(store), (std::vector<std::string>{"first=0@1", "x=api@2"}));
+  EXPECT_EQ(Taken(store), (std::vector<std::string>{"first=0@1", "x=api@3"}));
   Result<std::optional<StoredObject>> x = store.Get("task", "x");
   ASSERT_TRUE(x.ok() && x->has_value());
   EXPECT_EQ((*x)->body, "api");
+}
+
+// The reader's batch refused in a group (its precondition failed) is
+// refused alone: the API's batches still apply.
+TEST(WatchedStoreGroupCommit, TheReadersRefusedBatchFailsAloneInAGroup) {
+  auto feed = std::make_shared<GatedFeed>();
+  ASSERT_TRUE(feed->Commit({Write::Put("leader", "l", "me")}).ok());  // the fence holds
+  WatchedStore store(feed, 1);
+  store.SetFence([] { return std::vector<Write>{Write::Check("leader", "l", 1)}; });
+  ASSERT_TRUE(store.Watch({"task"}).ok());
+  Write stale = Write::Put("task", "first", "pass");
+  stale.IfRevision(7);
+  const auto [api, own] = ApiThenOwn(store, *feed, {Write::Create("task", "api", "1")}, {stale});
+  ASSERT_TRUE(api.ok()) << api.status().message();
+  EXPECT_EQ(own.status().code(), StatusCode::kConflict);
+  feed->Deliver();
+  EXPECT_EQ(Taken(store), (std::vector<std::string>{"first=0@2", "api=1@3"}));
 }
 
 // A local store gives the reader's commits no group: SQLite groups its own.
