@@ -133,6 +133,10 @@ class GatedStore : public Store {
 
   void Close() { Set(false); }
   void Open() { Set(true); }
+  int arrived() {
+    std::lock_guard lock(mu_);
+    return arrived_;
+  }
   // Waits until `count` commits have arrived (bounded by the test's timeout).
   void WaitArrived(int count) {
     std::unique_lock lock(mu_);
@@ -314,8 +318,9 @@ std::pair<Result<int64_t>, Result<int64_t>> ApiThenOwn(WatchedStore& store, Gate
                                                        const std::vector<Write>& api,
                                                        const std::vector<Write>& own) {
   feed.Close();
+  const int before = feed.arrived();
   std::thread first([&] { ASSERT_TRUE(store.Commit({Write::Put("task", "first", "0")}).ok()); });
-  feed.WaitArrived(1);
+  feed.WaitArrived(before + 1);
   Result<int64_t> api_answer = Status::Unavailable("not answered"), own_answer = api_answer;
   std::thread request([&] { api_answer = store.Commit(api); });
   while (store.queued() < 1) std::this_thread::yield();
