@@ -13,11 +13,17 @@ bool RefusesBatch(const Status& status) {
   return status.code() == StatusCode::kConflict || status.code() == StatusCode::kInvalidArgument;
 }
 
+// How the reader's own writes are told apart by object.
+std::string ObjectKey(std::string_view kind, std::string_view id) {
+  return std::string(kind) + "/" + std::string(id);
+}
+
 }  // namespace
 
 struct WatchedStore::Queued {
   const std::vector<Write>* writes;
-  bool own = false;  // CommitOwn's: not handed back to the reader
+  bool own = false;                                 // CommitOwn's: not handed back to the reader
+  std::set<std::string, std::less<>> objects = {};  // own: what it writes, ObjectKey
   size_t bytes = 0;
   Result<int64_t> result = Status::Unavailable("not committed");
   bool done = false;
@@ -90,19 +96,17 @@ size_t WatchedStore::queued() const {
 std::vector<WatchedStore::Queued*> WatchedStore::TakeGroup() {
   const BatchLimits limits = batch_limits();  // what is left beside the fence
   size_t writes = 0, bytes = 0, taken = 0;
-  std::set<std::string, std::less<>> owns;  // the reader's objects, "kind/id"
+  const std::set<std::string, std::less<>>* owns = nullptr;  // the reader's objects
   const auto writes_owned = [&](const Queued* q) {
     return std::any_of(q->writes->begin(), q->writes->end(), [&](const Write& w) {
-      return w.op != Write::Op::kCheck && owns.contains(w.kind + "/" + w.id);
+      return w.op != Write::Op::kCheck && owns->contains(ObjectKey(w.kind, w.id));
     });
   };
   for (const Queued* q : queue_) {
     const bool fits = (limits.writes == 0 || writes + q->writes->size() <= limits.writes) &&
                       (limits.bytes == 0 || bytes + q->bytes <= limits.bytes);
-    if (taken > 0 && (!fits || (!owns.empty() && writes_owned(q)))) break;
-    if (q->own)
-      for (const Write& w : *q->writes)
-        if (w.op != Write::Op::kCheck) owns.insert(w.kind + "/" + w.id);
+    if (taken > 0 && (!fits || (owns != nullptr && writes_owned(q)))) break;
+    if (q->own) owns = &q->objects;
     writes += q->writes->size(), bytes += q->bytes, ++taken;
   }
   std::vector<Queued*> group(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(taken));
@@ -154,9 +158,7 @@ void WatchedStore::MarkOwn(std::span<Queued* const> group, int64_t revision) {
   std::lock_guard lock(changes_mu_);
   Own& marked = own_[revision];
   for (const Queued* q : group)
-    if (q->own)
-      for (const Write& w : *q->writes)
-        if (w.op != Write::Op::kCheck) marked.keys.insert(w.kind + "/" + w.id);
+    if (q->own) marked.keys.insert(q->objects.begin(), q->objects.end());
 }
 
 void WatchedStore::CacheReads(std::vector<std::string> kinds) {
@@ -197,6 +199,8 @@ Result<int64_t> WatchedStore::CommitOwn(const std::vector<Write>& writes,
   const std::vector<std::vector<Write>> parts = SplitBatch(writes, limits, fence);
   if (parts.size() == 1 && feed_ != nullptr && groups_in_flight_ > 0) {
     Queued mine{&writes, true};
+    for (const Write& w : writes)
+      if (w.op != Write::Op::kCheck) mine.objects.insert(ObjectKey(w.kind, w.id));
     Enqueue(mine);
     return std::move(mine.result);
   }
@@ -450,7 +454,7 @@ std::vector<Change> WatchedStore::TakeChanges() {
       const auto own = own_.find(revision);
       for (Change& change : changes)
         if (own == own_.end() ||
-            (!own->second.all && !own->second.keys.contains(change.kind + "/" + change.id)))
+            (!own->second.all && !own->second.keys.contains(ObjectKey(change.kind, change.id))))
           out.push_back(std::move(change));
       if (own != own_.end()) own_.erase(own);
     }
