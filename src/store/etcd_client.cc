@@ -23,7 +23,6 @@ struct EtcdClient::Member {
   std::unique_ptr<pb::Lease::Stub> lease;
   std::unique_ptr<pb::Watch::Stub> watch;
   std::unique_ptr<pb::Maintenance::Stub> maintenance;
-  std::unique_ptr<pb::Cluster::Stub> cluster;
 };
 
 namespace {
@@ -65,7 +64,10 @@ std::unique_ptr<Member> Connect(const std::string& endpoint,
   // client takes up to 2 GiB too).
   args.SetMaxReceiveMessageSize(std::numeric_limits<int>::max());
   // A member that restarts is reconnected to at once, not after gRPC's
-  // default backoff of up to two minutes.
+  // default backoff of 1 s growing to two minutes: while a channel backs
+  // off, every call to that member fails without trying, and the member
+  // that restarted may be the one etcd elects next.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1'000);
   auto member = std::make_unique<Member>();
   member->endpoint = endpoint;
@@ -74,7 +76,6 @@ std::unique_ptr<Member> Connect(const std::string& endpoint,
   member->lease = pb::Lease::NewStub(member->channel);
   member->watch = pb::Watch::NewStub(member->channel);
   member->maintenance = pb::Maintenance::NewStub(member->channel);
-  member->cluster = pb::Cluster::NewStub(member->channel);
   return member;
 }
 
@@ -320,23 +321,17 @@ Result<EtcdJson> EtcdClient::Call(std::string_view path, const EtcdJson& body, b
   return answer;
 }
 
-EtcdClient::Raft EtcdClient::RaftViews(std::chrono::milliseconds timeout) {
-  Raft raft;
+std::vector<EtcdClient::RaftView> EtcdClient::RaftViews(std::chrono::milliseconds timeout) {
+  std::vector<RaftView> views;
   for (const std::unique_ptr<Member>& m : members_) {
     // No "hasleader": a member without a leader answers too.
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + timeout);
     pb::StatusResponse status;
-    if (!m->maintenance->Status(&context, pb::StatusRequest(), &status).ok()) continue;
-    raft.views.push_back({status.header().member_id(), status.leader(), status.raftterm()});
-    if (raft.members > 0) continue;
-    grpc::ClientContext list_context;
-    list_context.set_deadline(std::chrono::system_clock::now() + timeout);
-    pb::MemberListResponse list;
-    if (m->cluster->MemberList(&list_context, pb::MemberListRequest(), &list).ok())
-      raft.members = static_cast<size_t>(list.members_size());
+    if (m->maintenance->Status(&context, pb::StatusRequest(), &status).ok())
+      views.push_back({status.header().member_id(), status.leader(), status.raftterm()});
   }
-  return raft;
+  return views;
 }
 
 void EtcdClient::StreamHandle::Cancel() {

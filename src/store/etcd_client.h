@@ -1,5 +1,5 @@
 // EtcdClient: calls etcd's v3 API (etcd 3.4, the Debian package) through
-// its gRPC services (KV, Lease, Watch; Maintenance and Cluster for
+// its gRPC services (KV, Lease, Watch; Maintenance for
 // RaftViews), over TLS when given etcd's CA (and
 // then with a client certificate when given one, for etcd's
 // --client-cert-auth), else plaintext. One HTTP/2 connection per member
@@ -121,19 +121,15 @@ class EtcdClient {
   Status Watch(const etcdserverpb::WatchRequest& request, StreamHandle& handle,
                const std::function<bool(const etcdserverpb::WatchResponse&)>& receive);
 
-  // What the members say of etcd's raft (Maintenance.Status; members from
-  // Cluster.MemberList), asked of one endpoint after another, each within
-  // `timeout`. `views` holds the endpoints that answered.
+  // What the members say of etcd's raft (Maintenance.Status), asked of one
+  // endpoint after another, each within `timeout`: one view for each
+  // endpoint that answered.
   struct RaftView {
     uint64_t member_id = 0;
-    uint64_t leader = 0;  // 0: it knows no leader
-    uint64_t raft_term = 0;
+    uint64_t leader = 0;     // 0: it knows no leader
+    uint64_t raft_term = 0;  // the term of the last entry it applied
   };
-  struct Raft {
-    size_t members = 0;  // etcd's member list (0: no endpoint gave it)
-    std::vector<RaftView> views;
-  };
-  Raft RaftViews(std::chrono::milliseconds timeout);
+  std::vector<RaftView> RaftViews(std::chrono::milliseconds timeout);
 
   const EtcdClientOptions& options() const { return options_; }
 

@@ -1,7 +1,5 @@
 #include "daemon/ha/leadership.h"
 
-#include <set>
-
 namespace berth::daemon {
 
 using store::EtcdInt;
@@ -18,12 +16,13 @@ Duration WholeSeconds(Duration ttl) {
 }
 
 // The leadership's own connections: a request gives up after a third of
-// the ttl, and a call goes on to the other members while a third of the
-// ttl has not passed since it began.
-std::unique_ptr<store::EtcdClient> ClientFor(store::EtcdStore& store, Duration ttl) {
+// the ttl, and a call goes on to the other members while `retry_for` has
+// not passed since it began.
+std::unique_ptr<store::EtcdClient> ClientFor(store::EtcdStore& store, Duration ttl,
+                                             Duration retry_for) {
   store::EtcdClientOptions options = store.client().options();  // endpoints and TLS
   options.request_timeout = ttl / 3;
-  options.retry_for = ttl / 3;
+  options.retry_for = retry_for;
   return std::make_unique<store::EtcdClient>(options);
 }
 
@@ -32,7 +31,8 @@ std::unique_ptr<store::EtcdClient> ClientFor(store::EtcdStore& store, Duration t
 Leadership::Leadership(store::EtcdStore& store, const Clock& clock, LeadershipOptions options,
                        std::function<void(int64_t)> elected, std::function<void(std::string)> lost)
     : store_(store),
-      client_(ClientFor(store, WholeSeconds(options.ttl))),
+      client_(ClientFor(store, WholeSeconds(options.ttl), WholeSeconds(options.ttl) / 3)),
+      renewer_(ClientFor(store, WholeSeconds(options.ttl), Duration(0))),
       clock_(clock),
       options_(std::move(options)),
       elected_(std::move(elected)),
@@ -110,8 +110,9 @@ void Leadership::Run() {
     } else {
       const Renewal renewal = Renew();
       if (renewal == Renewal::kLost) return;
-      // A failed keepalive has mostly tried every member for ttl/3 already;
-      // the pause only keeps a refusal that comes at once from spinning.
+      // A failed keepalive has tried every member once, and etcd's raft
+      // state was looked at; the pause only keeps a refusal that comes at
+      // once from spinning.
       wait = renewal == Renewal::kRetry ? Duration(100) : options_.ttl / 24;
       if (renewal == Renewal::kRenewed && options_.compact_interval.count() > 0 &&
           clock_.Now() >= next_compaction_)
@@ -171,7 +172,7 @@ void Leadership::Campaign() {
         fence_epoch_ = epoch;
         lease_ = lease;
         renewed_ = confirmed_ = asked;
-        term_ = won->header().raft_term();
+        evidence_.Confirmed(won->header().raft_term());
         next_compaction_ = clock_.Now() + options_.compact_interval;
         compact_to_ = store_.revision();
       }
@@ -205,25 +206,27 @@ Leadership::Renewal Leadership::Renew() {
     why = "no keepalive of its lease succeeded for " + std::to_string(deadline.count()) + " ms";
   } else {
     const Timestamp asked = clock_.Now();
-    Result<EtcdJson> alive = client_->Call("/v3/lease/keepalive", {{"ID", std::to_string(lease_)}},
-                                           true, nullptr, RenewalTimeout());
+    Result<EtcdJson> alive = renewer_->Call("/v3/lease/keepalive", {{"ID", std::to_string(lease_)}},
+                                            true, nullptr, RenewalTimeout());
     if (alive.ok()) {
       const EtcdJson& result = alive->value("result", EtcdJson::object());
       if (EtcdInt(result, "TTL") > 0 && HoldsKey(&why)) {
         std::lock_guard lock(mu_);
         longest_unconfirmed_ = std::max(longest_unconfirmed_, asked - confirmed_);
         renewed_ = confirmed_ = asked;
-        term_ =
-            static_cast<uint64_t>(EtcdInt(result.value("header", EtcdJson::object()), "raft_term"));
+        evidence_.Confirmed(static_cast<uint64_t>(
+            EtcdInt(result.value("header", EtcdJson::object()), "raft_term")));
         return Renewal::kRenewed;
       }
       if (why.empty()) why = "etcd says its lease expired";
     } else {
       // Counts only if the lease was still sure when the answers came.
       const Timestamp probed = clock_.Now();
-      if (EtcdIsElecting() && clock_.Now() - renewed_ <= deadline) {
+      const std::optional<Timestamp> lasts =
+          evidence_.Look(renewer_->RaftViews(RenewalTimeout()), probed);
+      if (lasts && clock_.Now() - renewed_ <= deadline) {
         std::lock_guard lock(mu_);
-        renewed_ = std::max(renewed_, probed);
+        renewed_ = std::max(renewed_, *lasts);
       }
       if (clock_.Now() - renewed_ <= deadline) return Renewal::kRetry;
       why = "etcd did not renew its lease in time: " + alive.status().message();
@@ -238,21 +241,6 @@ Leadership::Renewal Leadership::Renew() {
   if (starting_.joinable()) starting_.join();  // `lost` after `elected`, never during
   lost_("this berthd lost the leadership of epoch " + std::to_string(epoch) + ": " + why);
   return Renewal::kLost;
-}
-
-// Whether a majority of etcd's members know no leader at a raft term
-// later than the one of this leader's last confirmed keepalive: they are
-// candidates, so whichever leader they elect renews every lease to its full
-// ttl (etcd adds an election timeout), and none can expire this leader's
-// lease within a ttl of now. Members that merely lost touch with a leader
-// that still leads (etcd's pre-vote) keep their term and do not count, nor
-// does a member that is cut off from the others, being no majority.
-bool Leadership::EtcdIsElecting() {
-  const store::EtcdClient::Raft raft = client_->RaftViews(RenewalTimeout());
-  std::set<uint64_t> electing;  // by member id: two endpoints may name one member
-  for (const store::EtcdClient::RaftView& v : raft.views)
-    if (v.leader == 0 && v.raft_term > term_) electing.insert(v.member_id);
-  return raft.members > 0 && electing.size() > raft.members / 2;
 }
 
 // The leadership key's kvs: empty when nobody leads.

@@ -50,6 +50,7 @@
 #include <vector>
 
 #include "core/time.h"
+#include "daemon/ha/lease_evidence.h"
 #include "store/etcd_store.h"
 
 namespace berth::daemon {
@@ -112,7 +113,6 @@ class Leadership {
   // whole election timeout (1 s by default) before it looks for the new
   // one, while a keepalive asked anew once it has one is answered at once.
   Duration RenewalTimeout() const { return options_.ttl / 12; }
-  bool EtcdIsElecting();
   // Runs on watcher_: wakes Run as soon as the key is deleted.
   void WatchKey();
   bool HoldsKey(std::string* why);
@@ -125,7 +125,10 @@ class Leadership {
   bool Sleep(Timestamp until, bool or_key_deleted);
 
   store::EtcdStore& store_;
-  std::unique_ptr<store::EtcdClient> client_;
+  // client_ for the campaign, the key and the watch; renewer_, whose calls
+  // try each member once, for the keepalive and the looks at etcd's raft
+  // state in between (often enough to catch an election under way).
+  std::unique_ptr<store::EtcdClient> client_, renewer_;
   const Clock& clock_;
   LeadershipOptions options_;
   std::function<void(int64_t)> elected_;
@@ -138,9 +141,9 @@ class Leadership {
   int64_t fence_epoch_ = 0;  // the epoch this replica led at (0: never)
   int64_t lease_ = 0;
   // The last keepalive etcd confirmed, when it was asked; renewed_ is that
-  // or a later time at which etcd was seen electing (EtcdIsElecting).
+  // or a later time from which etcd's raft state proves the lease lasts.
   Timestamp renewed_{}, confirmed_{};
-  uint64_t term_ = 0;  // etcd's raft term at confirmed_
+  LeaseEvidence evidence_;  // what the looks since confirmed_ prove
   Duration longest_unconfirmed_{0};
   Timestamp next_compaction_{};
   int64_t compact_to_ = 0;  // the revision seen one interval ago
