@@ -108,10 +108,11 @@ class Leadership {
   Renewal Renew();
   // How long after its last confirmed keepalive a leader still leads.
   Duration RenewDeadline() const { return options_.ttl * 23 / 24; }
-  // How long one request of a renewal may take before it is asked again:
-  // a member that has just lost its etcd leader holds a keepalive for a
-  // whole election timeout (1 s by default) before it looks for the new
-  // one, while a keepalive asked anew once it has one is answered at once.
+  // How long one request of a renewal may take before the next member, or
+  // the next round, is asked: a member that has just lost its etcd leader
+  // holds a keepalive for a whole election timeout (1 s by default) before
+  // it looks for the new one, while a keepalive asked anew once it has one
+  // is answered at once.
   Duration RenewalTimeout() const { return options_.ttl / 12; }
   // Runs on watcher_: wakes Run as soon as the key is deleted.
   void WatchKey();

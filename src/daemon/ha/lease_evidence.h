@@ -17,7 +17,10 @@
 // keepalive can have expired it, and none before the new one was elected
 // can commit anything since.
 // This is the common case of an etcd election: its leader dies, and the
-// others, still at its term, elect one of them.
+// others, still at its term, elect one of them. It assumes the leader
+// named is etcd's latest: a member cut off with a deposed leader names it
+// still, and a later leader elected out of sight may have renewed every
+// lease before the look (docs/ha.md, "Leader election", says when).
 // It counts once per confirmed keepalive: a second election behind the
 // first, with the lease never renewed in between, deposes the leader
 // rather than be reasoned about.
