@@ -514,8 +514,9 @@ TEST_F(HaEtcdFailureTest, EtcdsOwnLeaderDiesAndTheBerthdLeaderStays) {
     Result<Json> created = Client(leader_).Call(
         "POST", "/v1/services",
         Json{{"id", id}, {"replicas", 2}, {"task", {{"resources", {{"cpu", "100m"}}}}}});
-    ASSERT_TRUE(created.ok()) << created.status().message() << "\nthe leader's output:\n"
-                              << replicas_[leader_].process->WaitExit(std::chrono::seconds(1)).output;
+    ASSERT_TRUE(created.ok())
+        << created.status().message() << "\nthe leader's output:\n"
+        << replicas_[leader_].process->WaitExit(std::chrono::seconds(1)).output;
     EXPECT_TRUE(WaitRunning(leader_, id, 2));
     ASSERT_TRUE(etcd_.Restart(member)) << etcd_.error();
     ASSERT_TRUE(replicas_[leader_].process->Running())
