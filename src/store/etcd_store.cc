@@ -1,7 +1,9 @@
 #include "store/etcd_store.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <map>
+#include <set>
 #include <thread>
 
 namespace berth::store {
@@ -23,10 +25,33 @@ pb::Compare EtcdCompare(const std::string& key, const Write& w) {
 }
 
 // What a batch's earlier writes left of one key.
-struct EtcdStore::KeyState {
+struct KeyState {
   enum { kUnknown, kAbsent, kPresent } state = kUnknown;
   int64_t revision = 0;         // kPresent: the stored one, or the batch's own
   const Write* last = nullptr;  // the last put or delete of the batch
+};
+
+// One put or delete of a transaction, as AppliedAt checks it.
+struct EtcdStore::Physical {
+  std::string key;
+  const std::string* value = nullptr;  // a put's; nullptr: a delete
+};
+
+// One try of a Commit.
+struct EtcdStore::Plan {
+  struct BlockWrite {
+    Block base;                       // what the batch is decided against
+    std::vector<blocks::Entry> next;  // base carried, then the batch's writes
+    bool touched = false;             // the batch changes it
+    std::string value;                // next, encoded
+  };
+  std::map<std::string, BlockWrite> blocks;  // by key (stable addresses)
+  std::map<std::string, KeyState> keys;      // the other objects' keys
+  pb::TxnRequest txn;
+  std::vector<std::string> compared;  // the compares' keys, as the failure reads them
+  std::vector<Physical> ops;
+  const Write* failed = nullptr;  // the first precondition the batch itself fails
+  int64_t failed_actual = 0;
 };
 
 namespace {
@@ -83,21 +108,13 @@ class EtcdFollowing final : public ChangeFeed::Following {
     std::vector<Change> changes;
     int64_t at = 0;
     for (const mvccpb::Event& event : result.events()) {
-      const mvccpb::KeyValue& kv = event.kv();
-      const int64_t revision = kv.mod_revision();
+      const int64_t revision = event.kv().mod_revision();
       if (revision != at && !changes.empty()) {
         Deliver(at, std::move(changes));
         changes.clear();
       }
       at = revision;
-      std::optional<std::pair<std::string, std::string>> name = store_.Split(kv.key());
-      if (!name) continue;
-      Change change{Write::Op::kPut, std::move(name->first), std::move(name->second), "", revision};
-      if (event.type() == mvccpb::Event::DELETE)
-        change.op = Write::Op::kDelete;
-      else
-        change.body = kv.value();
-      changes.push_back(std::move(change));
+      store_.ChangesOf(event, changes);
     }
     if (!changes.empty()) Deliver(at, std::move(changes));
     return true;
@@ -135,6 +152,9 @@ Result<std::unique_ptr<EtcdStore>> EtcdStore::Open(EtcdStoreOptions options) {
     return Status::InvalidArgument("etcd: the key prefix must end with '/'");
   if (options.max_txn_ops < 2 || options.max_request_bytes < (1 << 17) || options.page_size < 1)
     return Status::InvalidArgument("etcd: max_txn_ops, max_request_bytes or page_size too small");
+  for (const std::string& kind : options.packed_kinds)
+    if (kind.empty() || kind.find('/') != std::string::npos)
+      return Status::InvalidArgument("etcd: a packed kind must be a kind's name");
   std::unique_ptr<EtcdStore> store(new EtcdStore(std::move(options)));
   pb::RangeRequest count;
   count.set_key(store->options_.prefix);
@@ -142,7 +162,44 @@ Result<std::unique_ptr<EtcdStore>> EtcdStore::Open(EtcdStoreOptions options) {
   Result<pb::RangeResponse> answer = store->client_->Range(count);
   if (!answer.ok()) return answer.status();
   store->Saw(answer->header().revision());
+  for (const std::string& kind : store->options_.packed_kinds)
+    BERTH_RETURN_IF_ERROR(store->MoveIntoBlocks(kind));
   return store;
+}
+
+// An earlier Berth kept a task to a key. Each is created in its block
+// (unless the block has it already: a move cut short, whose later writes
+// win), then its key is deleted if it has not changed meanwhile. A move cut
+// short is finished by the next Open; the feed ignores the old keys.
+Status EtcdStore::MoveIntoBlocks(const std::string& kind) {
+  const std::string from = Key(kind, "");
+  Result<std::vector<StoredObject>> old = Range(from, PrefixEnd(from), 0, nullptr);
+  if (!old.ok() || old->empty()) return old.status();
+  Result<std::vector<StoredObject>> held = RangePacked(kind, "", 0, nullptr);
+  if (!held.ok()) return held.status();
+  std::vector<Write> creates;
+  for (const StoredObject& o : *old)
+    if (!std::binary_search(
+            held->begin(), held->end(), o,
+            [](const StoredObject& a, const StoredObject& b) { return a.id < b.id; }))
+      creates.push_back(Write::Create(kind, o.id, o.body));
+  for (const std::vector<size_t>& part : PartsForCommit(creates, {}))
+    BERTH_RETURN_IF_ERROR(Commit(Gather(creates, part, {})).status());
+  for (size_t i = 0; i < old->size(); i += options_.max_txn_ops) {
+    pb::TxnRequest txn;
+    for (size_t j = i; j < std::min(old->size(), i + options_.max_txn_ops); ++j) {
+      const std::string key = Key(kind, (*old)[j].id);
+      *txn.add_compare() = EtcdCompare(key, Write::Check(kind, (*old)[j].id, (*old)[j].revision));
+      txn.add_success()->mutable_request_delete_range()->set_key(key);
+    }
+    Result<pb::TxnResponse> answer = client_->Txn(txn);
+    if (!answer.ok()) return answer.status();
+    if (!answer->succeeded())
+      return Status::Conflict("etcd: a " + kind +
+                              " kept one to a key changed while it was moved into its block "
+                              "(is a berthd of an earlier version running?); start again");
+  }
+  return Status::Ok();
 }
 
 std::string EtcdStore::Key(std::string_view kind, std::string_view id) const {
@@ -159,6 +216,51 @@ std::optional<std::pair<std::string, std::string>> EtcdStore::Split(std::string_
   return std::make_pair(std::string(key.substr(0, slash)), std::string(key.substr(slash + 1)));
 }
 
+bool EtcdStore::Packed(std::string_view kind) const {
+  return std::find(options_.packed_kinds.begin(), options_.packed_kinds.end(), kind) !=
+         options_.packed_kinds.end();
+}
+
+constexpr std::string_view kBlocksSuffix = "-blocks";
+
+std::string EtcdStore::BlockKey(std::string_view kind, std::string_view block) const {
+  return Key(std::string(kind) + std::string(kBlocksSuffix), block);
+}
+
+void EtcdStore::ChangesOf(const mvccpb::Event& event, std::vector<Change>& out) const {
+  const mvccpb::KeyValue& kv = event.kv();
+  std::optional<std::pair<std::string, std::string>> name = Split(kv.key());
+  if (!name || Packed(name->first)) return;  // a packed kind's old key: being moved
+  const int64_t revision = kv.mod_revision();
+  if (name->first.ends_with(kBlocksSuffix)) {
+    std::string kind = name->first.substr(0, name->first.size() - kBlocksSuffix.size());
+    // A block is never deleted: its entries' tombstones say what went.
+    if (!Packed(kind) || event.type() == mvccpb::Event::DELETE) return;
+    Result<std::vector<blocks::Entry>> entries = blocks::Decode(kv.value());
+    if (!entries.ok()) return;  // not Berth's: nothing in it is an object
+    for (const blocks::Entry& e : *entries)
+      if (e.revision == 0)
+        out.push_back(
+            {e.deleted ? Write::Op::kDelete : Write::Op::kPut, kind, e.id, e.body, revision});
+    Remember(kv.key(), revision, std::move(*entries), kv.value().size());
+    return;
+  }
+  Change change{Write::Op::kPut, std::move(name->first), std::move(name->second), "", revision};
+  if (event.type() == mvccpb::Event::DELETE)
+    change.op = Write::Op::kDelete;
+  else
+    change.body = kv.value();
+  out.push_back(std::move(change));
+}
+
+void EtcdStore::Remember(const std::string& key, int64_t revision,
+                         std::vector<blocks::Entry> entries, size_t bytes) const {
+  std::lock_guard lock(blocks_mu_);
+  Block& known = blocks_[key];
+  if (revision < known.revision) return;  // a later value is known
+  known = {revision, std::move(entries), bytes};
+}
+
 void EtcdStore::Saw(int64_t seen) const {
   int64_t known = revision_.load();
   while (seen > known && !revision_.compare_exchange_weak(known, seen)) {
@@ -171,33 +273,181 @@ Store::BatchLimits EtcdStore::batch_limits() const {
   return {options_.max_txn_ops, options_.max_request_bytes - (1 << 16)};
 }
 
+// A block's writes go in one part (parts in flight at once would
+// otherwise change each other's blocks and be tried again), at the place
+// of its first write; a part holds as many blocks and other writes as one
+// transaction takes, a block counted with its whole value (as known, or as
+// if full of writes like its first).
+std::vector<std::vector<size_t>> EtcdStore::PartsForCommit(const std::vector<Write>& writes,
+                                                           const std::vector<Write>& prefix) const {
+  struct Unit {
+    std::vector<size_t> writes;
+    size_t bytes = 0;
+  };
+  std::vector<Unit> units;
+  std::unordered_map<std::string, size_t> unit_of_block;
+  {
+    std::lock_guard lock(blocks_mu_);
+    for (size_t i = 0; i < writes.size(); ++i) {
+      const Write& w = writes[i];
+      const size_t size = WriteBytes(w) + 32;  // and an entry's framing
+      if (!Packed(w.kind)) {
+        units.push_back({{i}, WriteBytes(w)});
+        continue;
+      }
+      std::string block = BlockKey(w.kind, blocks::BlockOf(w.id));
+      const auto [it, added] = unit_of_block.try_emplace(block, units.size());
+      if (added) {
+        const auto known = blocks_.find(block);
+        units.push_back(
+            {{}, known != blocks_.end() ? known->second.bytes : blocks::kSlotsPerBlock * size});
+      }
+      units[it->second].writes.push_back(i);
+      units[it->second].bytes += size;
+    }
+  }
+  const BatchLimits limits = batch_limits();
+  size_t prefix_bytes = 0;
+  for (const Write& p : prefix) prefix_bytes += WriteBytes(p);
+  std::vector<std::vector<size_t>> parts;
+  size_t ops = 0, bytes = 0;
+  for (Unit& unit : units) {
+    if (parts.empty() || ops + 1 > limits.writes || bytes + unit.bytes > limits.bytes) {
+      parts.emplace_back();
+      ops = prefix.size();
+      bytes = prefix_bytes;
+    }
+    std::vector<size_t>& part = parts.back();
+    part.insert(part.end(), unit.writes.begin(), unit.writes.end());
+    ++ops;
+    bytes += unit.bytes;
+  }
+  for (std::vector<size_t>& part : parts) std::sort(part.begin(), part.end());
+  return parts;
+}
+
 Result<int64_t> EtcdStore::Commit(const std::vector<Write>& writes) {
   BERTH_RETURN_IF_ERROR(ValidateWrites(writes));
   for (size_t i = 0; i < writes.size(); ++i)
     if (writes[i].kind.find('/') != std::string::npos)
       return Status::InvalidArgument("write " + std::to_string(i) + ": a kind must not hold '/'");
   if (writes.empty()) return revision();
-  // Decide what the stored state must be (compares) and what the batch
-  // decides itself (a precondition on a key an earlier write touched).
-  std::map<std::string, KeyState> keys;
-  pb::TxnRequest txn;
-  const Write* failed = nullptr;
-  int64_t failed_actual = 0;
+  // Each try that fails on a block means another commit changed it, so
+  // tries are few unless many writers share one block.
+  constexpr int kTries = 100;
+  for (int i = 0; i < kTries; ++i) {
+    Result<std::optional<int64_t>> done = TryCommit(writes);
+    if (!done.ok()) return done.status();
+    if (done->has_value()) return **done;
+  }
+  return Status::Unavailable("etcd: the batch's task blocks kept changing under it (" +
+                             std::to_string(kTries) + " tries)");
+}
+
+// The blocks the batch's packed writes fall in, as last known (read now if
+// not known), each carried for its next write.
+Status EtcdStore::PlanBlocks(const std::vector<Write>& writes, Plan& plan) {
+  std::vector<std::string> unknown;
+  {
+    std::lock_guard lock(blocks_mu_);
+    for (const Write& w : writes) {
+      if (!Packed(w.kind)) continue;
+      const std::string key = BlockKey(w.kind, blocks::BlockOf(w.id));
+      if (plan.blocks.contains(key)) continue;
+      Plan::BlockWrite& b = plan.blocks[key];
+      if (const auto known = blocks_.find(key); known != blocks_.end())
+        b.base = known->second;
+      else
+        unknown.push_back(key);
+    }
+  }
+  for (size_t i = 0; i < unknown.size(); i += options_.max_txn_ops) {
+    pb::TxnRequest reads;
+    const size_t end = std::min(unknown.size(), i + options_.max_txn_ops);
+    for (size_t j = i; j < end; ++j)
+      reads.add_success()->mutable_request_range()->set_key(unknown[j]);
+    Result<pb::TxnResponse> answer = client_->Txn(reads, true);
+    if (!answer.ok()) return answer.status();
+    Saw(answer->header().revision());
+    for (size_t j = i; j < end && static_cast<int>(j - i) < answer->responses_size(); ++j) {
+      const auto& kvs = answer->responses(static_cast<int>(j - i)).response_range().kvs();
+      if (kvs.empty()) continue;
+      Result<std::vector<blocks::Entry>> entries = blocks::Decode(kvs[0].value());
+      if (!entries.ok())
+        return Status::Internal("etcd key " + unknown[j] + ": " + entries.status().message());
+      plan.blocks[unknown[j]].base = {kvs[0].mod_revision(), *entries, kvs[0].value().size()};
+      Remember(unknown[j], kvs[0].mod_revision(), std::move(*entries), kvs[0].value().size());
+    }
+  }
+  for (auto& [key, b] : plan.blocks) {
+    b.next = b.base.entries;
+    blocks::Carry(b.next, b.base.revision);
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+bool ById(const blocks::Entry& e, std::string_view id) { return e.id < id; }
+
+// The revision of `id` in a block's `entries` stored at `revision` (0:
+// absent or deleted).
+int64_t RevisionIn(const std::vector<blocks::Entry>& entries, int64_t revision,
+                   std::string_view id) {
+  const auto it = std::lower_bound(entries.begin(), entries.end(), id, ById);
+  if (it == entries.end() || it->id != id || it->deleted) return 0;
+  return blocks::RevisionOf(*it, revision);
+}
+
+}  // namespace
+
+Result<std::optional<int64_t>> EtcdStore::TryCommit(const std::vector<Write>& writes) {
+  Plan plan;
+  BERTH_RETURN_IF_ERROR(PlanBlocks(writes, plan));
+  pb::TxnRequest& txn = plan.txn;
+  const auto fails = [&](const Write& w, int64_t actual) {
+    if (plan.failed == nullptr && !PreconditionHolds(w, actual)) {
+      plan.failed = &w;
+      plan.failed_actual = actual;
+    }
+  };
   for (const Write& w : writes) {
+    if (Packed(w.kind)) {
+      Plan::BlockWrite& b = plan.blocks[BlockKey(w.kind, blocks::BlockOf(w.id))];
+      auto it = std::lower_bound(b.next.begin(), b.next.end(), w.id, ById);
+      const bool live = it != b.next.end() && it->id == w.id && !it->deleted;
+      fails(w, !live ? 0 : it->revision == 0 ? revision() + 1 : it->revision);
+      if (w.op == Write::Op::kPut) {
+        blocks::Entry put{w.id, 0, false, w.body};
+        if (it != b.next.end() && it->id == w.id)
+          *it = std::move(put);
+        else
+          b.next.insert(it, std::move(put));
+        b.touched = true;
+      } else if (w.op == Write::Op::kDelete && live) {
+        if (RevisionIn(b.base.entries, b.base.revision, w.id) != 0)
+          *it = {w.id, 0, true, ""};  // a tombstone tells watchers
+        else
+          b.next.erase(it);
+        b.touched = true;
+      }
+      continue;
+    }
+    // Decide what the stored state must be (compares) and what the batch
+    // decides itself (a precondition on a key an earlier write touched).
     const std::string key = Key(w.kind, w.id);
-    KeyState& k = keys[key];
+    KeyState& k = plan.keys[key];
     if (w.expect != Write::Expect::kAnything) {
       if (k.state == KeyState::kUnknown) {
         *txn.add_compare() = EtcdCompare(key, w);
         pb::RangeRequest* read = txn.add_failure()->mutable_request_range();
         read->set_key(key);
         read->set_keys_only(true);
+        plan.compared.push_back(key);
         k.state = w.expect == Write::Expect::kAbsent ? KeyState::kAbsent : KeyState::kPresent;
         k.revision = w.expected_revision;
-      } else if (const int64_t actual = k.state == KeyState::kPresent ? k.revision : 0;
-                 failed == nullptr && !PreconditionHolds(w, actual)) {
-        failed = &w;
-        failed_actual = actual;
+      } else {
+        fails(w, k.state == KeyState::kPresent ? k.revision : 0);
       }
     }
     if (w.op == Write::Op::kCheck) continue;
@@ -205,17 +455,38 @@ Result<int64_t> EtcdStore::Commit(const std::vector<Write>& writes) {
     k.revision = revision() + 1;  // the batch's own; only a refusal's message shows it
     k.last = &w;
   }
-  if (failed == nullptr)
-    for (const auto& [key, k] : keys) {
+  // Every block the batch decided on must still be what it was decided on.
+  for (auto& [key, b] : plan.blocks) {
+    pb::Compare* compare = txn.add_compare();
+    compare->set_key(key);
+    compare->set_result(pb::Compare::EQUAL);
+    compare->set_target(pb::Compare::MOD);
+    compare->set_mod_revision(b.base.revision);  // 0: absent
+    txn.add_failure()->mutable_request_range()->set_key(key);
+    plan.compared.push_back(key);
+  }
+  if (plan.failed == nullptr) {
+    for (const auto& [key, k] : plan.keys) {
       if (k.last == nullptr) continue;
       if (k.last->op == Write::Op::kPut) {
         pb::PutRequest* put = txn.add_success()->mutable_request_put();
         put->set_key(key);
         put->set_value(k.last->body);
+        plan.ops.push_back({key, &k.last->body});
       } else {
         txn.add_success()->mutable_request_delete_range()->set_key(key);
+        plan.ops.push_back({key, nullptr});
       }
     }
+    for (auto& [key, b] : plan.blocks) {
+      if (!b.touched) continue;
+      b.value = blocks::Encode(b.next);
+      pb::PutRequest* put = txn.add_success()->mutable_request_put();
+      put->set_key(key);
+      put->set_value(b.value);
+      plan.ops.push_back({key, &b.value});
+    }
+  }
   const BatchLimits limits = batch_limits();
   if (static_cast<size_t>(txn.success_size()) > limits.writes ||
       static_cast<size_t>(txn.compare_size()) > limits.writes ||
@@ -225,27 +496,58 @@ Result<int64_t> EtcdStore::Commit(const std::vector<Write>& writes) {
         " writes is more than one etcd transaction takes (--max-txn-ops " +
         std::to_string(options_.max_txn_ops) + ", --max-request-bytes " +
         std::to_string(options_.max_request_bytes) + ")");
-  Result<pb::TxnResponse> answer = Send(txn, keys);
+  Result<pb::TxnResponse> answer = Send(txn, plan.ops);
   if (!answer.ok()) return answer.status();
   Saw(answer->header().revision());
-  if (answer->succeeded()) {
-    if (failed != nullptr) return PreconditionFailed(*failed, failed_actual);
-    return answer->header().revision();
+  if (!answer->succeeded()) return Refused(writes, plan, *answer);
+  if (plan.failed != nullptr) return PreconditionFailed(*plan.failed, plan.failed_actual);
+  const int64_t committed = answer->header().revision();
+  for (auto& [key, b] : plan.blocks)
+    if (b.touched) Remember(key, committed, std::move(b.next), b.value.size());
+  return std::optional<int64_t>(committed);
+}
+
+// Replays the batch on what the refused transaction read: the first
+// precondition that fails there is the answer; when none does, only a block
+// had changed since it was last known (now remembered): try again.
+Result<std::optional<int64_t>> EtcdStore::Refused(const std::vector<Write>& writes,
+                                                  const Plan& plan, const pb::TxnResponse& answer) {
+  std::map<std::string, int64_t> stored;  // other objects' keys
+  std::map<std::string, Block> fresh;     // blocks
+  for (int i = 0; i < answer.responses_size() && i < static_cast<int>(plan.compared.size()); ++i) {
+    const std::string& key = plan.compared[static_cast<size_t>(i)];
+    const auto& kvs = answer.responses(i).response_range().kvs();
+    if (!plan.blocks.contains(key)) {
+      stored[key] = kvs.empty() ? 0 : kvs[0].mod_revision();
+      continue;
+    }
+    Block& b = fresh[key];
+    if (kvs.empty()) continue;
+    Result<std::vector<blocks::Entry>> entries = blocks::Decode(kvs[0].value());
+    if (!entries.ok())
+      return Status::Internal("etcd key " + key + ": " + entries.status().message());
+    b = {kvs[0].mod_revision(), std::move(*entries), kvs[0].value().size()};
+    Remember(key, b.revision, b.entries, b.bytes);
   }
-  // Replay the batch on the stored revisions read in the same transaction.
-  std::map<std::string, int64_t> stored;
-  for (const pb::ResponseOp& response : answer->responses())
-    for (const mvccpb::KeyValue& kv : response.response_range().kvs())
-      stored[kv.key()] = kv.mod_revision();
   std::map<std::string, int64_t> now;
   for (const Write& w : writes) {
-    const std::string key = Key(w.kind, w.id);
+    const bool packed = Packed(w.kind);
+    const std::string key =
+        packed ? BlockKey(w.kind, blocks::BlockOf(w.id)) + '\0' + w.id : Key(w.kind, w.id);
     auto it = now.find(key);
-    const int64_t actual = it != now.end() ? it->second : stored[key];
+    int64_t actual = 0;
+    if (it != now.end()) {
+      actual = it->second;
+    } else if (packed) {
+      const Block& b = fresh[key.substr(0, key.find('\0'))];
+      actual = RevisionIn(b.entries, b.revision, w.id);
+    } else {
+      actual = stored[key];
+    }
     if (!PreconditionHolds(w, actual)) return PreconditionFailed(w, actual);
     if (w.op != Write::Op::kCheck) now[key] = w.op == Write::Op::kPut ? revision() + 1 : 0;
   }
-  return Status::Conflict("a precondition of the batch failed");
+  return std::optional<int64_t>();
 }
 
 // A transaction whose answer was lost (its member died, or etcd timed it
@@ -254,12 +556,12 @@ Result<int64_t> EtcdStore::Commit(const std::vector<Write>& writes) {
 // (its compares keep a second apply from taking effect twice) and is sent
 // again, until `retry_for` has passed.
 Result<pb::TxnResponse> EtcdStore::Send(const pb::TxnRequest& txn,
-                                        const std::map<std::string, KeyState>& keys) {
+                                        const std::vector<Physical>& ops) {
   bool unknown = false;
   Result<pb::TxnResponse> answer = client_->Txn(txn, false, &unknown);
   const auto deadline = std::chrono::steady_clock::now() + options_.client.retry_for;
   while (!answer.ok() && unknown && std::chrono::steady_clock::now() < deadline) {
-    Result<std::optional<int64_t>> applied = AppliedAt(keys);
+    Result<std::optional<int64_t>> applied = AppliedAt(ops);
     if (applied.ok() && applied->has_value()) {
       pb::TxnResponse done;
       done.mutable_header()->set_revision(**applied);
@@ -271,32 +573,29 @@ Result<pb::TxnResponse> EtcdStore::Send(const pb::TxnRequest& txn,
   return answer;
 }
 
-// The revision at which every put of `keys` holds its value and every
+// The revision at which every put of `ops` holds its value and every
 // delete is absent; nullopt when they do not.
-Result<std::optional<int64_t>> EtcdStore::AppliedAt(const std::map<std::string, KeyState>& keys) {
+Result<std::optional<int64_t>> EtcdStore::AppliedAt(const std::vector<Physical>& ops) {
   pb::TxnRequest reads;
-  for (const auto& [key, k] : keys)
-    if (k.last != nullptr) reads.add_success()->mutable_request_range()->set_key(key);
+  for (const Physical& op : ops) reads.add_success()->mutable_request_range()->set_key(op.key);
   Result<pb::TxnResponse> answer = client_->Txn(reads, true);
   if (!answer.ok()) return answer.status();
   int64_t revision = 0;
-  int i = 0;
-  for (const auto& [key, k] : keys) {
-    if (k.last == nullptr) continue;
-    if (i >= answer->responses_size()) return std::optional<int64_t>();
-    const auto& kvs = answer->responses(i++).response_range().kvs();
-    const bool put = k.last->op == Write::Op::kPut;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (static_cast<int>(i) >= answer->responses_size()) return std::optional<int64_t>();
+    const auto& kvs = answer->responses(static_cast<int>(i)).response_range().kvs();
+    const bool put = ops[i].value != nullptr;
     if (kvs.empty() == put) return std::optional<int64_t>();
-    if (put && kvs[0].value() != k.last->body) return std::optional<int64_t>();
+    if (put && kvs[0].value() != *ops[i].value) return std::optional<int64_t>();
     if (put) revision = std::max(revision, kvs[0].mod_revision());
   }
   if (revision == 0) revision = answer->header().revision();
   return std::optional<int64_t>(revision);
 }
 
-Result<std::vector<StoredObject>> EtcdStore::Range(const std::string& from, const std::string& to,
-                                                   int64_t at, int64_t* revision) const {
-  std::vector<StoredObject> out;
+Status EtcdStore::RangeKvs(const std::string& from, const std::string& to, int64_t at,
+                           int64_t* revision,
+                           const std::function<void(const mvccpb::KeyValue&)>& visit) const {
   std::string next = from;
   for (;;) {
     pb::RangeRequest request;
@@ -308,22 +607,71 @@ Result<std::vector<StoredObject>> EtcdStore::Range(const std::string& from, cons
     if (!answer.ok()) return answer.status();
     Saw(answer->header().revision());
     if (at == 0) at = answer->header().revision();
-    const std::string* last = nullptr;
-    for (const mvccpb::KeyValue& kv : answer->kvs()) {
-      if (std::optional<std::pair<std::string, std::string>> name = Split(kv.key()))
-        out.push_back(
-            {std::move(name->first), std::move(name->second), kv.value(), kv.mod_revision()});
-      last = &kv.key();
-    }
-    if (!answer->more() || last == nullptr) break;
-    next = *last + '\0';
+    for (const mvccpb::KeyValue& kv : answer->kvs()) visit(kv);
+    if (!answer->more() || answer->kvs().empty()) break;
+    next = answer->kvs(answer->kvs_size() - 1).key() + '\0';
   }
   if (revision != nullptr) *revision = at;
+  return Status::Ok();
+}
+
+Result<std::vector<StoredObject>> EtcdStore::Range(const std::string& from, const std::string& to,
+                                                   int64_t at, int64_t* revision) const {
+  std::vector<StoredObject> out;
+  BERTH_RETURN_IF_ERROR(RangeKvs(from, to, at, revision, [&](const mvccpb::KeyValue& kv) {
+    if (std::optional<std::pair<std::string, std::string>> name = Split(kv.key()))
+      out.push_back(
+          {std::move(name->first), std::move(name->second), kv.value(), kv.mod_revision()});
+  }));
+  return out;
+}
+
+Result<std::vector<StoredObject>> EtcdStore::RangePacked(std::string_view kind,
+                                                         std::string_view prefix, int64_t at,
+                                                         int64_t* revision) const {
+  const std::string from = BlockKey(kind, blocks::BlockPrefix(prefix));
+  std::vector<StoredObject> out;
+  Status damaged = Status::Ok();
+  BERTH_RETURN_IF_ERROR(
+      RangeKvs(from, PrefixEnd(from), at, revision, [&](const mvccpb::KeyValue& kv) {
+        Result<std::vector<blocks::Entry>> entries = blocks::Decode(kv.value());
+        if (!entries.ok()) {
+          damaged = Status::Internal("etcd key " + kv.key() + ": " + entries.status().message());
+          return;
+        }
+        for (const blocks::Entry& e : *entries)
+          if (!e.deleted && e.id.starts_with(prefix))
+            out.push_back(
+                {std::string(kind), e.id, e.body, blocks::RevisionOf(e, kv.mod_revision())});
+        Remember(kv.key(), kv.mod_revision(), std::move(*entries), kv.value().size());
+      }));
+  if (!damaged.ok()) return damaged;
+  std::sort(out.begin(), out.end(),
+            [](const StoredObject& a, const StoredObject& b) { return a.id < b.id; });
   return out;
 }
 
 Result<std::optional<StoredObject>> EtcdStore::Get(std::string_view kind,
                                                    std::string_view id) const {
+  if (Packed(kind)) {
+    const std::string key = BlockKey(kind, blocks::BlockOf(id));
+    std::optional<StoredObject> found;
+    Status damaged = Status::Ok();
+    BERTH_RETURN_IF_ERROR(RangeKvs(key, key + '\0', 0, nullptr, [&](const mvccpb::KeyValue& kv) {
+      Result<std::vector<blocks::Entry>> entries = blocks::Decode(kv.value());
+      if (!entries.ok()) {
+        damaged = Status::Internal("etcd key " + key + ": " + entries.status().message());
+        return;
+      }
+      const auto it = std::lower_bound(entries->begin(), entries->end(), id, ById);
+      if (it != entries->end() && it->id == id && !it->deleted)
+        found = StoredObject{std::string(kind), it->id, it->body,
+                             blocks::RevisionOf(*it, kv.mod_revision())};
+      Remember(key, kv.mod_revision(), std::move(*entries), kv.value().size());
+    }));
+    if (!damaged.ok()) return damaged;
+    return found;
+  }
   const std::string key = Key(kind, id);
   Result<std::vector<StoredObject>> found = Range(key, key + '\0', 0, nullptr);
   if (!found.ok()) return found.status();
@@ -337,6 +685,7 @@ Result<std::vector<StoredObject>> EtcdStore::List(std::string_view kind) const {
 
 Result<std::vector<StoredObject>> EtcdStore::ListPrefix(std::string_view kind,
                                                         std::string_view prefix) const {
+  if (Packed(kind)) return RangePacked(kind, prefix, 0, nullptr);
   const std::string from = Key(kind, prefix);
   return Range(from, PrefixEnd(from), 0, nullptr);
 }
@@ -356,7 +705,8 @@ Result<Snapshot> EtcdStore::ListAtOneRevision(const std::vector<std::string>& ki
   for (const std::string& kind : kinds) {
     const std::string from = Key(kind, "");
     Result<std::vector<StoredObject>> listed =
-        Range(from, PrefixEnd(from), snapshot.revision, &snapshot.revision);
+        Packed(kind) ? RangePacked(kind, "", snapshot.revision, &snapshot.revision)
+                     : Range(from, PrefixEnd(from), snapshot.revision, &snapshot.revision);
     if (!listed.ok()) return listed.status();
     snapshot.kinds.push_back(std::move(*listed));
   }

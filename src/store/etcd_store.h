@@ -18,6 +18,19 @@
 // applying twice). A lost answer then reaches the caller only when etcd
 // stays unreachable for the client's retry_for.
 //
+// Tasks in blocks: the objects of a packed kind (EtcdStoreOptions::
+// packed_kinds, tasks by default) are kept several to a key,
+// `<prefix><kind>-blocks/<block>` (task_blocks.h), each with its own body
+// and revision, so that etcd stores a large service in a sixteenth of the
+// keys. Every read and the change feed hand them out one object at a time,
+// as any other kind. A Commit reads-modifies-writes the blocks it touches:
+// it starts from the last value it knows of each (from its own commits,
+// its reads and its feed), compares the block's mod_revision, decides each
+// object's precondition against that value, and when another writer
+// changed the block meanwhile, reads it again in the same round trip and
+// tries once more. Open moves the tasks an earlier Berth kept one to a key
+// into blocks.
+//
 // Limits: etcd refuses a transaction of more than --max-txn-ops operations
 // (128 by default) or --max-request-bytes (1.5 MiB). EtcdStoreOptions say
 // what the cluster allows; a larger Commit is refused whole
@@ -37,14 +50,19 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "store/change_feed.h"
 #include "store/etcd_client.h"
 #include "store/store.h"
+#include "store/task_blocks.h"
 
 namespace berth::store {
 
@@ -59,6 +77,9 @@ struct EtcdStoreOptions {
   size_t max_request_bytes = 1572864;
   // Keys per range request when listing (default 10,000).
   int64_t page_size = 10000;
+  // Kinds kept in blocks (default {"task"}). Every replica of a cluster
+  // must agree: it is the layout of the data.
+  std::vector<std::string> packed_kinds = {"task"};
 };
 
 // The txn compare for `w`'s precondition on `key` (absent: CREATE == 0; at
@@ -79,6 +100,10 @@ class EtcdStore final : public Store, public ChangeFeed {
                                                std::string_view prefix) const override;
   int64_t revision() const override { return revision_.load(); }
   BatchLimits batch_limits() const override;
+  // Keeps a block's writes in one part, and counts what the transaction
+  // holds: one put a block, with the block's whole value.
+  std::vector<std::vector<size_t>> PartsForCommit(const std::vector<Write>& writes,
+                                                  const std::vector<Write>& prefix) const override;
 
   Result<int64_t> LatestRevision() override;
   Result<Snapshot> ListAtOneRevision(const std::vector<std::string>& kinds) override;
@@ -101,20 +126,52 @@ class EtcdStore final : public Store, public ChangeFeed {
   EtcdClient& client() { return *client_; }
   const std::string& prefix() const { return options_.prefix; }
 
+  // What one event of the prefix's watch says, as changes: an object's,
+  // or a block's entries that its write changed (revision 0); nothing for
+  // a key outside the layout. Remembers a block's value.
+  void ChangesOf(const mvccpb::Event& event, std::vector<Change>& out) const;
+
  private:
-  struct KeyState;
+  struct Physical;
+  struct Plan;
+  // A block's value as last known.
+  struct Block {
+    int64_t revision = 0;  // its mod_revision; 0: absent
+    std::vector<blocks::Entry> entries;
+    size_t bytes = 0;  // of its value
+  };
   explicit EtcdStore(EtcdStoreOptions options);
+  bool Packed(std::string_view kind) const;
+  std::string BlockKey(std::string_view kind, std::string_view block) const;
+  // One try of Commit: nullopt when a block changed under it (try again).
+  Result<std::optional<int64_t>> TryCommit(const std::vector<Write>& writes);
+  Status PlanBlocks(const std::vector<Write>& writes, Plan& plan);
+  Result<std::optional<int64_t>> Refused(const std::vector<Write>& writes, const Plan& plan,
+                                         const etcdserverpb::TxnResponse& answer);
   Result<etcdserverpb::TxnResponse> Send(const etcdserverpb::TxnRequest& txn,
-                                         const std::map<std::string, KeyState>& keys);
-  Result<std::optional<int64_t>> AppliedAt(const std::map<std::string, KeyState>& keys);
-  // Ranges [from, to) at `at` (0: now), every page; sets *revision to the
-  // revision read at.
+                                         const std::vector<Physical>& ops);
+  Result<std::optional<int64_t>> AppliedAt(const std::vector<Physical>& ops);
+  // Ranges [from, to) at `at` (0: now), every page, handing each key to
+  // `visit`; sets *revision to the revision read at.
+  Status RangeKvs(const std::string& from, const std::string& to, int64_t at, int64_t* revision,
+                  const std::function<void(const mvccpb::KeyValue&)>& visit) const;
   Result<std::vector<StoredObject>> Range(const std::string& from, const std::string& to,
                                           int64_t at, int64_t* revision) const;
+  // The objects of a packed kind whose id starts with `prefix`, by id.
+  Result<std::vector<StoredObject>> RangePacked(std::string_view kind, std::string_view prefix,
+                                                int64_t at, int64_t* revision) const;
+  // Keeps `entries` as the block at `key` stored at `revision`, unless a
+  // later value is known.
+  void Remember(const std::string& key, int64_t revision, std::vector<blocks::Entry> entries,
+                size_t bytes) const;
+  Status MoveIntoBlocks(const std::string& kind);
 
   EtcdStoreOptions options_;
   std::unique_ptr<EtcdClient> client_;
   mutable std::atomic<int64_t> revision_{0};
+  mutable std::mutex blocks_mu_;
+  // The last value known of each block, by key.
+  mutable std::unordered_map<std::string, Block> blocks_;
 };
 
 }  // namespace berth::store

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "store/etcd_test_cluster.h"
@@ -17,14 +18,21 @@
 namespace berth::store {
 namespace {
 
-std::unique_ptr<EtcdStore> Open(const std::vector<std::string>& endpoints,
-                                size_t max_txn_ops = 128) {
+std::unique_ptr<EtcdStore> Open(const std::vector<std::string>& endpoints, size_t max_txn_ops = 128,
+                                std::vector<std::string> packed_kinds = {"task"}) {
   EtcdStoreOptions options;
   options.client.endpoints = endpoints;
   options.max_txn_ops = max_txn_ops;
+  options.packed_kinds = std::move(packed_kinds);
   Result<std::unique_ptr<EtcdStore>> store = EtcdStore::Open(options);
   EXPECT_TRUE(store.ok()) << store.status().message();
   return store.ok() ? std::move(*store) : nullptr;
+}
+
+std::vector<std::string> IdsOf(const std::vector<StoredObject>& objects) {
+  std::vector<std::string> ids;
+  for (const StoredObject& o : objects) ids.push_back(o.id);
+  return ids;
 }
 
 // What a feed handed out, for a test to wait on.
@@ -235,6 +243,128 @@ TEST(EtcdStore, AFeedAndCommitsGoOnWhenAMemberDies) {
   EXPECT_TRUE(got.lost.empty());
   ASSERT_EQ(got.commits.size(), 10u);
   for (int64_t r : revisions) EXPECT_EQ(got.commits[r].size(), 1u) << r;
+}
+
+// Tasks in blocks (etcd_store.h): two stores write tasks of one block, each
+// from the value it last knew. Each task keeps its own revision, a
+// precondition is decided per task, and the feed hands out only the tasks
+// each write changed, a delete once.
+TEST(EtcdStoreBlocks, WritersOfOneBlockKeepEachTasksRevision) {
+  EtcdTestCluster cluster(1);
+  ASSERT_TRUE(cluster.ok()) << cluster.error();
+  std::unique_ptr<EtcdStore> a = Open(cluster.Endpoints());
+  std::unique_ptr<EtcdStore> b = Open(cluster.Endpoints());
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  Received got;
+  std::unique_ptr<ChangeFeed::Following> following = a->Follow(a->revision(), got.Sink());
+  const Result<int64_t> r1 =
+      a->Commit({Write::Put("task", "web.1", "1"), Write::Put("task", "web.2", "2")});
+  ASSERT_TRUE(r1.ok()) << r1.status().message();
+  const Result<int64_t> r2 = b->Commit({Write::Put("task", "web.2", "2b").IfRevision(*r1)});
+  ASSERT_TRUE(r2.ok()) << r2.status().message();
+  // `a` still knows the block at r1: its write is tried again on r2's.
+  const Result<int64_t> r3 = a->Commit({Write::Put("task", "web.1", "1a").IfRevision(*r1)});
+  ASSERT_TRUE(r3.ok()) << r3.status().message();
+  EXPECT_EQ(a->Commit({Write::Put("task", "web.2", "2a").IfRevision(*r1)}).status().message(),
+            "task 'web.2' changed: expected revision " + std::to_string(*r1) + ", found " +
+                std::to_string(*r2));
+  EXPECT_EQ(b->Commit({Write::Create("task", "web.1", "x")}).status().message(),
+            "task 'web.1' already exists");
+  EXPECT_EQ(**a->Get("task", "web.1"), (StoredObject{"task", "web.1", "1a", *r3}));
+  EXPECT_EQ(**b->Get("task", "web.2"), (StoredObject{"task", "web.2", "2b", *r2}));
+  const Result<int64_t> r4 = b->Commit({Write::Delete("task", "web.1")});
+  const Result<int64_t> r5 = a->Commit({Write::Put("task", "web.3", "3")});
+  ASSERT_TRUE(r4.ok() && r5.ok());
+  EXPECT_EQ(IdsOf(*a->List("task")), (std::vector<std::string>{"web.2", "web.3"}));
+  ASSERT_TRUE(got.WaitFor([&] { return got.commits.count(*r5) == 1; })) << got.lost;
+  const auto ids = [&](int64_t r) {
+    std::vector<std::string> out;
+    for (const Change& c : got.commits[r])
+      out.push_back((c.op == Write::Op::kDelete ? "-" : "") + c.id + "@" +
+                    std::to_string(c.revision));
+    return out;
+  };
+  const auto at = [](const char* id, int64_t r) {
+    return std::string(id) + "@" + std::to_string(r);
+  };
+  EXPECT_EQ(ids(*r1), (std::vector<std::string>{at("web.1", *r1), at("web.2", *r1)}));
+  EXPECT_EQ(ids(*r2), (std::vector<std::string>{at("web.2", *r2)}));
+  EXPECT_EQ(ids(*r3), (std::vector<std::string>{at("web.1", *r3)}));
+  EXPECT_EQ(ids(*r4), (std::vector<std::string>{at("-web.1", *r4)}));
+  EXPECT_EQ(ids(*r5), (std::vector<std::string>{at("web.3", *r5)}));  // the tombstone went quietly
+  EXPECT_EQ(got.commits.size(), 5u);
+}
+
+// A store of an earlier layout (a task to a key) is moved into blocks when
+// a store opens it, bodies unchanged, and the old keys are gone.
+TEST(EtcdStoreBlocks, TasksKeptOneToAKeyAreMovedIntoBlocks) {
+  EtcdTestCluster cluster(1);
+  ASSERT_TRUE(cluster.ok()) << cluster.error();
+  std::unique_ptr<EtcdStore> old = Open(cluster.Endpoints(), 128, {});
+  ASSERT_NE(old, nullptr);
+  std::vector<Write> writes = {Write::Put("node", "n1", "n")};
+  for (int i = 0; i < 40; ++i)
+    writes.push_back(Write::Put("task", "web." + std::to_string(i), "body " + std::to_string(i)));
+  ASSERT_TRUE(old->Commit(writes).ok());
+  std::unique_ptr<EtcdStore> store = Open(cluster.Endpoints());
+  ASSERT_NE(store, nullptr);
+  const std::vector<StoredObject> tasks = *store->List("task");
+  ASSERT_EQ(tasks.size(), 40u);
+  EXPECT_EQ(tasks[0].id, "web.0");
+  EXPECT_EQ(tasks[0].body, "body 0");
+  EXPECT_EQ((*store->Get("task", "web.39"))->body, "body 39");
+  EXPECT_TRUE(old->List("task")->empty());  // no key of the old layout is left
+  EXPECT_EQ(old->List("node")->size(), 1u);
+  EXPECT_EQ(Open(cluster.Endpoints())->List("task")->size(), 40u);  // opened again: nothing moves
+}
+
+// A pass's tasks are split by what etcd is sent: a put a block of 16 tasks,
+// with the block's whole value.
+TEST(EtcdStoreBlocks, APassIsSplitByBlocks) {
+  EtcdTestCluster cluster(1);
+  ASSERT_TRUE(cluster.ok()) << cluster.error();
+  std::unique_ptr<EtcdStore> store = Open(cluster.Endpoints());
+  ASSERT_NE(store, nullptr);
+  const auto tasks = [](int n, size_t bytes) {
+    std::vector<Write> writes;
+    for (int i = 0; i < n; ++i)
+      writes.push_back(Write::Put("task", "big." + std::to_string(i), std::string(bytes, 'x')));
+    return writes;
+  };
+  EXPECT_EQ(store->PartsForCommit(tasks(128 * 16, 100), {}).size(), 1u);
+  EXPECT_EQ(store->PartsForCommit(tasks(128 * 16 + 1, 100), {}).size(), 2u);
+  EXPECT_EQ(store->PartsForCommit({Write::Put("node", "a", "")}, {}).size(), 1u);
+  // A block's writes stay together, wherever they are in the batch.
+  std::vector<Write> mixed = tasks(128 * 16, 100);
+  std::sort(mixed.begin(), mixed.end(), [](const Write& a, const Write& b) { return a.id < b.id; });
+  mixed.push_back(Write::Put("node", "b", ""));
+  const std::vector<std::vector<size_t>> split =
+      store->PartsForCommit(mixed, {Write::Check("leader", "l", 0)});
+  ASSERT_EQ(split.size(), 2u);
+  std::map<std::string, std::set<size_t>> parts_of_block;
+  size_t total = 0;
+  for (size_t p = 0; p < split.size(); ++p) {
+    EXPECT_TRUE(std::is_sorted(split[p].begin(), split[p].end()));
+    total += split[p].size();
+    for (size_t i : split[p])
+      if (mixed[i].kind == "task") parts_of_block[blocks::BlockOf(mixed[i].id)].insert(p);
+  }
+  EXPECT_EQ(total, mixed.size());
+  EXPECT_EQ(parts_of_block.size(), 128u);
+  for (const auto& [block, parts] : parts_of_block) EXPECT_EQ(parts.size(), 1u) << block;
+  // Large bodies: fewer blocks a part, and etcd takes every part.
+  std::vector<Write> large = tasks(64, 40000);
+  const std::vector<std::vector<size_t>> parts = store->PartsForCommit(large, {});
+  EXPECT_GT(parts.size(), 1u);
+  for (const std::vector<size_t>& part : parts) {
+    const Result<int64_t> r = store->Commit(Gather(large, part, {}));
+    EXPECT_TRUE(r.ok()) << r.status().message();
+  }
+  EXPECT_EQ(store->List("task")->size(), 64u);
+  for (const std::vector<size_t>& part : store->PartsForCommit(mixed, {}))
+    ASSERT_TRUE(store->Commit(Gather(mixed, part, {})).ok());
+  EXPECT_EQ(store->List("task")->size(), 128u * 16);
 }
 
 }  // namespace

@@ -10,6 +10,11 @@ Result<std::vector<StoredObject>> Store::ListPrefix(std::string_view kind,
   return all;
 }
 
+std::vector<std::vector<size_t>> Store::PartsForCommit(const std::vector<Write>& writes,
+                                                       const std::vector<Write>& prefix) const {
+  return SplitIndices(writes, batch_limits(), prefix);
+}
+
 Status ValidateWrites(const std::vector<Write>& writes) {
   for (size_t i = 0; i < writes.size(); ++i) {
     if (writes[i].kind.empty() || writes[i].id.empty())
@@ -22,24 +27,43 @@ Status ValidateWrites(const std::vector<Write>& writes) {
   return Status::Ok();
 }
 
+std::vector<std::vector<size_t>> SplitIndices(const std::vector<Write>& writes,
+                                              const Store::BatchLimits& limits,
+                                              const std::vector<Write>& prefix) {
+  size_t prefix_bytes = 0;
+  for (const Write& w : prefix) prefix_bytes += WriteBytes(w);
+  std::vector<std::vector<size_t>> parts;
+  size_t bytes = 0;
+  for (size_t i = 0; i < writes.size(); ++i) {
+    const size_t size = WriteBytes(writes[i]);
+    const bool full =
+        !parts.empty() &&
+        ((limits.writes != 0 && parts.back().size() + prefix.size() >= limits.writes) ||
+         (limits.bytes != 0 && bytes + size > limits.bytes));
+    if (parts.empty() || full) {
+      parts.emplace_back();
+      bytes = prefix_bytes;
+    }
+    parts.back().push_back(i);
+    bytes += size;
+  }
+  return parts;
+}
+
+std::vector<Write> Gather(const std::vector<Write>& writes, const std::vector<size_t>& indices,
+                          const std::vector<Write>& prefix) {
+  std::vector<Write> batch = prefix;
+  batch.reserve(prefix.size() + indices.size());
+  for (size_t i : indices) batch.push_back(writes[i]);
+  return batch;
+}
+
 std::vector<std::vector<Write>> SplitBatch(const std::vector<Write>& writes,
                                            const Store::BatchLimits& limits,
                                            const std::vector<Write>& prefix) {
-  size_t prefix_bytes = 0;
-  for (const Write& w : prefix) prefix_bytes += WriteBytes(w);
   std::vector<std::vector<Write>> batches;
-  size_t bytes = 0;
-  for (const Write& w : writes) {
-    const bool full =
-        !batches.empty() && ((limits.writes != 0 && batches.back().size() >= limits.writes) ||
-                             (limits.bytes != 0 && bytes + WriteBytes(w) > limits.bytes));
-    if (batches.empty() || full) {
-      batches.push_back(prefix);
-      bytes = prefix_bytes;
-    }
-    batches.back().push_back(w);
-    bytes += WriteBytes(w);
-  }
+  for (const std::vector<size_t>& indices : SplitIndices(writes, limits, prefix))
+    batches.push_back(Gather(writes, indices, prefix));
   return batches;
 }
 

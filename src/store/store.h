@@ -110,6 +110,15 @@ class Store {
     size_t bytes = 0;
   };
   virtual BatchLimits batch_limits() const { return {}; }
+  // Splits `writes` into parts that one Commit each takes with `prefix` (a
+  // leader's fence) before them: each part lists indices into `writes`,
+  // ascending; every index is in one part. This default counts writes and
+  // bytes against batch_limits() in order (SplitIndices); a back end that
+  // stores several objects in one record keeps a record's writes together
+  // and counts what it really sends. Parts commit independently, so a
+  // caller gives no object two writes.
+  virtual std::vector<std::vector<size_t>> PartsForCommit(const std::vector<Write>& writes,
+                                                          const std::vector<Write>& prefix) const;
 };
 
 // What `write` counts for against BatchLimits::bytes: its kind, id and body.
@@ -119,6 +128,13 @@ inline size_t WriteBytes(const Write& write) {
 
 // Splits `writes` into batches within `limits`, each starting with `prefix`
 // (a leader's fence), in order; one batch when there is no limit.
+// SplitIndices gives each batch's indices into `writes`; Gather makes a
+// batch of them.
+std::vector<std::vector<size_t>> SplitIndices(const std::vector<Write>& writes,
+                                              const Store::BatchLimits& limits,
+                                              const std::vector<Write>& prefix = {});
+std::vector<Write> Gather(const std::vector<Write>& writes, const std::vector<size_t>& indices,
+                          const std::vector<Write>& prefix);
 std::vector<std::vector<Write>> SplitBatch(const std::vector<Write>& writes,
                                            const Store::BatchLimits& limits,
                                            const std::vector<Write>& prefix = {});

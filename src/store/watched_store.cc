@@ -196,7 +196,7 @@ Result<int64_t> WatchedStore::CommitOwn(const std::vector<Write>& writes,
   // (docs/benchmarks.md, "The pass's batch uncopied").
   if (fence.empty() && limits.writes == 0 && limits.bytes == 0)
     return CommitPart(writes, fence, true);
-  const std::vector<std::vector<Write>> parts = SplitBatch(writes, limits, fence);
+  const std::vector<std::vector<size_t>> parts = inner_->PartsForCommit(writes, fence);
   if (parts.size() == 1 && feed_ != nullptr && groups_in_flight_ > 0) {
     Queued mine{&writes, true};
     for (const Write& w : writes)
@@ -204,12 +204,9 @@ Result<int64_t> WatchedStore::CommitOwn(const std::vector<Write>& writes,
     Enqueue(mine);
     return std::move(mine.result);
   }
-  if (parts.size() == 1) return CommitPart(parts.front(), fence, true);
+  if (parts.size() == 1) return CommitPart(Gather(writes, parts.front(), fence), fence, true);
   // The parts are independent (each fenced, each atomic), so several go at
   // once: etcd then shares a consensus round and a disk sync among them.
-  std::vector<size_t> first(parts.size(), 0);  // each part's first write in `writes`
-  for (size_t i = 1; i < parts.size(); ++i)
-    first[i] = first[i - 1] + parts[i - 1].size() - fence.size();
   if (revisions != nullptr) revisions->assign(writes.size(), 0);
   std::atomic<size_t> next{0};
   std::mutex mu;
@@ -219,7 +216,7 @@ Result<int64_t> WatchedStore::CommitOwn(const std::vector<Write>& writes,
   for (size_t t = 0; t < std::min(kPartsInFlight, parts.size()); ++t)
     senders.emplace_back([&] {
       for (size_t i; (i = next.fetch_add(1)) < parts.size();) {
-        Result<int64_t> revision = CommitPart(parts[i], fence, true);
+        Result<int64_t> revision = CommitPart(Gather(writes, parts[i], fence), fence, true);
         std::lock_guard lock(mu);
         if (!revision.ok()) {
           if (failed.ok()) failed = revision.status();
@@ -227,8 +224,7 @@ Result<int64_t> WatchedStore::CommitOwn(const std::vector<Write>& writes,
         } else {
           last = std::max(last, *revision);
           if (revisions != nullptr)
-            std::fill_n(revisions->begin() + static_cast<std::ptrdiff_t>(first[i]),
-                        parts[i].size() - fence.size(), *revision);
+            for (size_t w : parts[i]) (*revisions)[w] = *revision;
         }
       }
     });
