@@ -10,6 +10,9 @@ namespace berth::store {
 
 namespace pb = etcdserverpb;
 
+// A packed kind's blocks are the keys of kind "<kind>-blocks".
+constexpr std::string_view kBlocksSuffix = "-blocks";
+
 pb::Compare EtcdCompare(const std::string& key, const Write& w) {
   pb::Compare compare;
   compare.set_key(key);
@@ -35,6 +38,7 @@ struct KeyState {
 struct EtcdStore::Physical {
   std::string key;
   const std::string* value = nullptr;  // a put's; nullptr: a delete
+  int64_t after = -1;                  // a block's: the revision it was compared at
 };
 
 // One try of a Commit.
@@ -105,18 +109,20 @@ class EtcdFollowing final : public ChangeFeed::Following {
               (result.cancel_reason().empty() ? std::string("no reason") : result.cancel_reason());
       return false;
     }
+    // Every revision is handed out, even one with no change to tell (the
+    // old keys of a move into blocks): readers wait for revisions.
     std::vector<Change> changes;
     int64_t at = 0;
     for (const mvccpb::Event& event : result.events()) {
       const int64_t revision = event.kv().mod_revision();
-      if (revision != at && !changes.empty()) {
+      if (revision != at && at != 0) {
         Deliver(at, std::move(changes));
         changes.clear();
       }
       at = revision;
       store_.ChangesOf(event, changes);
     }
-    if (!changes.empty()) Deliver(at, std::move(changes));
+    if (at != 0) Deliver(at, std::move(changes));
     return true;
   }
 
@@ -153,8 +159,9 @@ Result<std::unique_ptr<EtcdStore>> EtcdStore::Open(EtcdStoreOptions options) {
   if (options.max_txn_ops < 2 || options.max_request_bytes < (1 << 17) || options.page_size < 1)
     return Status::InvalidArgument("etcd: max_txn_ops, max_request_bytes or page_size too small");
   for (const std::string& kind : options.packed_kinds)
-    if (kind.empty() || kind.find('/') != std::string::npos)
-      return Status::InvalidArgument("etcd: a packed kind must be a kind's name");
+    if (kind.empty() || kind.find('/') != std::string::npos || kind.ends_with(kBlocksSuffix))
+      return Status::InvalidArgument("etcd: a packed kind must be a kind's name, not '" + kind +
+                                     "'");
   std::unique_ptr<EtcdStore> store(new EtcdStore(std::move(options)));
   pb::RangeRequest count;
   count.set_key(store->options_.prefix);
@@ -167,24 +174,39 @@ Result<std::unique_ptr<EtcdStore>> EtcdStore::Open(EtcdStoreOptions options) {
   return store;
 }
 
-// An earlier Berth kept a task to a key. Each is created in its block
-// (unless the block has it already: a move cut short, whose later writes
-// win), then its key is deleted if it has not changed meanwhile. A move cut
-// short is finished by the next Open; the feed ignores the old keys.
+// An earlier Berth kept a task to a key. Each is written into its block
+// (unless the block holds a later write of it: a move cut short, after
+// which the new layout's writes win), then its key is deleted if it has not
+// changed meanwhile. Another replica moving at the same time, or a berthd
+// of the earlier version still writing, makes a step fail: it is tried
+// again from the start, a few times.
 Status EtcdStore::MoveIntoBlocks(const std::string& kind) {
+  Status moved = Status::Ok();
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    moved = MoveIntoBlocksOnce(kind);
+    if (moved.code() != StatusCode::kConflict) return moved;
+  }
+  return moved;
+}
+
+Status EtcdStore::MoveIntoBlocksOnce(const std::string& kind) {
   const std::string from = Key(kind, "");
   Result<std::vector<StoredObject>> old = Range(from, PrefixEnd(from), 0, nullptr);
   if (!old.ok() || old->empty()) return old.status();
   Result<std::vector<StoredObject>> held = RangePacked(kind, "", 0, nullptr);
   if (!held.ok()) return held.status();
-  std::vector<Write> creates;
-  for (const StoredObject& o : *old)
-    if (!std::binary_search(
-            held->begin(), held->end(), o,
-            [](const StoredObject& a, const StoredObject& b) { return a.id < b.id; }))
-      creates.push_back(Write::Create(kind, o.id, o.body));
-  for (const std::vector<size_t>& part : PartsForCommit(creates, {}))
-    BERTH_RETURN_IF_ERROR(Commit(Gather(creates, part, {})).status());
+  std::vector<Write> writes;
+  for (const StoredObject& o : *old) {
+    const auto it =
+        std::lower_bound(held->begin(), held->end(), o.id,
+                         [](const StoredObject& h, const std::string& id) { return h.id < id; });
+    if (it == held->end() || it->id != o.id)
+      writes.push_back(Write::Create(kind, o.id, o.body));
+    else if (it->revision < o.revision)  // the old key was written after the move
+      writes.push_back(Write::Put(kind, o.id, o.body).IfRevision(it->revision));
+  }
+  for (const std::vector<size_t>& part : PartsForCommit(writes, {}))
+    BERTH_RETURN_IF_ERROR(Commit(Gather(writes, part, {})).status());
   for (size_t i = 0; i < old->size(); i += options_.max_txn_ops) {
     pb::TxnRequest txn;
     for (size_t j = i; j < std::min(old->size(), i + options_.max_txn_ops); ++j) {
@@ -197,7 +219,7 @@ Status EtcdStore::MoveIntoBlocks(const std::string& kind) {
     if (!answer->succeeded())
       return Status::Conflict("etcd: a " + kind +
                               " kept one to a key changed while it was moved into its block "
-                              "(is a berthd of an earlier version running?); start again");
+                              "(is a berthd of an earlier version still running?)");
   }
   return Status::Ok();
 }
@@ -221,8 +243,6 @@ bool EtcdStore::Packed(std::string_view kind) const {
          options_.packed_kinds.end();
 }
 
-constexpr std::string_view kBlocksSuffix = "-blocks";
-
 std::string EtcdStore::BlockKey(std::string_view kind, std::string_view block) const {
   return Key(std::string(kind) + std::string(kBlocksSuffix), block);
 }
@@ -232,10 +252,10 @@ void EtcdStore::ChangesOf(const mvccpb::Event& event, std::vector<Change>& out) 
   std::optional<std::pair<std::string, std::string>> name = Split(kv.key());
   if (!name || Packed(name->first)) return;  // a packed kind's old key: being moved
   const int64_t revision = kv.mod_revision();
-  if (name->first.ends_with(kBlocksSuffix)) {
-    std::string kind = name->first.substr(0, name->first.size() - kBlocksSuffix.size());
-    // A block is never deleted: its entries' tombstones say what went.
-    if (!Packed(kind) || event.type() == mvccpb::Event::DELETE) return;
+  if (std::string kind = name->first.substr(0, name->first.size() - kBlocksSuffix.size());
+      name->first.ends_with(kBlocksSuffix) && Packed(kind)) {
+    // A block is deleted only once its entries' tombstones said what went.
+    if (event.type() == mvccpb::Event::DELETE) return Forget(kv.key());
     Result<std::vector<blocks::Entry>> entries = blocks::Decode(kv.value());
     if (!entries.ok()) return;  // not Berth's: nothing in it is an object
     for (const blocks::Entry& e : *entries)
@@ -259,6 +279,11 @@ void EtcdStore::Remember(const std::string& key, int64_t revision,
   Block& known = blocks_[key];
   if (revision < known.revision) return;  // a later value is known
   known = {revision, std::move(entries), bytes};
+}
+
+void EtcdStore::Forget(const std::string& key) const {
+  std::lock_guard lock(blocks_mu_);
+  blocks_.erase(key);
 }
 
 void EtcdStore::Saw(int64_t seen) const {
@@ -344,46 +369,23 @@ Result<int64_t> EtcdStore::Commit(const std::vector<Write>& writes) {
                              std::to_string(kTries) + " tries)");
 }
 
-// The blocks the batch's packed writes fall in, as last known (read now if
-// not known), each carried for its next write.
-Status EtcdStore::PlanBlocks(const std::vector<Write>& writes, Plan& plan) {
-  std::vector<std::string> unknown;
-  {
-    std::lock_guard lock(blocks_mu_);
-    for (const Write& w : writes) {
-      if (!Packed(w.kind)) continue;
-      const std::string key = BlockKey(w.kind, blocks::BlockOf(w.id));
-      if (plan.blocks.contains(key)) continue;
-      Plan::BlockWrite& b = plan.blocks[key];
-      if (const auto known = blocks_.find(key); known != blocks_.end())
-        b.base = known->second;
-      else
-        unknown.push_back(key);
+// The blocks the batch's packed writes fall in, as last known, each
+// carried for its next write. A block never seen is taken as absent,
+// without asking: it usually is (a new service's), and when it is not,
+// etcd refuses the transaction and hands back its value.
+void EtcdStore::PlanBlocks(const std::vector<Write>& writes, Plan& plan) const {
+  std::lock_guard lock(blocks_mu_);
+  for (const Write& w : writes) {
+    if (!Packed(w.kind)) continue;
+    const std::string key = BlockKey(w.kind, blocks::BlockOf(w.id));
+    const auto [it, added] = plan.blocks.try_emplace(key);
+    if (!added) continue;
+    if (const auto known = blocks_.find(key); known != blocks_.end()) {
+      it->second.base = known->second;
+      it->second.next = known->second.entries;
+      blocks::Carry(it->second.next, known->second.revision);
     }
   }
-  for (size_t i = 0; i < unknown.size(); i += options_.max_txn_ops) {
-    pb::TxnRequest reads;
-    const size_t end = std::min(unknown.size(), i + options_.max_txn_ops);
-    for (size_t j = i; j < end; ++j)
-      reads.add_success()->mutable_request_range()->set_key(unknown[j]);
-    Result<pb::TxnResponse> answer = client_->Txn(reads, true);
-    if (!answer.ok()) return answer.status();
-    Saw(answer->header().revision());
-    for (size_t j = i; j < end && static_cast<int>(j - i) < answer->responses_size(); ++j) {
-      const auto& kvs = answer->responses(static_cast<int>(j - i)).response_range().kvs();
-      if (kvs.empty()) continue;
-      Result<std::vector<blocks::Entry>> entries = blocks::Decode(kvs[0].value());
-      if (!entries.ok())
-        return Status::Internal("etcd key " + unknown[j] + ": " + entries.status().message());
-      plan.blocks[unknown[j]].base = {kvs[0].mod_revision(), *entries, kvs[0].value().size()};
-      Remember(unknown[j], kvs[0].mod_revision(), std::move(*entries), kvs[0].value().size());
-    }
-  }
-  for (auto& [key, b] : plan.blocks) {
-    b.next = b.base.entries;
-    blocks::Carry(b.next, b.base.revision);
-  }
-  return Status::Ok();
 }
 
 namespace {
@@ -403,7 +405,7 @@ int64_t RevisionIn(const std::vector<blocks::Entry>& entries, int64_t revision,
 
 Result<std::optional<int64_t>> EtcdStore::TryCommit(const std::vector<Write>& writes) {
   Plan plan;
-  BERTH_RETURN_IF_ERROR(PlanBlocks(writes, plan));
+  PlanBlocks(writes, plan);
   pb::TxnRequest& txn = plan.txn;
   const auto fails = [&](const Write& w, int64_t actual) {
     if (plan.failed == nullptr && !PreconditionHolds(w, actual)) {
@@ -472,19 +474,19 @@ Result<std::optional<int64_t>> EtcdStore::TryCommit(const std::vector<Write>& wr
         pb::PutRequest* put = txn.add_success()->mutable_request_put();
         put->set_key(key);
         put->set_value(k.last->body);
-        plan.ops.push_back({key, &k.last->body});
+        plan.ops.push_back({key, &k.last->body, -1});
       } else {
         txn.add_success()->mutable_request_delete_range()->set_key(key);
-        plan.ops.push_back({key, nullptr});
+        plan.ops.push_back({key, nullptr, -1});
       }
     }
     for (auto& [key, b] : plan.blocks) {
-      if (!b.touched) continue;
+      if (!b.touched || (b.next.empty() && b.base.revision == 0)) continue;
       b.value = blocks::Encode(b.next);
       pb::PutRequest* put = txn.add_success()->mutable_request_put();
       put->set_key(key);
       put->set_value(b.value);
-      plan.ops.push_back({key, &b.value});
+      plan.ops.push_back({key, &b.value, b.base.revision});
     }
   }
   const BatchLimits limits = batch_limits();
@@ -503,7 +505,7 @@ Result<std::optional<int64_t>> EtcdStore::TryCommit(const std::vector<Write>& wr
   if (plan.failed != nullptr) return PreconditionFailed(*plan.failed, plan.failed_actual);
   const int64_t committed = answer->header().revision();
   for (auto& [key, b] : plan.blocks)
-    if (b.touched) Remember(key, committed, std::move(b.next), b.value.size());
+    if (!b.value.empty()) Remember(key, committed, std::move(b.next), b.value.size());
   return std::optional<int64_t>(committed);
 }
 
@@ -521,12 +523,17 @@ Result<std::optional<int64_t>> EtcdStore::Refused(const std::vector<Write>& writ
       stored[key] = kvs.empty() ? 0 : kvs[0].mod_revision();
       continue;
     }
+    // Read just now: what the next try starts from, whatever was known.
     Block& b = fresh[key];
-    if (kvs.empty()) continue;
+    if (kvs.empty()) {
+      Forget(key);
+      continue;
+    }
     Result<std::vector<blocks::Entry>> entries = blocks::Decode(kvs[0].value());
     if (!entries.ok())
       return Status::Internal("etcd key " + key + ": " + entries.status().message());
     b = {kvs[0].mod_revision(), std::move(*entries), kvs[0].value().size()};
+    Forget(key);
     Remember(key, b.revision, b.entries, b.bytes);
   }
   std::map<std::string, int64_t> now;
@@ -551,10 +558,10 @@ Result<std::optional<int64_t>> EtcdStore::Refused(const std::vector<Write>& writ
 }
 
 // A transaction whose answer was lost (its member died, or etcd timed it
-// out while electing a leader) may or may not have applied: read its keys.
-// If each holds what the transaction wrote, it applied; if not, it did not
-// (its compares keep a second apply from taking effect twice) and is sent
-// again, until `retry_for` has passed.
+// out while electing a leader) may or may not have applied: AppliedAt reads
+// what it can. If it applied, that is the answer; if not, it is sent again
+// (its compares keep a second apply from taking effect twice), until
+// `retry_for` has passed.
 Result<pb::TxnResponse> EtcdStore::Send(const pb::TxnRequest& txn,
                                         const std::vector<Physical>& ops) {
   bool unknown = false;
@@ -573,9 +580,17 @@ Result<pb::TxnResponse> EtcdStore::Send(const pb::TxnRequest& txn,
   return answer;
 }
 
-// The revision at which every put of `ops` holds its value and every
-// delete is absent; nullopt when they do not.
+// The revision a lost transaction applied at; nullopt when it did not.
+// With a block among its writes the answer is exact: the transaction
+// compared the block at `after`, so it applied exactly when the block's
+// first write after `after` is its value (a later writer may have changed
+// the block since). Without one, it applied when every put's key holds its
+// value and every delete's key is absent. A transaction that writes
+// nothing is sent again: that is harmless, and nothing can be read of it.
 Result<std::optional<int64_t>> EtcdStore::AppliedAt(const std::vector<Physical>& ops) {
+  for (const Physical& op : ops)
+    if (op.after >= 0) return BlockWrittenAt(op);
+  if (ops.empty()) return std::optional<int64_t>();
   pb::TxnRequest reads;
   for (const Physical& op : ops) reads.add_success()->mutable_request_range()->set_key(op.key);
   Result<pb::TxnResponse> answer = client_->Txn(reads, true);
@@ -591,6 +606,39 @@ Result<std::optional<int64_t>> EtcdStore::AppliedAt(const std::vector<Physical>&
   }
   if (revision == 0) revision = answer->header().revision();
   return std::optional<int64_t>(revision);
+}
+
+// Finds the block's first write after `op.after` by halving the revisions
+// between it and the block's latest write (a read at a revision gives the
+// value then), and compares it with the op's value.
+Result<std::optional<int64_t>> EtcdStore::BlockWrittenAt(const Physical& op) {
+  const auto read = [&](int64_t at) -> Result<std::optional<mvccpb::KeyValue>> {
+    pb::RangeRequest request;
+    request.set_key(op.key);
+    if (at != 0) request.set_revision(at);
+    Result<pb::RangeResponse> answer = client_->Range(request);
+    if (!answer.ok()) return answer.status();
+    if (answer->kvs().empty()) return std::optional<mvccpb::KeyValue>();
+    return std::optional<mvccpb::KeyValue>(answer->kvs(0));
+  };
+  Result<std::optional<mvccpb::KeyValue>> latest = read(0);
+  if (!latest.ok()) return latest.status();
+  if (!latest->has_value() || (*latest)->mod_revision() <= op.after)
+    return std::optional<int64_t>();  // not written since: it did not apply
+  int64_t low = op.after + 1, high = (*latest)->mod_revision();
+  while (low < high) {
+    const int64_t middle = low + (high - low) / 2;
+    Result<std::optional<mvccpb::KeyValue>> then = read(middle);
+    if (!then.ok()) return then.status();
+    if (then->has_value() && (*then)->mod_revision() > op.after)
+      high = middle;
+    else
+      low = middle + 1;
+  }
+  Result<std::optional<mvccpb::KeyValue>> first = read(low);
+  if (!first.ok()) return first.status();
+  if (!first->has_value() || (*first)->value() != *op.value) return std::optional<int64_t>();
+  return std::optional<int64_t>((*first)->mod_revision());
 }
 
 Status EtcdStore::RangeKvs(const std::string& from, const std::string& to, int64_t at,
@@ -723,6 +771,46 @@ Status EtcdStore::Compact(int64_t revision, std::chrono::milliseconds timeout) {
       "/v3/kv/compaction", {{"revision", std::to_string(revision)}}, false, nullptr, timeout);
   if (!answer.ok()) return answer.status();
   Saw(EtcdInt(answer->value("header", EtcdJson::object()), "revision"));
+  return DropEmptyBlocks();
+}
+
+// A block whose tasks were all deleted keeps their tombstones until watchers
+// have seen them; then (at a compaction) it goes, unless it was written
+// again meanwhile. Many go in one transaction; when one of them was
+// written, that transaction's blocks go one at a time.
+Status EtcdStore::DropEmptyBlocks() {
+  std::vector<std::pair<std::string, int64_t>> empty;
+  {
+    std::lock_guard lock(blocks_mu_);
+    for (const auto& [key, b] : blocks_)
+      if (b.revision > 0 && std::all_of(b.entries.begin(), b.entries.end(),
+                                        [](const blocks::Entry& e) { return e.deleted; }))
+        empty.emplace_back(key, b.revision);
+  }
+  const auto drop = [&](size_t from, size_t to) -> Result<bool> {
+    pb::TxnRequest txn;
+    for (size_t i = from; i < to; ++i) {
+      pb::Compare* compare = txn.add_compare();
+      compare->set_key(empty[i].first);
+      compare->set_result(pb::Compare::EQUAL);
+      compare->set_target(pb::Compare::MOD);
+      compare->set_mod_revision(empty[i].second);
+      txn.add_success()->mutable_request_delete_range()->set_key(empty[i].first);
+    }
+    Result<pb::TxnResponse> answer = client_->Txn(txn);
+    if (!answer.ok()) return answer.status();
+    Saw(answer->header().revision());
+    if (answer->succeeded())
+      for (size_t i = from; i < to; ++i) Forget(empty[i].first);
+    return answer->succeeded();
+  };
+  for (size_t from = 0; from < empty.size(); from += options_.max_txn_ops) {
+    const size_t to = std::min(empty.size(), from + options_.max_txn_ops);
+    Result<bool> dropped = drop(from, to);
+    if (!dropped.ok()) return dropped.status();
+    for (size_t i = from; !*dropped && i < to; ++i)
+      if (Result<bool> one = drop(i, i + 1); !one.ok()) return one.status();
+  }
   return Status::Ok();
 }
 

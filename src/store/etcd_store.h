@@ -110,7 +110,8 @@ class EtcdStore final : public Store, public ChangeFeed {
   std::unique_ptr<Following> Follow(int64_t revision, Sink sink) override;
 
   // Drops the history before `revision` (etcd's compaction): a feed behind
-  // it is lost and lists again. berthd's leader calls it (docs/ha.md).
+  // it is lost and lists again. Then deletes the blocks whose tasks were
+  // all deleted. berthd's leader calls it (docs/ha.md).
   // `timeout` (when not zero) bounds each request, as EtcdClient::Call's.
   Status Compact(int64_t revision, std::chrono::milliseconds timeout = {});
 
@@ -145,12 +146,13 @@ class EtcdStore final : public Store, public ChangeFeed {
   std::string BlockKey(std::string_view kind, std::string_view block) const;
   // One try of Commit: nullopt when a block changed under it (try again).
   Result<std::optional<int64_t>> TryCommit(const std::vector<Write>& writes);
-  Status PlanBlocks(const std::vector<Write>& writes, Plan& plan);
+  void PlanBlocks(const std::vector<Write>& writes, Plan& plan) const;
   Result<std::optional<int64_t>> Refused(const std::vector<Write>& writes, const Plan& plan,
                                          const etcdserverpb::TxnResponse& answer);
   Result<etcdserverpb::TxnResponse> Send(const etcdserverpb::TxnRequest& txn,
                                          const std::vector<Physical>& ops);
   Result<std::optional<int64_t>> AppliedAt(const std::vector<Physical>& ops);
+  Result<std::optional<int64_t>> BlockWrittenAt(const Physical& op);
   // Ranges [from, to) at `at` (0: now), every page, handing each key to
   // `visit`; sets *revision to the revision read at.
   Status RangeKvs(const std::string& from, const std::string& to, int64_t at, int64_t* revision,
@@ -164,7 +166,10 @@ class EtcdStore final : public Store, public ChangeFeed {
   // later value is known.
   void Remember(const std::string& key, int64_t revision, std::vector<blocks::Entry> entries,
                 size_t bytes) const;
+  void Forget(const std::string& key) const;
+  Status DropEmptyBlocks();
   Status MoveIntoBlocks(const std::string& kind);
+  Status MoveIntoBlocksOnce(const std::string& kind);
 
   EtcdStoreOptions options_;
   std::unique_ptr<EtcdClient> client_;

@@ -317,6 +317,51 @@ TEST(EtcdStoreBlocks, TasksKeptOneToAKeyAreMovedIntoBlocks) {
   EXPECT_TRUE(old->List("task")->empty());  // no key of the old layout is left
   EXPECT_EQ(old->List("node")->size(), 1u);
   EXPECT_EQ(Open(cluster.Endpoints())->List("task")->size(), 40u);  // opened again: nothing moves
+  // A berthd of the earlier layout still running writes a task again: the
+  // next open moves that later write over the block's.
+  ASSERT_TRUE(old->Commit({Write::Put("task", "web.3", "later")}).ok());
+  EXPECT_EQ((*Open(cluster.Endpoints())->Get("task", "web.3"))->body, "later");
+  EXPECT_TRUE(old->List("task")->empty());
+}
+
+TEST(EtcdStoreBlocks, AKindNamedLikeBlocksCannotBePacked) {
+  EtcdStoreOptions options;
+  options.client.endpoints = {"127.0.0.1:1"};
+  options.packed_kinds = {"task-blocks"};
+  EXPECT_EQ(EtcdStore::Open(options).status().message(),
+            "etcd: a packed kind must be a kind's name, not 'task-blocks'");
+}
+
+// A block whose tasks were all deleted keeps their tombstones until a
+// compaction, which deletes it; the feed says nothing more of it.
+TEST(EtcdStoreBlocks, ACompactionDropsBlocksWithoutTasks) {
+  EtcdTestCluster cluster(1);
+  ASSERT_TRUE(cluster.ok()) << cluster.error();
+  std::unique_ptr<EtcdStore> store = Open(cluster.Endpoints());
+  std::unique_ptr<EtcdStore> raw = Open(cluster.Endpoints(), 128, {});  // sees the blocks' keys
+  ASSERT_NE(store, nullptr);
+  ASSERT_NE(raw, nullptr);
+  ASSERT_TRUE(store
+                  ->Commit({Write::Put("task", "web.1", "a"), Write::Put("task", "web.2", "b"),
+                            Write::Put("task", "web.20", "c")})
+                  .ok());
+  const Result<int64_t> deleted =
+      store->Commit({Write::Delete("task", "web.1"), Write::Delete("task", "web.2")});
+  ASSERT_TRUE(deleted.ok());
+  EXPECT_EQ(IdsOf(*raw->List("task-blocks")), (std::vector<std::string>{"web.0", "web.1"}));
+  Received got;
+  std::unique_ptr<ChangeFeed::Following> following = store->Follow(*deleted, got.Sink());
+  ASSERT_TRUE(store->Compact(*deleted).ok());
+  EXPECT_EQ(IdsOf(*raw->List("task-blocks")), (std::vector<std::string>{"web.1"}));
+  EXPECT_EQ(IdsOf(*store->List("task")), (std::vector<std::string>{"web.20"}));
+  // The block can be written again, and the feed hands out that write only.
+  const Result<int64_t> again = store->Commit({Write::Create("task", "web.3", "d")});
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  ASSERT_TRUE(got.WaitFor([&] { return got.commits.count(*again) == 1; })) << got.lost;
+  size_t changes = 0;
+  for (const auto& [revision, commit] : got.commits) changes += commit.size();
+  EXPECT_EQ(changes, 1u);
+  EXPECT_EQ(got.commits[*again][0].id, "web.3");
 }
 
 // A pass's tasks are split by what etcd is sent: a put a block of 16 tasks,
