@@ -255,7 +255,7 @@ void EtcdStore::ChangesOf(const mvccpb::Event& event, std::vector<Change>& out) 
   if (std::string kind = name->first.substr(0, name->first.size() - kBlocksSuffix.size());
       name->first.ends_with(kBlocksSuffix) && Packed(kind)) {
     // A block is deleted only once its entries' tombstones said what went.
-    if (event.type() == mvccpb::Event::DELETE) return Forget(kv.key());
+    if (event.type() == mvccpb::Event::DELETE) return Forget(kv.key(), revision);
     Result<std::vector<blocks::Entry>> entries = blocks::Decode(kv.value());
     if (!entries.ok()) return;  // not Berth's: nothing in it is an object
     for (const blocks::Entry& e : *entries)
@@ -281,9 +281,19 @@ void EtcdStore::Remember(const std::string& key, int64_t revision,
   known = {revision, std::move(entries), bytes};
 }
 
-void EtcdStore::Forget(const std::string& key) const {
+void EtcdStore::Forget(const std::string& key, int64_t revision) const {
   std::lock_guard lock(blocks_mu_);
-  blocks_.erase(key);
+  if (const auto known = blocks_.find(key);
+      known != blocks_.end() && known->second.revision <= revision)
+    blocks_.erase(known);
+}
+
+void EtcdStore::Replace(const std::string& key, const std::optional<Block>& block) const {
+  std::lock_guard lock(blocks_mu_);
+  if (block)
+    blocks_[key] = *block;
+  else
+    blocks_.erase(key);
 }
 
 void EtcdStore::Saw(int64_t seen) const {
@@ -353,9 +363,15 @@ std::vector<std::vector<size_t>> EtcdStore::PartsForCommit(const std::vector<Wri
 
 Result<int64_t> EtcdStore::Commit(const std::vector<Write>& writes) {
   BERTH_RETURN_IF_ERROR(ValidateWrites(writes));
-  for (size_t i = 0; i < writes.size(); ++i)
-    if (writes[i].kind.find('/') != std::string::npos)
+  for (size_t i = 0; i < writes.size(); ++i) {
+    const std::string& kind = writes[i].kind;
+    if (kind.find('/') != std::string::npos)
       return Status::InvalidArgument("write " + std::to_string(i) + ": a kind must not hold '/'");
+    if (kind.ends_with(kBlocksSuffix) &&
+        Packed(std::string_view(kind).substr(0, kind.size() - kBlocksSuffix.size())))
+      return Status::InvalidArgument("write " + std::to_string(i) + ": kind '" + kind +
+                                     "' is the store's own");
+  }
   if (writes.empty()) return revision();
   // Each try that fails on a block means another commit changed it, so
   // tries are few unless many writers share one block.
@@ -526,15 +542,14 @@ Result<std::optional<int64_t>> EtcdStore::Refused(const std::vector<Write>& writ
     // Read just now: what the next try starts from, whatever was known.
     Block& b = fresh[key];
     if (kvs.empty()) {
-      Forget(key);
+      Replace(key, std::nullopt);
       continue;
     }
     Result<std::vector<blocks::Entry>> entries = blocks::Decode(kvs[0].value());
     if (!entries.ok())
       return Status::Internal("etcd key " + key + ": " + entries.status().message());
     b = {kvs[0].mod_revision(), std::move(*entries), kvs[0].value().size()};
-    Forget(key);
-    Remember(key, b.revision, b.entries, b.bytes);
+    Replace(key, b);
   }
   std::map<std::string, int64_t> now;
   for (const Write& w : writes) {
@@ -565,31 +580,43 @@ Result<std::optional<int64_t>> EtcdStore::Refused(const std::vector<Write>& writ
 Result<pb::TxnResponse> EtcdStore::Send(const pb::TxnRequest& txn,
                                         const std::vector<Physical>& ops) {
   bool unknown = false;
+  const int64_t before = revision();  // a transaction sent now applies after it
   Result<pb::TxnResponse> answer = client_->Txn(txn, false, &unknown);
   const auto deadline = std::chrono::steady_clock::now() + options_.client.retry_for;
   while (!answer.ok() && unknown && std::chrono::steady_clock::now() < deadline) {
-    Result<std::optional<int64_t>> applied = AppliedAt(ops);
+    Result<std::optional<int64_t>> applied = AppliedAt(ops, before);
     if (applied.ok() && applied->has_value()) {
       pb::TxnResponse done;
       done.mutable_header()->set_revision(**applied);
       done.set_succeeded(true);
       return done;
     }
-    if (applied.ok()) answer = client_->Txn(txn, false, &unknown);
+    if (applied.ok()) {
+      answer = client_->Txn(txn, false, &unknown);
+    } else if (applied.status().code() == StatusCode::kInvalidArgument) {
+      return Status::Unavailable(
+          "etcd lost a transaction's answer and the history that would "
+          "tell whether it applied: " +
+          applied.status().message());
+    } else {  // etcd unreachable: a pause, not a spin
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
   }
   return answer;
 }
 
 // The revision a lost transaction applied at; nullopt when it did not.
-// With a block among its writes the answer is exact: the transaction
-// compared the block at `after`, so it applied exactly when the block's
-// first write after `after` is its value (a later writer may have changed
-// the block since). Without one, it applied when every put's key holds its
+// With a block among its writes the answer is exact: the transaction was
+// sent after revision `before` and compared the block at `op.after`, so it
+// applied exactly when the block was still at `op.after` at `before` and
+// its first write after `before` is the transaction's value (a later writer
+// may have changed the block since). Without one, it applied when every put's key holds its
 // value and every delete's key is absent. A transaction that writes
 // nothing is sent again: that is harmless, and nothing can be read of it.
-Result<std::optional<int64_t>> EtcdStore::AppliedAt(const std::vector<Physical>& ops) {
+Result<std::optional<int64_t>> EtcdStore::AppliedAt(const std::vector<Physical>& ops,
+                                                    int64_t before) {
   for (const Physical& op : ops)
-    if (op.after >= 0) return BlockWrittenAt(op);
+    if (op.after >= 0) return BlockWrittenAt(op, before);
   if (ops.empty()) return std::optional<int64_t>();
   pb::TxnRequest reads;
   for (const Physical& op : ops) reads.add_success()->mutable_request_range()->set_key(op.key);
@@ -608,36 +635,47 @@ Result<std::optional<int64_t>> EtcdStore::AppliedAt(const std::vector<Physical>&
   return std::optional<int64_t>(revision);
 }
 
-// Finds the block's first write after `op.after` by halving the revisions
+// Finds the block's first write after `before` by halving the revisions
 // between it and the block's latest write (a read at a revision gives the
-// value then), and compares it with the op's value.
-Result<std::optional<int64_t>> EtcdStore::BlockWrittenAt(const Physical& op) {
+// value then).
+Result<std::optional<int64_t>> EtcdStore::BlockWrittenAt(const Physical& op, int64_t before) {
   const auto read = [&](int64_t at) -> Result<std::optional<mvccpb::KeyValue>> {
     pb::RangeRequest request;
     request.set_key(op.key);
     if (at != 0) request.set_revision(at);
     Result<pb::RangeResponse> answer = client_->Range(request);
     if (!answer.ok()) return answer.status();
+    Saw(answer->header().revision());  // so that revision() bounds the search below
     if (answer->kvs().empty()) return std::optional<mvccpb::KeyValue>();
     return std::optional<mvccpb::KeyValue>(answer->kvs(0));
   };
+  const auto mod = [](const std::optional<mvccpb::KeyValue>& kv) {
+    return kv ? kv->mod_revision() : 0;
+  };
+  Result<std::optional<mvccpb::KeyValue>> then = read(before);
+  if (!then.ok()) return then.status();
+  if (mod(*then) != op.after) return std::optional<int64_t>();  // its compare failed
   Result<std::optional<mvccpb::KeyValue>> latest = read(0);
   if (!latest.ok()) return latest.status();
-  if (!latest->has_value() || (*latest)->mod_revision() <= op.after)
-    return std::optional<int64_t>();  // not written since: it did not apply
-  int64_t low = op.after + 1, high = (*latest)->mod_revision();
+  // Changed since `before`: written after it, or gone (a block is deleted
+  // only once, at a compaction, and not written again before that).
+  const auto changed = [&](const std::optional<mvccpb::KeyValue>& kv) {
+    return mod(kv) > before || (!kv && op.after != 0);
+  };
+  if (!changed(*latest)) return std::optional<int64_t>();
+  int64_t low = before + 1, high = mod(*latest) > before ? mod(*latest) : revision();
   while (low < high) {
     const int64_t middle = low + (high - low) / 2;
-    Result<std::optional<mvccpb::KeyValue>> then = read(middle);
-    if (!then.ok()) return then.status();
-    if (then->has_value() && (*then)->mod_revision() > op.after)
+    Result<std::optional<mvccpb::KeyValue>> at = read(middle);
+    if (!at.ok()) return at.status();
+    if (changed(*at))
       high = middle;
     else
       low = middle + 1;
   }
   Result<std::optional<mvccpb::KeyValue>> first = read(low);
   if (!first.ok()) return first.status();
-  if (!first->has_value() || (*first)->value() != *op.value) return std::optional<int64_t>();
+  if (!*first || (*first)->value() != *op.value) return std::optional<int64_t>();
   return std::optional<int64_t>((*first)->mod_revision());
 }
 
@@ -771,7 +809,22 @@ Status EtcdStore::Compact(int64_t revision, std::chrono::milliseconds timeout) {
       "/v3/kv/compaction", {{"revision", std::to_string(revision)}}, false, nullptr, timeout);
   if (!answer.ok()) return answer.status();
   Saw(EtcdInt(answer->value("header", EtcdJson::object()), "revision"));
-  return DropEmptyBlocks();
+  // On a thread of its own: the caller (the leader's renewals) must not
+  // wait for transactions of blocks.
+  std::lock_guard lock(dropper_mu_);
+  if (!dropping_.exchange(true)) {
+    if (dropper_.joinable()) dropper_.join();
+    dropper_ = std::thread([this] {
+      (void)DropEmptyBlocks();  // what fails is tried at the next compaction
+      dropping_ = false;
+    });
+  }
+  return Status::Ok();
+}
+
+EtcdStore::~EtcdStore() {
+  std::lock_guard lock(dropper_mu_);
+  if (dropper_.joinable()) dropper_.join();
 }
 
 // A block whose tasks were all deleted keeps their tombstones until watchers
@@ -800,8 +853,9 @@ Status EtcdStore::DropEmptyBlocks() {
     Result<pb::TxnResponse> answer = client_->Txn(txn);
     if (!answer.ok()) return answer.status();
     Saw(answer->header().revision());
-    if (answer->succeeded())
-      for (size_t i = from; i < to; ++i) Forget(empty[i].first);
+    // A block refused alone was written again: the feed brings its value.
+    if (answer->succeeded() || to == from + 1)
+      for (size_t i = from; i < to; ++i) Forget(empty[i].first, empty[i].second);
     return answer->succeeded();
   };
   for (size_t from = 0; from < empty.size(); from += options_.max_txn_ops) {

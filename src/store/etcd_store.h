@@ -56,6 +56,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -91,6 +92,7 @@ class EtcdStore final : public Store, public ChangeFeed {
   // Connects and reads the current revision. Unavailable: no member
   // answered; InvalidArgument: bad options.
   static Result<std::unique_ptr<EtcdStore>> Open(EtcdStoreOptions options);
+  ~EtcdStore() override;
 
   Result<int64_t> Commit(const std::vector<Write>& writes) override;
   Result<std::optional<StoredObject>> Get(std::string_view kind,
@@ -151,8 +153,8 @@ class EtcdStore final : public Store, public ChangeFeed {
                                          const etcdserverpb::TxnResponse& answer);
   Result<etcdserverpb::TxnResponse> Send(const etcdserverpb::TxnRequest& txn,
                                          const std::vector<Physical>& ops);
-  Result<std::optional<int64_t>> AppliedAt(const std::vector<Physical>& ops);
-  Result<std::optional<int64_t>> BlockWrittenAt(const Physical& op);
+  Result<std::optional<int64_t>> AppliedAt(const std::vector<Physical>& ops, int64_t before);
+  Result<std::optional<int64_t>> BlockWrittenAt(const Physical& op, int64_t before);
   // Ranges [from, to) at `at` (0: now), every page, handing each key to
   // `visit`; sets *revision to the revision read at.
   Status RangeKvs(const std::string& from, const std::string& to, int64_t at, int64_t* revision,
@@ -166,7 +168,11 @@ class EtcdStore final : public Store, public ChangeFeed {
   // later value is known.
   void Remember(const std::string& key, int64_t revision, std::vector<blocks::Entry> entries,
                 size_t bytes) const;
-  void Forget(const std::string& key) const;
+  // Drops the block at `key` unless a value later than `revision` is known.
+  void Forget(const std::string& key, int64_t revision) const;
+  // What was just read of the block at `key` (nullopt: absent), whatever
+  // was known.
+  void Replace(const std::string& key, const std::optional<Block>& block) const;
   Status DropEmptyBlocks();
   Status MoveIntoBlocks(const std::string& kind);
   Status MoveIntoBlocksOnce(const std::string& kind);
@@ -177,6 +183,9 @@ class EtcdStore final : public Store, public ChangeFeed {
   mutable std::mutex blocks_mu_;
   // The last value known of each block, by key.
   mutable std::unordered_map<std::string, Block> blocks_;
+  std::mutex dropper_mu_;
+  std::atomic<bool> dropping_{false};
+  std::thread dropper_;  // DropEmptyBlocks, after a compaction
 };
 
 }  // namespace berth::store
