@@ -635,48 +635,53 @@ Result<std::optional<int64_t>> EtcdStore::AppliedAt(const std::vector<Physical>&
   return std::optional<int64_t>(revision);
 }
 
-// Finds the block's first write after `before` by halving the revisions
-// between it and the block's latest write (a read at a revision gives the
-// value then).
 Result<std::optional<int64_t>> EtcdStore::BlockWrittenAt(const Physical& op, int64_t before) {
-  const auto read = [&](int64_t at) -> Result<std::optional<mvccpb::KeyValue>> {
-    pb::RangeRequest request;
-    request.set_key(op.key);
-    if (at != 0) request.set_revision(at);
-    Result<pb::RangeResponse> answer = client_->Range(request);
-    if (!answer.ok()) return answer.status();
-    Saw(answer->header().revision());  // so that revision() bounds the search below
-    if (answer->kvs().empty()) return std::optional<mvccpb::KeyValue>();
-    return std::optional<mvccpb::KeyValue>(answer->kvs(0));
-  };
-  const auto mod = [](const std::optional<mvccpb::KeyValue>& kv) {
-    return kv ? kv->mod_revision() : 0;
-  };
-  Result<std::optional<mvccpb::KeyValue>> then = read(before);
+  return BlockWriteAppliedAt(
+      [&](int64_t at) -> Result<KeyAtRevision> {
+        pb::RangeRequest request;
+        request.set_key(op.key);
+        if (at != 0) request.set_revision(at);
+        Result<pb::RangeResponse> answer = client_->Range(request);
+        if (!answer.ok()) return answer.status();
+        Saw(answer->header().revision());
+        KeyAtRevision read{answer->header().revision(), std::nullopt};
+        if (!answer->kvs().empty()) read.kv = answer->kvs(0);
+        return read;
+      },
+      before, op.after, *op.value);
+}
+
+// Finds the block's first write after `before` by halving the revisions
+// between it and now (a read at a revision gives the value then).
+Result<std::optional<int64_t>> BlockWriteAppliedAt(
+    const std::function<Result<KeyAtRevision>(int64_t at)>& read, int64_t before, int64_t compared,
+    const std::string& value) {
+  const auto mod = [](const KeyAtRevision& k) { return k.kv ? k.kv->mod_revision() : 0; };
+  Result<KeyAtRevision> then = read(before);
   if (!then.ok()) return then.status();
-  if (mod(*then) != op.after) return std::optional<int64_t>();  // its compare failed
-  Result<std::optional<mvccpb::KeyValue>> latest = read(0);
-  if (!latest.ok()) return latest.status();
+  if (mod(*then) != compared) return std::optional<int64_t>();  // its compare failed
   // Changed since `before`: written after it, or gone (a block is deleted
-  // only once, at a compaction, and not written again before that).
-  const auto changed = [&](const std::optional<mvccpb::KeyValue>& kv) {
-    return mod(kv) > before || (!kv && op.after != 0);
+  // only at a compaction, and not written again before that).
+  const auto changed = [&](const KeyAtRevision& k) {
+    return mod(k) > before || (!k.kv && compared != 0);
   };
+  Result<KeyAtRevision> latest = read(0);
+  if (!latest.ok()) return latest.status();
   if (!changed(*latest)) return std::optional<int64_t>();
-  int64_t low = before + 1, high = mod(*latest) > before ? mod(*latest) : revision();
+  int64_t low = before + 1, high = latest->kv ? mod(*latest) : latest->revision;
   while (low < high) {
     const int64_t middle = low + (high - low) / 2;
-    Result<std::optional<mvccpb::KeyValue>> at = read(middle);
+    Result<KeyAtRevision> at = read(middle);
     if (!at.ok()) return at.status();
     if (changed(*at))
       high = middle;
     else
       low = middle + 1;
   }
-  Result<std::optional<mvccpb::KeyValue>> first = read(low);
+  Result<KeyAtRevision> first = read(low);
   if (!first.ok()) return first.status();
-  if (!*first || (*first)->value() != *op.value) return std::optional<int64_t>();
-  return std::optional<int64_t>((*first)->mod_revision());
+  if (!first->kv || first->kv->value() != value) return std::optional<int64_t>();
+  return std::optional<int64_t>(first->kv->mod_revision());
 }
 
 Status EtcdStore::RangeKvs(const std::string& from, const std::string& to, int64_t at,

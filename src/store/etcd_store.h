@@ -87,6 +87,23 @@ struct EtcdStoreOptions {
 // a revision: MOD == revision). `w` expects something.
 etcdserverpb::Compare EtcdCompare(const std::string& key, const Write& w);
 
+// What a key held at a revision: the revision it was read at, and the key
+// (nullopt: absent).
+struct KeyAtRevision {
+  int64_t revision = 0;
+  std::optional<mvccpb::KeyValue> kv;
+};
+// Whether a transaction whose answer was lost applied, and at which
+// revision (nullopt: it did not): it was sent after revision `before`,
+// compared a block at `compared` (its mod_revision; 0: absent) and wrote
+// `value` to it. `read(at)` reads the block at revision `at` (0: now). It
+// applied exactly when the block was at `compared` at `before` and its
+// first write after `before` is `value`; one case reads as "did not": a
+// block the transaction created and a compaction deleted since.
+Result<std::optional<int64_t>> BlockWriteAppliedAt(
+    const std::function<Result<KeyAtRevision>(int64_t at)>& read, int64_t before, int64_t compared,
+    const std::string& value);
+
 class EtcdStore final : public Store, public ChangeFeed {
  public:
   // Connects and reads the current revision. Unavailable: no member

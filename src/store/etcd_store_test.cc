@@ -415,5 +415,54 @@ TEST(EtcdStoreBlocks, APassIsSplitByBlocks) {
   EXPECT_EQ(store->List("task")->size(), 128u * 16);
 }
 
+// A lost answer settled from the block's history (BlockWriteAppliedAt),
+// on a history the test writes: revision -> the block's value from then on
+// ("" : deleted).
+TEST(EtcdStoreBlocks, ALostAnswerIsSettledByTheBlocksFirstWriteAfterItWasSent) {
+  const auto settle = [](std::map<int64_t, std::string> history, int64_t before, int64_t compared,
+                         const std::string& value) {
+    const int64_t now = history.rbegin()->first + 3;
+    return BlockWriteAppliedAt(
+        [&](int64_t at) -> Result<KeyAtRevision> {
+          if (at == 0) at = now;
+          KeyAtRevision read{at, std::nullopt};
+          auto it = history.upper_bound(at);
+          if (it == history.begin()) return read;
+          --it;
+          if (it->second.empty()) return read;
+          mvccpb::KeyValue kv;
+          kv.set_mod_revision(it->first);
+          kv.set_value(it->second);
+          read.kv = kv;
+          return read;
+        },
+        before, compared, value);
+  };
+  const auto at = [](int64_t r) { return std::optional<int64_t>(r); };
+  const std::optional<int64_t> no;
+  // Ours applied at 12, another writer's came after it.
+  EXPECT_EQ(*settle({{5, "a"}, {12, "ours"}, {15, "c"}}, 10, 5, "ours"), at(12));
+  // Another writer's came first: ours was refused.
+  EXPECT_EQ(*settle({{5, "a"}, {12, "c"}, {15, "ours"}}, 10, 5, "ours"), no);
+  // The block had changed before ours was sent.
+  EXPECT_EQ(*settle({{5, "a"}, {8, "b"}, {12, "ours"}}, 10, 5, "ours"), no);
+  // Nothing since.
+  EXPECT_EQ(*settle({{5, "a"}}, 10, 5, "ours"), no);
+  // Ours, then the block dropped at a compaction.
+  EXPECT_EQ(*settle({{5, "a"}, {12, "ours"}, {20, ""}}, 10, 5, "ours"), at(12));
+  // Ours made the block; or it compared "absent" on a block that existed.
+  EXPECT_EQ(*settle({{2, "x"}, {11, "ours"}}, 10, 0, "ours"), no);
+  EXPECT_EQ(*settle({{11, "ours"}, {40, "d"}}, 10, 0, "ours"), at(11));
+  // The same bytes as before ours (the value ours would write) are not ours.
+  EXPECT_EQ(*settle({{5, "ours"}, {13, "c"}}, 10, 5, "ours"), no);
+  // A read that fails (a compacted revision) fails the settling.
+  EXPECT_FALSE(BlockWriteAppliedAt(
+                   [](int64_t) -> Result<KeyAtRevision> {
+                     return Status::InvalidArgument("etcd: compacted");
+                   },
+                   10, 5, "ours")
+                   .ok());
+}
+
 }  // namespace
 }  // namespace berth::store
