@@ -13,10 +13,13 @@
 // round trip, to name the first write that failed.
 //
 // A transaction whose answer is lost (a member died with it, or etcd timed
-// it out during an election) is resolved by reading its keys: applied when
-// each holds what it wrote, else sent again (its compares keep it from
+// it out during an election) is resolved by reading: with a block among
+// its writes, by the block's first write after the transaction was sent
+// (BlockWriteAppliedAt); else by its keys, applied when each holds what it
+// wrote. One that did not apply is sent again (its compares keep it from
 // applying twice). A lost answer then reaches the caller only when etcd
-// stays unreachable for the client's retry_for.
+// stays unreachable for the client's retry_for, or has compacted the
+// history the answer needs.
 //
 // Tasks in blocks: the objects of a packed kind (EtcdStoreOptions::
 // packed_kinds, tasks by default) are kept several to a key,
@@ -25,11 +28,14 @@
 // keys. Every read and the change feed hand them out one object at a time,
 // as any other kind. A Commit reads-modifies-writes the blocks it touches:
 // it starts from the last value it knows of each (from its own commits,
-// its reads and its feed), compares the block's mod_revision, decides each
-// object's precondition against that value, and when another writer
-// changed the block meanwhile, reads it again in the same round trip and
-// tries once more. Open moves the tasks an earlier Berth kept one to a key
-// into blocks.
+// its reads and its feed; a block never seen is taken as absent), compares
+// the block's mod_revision, decides each object's precondition against that
+// value, and when another writer changed the block meanwhile, reads it
+// again in the same round trip and tries once more. A deleted object stays
+// in its block as a tombstone until the block's next write; a block of
+// tombstones only is deleted after the next Compact. Open moves the tasks
+// an earlier Berth kept one to a key into blocks. The blocks' own kind
+// ("task-blocks") cannot be written.
 //
 // Limits: etcd refuses a transaction of more than --max-txn-ops operations
 // (128 by default) or --max-request-bytes (1.5 MiB). EtcdStoreOptions say
