@@ -13,17 +13,27 @@ namespace pb = etcdserverpb;
 // A packed kind's blocks are the keys of kind "<kind>-blocks".
 constexpr std::string_view kBlocksSuffix = "-blocks";
 
-pb::Compare EtcdCompare(const std::string& key, const Write& w) {
+namespace {
+
+// The txn compare "`key` is at mod_revision `revision`" (0: absent).
+pb::Compare ModRevisionIs(const std::string& key, int64_t revision) {
   pb::Compare compare;
   compare.set_key(key);
   compare.set_result(pb::Compare::EQUAL);
-  if (w.expect == Write::Expect::kAbsent) {
-    compare.set_target(pb::Compare::CREATE);
-    compare.set_create_revision(0);
-  } else {
-    compare.set_target(pb::Compare::MOD);
-    compare.set_mod_revision(w.expected_revision);
-  }
+  compare.set_target(pb::Compare::MOD);
+  compare.set_mod_revision(revision);
+  return compare;
+}
+
+}  // namespace
+
+pb::Compare EtcdCompare(const std::string& key, const Write& w) {
+  if (w.expect != Write::Expect::kAbsent) return ModRevisionIs(key, w.expected_revision);
+  pb::Compare compare;
+  compare.set_key(key);
+  compare.set_result(pb::Compare::EQUAL);
+  compare.set_target(pb::Compare::CREATE);
+  compare.set_create_revision(0);
   return compare;
 }
 
@@ -211,7 +221,7 @@ Status EtcdStore::MoveIntoBlocksOnce(const std::string& kind) {
     pb::TxnRequest txn;
     for (size_t j = i; j < std::min(old->size(), i + options_.max_txn_ops); ++j) {
       const std::string key = Key(kind, (*old)[j].id);
-      *txn.add_compare() = EtcdCompare(key, Write::Check(kind, (*old)[j].id, (*old)[j].revision));
+      *txn.add_compare() = ModRevisionIs(key, (*old)[j].revision);
       txn.add_success()->mutable_request_delete_range()->set_key(key);
     }
     Result<pb::TxnResponse> answer = client_->Txn(txn);
@@ -256,13 +266,13 @@ void EtcdStore::ChangesOf(const mvccpb::Event& event, std::vector<Change>& out) 
       name->first.ends_with(kBlocksSuffix) && Packed(kind)) {
     // A block is deleted only once its entries' tombstones said what went.
     if (event.type() == mvccpb::Event::DELETE) return Forget(kv.key(), revision);
-    Result<std::vector<blocks::Entry>> entries = blocks::Decode(kv.value());
-    if (!entries.ok()) return;  // not Berth's: nothing in it is an object
-    for (const blocks::Entry& e : *entries)
+    Result<Block> block = DecodeBlock(kv);
+    if (!block.ok()) return;  // not Berth's: nothing in it is an object
+    for (const blocks::Entry& e : block->entries)
       if (e.revision == 0)
         out.push_back(
             {e.deleted ? Write::Op::kDelete : Write::Op::kPut, kind, e.id, e.body, revision});
-    Remember(kv.key(), revision, std::move(*entries), kv.value().size());
+    Remember(kv.key(), std::move(*block));
     return;
   }
   Change change{Write::Op::kPut, std::move(name->first), std::move(name->second), "", revision};
@@ -273,12 +283,18 @@ void EtcdStore::ChangesOf(const mvccpb::Event& event, std::vector<Change>& out) 
   out.push_back(std::move(change));
 }
 
-void EtcdStore::Remember(const std::string& key, int64_t revision,
-                         std::vector<blocks::Entry> entries, size_t bytes) const {
+Result<EtcdStore::Block> EtcdStore::DecodeBlock(const mvccpb::KeyValue& kv) {
+  Result<std::vector<blocks::Entry>> entries = blocks::Decode(kv.value());
+  if (!entries.ok())
+    return Status::Internal("etcd key " + kv.key() + ": " + entries.status().message());
+  return Block{kv.mod_revision(), std::move(*entries), kv.value().size()};
+}
+
+void EtcdStore::Remember(const std::string& key, Block block) const {
   std::lock_guard lock(blocks_mu_);
   Block& known = blocks_[key];
-  if (revision < known.revision) return;  // a later value is known
-  known = {revision, std::move(entries), bytes};
+  if (block.revision < known.revision) return;  // a later value is known
+  known = std::move(block);
 }
 
 void EtcdStore::Forget(const std::string& key, int64_t revision) const {
@@ -475,11 +491,7 @@ Result<std::optional<int64_t>> EtcdStore::TryCommit(const std::vector<Write>& wr
   }
   // Every block the batch decided on must still be what it was decided on.
   for (auto& [key, b] : plan.blocks) {
-    pb::Compare* compare = txn.add_compare();
-    compare->set_key(key);
-    compare->set_result(pb::Compare::EQUAL);
-    compare->set_target(pb::Compare::MOD);
-    compare->set_mod_revision(b.base.revision);  // 0: absent
+    *txn.add_compare() = ModRevisionIs(key, b.base.revision);
     txn.add_failure()->mutable_request_range()->set_key(key);
     plan.compared.push_back(key);
   }
@@ -521,7 +533,7 @@ Result<std::optional<int64_t>> EtcdStore::TryCommit(const std::vector<Write>& wr
   if (plan.failed != nullptr) return PreconditionFailed(*plan.failed, plan.failed_actual);
   const int64_t committed = answer->header().revision();
   for (auto& [key, b] : plan.blocks)
-    if (!b.value.empty()) Remember(key, committed, std::move(b.next), b.value.size());
+    if (!b.value.empty()) Remember(key, {committed, std::move(b.next), b.value.size()});
   return std::optional<int64_t>(committed);
 }
 
@@ -545,23 +557,20 @@ Result<std::optional<int64_t>> EtcdStore::Refused(const std::vector<Write>& writ
       Replace(key, std::nullopt);
       continue;
     }
-    Result<std::vector<blocks::Entry>> entries = blocks::Decode(kvs[0].value());
-    if (!entries.ok())
-      return Status::Internal("etcd key " + key + ": " + entries.status().message());
-    b = {kvs[0].mod_revision(), std::move(*entries), kvs[0].value().size()};
+    Result<Block> decoded = DecodeBlock(kvs[0]);
+    if (!decoded.ok()) return decoded.status();
+    b = std::move(*decoded);
     Replace(key, b);
   }
-  std::map<std::string, int64_t> now;
+  std::map<std::string, int64_t> now;  // by object (its key in the old layout)
   for (const Write& w : writes) {
-    const bool packed = Packed(w.kind);
-    const std::string key =
-        packed ? BlockKey(w.kind, blocks::BlockOf(w.id)) + '\0' + w.id : Key(w.kind, w.id);
+    const std::string key = Key(w.kind, w.id);
     auto it = now.find(key);
     int64_t actual = 0;
     if (it != now.end()) {
       actual = it->second;
-    } else if (packed) {
-      const Block& b = fresh[key.substr(0, key.find('\0'))];
+    } else if (Packed(w.kind)) {
+      const Block& b = fresh[BlockKey(w.kind, blocks::BlockOf(w.id))];
       actual = RevisionIn(b.entries, b.revision, w.id);
     } else {
       actual = stored[key];
@@ -725,16 +734,16 @@ Result<std::vector<StoredObject>> EtcdStore::RangePacked(std::string_view kind,
   Status damaged = Status::Ok();
   BERTH_RETURN_IF_ERROR(
       RangeKvs(from, PrefixEnd(from), at, revision, [&](const mvccpb::KeyValue& kv) {
-        Result<std::vector<blocks::Entry>> entries = blocks::Decode(kv.value());
-        if (!entries.ok()) {
-          damaged = Status::Internal("etcd key " + kv.key() + ": " + entries.status().message());
+        Result<Block> block = DecodeBlock(kv);
+        if (!block.ok()) {
+          damaged = block.status();
           return;
         }
-        for (const blocks::Entry& e : *entries)
+        for (const blocks::Entry& e : block->entries)
           if (!e.deleted && e.id.starts_with(prefix))
             out.push_back(
                 {std::string(kind), e.id, e.body, blocks::RevisionOf(e, kv.mod_revision())});
-        Remember(kv.key(), kv.mod_revision(), std::move(*entries), kv.value().size());
+        Remember(kv.key(), std::move(*block));
       }));
   if (!damaged.ok()) return damaged;
   std::sort(out.begin(), out.end(),
@@ -749,16 +758,17 @@ Result<std::optional<StoredObject>> EtcdStore::Get(std::string_view kind,
     std::optional<StoredObject> found;
     Status damaged = Status::Ok();
     BERTH_RETURN_IF_ERROR(RangeKvs(key, key + '\0', 0, nullptr, [&](const mvccpb::KeyValue& kv) {
-      Result<std::vector<blocks::Entry>> entries = blocks::Decode(kv.value());
-      if (!entries.ok()) {
-        damaged = Status::Internal("etcd key " + key + ": " + entries.status().message());
+      Result<Block> block = DecodeBlock(kv);
+      if (!block.ok()) {
+        damaged = block.status();
         return;
       }
-      const auto it = std::lower_bound(entries->begin(), entries->end(), id, ById);
-      if (it != entries->end() && it->id == id && !it->deleted)
+      const std::vector<blocks::Entry>& entries = block->entries;
+      const auto it = std::lower_bound(entries.begin(), entries.end(), id, ById);
+      if (it != entries.end() && it->id == id && !it->deleted)
         found = StoredObject{std::string(kind), it->id, it->body,
                              blocks::RevisionOf(*it, kv.mod_revision())};
-      Remember(key, kv.mod_revision(), std::move(*entries), kv.value().size());
+      Remember(key, std::move(*block));
     }));
     if (!damaged.ok()) return damaged;
     return found;
@@ -848,11 +858,7 @@ Status EtcdStore::DropEmptyBlocks() {
   const auto drop = [&](size_t from, size_t to) -> Result<bool> {
     pb::TxnRequest txn;
     for (size_t i = from; i < to; ++i) {
-      pb::Compare* compare = txn.add_compare();
-      compare->set_key(empty[i].first);
-      compare->set_result(pb::Compare::EQUAL);
-      compare->set_target(pb::Compare::MOD);
-      compare->set_mod_revision(empty[i].second);
+      *txn.add_compare() = ModRevisionIs(empty[i].first, empty[i].second);
       txn.add_success()->mutable_request_delete_range()->set_key(empty[i].first);
     }
     Result<pb::TxnResponse> answer = client_->Txn(txn);

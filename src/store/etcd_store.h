@@ -187,10 +187,11 @@ class EtcdStore final : public Store, public ChangeFeed {
   // The objects of a packed kind whose id starts with `prefix`, by id.
   Result<std::vector<StoredObject>> RangePacked(std::string_view kind, std::string_view prefix,
                                                 int64_t at, int64_t* revision) const;
-  // Keeps `entries` as the block at `key` stored at `revision`, unless a
-  // later value is known.
-  void Remember(const std::string& key, int64_t revision, std::vector<blocks::Entry> entries,
-                size_t bytes) const;
+  // A block's value as etcd holds it; Internal, naming the key, when it is
+  // damaged.
+  static Result<Block> DecodeBlock(const mvccpb::KeyValue& kv);
+  // Keeps `block` as the value at `key`, unless a later one is known.
+  void Remember(const std::string& key, Block block) const;
   // Drops the block at `key` unless a value later than `revision` is known.
   void Forget(const std::string& key, int64_t revision) const;
   // What was just read of the block at `key` (nullopt: absent), whatever
