@@ -24,13 +24,12 @@ using api::Json;
 // timer) lives across passes and takes a new configuration when the stored
 // one changes.
 Status Reconciler::LoadClasses() {
-  Result<std::optional<store::StoredObject>> stored = ClassRegistry::Stored(store_);
-  if (!stored.ok()) return stored.status();
-  const int64_t revision = stored->has_value() ? (*stored)->revision : 0;
+  const std::optional<store::StoredObject>& stored = state_.classes();
+  const int64_t revision = stored ? stored->revision : 0;
   if (revision == classes_revision_) return Status::Ok();
   fairshare::Config config;
-  if (stored->has_value()) {
-    const Json body = Json::parse((*stored)->body, nullptr, false);
+  if (stored) {
+    const Json body = Json::parse(stored->body, nullptr, false);
     if (body.is_discarded()) return Status::Internal("the stored class configuration is not JSON");
     Result<fairshare::Config> decoded = ClassRegistry::ToConfig(body);
     if (!decoded.ok()) return decoded.status();
@@ -74,8 +73,8 @@ Status Reconciler::RunSteps(Pass& pass) {
 // A pass edits the StoredState as it goes; if it fails, the store does not
 // have its edits, so the state is read again.
 Result<PassSummary> Reconciler::RunPass(Timestamp now) {
-  BERTH_RETURN_IF_ERROR(LoadClasses());
   BERTH_RETURN_IF_ERROR(state_.Refresh(store_));
+  BERTH_RETURN_IF_ERROR(LoadClasses());
   Pass pass(now, state_, executor_, agents_);
   if (Status steps = RunSteps(pass); !steps.ok()) {
     state_.Invalidate();

@@ -7,6 +7,7 @@
 #include "api/cluster_codec.h"
 #include "api/lifecycle_codec.h"
 #include "api/process_codec.h"
+#include "daemon/registry/class_registry.h"
 #include "daemon/registry/job_parts.h"
 #include "daemon/registry/job_registry.h"
 #include "daemon/registry/node_registry.h"
@@ -17,8 +18,8 @@ namespace {
 using api::Json;
 
 // A job's parts before the job (its record names them: job_parts.h).
-constexpr const char* kKinds[] = {"node", "service",  "task",  kJobTasksKind,
-                                  "job",  "duration", "update"};
+constexpr const char* kKinds[] = {"node", "service",  "task",   kJobTasksKind,
+                                  "job",  "duration", "update", ClassRegistry::kKind};
 
 Result<Json> Parse(const std::string& kind, const std::string& id, const std::string& body) {
   Json json = Json::parse(body, nullptr, false);
@@ -246,6 +247,11 @@ Status StoredState::Apply(const store::Change& change) {
       parts_.erase(change.id);
   } else if (change.kind == "update") {
     rollouts_.Apply(change.id, json, change.body);
+  } else if (change.kind == ClassRegistry::kKind) {
+    if (change.id == ClassRegistry::kId)
+      classes_ = put ? std::optional<store::StoredObject>(store::StoredObject{
+                           change.kind, change.id, change.body, change.revision})
+                     : std::nullopt;
   } else if (change.kind == "duration") {
     if (put)
       durations_[change.id] = ToRecorded(*json, change.revision);

@@ -285,6 +285,9 @@ class StoredState {
     const auto it = durations_.find(name);
     return it == durations_.end() ? nullptr : &it->second;
   }
+  // The stored fair-share classes (ClassRegistry's object), or none: the
+  // defaults. Kept from the change feed, so a pass never reads the store.
+  const std::optional<store::StoredObject>& classes() const { return classes_; }
   // The admission status a pass last stored (steps/admission.h).
   const std::string& admission_status() const { return admission_status_; }
   void set_admission_status(std::string status) { admission_status_ = std::move(status); }
@@ -337,6 +340,7 @@ class StoredState {
   std::map<std::string, Recorded, std::less<>> durations_;  // by task name
   // Job parts (job_parts.h) not yet read, by id: a job's come before it.
   std::map<std::string, std::string, std::less<>> parts_;
+  std::optional<store::StoredObject> classes_;
   std::string admission_status_;
   Rollouts rollouts_;
   LoopCounts counts_;

@@ -5,9 +5,6 @@
 namespace berth::daemon {
 namespace {
 
-constexpr const char* kKind = "config";
-constexpr const char* kId = "classes";
-
 api::Json DefaultBody() {
   return api::Json{{"classes", {{"default", 100}}},
                    {"requestors", api::Json::array()},

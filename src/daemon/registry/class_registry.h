@@ -21,6 +21,10 @@ namespace berth::daemon {
 
 class ClassRegistry {
  public:
+  // Where the configuration is stored.
+  static constexpr const char* kKind = "config";
+  static constexpr const char* kId = "classes";
+
   explicit ClassRegistry(store::Store& store) : store_(store) {}
 
   // The configuration, with "revision" (0 for the default).

@@ -65,6 +65,26 @@ TEST_F(ReconcilerTest, AClassBelowItsEntitlementGetsTheNextFreeWorker) {
             "of 1 (50% of 2 workers), 1 of its tasks wait; 0 workers idle");
 }
 
+// The loop takes a configuration changed after it started from the store's
+// change feed, at its next pass.
+TEST_F(ReconcilerTest, ClassesChangedWhileTheLoopRunsApplyAtItsNextPass) {
+  AddNode("n1", 1);
+  AddNode("n2", 1);
+  ASSERT_TRUE(jobs_.Submit(Job("a", "land-ci", 3, 100)).ok());
+  Settle();  // admitted under the defaults: one class, "default"
+  EXPECT_EQ((*WhyTask(store_, "a.3"))["reason"],
+            "waiting for admission: class 'default' (requestor 'land-ci') runs 2 of its "
+            "entitlement of 2 (100% of 2 workers), 1 of its tasks wait; 0 workers idle");
+  ASSERT_TRUE(classes_
+                  .Update(Json{{"classes", {{"land", 50}, {"diff", 50}}},
+                               {"requestors", Json::array({Json::array({"^land", "land"})})}})
+                  .ok());
+  Settle();
+  EXPECT_EQ((*WhyTask(store_, "a.3"))["reason"],
+            "waiting for admission: class 'land' (requestor 'land-ci') runs 2 of its entitlement "
+            "of 1 (50% of 2 workers), 1 of its tasks wait; 0 workers idle");
+}
+
 TEST_F(ReconcilerTest, ABadClassConfigurationLeavesThePreviousInForce) {
   ASSERT_TRUE(classes_.Update(Json{{"classes", {{"land", 60}, {"diff", 40}}}}).ok());
   Result<Json> bad =
