@@ -132,7 +132,18 @@ class Bench {
            value("berth_control_passes_total") + " passes, " +
            value("berth_control_pass_errors_total") + " failed, " +
            value("berth_store_lists_total") + " full lists; passes took " +
-           value("berth_control_pass_duration_seconds_sum", 1000) + " ms in all";
+           value("berth_control_pass_duration_seconds_sum", 1000) + " ms in all; mean commit " +
+           Mean(res->body, "berth_store_commit_duration_seconds") + " ms";
+  }
+
+  // A histogram's mean in ms since berthd started, as text ("?" if absent).
+  static std::string Mean(const std::string& metrics, const std::string& name) {
+    const std::optional<double> sum = api::MetricSample(metrics, name + "_sum");
+    const std::optional<double> count = api::MetricSample(metrics, name + "_count");
+    if (!sum || !count || *count == 0) return "?";
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f", *sum * 1000 / *count);
+    return text;
   }
 
   // One job of `tasks` tasks, each named: seconds until its submission is
@@ -433,7 +444,7 @@ int Main(int argc, char** argv) {
       return 1;
     }
     options.etcd_endpoints = etcd_cluster->Endpoints();
-    for (const auto& [threads, keys] : {std::pair{8, 1}, {32, 1}, {32, 16}})
+    for (const auto& [threads, keys] : {std::pair{4, 1}, {8, 1}, {32, 1}, {32, 16}})
       std::printf("etcd itself, %d writers, %d key%s a transaction: %.0f keys/s\n", threads, keys,
                   keys == 1 ? "" : "s", RawPuts(options.etcd_endpoints, threads, raw_puts, keys));
   }
@@ -473,6 +484,7 @@ int Main(int argc, char** argv) {
   };
   const std::string fixed = "fixed load " + std::to_string(rate) + "/s";
   print(fixed.c_str(), bench.Submit("f", rate * seconds, 1, rate));
+  std::printf("store so far: %s\n", bench.StoreCounters().c_str());
   const std::string saturation = "saturation, " + std::to_string(clients) + " clients";
   print(saturation.c_str(), bench.Submit("s", burst, clients, 0));
   std::printf("store so far: %s\n", bench.StoreCounters().c_str());

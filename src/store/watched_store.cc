@@ -34,9 +34,12 @@ WatchedStore::WatchedStore(std::shared_ptr<Store> inner)
 }
 
 WatchedStore::WatchedStore(std::shared_ptr<Store> inner, size_t groups_in_flight)
-    : inner_(std::move(inner)),
-      feed_(dynamic_cast<ChangeFeed*>(inner_.get())),
-      groups_in_flight_(groups_in_flight) {}
+    : inner_(std::move(inner)), groups_in_flight_(groups_in_flight) {
+  if (auto* feed = dynamic_cast<ChangeFeed*>(inner_.get())) {
+    shared_feed_ = std::make_unique<SharedFeed>(*feed);
+    feed_ = shared_feed_.get();
+  }
+}
 
 WatchedStore::~WatchedStore() {
   following_.reset();

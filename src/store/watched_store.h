@@ -57,6 +57,7 @@
 #include "core/time.h"
 #include "store/change_feed.h"
 #include "store/read_cache.h"
+#include "store/shared_feed.h"
 #include "store/store.h"
 
 namespace berth::store {
@@ -203,7 +204,10 @@ class WatchedStore final : public Store {
   void Lost();                                                   // the feed's thread
 
   std::shared_ptr<Store> inner_;
-  ChangeFeed* feed_ = nullptr;  // inner_, when it is shared
+  // One follow of inner_'s feed for this store's readers (the loop's
+  // changes, the commit sink, the read cache), when inner_ is shared.
+  std::unique_ptr<SharedFeed> shared_feed_;
+  ChangeFeed* feed_ = nullptr;  // shared_feed_, when there is one
   std::function<void()> on_change_;
   std::function<std::vector<Write>()> fence_;
   const size_t groups_in_flight_;

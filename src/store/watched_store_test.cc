@@ -186,8 +186,13 @@ class GatedFeed final : public GatedStore, public ChangeFeed {
     sink_ = std::move(sink);
     return std::make_unique<Following>();
   }
-  // Hands every commit so far to the follower, in revision order.
-  void Deliver() {
+  // Hands every commit so far to the follower, in revision order, and
+  // waits until `store` has it (the store's SharedFeed passes it on).
+  void Deliver(WatchedStore& store) {
+    Send();
+    ASSERT_TRUE(store.WaitDelivered(revision(), std::chrono::seconds(10)));
+  }
+  void Send() {
     std::lock_guard lock(log_mu_);
     for (const auto& [revision, writes] : log_) {
       std::map<std::string, Change> last;
@@ -356,7 +361,7 @@ TEST(WatchedStoreGroupCommit, TheReadersSmallCommitGoesFirstInAGroupAndIsNotHand
   EXPECT_EQ(sent[1][3].id, "api");
   EXPECT_EQ(store.groups_committed(), 2u);
   EXPECT_EQ(store.batches_committed(), 2u);  // API batches: the pass's is not one
-  feed->Deliver();
+  feed->Deliver(store);
   EXPECT_EQ(Taken(store), (std::vector<std::string>{"first=0@1", "api=1@2"}));
 }
 
@@ -375,7 +380,7 @@ TEST(WatchedStoreGroupCommit, AnApiWriteToTheReadersObjectWaitsForTheNextCommit)
   ASSERT_TRUE(api.ok() && own.ok());
   EXPECT_EQ(*own, 2);
   EXPECT_EQ(*api, 3);
-  feed->Deliver();
+  feed->Deliver(store);
   EXPECT_EQ(Taken(store), (std::vector<std::string>{"first=0@1", "x=api@3"}));
   Result<std::optional<StoredObject>> x = store.Get("task", "x");
   ASSERT_TRUE(x.ok() && x->has_value());
@@ -395,7 +400,7 @@ TEST(WatchedStoreGroupCommit, TheReadersRefusedBatchFailsAloneInAGroup) {
   const auto [api, own] = ApiThenOwn(store, *feed, {Write::Create("task", "api", "1")}, {stale});
   ASSERT_TRUE(api.ok()) << api.status().message();
   EXPECT_EQ(own.status().code(), StatusCode::kConflict);
-  feed->Deliver();
+  feed->Deliver(store);
   EXPECT_EQ(Taken(store), (std::vector<std::string>{"first=0@2", "api=1@3"}));
 }
 
