@@ -17,40 +17,53 @@ class SharedFeed::Joined final : public ChangeFeed::Following {
 };
 
 SharedFeed::SharedFeed(ChangeFeed& inner, SharedFeedOptions options)
-    : inner_(inner), options_(options), thread_([this] { Run(); }) {}
+    : inner_(inner), options_(options) {}
 
 SharedFeed::~SharedFeed() {
   std::unique_ptr<Following> following;
   {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
     stop_ = true;
     following = std::move(following_);
+    changed_.notify_all();
+    changed_.wait(lock, [this] { return serving_ == 0; });
   }
-  work_.notify_all();
   following.reset();  // outside mu_: its thread may be waiting for it in Received
-  thread_.join();
 }
 
 std::unique_ptr<ChangeFeed::Following> SharedFeed::Follow(int64_t revision, Sink sink) {
-  std::lock_guard lock(mu_);
-  ++inner_follows_;
-  if (following_ == nullptr && !lost_) {
-    const uint64_t generation = ++generation_;
-    held_from_ = revision + 1;
-    following_ = inner_.Follow(
-        revision, {[this, generation](int64_t at, std::vector<Change> changes) {
-                     Received(generation, at, std::move(changes));
-                   },
-                   [this, generation](const Status& why) { InnerLost(generation, why); }});
-  } else if (lost_ || revision + 1 < held_from_) {
-    return inner_.Follow(revision, std::move(sink));  // a follow of its own
-  } else {
-    --inner_follows_;  // shares the one made
+  std::unique_ptr<Following> old;  // destroyed after `lock` is released
+  std::unique_lock lock(mu_);
+  if (lost_ && readers_.empty()) {  // every reader was told: start anew
+    old = std::move(following_);
+    lost_.reset();
   }
-  auto reader = std::make_shared<Reader>(Reader{std::move(sink), revision + 1});
+  if (lost_) {
+    ++inner_follows_;
+    return inner_.Follow(revision, std::move(sink));
+  }
+  if (following_ == nullptr || revision + 1 < held_from_) Start(revision, &old);
+  auto reader = std::make_shared<Reader>();
+  reader->sink = std::move(sink);
+  reader->next = revision + 1;
   readers_.push_back(reader);
-  work_.notify_all();
+  ++serving_;
+  reader->thread = std::thread([this, reader] { Serve(reader); });
   return std::make_unique<Joined>(*this, std::move(reader));
+}
+
+void SharedFeed::Start(int64_t revision, std::unique_ptr<Following>* old) {
+  if (following_ != nullptr) *old = std::move(following_);
+  const uint64_t generation = ++generation_;
+  held_.clear();
+  held_bytes_ = 0;
+  held_from_ = revision + 1;
+  ++inner_follows_;
+  following_ = inner_.Follow(
+      revision, {[this, generation](int64_t at, std::vector<Change> changes) {
+                   Received(generation, at, std::move(changes));
+                 },
+                 [this, generation](const Status& why) { InnerLost(generation, why); }});
 }
 
 size_t SharedFeed::inner_follows() const {
@@ -68,81 +81,62 @@ void SharedFeed::Received(uint64_t generation, int64_t revision, std::vector<Cha
   held_.push_back({revision, std::move(shared), bytes});
   held_bytes_ += bytes;
   Trim();
-  work_.notify_all();
+  changed_.notify_all();
 }
 
 void SharedFeed::InnerLost(uint64_t generation, const Status& why) {
   std::lock_guard lock(mu_);
   if (generation != generation_ || lost_ || stop_) return;
   lost_ = why;
-  work_.notify_all();
+  changed_.notify_all();
 }
 
-void SharedFeed::Run() {
+// Hands the reader each held commit from its `next` on, and the loss once
+// it took every commit before it.
+void SharedFeed::Serve(const std::shared_ptr<Reader>& reader) {
   std::unique_lock lock(mu_);
-  while (!stop_) {
-    if (DeliverOne(lock)) continue;
-    if (lost_) {
-      ResetAfterLoss(lock);
-      continue;
+  for (;;) {
+    auto commit = held_.end();
+    changed_.wait(lock, [&] {
+      if (reader->gone || stop_) return true;
+      commit =
+          std::lower_bound(held_.begin(), held_.end(), reader->next,
+                           [](const Commit& c, int64_t revision) { return c.revision < revision; });
+      return commit != held_.end() || lost_.has_value();
+    });
+    if (reader->gone || stop_) break;
+    if (commit == held_.end()) {  // lost, and nothing left before it
+      const Status why = *lost_;
+      std::erase(readers_, reader);
+      lock.unlock();
+      reader->sink.lost(why);
+      lock.lock();
+      break;
     }
-    work_.wait(lock);
-  }
-}
-
-bool SharedFeed::DeliverOne(std::unique_lock<std::mutex>& lock) {
-  for (const std::shared_ptr<Reader>& reader : readers_) {
-    if (reader->busy) continue;
-    const auto commit =
-        std::lower_bound(held_.begin(), held_.end(), reader->next,
-                         [](const Commit& c, int64_t revision) { return c.revision < revision; });
-    if (commit == held_.end()) continue;
-    const std::shared_ptr<Reader> taking = reader;  // it may leave while called
     const int64_t revision = commit->revision;
     const std::shared_ptr<const std::vector<Change>> changes = commit->changes;
-    taking->busy = true;
     lock.unlock();
-    taking->sink.changed(revision, std::vector<Change>(*changes));
+    reader->sink.changed(revision, std::vector<Change>(*changes));
     lock.lock();
-    taking->busy = false;
-    taking->next = revision + 1;
+    reader->next = revision + 1;
     Trim();
-    idle_.notify_all();
-    return true;
   }
-  return false;
-}
-
-// Each reader hears of the loss as it would of a commit: busy meanwhile,
-// so that Leave waits for the call.
-void SharedFeed::ResetAfterLoss(std::unique_lock<std::mutex>& lock) {
-  const Status why = *lost_;
-  while (!readers_.empty()) {
-    const std::shared_ptr<Reader> reader = readers_.back();
-    readers_.pop_back();
-    reader->busy = true;
-    lock.unlock();
-    reader->sink.lost(why);
-    lock.lock();
-    reader->busy = false;
-    idle_.notify_all();
-  }
-  std::unique_ptr<Following> following = std::move(following_);
-  held_.clear();
-  held_bytes_ = 0;
-  lock.unlock();
-  following.reset();  // outside mu_, as in the destructor
-  lock.lock();
-  lost_.reset();  // the next Follow starts a new inner follow
+  --serving_;
+  changed_.notify_all();
 }
 
 void SharedFeed::Leave(const std::shared_ptr<Reader>& reader) {
-  std::unique_lock lock(mu_);
-  std::erase(readers_, reader);
-  // From inside its own sink the call in progress is this one.
-  if (std::this_thread::get_id() != thread_.get_id())
-    idle_.wait(lock, [&] { return !reader->busy; });
-  Trim();
+  {
+    std::lock_guard lock(mu_);
+    reader->gone = true;
+    std::erase(readers_, reader);
+    Trim();
+  }
+  changed_.notify_all();
+  if (reader->thread.get_id() == std::this_thread::get_id())
+    reader->thread.detach();  // from inside its own sink (not allowed): it ends after the call
+  else
+    reader->thread.join();
 }
 
 // Drops the oldest commits that every reader took, beyond the ones kept.

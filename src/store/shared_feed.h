@@ -8,22 +8,26 @@
 // hands each commit to every reader.
 //
 // Contract: ChangeFeed's, for each reader. Follow(R) hands every commit
-// after R to that reader once, in revision order, on SharedFeed's own
-// thread, one call at a time (across all readers); when the inner feed is
-// lost, each reader gets the commits it brought before, then `lost`.
-// Destroying a reader's Following stops its calls (also from inside its
-// own sink).
+// after R to that reader once, in revision order, one call at a time, on a
+// thread of the reader's own (a reader slow to take a commit, such as a
+// read cache that waits for its lists, holds up no other reader); when the
+// inner feed is lost, each reader gets the commits it brought before, then
+// `lost`. Destroying a Following waits for a call in progress; it must not
+// be destroyed from inside its own sink.
 //
 // How a reader joins at revision R:
-//   - no inner follow yet (or the last one was lost): one starts at R;
+//   - no inner follow yet (or the last one was lost and told): one starts
+//     at R;
 //   - R + 1 at or after the oldest commit still held: the reader gets the
 //     held commits after R, then new ones;
-//   - R older than that: the reader gets a follow of its own from the
-//     inner feed (it listed long ago; rare).
+//   - R older than that (it listed before others joined): the inner follow
+//     starts again at R, and the others skip what they took already;
+//   - while a loss is still being told to the readers: a follow of its own
+//     from the inner feed.
 // Held commits: every commit a reader has still to take, and beyond those
 // the latest `keep` commits, at most `keep_bytes`, for readers that list and
-// join just after. A reader that stops taking commits makes them pile up,
-// as an etcd watch's unread events would.
+// join just after. A reader that stops taking commits makes them pile up in
+// memory.
 //
 // Thread-safe. The inner feed must call its sink on its own thread (as
 // ChangeFeed says), never inside Follow.
@@ -72,36 +76,34 @@ class SharedFeed final : public ChangeFeed {
   struct Reader {
     Sink sink;
     int64_t next = 0;   // the next revision it takes
-    bool busy = false;  // its sink is being called
+    bool gone = false;  // its Following was destroyed
+    std::thread thread;
   };
   class Joined;
 
   void Received(uint64_t generation, int64_t revision, std::vector<Change> changes);
   void InnerLost(uint64_t generation, const Status& why);
-  void Run();  // the delivery thread
-  // Calls one reader's sink once (unlocking `lock` meanwhile); false when
-  // no reader has anything to take.
-  bool DeliverOne(std::unique_lock<std::mutex>& lock);
-  // After a loss, once every reader was told: the next Follow starts anew.
-  void ResetAfterLoss(std::unique_lock<std::mutex>& lock);
+  void Serve(const std::shared_ptr<Reader>& reader);  // the reader's thread
+  // Starts the inner follow at `revision` (none held yet); the one it
+  // replaces goes to `old`, to be destroyed outside mu_.
+  void Start(int64_t revision, std::unique_ptr<Following>* old);
   void Leave(const std::shared_ptr<Reader>& reader);
   void Trim();
 
   ChangeFeed& inner_;
   const SharedFeedOptions options_;
   mutable std::mutex mu_;
-  std::condition_variable work_;          // a commit, a reader, a loss or stop_
-  std::condition_variable idle_;          // a sink call returned
+  std::condition_variable changed_;       // a commit, a loss, a reader taking or leaving, stop_
   std::unique_ptr<Following> following_;  // the shared inner follow
   uint64_t generation_ = 0;               // of following_: older ones' calls are ignored
   int64_t held_from_ = 0;  // every commit the inner follow brought from here on is held_
   std::deque<Commit> held_;
   size_t held_bytes_ = 0;
-  std::optional<Status> lost_;
-  std::vector<std::shared_ptr<Reader>> readers_;  // sharing following_
+  std::optional<Status> lost_;                    // of following_, until every reader was told
+  std::vector<std::shared_ptr<Reader>> readers_;  // sharing following_, not yet told of a loss
   size_t inner_follows_ = 0;
+  size_t serving_ = 0;  // reader threads still running
   bool stop_ = false;
-  std::thread thread_;
 };
 
 }  // namespace berth::store

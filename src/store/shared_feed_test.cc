@@ -1,11 +1,12 @@
 // SharedFeed on an inner feed driven by the test: readers share one inner
-// follow, late readers take held commits, old ones get a follow of their
-// own, a loss reaches each reader after its commits, and a reader that
-// leaves (even from inside its own sink) is never called again.
+// follow, late readers take held commits, an older one starts the inner
+// follow again, a loss reaches each reader after its commits, one reader's
+// slow sink holds up no other, and a reader that leaves is not called again.
 #include "store/shared_feed.h"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <string>
 
@@ -107,79 +108,105 @@ TEST(SharedFeed, AReaderJoiningLateTakesTheHeldCommitsAfterItsRevisionThenNewOne
   EXPECT_EQ(ahead.Await(1), (Seen{"r21"}));
 }
 
-TEST(SharedFeed, AReaderOlderThanTheHeldCommitsGetsAFollowOfItsOwn) {
+// An older reader (it listed before the others followed) starts the inner
+// follow again from its revision; the others skip the commits they took.
+TEST(SharedFeed, AReaderOlderThanTheHeldCommitsStartsTheInnerFollowAgain) {
   DrivenFeed inner;
   SharedFeed feed(inner, SharedFeedOptions{.keep = 2});
-  Heard first, old;
+  Heard first, old, recent;
   auto following = feed.Follow(10, first.Sink());
   for (int64_t r = 11; r <= 15; ++r) inner.Send(0, r);
-  EXPECT_EQ(first.Await(5).size(), 5u);  // taken, so only the last two are held
+  EXPECT_EQ(first.Await(5).size(), 5u);                    // taken, so only the last two are held
+  auto following_recent = feed.Follow(13, recent.Sink());  // 14 and 15 are held: shared
+  EXPECT_EQ(feed.inner_follows(), 1u);
+  EXPECT_EQ(recent.Await(2), (Seen{"r14", "r15"}));
   auto following_old = feed.Follow(12, old.Sink());
   EXPECT_EQ(feed.inner_follows(), 2u);
   EXPECT_EQ(inner.FromOf(1), 12);
-  inner.Send(1, 13);
-  EXPECT_EQ(old.Await(1), (Seen{"r13"}));
-  auto following_recent = feed.Follow(13, old.Sink());  // 14 and 15 are held: shared
-  EXPECT_EQ(feed.inner_follows(), 2u);
+  for (int64_t r = 13; r <= 16; ++r) inner.Send(1, r);
+  inner.Send(0, 16);  // the replaced follow's: ignored
+  EXPECT_EQ(old.Await(4), (Seen{"r13", "r14", "r15", "r16"}));
+  EXPECT_EQ(first.Await(6), (Seen{"r11", "r12", "r13", "r14", "r15", "r16"}));
+  EXPECT_EQ(recent.Await(3), (Seen{"r14", "r15", "r16"}));
 }
+
+// A gate a sink waits at.
+class Gate {
+ public:
+  void Open() {
+    std::lock_guard lock(mu_);
+    open_ = true;
+    cv_.notify_all();
+  }
+  void Pass() {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, std::chrono::seconds(10), [&] { return open_; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;
+};
 
 TEST(SharedFeed, ALossReachesEachReaderAfterItsCommitsAndTheNextFollowStartsAnew) {
   DrivenFeed inner;
   SharedFeed feed(inner);
   Heard a, b;
-  auto following_a = feed.Follow(10, a.Sink());
+  Gate gate;
+  auto following_a = feed.Follow(10, {[&](int64_t revision, std::vector<Change>) {
+                                        gate.Pass();  // held at r11 while r12 and the loss come
+                                        a.Add("r" + std::to_string(revision));
+                                      },
+                                      [&](const Status&) { a.Add("lost"); }});
   auto following_b = feed.Follow(11, b.Sink());
   inner.Send(0, 11);
   inner.Send(0, 12);
   inner.Lose(0);
-  inner.Send(0, 13);  // after the loss: never handed out
-  EXPECT_EQ(a.Await(3), (Seen{"r11", "r12", "lost"}));
   EXPECT_EQ(b.Await(2), (Seen{"r12", "lost"}));
+  gate.Open();
+  EXPECT_EQ(a.Await(3), (Seen{"r11", "r12", "lost"}));
   following_a.reset();
   following_b.reset();
-  // The loss is handled on the feed's thread; until then a new reader
-  // gets a follow of its own, after it one that others share.
-  Heard c;
-  std::unique_ptr<ChangeFeed::Following> following_c;
-  for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-       std::chrono::steady_clock::now() < until;) {
-    const size_t before = feed.inner_follows();
-    following_c = feed.Follow(30, c.Sink());
-    if (inner.FromOf(before) == 30 && feed.inner_follows() == before + 1) {
-      Heard d;
-      auto following_d = feed.Follow(30, d.Sink());
-      if (feed.inner_follows() == before + 1) {  // d shares c's: c's is the shared one
-        inner.Send(before, 31);
-        EXPECT_EQ(c.Await(1), (Seen{"r31"}));
-        EXPECT_EQ(d.Await(1), (Seen{"r31"}));
-        return;
-      }
-    }
-    following_c.reset();
-    std::this_thread::yield();
-  }
-  FAIL() << "no shared follow was made again after the loss";
+  Heard c, d;  // every reader was told: a new shared inner follow
+  auto following_c = feed.Follow(30, c.Sink());
+  auto following_d = feed.Follow(30, d.Sink());
+  EXPECT_EQ(feed.inner_follows(), 2u);
+  EXPECT_EQ(inner.FromOf(1), 30);
+  inner.Send(1, 31);
+  EXPECT_EQ(c.Await(1), (Seen{"r31"}));
+  EXPECT_EQ(d.Await(1), (Seen{"r31"}));
 }
 
-TEST(SharedFeed, AReaderThatLeavesIsNotCalledAgainEvenWhenItLeavesFromItsOwnSink) {
+// A reader whose sink waits (a read cache behind its lists) holds up no
+// other reader; destroying its Following waits for the call in progress,
+// and it is called no more.
+TEST(SharedFeed, ASlowReaderHoldsUpNoOtherAndLeavesAfterItsCall) {
   DrivenFeed inner;
   SharedFeed feed(inner);
-  Heard stays, leaves;
-  std::unique_ptr<ChangeFeed::Following> following_leaves;
-  auto following = feed.Follow(10, stays.Sink());
-  following_leaves = feed.Follow(10, {[&](int64_t revision, std::vector<Change>) {
-                                        leaves.Add("r" + std::to_string(revision));
-                                        following_leaves.reset();  // from inside its sink
-                                      },
-                                      [&](const Status&) { leaves.Add("lost"); }});
+  Heard slow, fast;
+  Gate gate;
+  std::atomic<bool> returned{false}, left{false};
+  auto following_slow = feed.Follow(10, {[&](int64_t revision, std::vector<Change>) {
+                                           EXPECT_FALSE(left) << "called after it left";
+                                           slow.Add("r" + std::to_string(revision));
+                                           gate.Pass();
+                                           returned = true;
+                                         },
+                                         [&](const Status&) { slow.Add("lost"); }});
+  auto following_fast = feed.Follow(10, fast.Sink());
   for (int64_t r = 11; r <= 13; ++r) inner.Send(0, r);
-  EXPECT_EQ(stays.Await(3), (Seen{"r11", "r12", "r13"}));
-  EXPECT_EQ(leaves.Await(1), (Seen{"r11"}));
-  Heard later;
-  auto following_later = feed.Follow(13, later.Sink());
+  EXPECT_EQ(fast.Await(3), (Seen{"r11", "r12", "r13"}));  // while the slow one waits at r11
+  EXPECT_EQ(slow.Await(1).front(), "r11");
+  std::thread leaving([&] {
+    following_slow.reset();
+    EXPECT_TRUE(returned);  // the call in progress ended first
+    left = true;
+  });
+  gate.Open();
+  leaving.join();
   inner.Send(0, 14);
-  EXPECT_EQ(later.Await(1), (Seen{"r14"}));  // delivered after 14: the one that left was not
-  EXPECT_EQ(leaves.Await(1), (Seen{"r11"}));
+  EXPECT_EQ(fast.Await(4).back(), "r14");
 }
 
 }  // namespace
