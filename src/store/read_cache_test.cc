@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "store/etcd_store.h"
 #include "store/etcd_test_cluster.h"
 #include "store/watched_store.h"
@@ -173,7 +176,13 @@ TEST_F(ReadCacheOnEtcd, OnASharedEtcdListsStayRight) {
   EXPECT_TRUE(reader.List("task")->empty());  // waited in vain, then read etcd
   EXPECT_TRUE(reader.List("task")->empty());  // read etcd at once
   EXPECT_EQ(reader.read_cache()->served(), 1u);
-  ASSERT_TRUE(writer->Commit({Write::Create("task", "b", "2")}).ok());
+  const Result<int64_t> b = writer->Commit({Write::Create("task", "b", "2")});
+  ASSERT_TRUE(b.ok());
+  // Until the feed brings b, past the revision waited for in vain, lists
+  // still read etcd at once: wait for it (bounded).
+  for (const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+       reader.read_cache()->revision() < *b && std::chrono::steady_clock::now() < until;)
+    std::this_thread::yield();
   Result<std::vector<StoredObject>> listed = reader.List("task");
   ASSERT_TRUE(listed.ok());
   ASSERT_EQ(listed->size(), 1u);

@@ -46,9 +46,11 @@ std::unique_ptr<ChangeFeed::Following> SharedFeed::Follow(int64_t revision, Sink
   auto reader = std::make_shared<Reader>();
   reader->sink = std::move(sink);
   reader->next = revision + 1;
+  // The thread waits for mu_; made first, so that a thread that cannot be
+  // made leaves no reader behind.
+  reader->thread = std::thread([this, reader] { Serve(reader); });
   readers_.push_back(reader);
   ++serving_;
-  reader->thread = std::thread([this, reader] { Serve(reader); });
   return std::make_unique<Joined>(*this, std::move(reader));
 }
 
@@ -108,6 +110,10 @@ void SharedFeed::Serve(const std::shared_ptr<Reader>& reader) {
     if (commit == held_.end()) {  // lost, and nothing left before it
       const Status why = *lost_;
       std::erase(readers_, reader);
+      if (readers_.empty()) {  // nobody needs what the lost follow brought
+        held_.clear();
+        held_bytes_ = 0;
+      }
       lock.unlock();
       reader->sink.lost(why);
       lock.lock();

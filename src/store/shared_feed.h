@@ -21,7 +21,9 @@
 //   - R + 1 at or after the oldest commit still held: the reader gets the
 //     held commits after R, then new ones;
 //   - R older than that (it listed before others joined): the inner follow
-//     starts again at R, and the others skip what they took already;
+//     starts again at R, and the others skip what they took already (they
+//     wait while the inner feed brings again what followed R; if it can
+//     no longer, every reader is lost and lists again);
 //   - while a loss is still being told to the readers: a follow of its own
 //     from the inner feed.
 // Held commits: every commit a reader has still to take, and beyond those

@@ -123,8 +123,9 @@ TEST(SharedFeed, AReaderOlderThanTheHeldCommitsStartsTheInnerFollowAgain) {
   auto following_old = feed.Follow(12, old.Sink());
   EXPECT_EQ(feed.inner_follows(), 2u);
   EXPECT_EQ(inner.FromOf(1), 12);
-  for (int64_t r = 13; r <= 16; ++r) inner.Send(1, r);
   inner.Send(0, 16);  // the replaced follow's: ignored
+  inner.Lose(0);      // and so is its loss
+  for (int64_t r = 13; r <= 16; ++r) inner.Send(1, r);
   EXPECT_EQ(old.Await(4), (Seen{"r13", "r14", "r15", "r16"}));
   EXPECT_EQ(first.Await(6), (Seen{"r11", "r12", "r13", "r14", "r15", "r16"}));
   EXPECT_EQ(recent.Await(3), (Seen{"r14", "r15", "r16"}));
@@ -164,6 +165,15 @@ TEST(SharedFeed, ALossReachesEachReaderAfterItsCommitsAndTheNextFollowStartsAnew
   inner.Send(0, 12);
   inner.Lose(0);
   EXPECT_EQ(b.Await(2), (Seen{"r12", "lost"}));
+  // a is still held at r11, so not told yet: a reader now gets a follow of
+  // its own, and a still gets r12 and the loss.
+  Heard own;
+  auto following_own = feed.Follow(40, own.Sink());
+  EXPECT_EQ(feed.inner_follows(), 2u);
+  EXPECT_EQ(inner.FromOf(1), 40);
+  inner.Send(1, 41);
+  EXPECT_EQ(own.Await(1), (Seen{"r41"}));
+  following_own.reset();
   gate.Open();
   EXPECT_EQ(a.Await(3), (Seen{"r11", "r12", "lost"}));
   following_a.reset();
@@ -171,9 +181,10 @@ TEST(SharedFeed, ALossReachesEachReaderAfterItsCommitsAndTheNextFollowStartsAnew
   Heard c, d;  // every reader was told: a new shared inner follow
   auto following_c = feed.Follow(30, c.Sink());
   auto following_d = feed.Follow(30, d.Sink());
-  EXPECT_EQ(feed.inner_follows(), 2u);
-  EXPECT_EQ(inner.FromOf(1), 30);
-  inner.Send(1, 31);
+  EXPECT_EQ(feed.inner_follows(), 3u);
+  EXPECT_EQ(inner.FromOf(2), 30);
+  inner.Send(0, 31);  // the lost follow's: ignored
+  inner.Send(2, 31);
   EXPECT_EQ(c.Await(1), (Seen{"r31"}));
   EXPECT_EQ(d.Await(1), (Seen{"r31"}));
 }
