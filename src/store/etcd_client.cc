@@ -321,15 +321,37 @@ Result<EtcdJson> EtcdClient::Call(std::string_view path, const EtcdJson& body, b
   return answer;
 }
 
+// Every member at once, so that a member that hangs (stopped, or cut off)
+// delays the look by the timeout, not each member after it.
 std::vector<EtcdClient::RaftView> EtcdClient::RaftViews(std::chrono::milliseconds timeout) {
-  std::vector<RaftView> views;
+  struct Ask {  // declared in this order so that the reader is destroyed before its context
+    grpc::ClientContext context;
+    pb::StatusResponse response;
+    grpc::Status status;
+    std::unique_ptr<grpc::ClientAsyncResponseReader<pb::StatusResponse>> reader;
+  };
+  const size_t n = members_.size();
+  grpc::CompletionQueue done;  // outlives the asks
+  std::vector<std::unique_ptr<Ask>> asks;
+  const auto deadline = std::chrono::system_clock::now() + timeout;
   for (const std::unique_ptr<Member>& m : members_) {
     // No "hasleader": a member without a leader answers too.
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + timeout);
-    pb::StatusResponse status;
-    if (m->maintenance->Status(&context, pb::StatusRequest(), &status).ok())
-      views.push_back({status.header().member_id(), status.leader(), status.raftterm()});
+    Ask& ask = *asks.emplace_back(std::make_unique<Ask>());
+    ask.context.set_deadline(deadline);
+    ask.reader = m->maintenance->AsyncStatus(&ask.context, pb::StatusRequest(), &done);
+    ask.reader->Finish(&ask.response, &ask.status, &ask);
+  }
+  std::vector<RaftView> views;
+  void* tag = nullptr;
+  bool ok = false;
+  for (size_t answered = 0; answered < n && done.Next(&tag, &ok); ++answered) {
+    const Ask& ask = *static_cast<const Ask*>(tag);
+    if (ok && ask.status.ok())
+      views.push_back(
+          {ask.response.header().member_id(), ask.response.leader(), ask.response.raftterm()});
+  }
+  done.Shutdown();
+  while (done.Next(&tag, &ok)) {
   }
   return views;
 }

@@ -121,9 +121,9 @@ class EtcdClient {
   Status Watch(const etcdserverpb::WatchRequest& request, StreamHandle& handle,
                const std::function<bool(const etcdserverpb::WatchResponse&)>& receive);
 
-  // What the members say of etcd's raft (Maintenance.Status), asked of one
-  // endpoint after another, each within `timeout`: one view for each
-  // endpoint that answered.
+  // What the members say of etcd's raft (Maintenance.Status), asked of
+  // every endpoint at once, within `timeout`: one view for each endpoint
+  // that answered, in the order they answered.
   struct RaftView {
     uint64_t member_id = 0;
     uint64_t leader = 0;     // 0: it knows no leader

@@ -47,6 +47,7 @@ void Leadership::Start(std::string id, std::string address) {
   options_.address = std::move(address);
   thread_ = std::thread([this] { Run(); });
   watcher_ = std::thread([this] { WatchKey(); });
+  looker_ = std::thread([this] { LookAtRaft(); });
 }
 
 void Leadership::Stop() {
@@ -58,6 +59,7 @@ void Leadership::Stop() {
   watch_.Cancel();
   if (thread_.joinable()) thread_.join();
   if (watcher_.joinable()) watcher_.join();
+  if (looker_.joinable()) looker_.join();
   if (starting_.joinable()) starting_.join();
   int64_t lease = 0;
   {
@@ -79,6 +81,11 @@ Leadership::View Leadership::view() const {
 Duration Leadership::longest_unconfirmed() const {
   std::lock_guard lock(mu_);
   return longest_unconfirmed_;
+}
+
+uint64_t Leadership::lease_proofs() const {
+  std::lock_guard lock(mu_);
+  return lease_proofs_;
 }
 
 std::vector<store::Write> Leadership::Fence() const {
@@ -110,9 +117,8 @@ void Leadership::Run() {
     } else {
       const Renewal renewal = Renew();
       if (renewal == Renewal::kLost) return;
-      // A failed keepalive has tried every member once, and etcd's raft
-      // state was looked at; the pause only keeps a refusal that comes at
-      // once from spinning.
+      // A failed keepalive has tried every member once; the pause only
+      // keeps a refusal that comes at once from spinning.
       wait = renewal == Renewal::kRetry ? Duration(100) : options_.ttl / 24;
       if (renewal == Renewal::kRenewed && options_.compact_interval.count() > 0 &&
           clock_.Now() >= next_compaction_)
@@ -144,6 +150,31 @@ void Leadership::WatchKey() {
   } while (Sleep(clock_.Now() + options_.ttl / 3, false));
 }
 
+// While the keepalives fail, whatever they are waiting on, a look begins
+// every kLookEvery (or as soon as the last is answered, when a member
+// hangs): a new etcd leader is seen within about that of its election, in
+// time to count when an election (a split vote) ends just before the
+// deadline.
+void Leadership::LookAtRaft() {
+  for (Timestamp at = clock_.Now(); Sleep(at + kLookEvery, false);) {
+    at = clock_.Now();
+    uint64_t confirmations = 0;
+    {
+      std::lock_guard lock(mu_);
+      if (!view_.leading || at - confirmed_ <= RenewalTimeout()) continue;
+      confirmations = confirmations_;
+    }
+    const std::vector<store::EtcdClient::RaftView> views = renewer_->RaftViews(RenewalTimeout());
+    std::lock_guard lock(mu_);
+    if (confirmations != confirmations_ || !view_.leading) continue;  // a keepalive went through
+    const std::optional<Timestamp> lasts = evidence_.Look(views, at);
+    // Counts only if the lease was still sure when the answers came.
+    if (!lasts || clock_.Now() - renewed_ > RenewDeadline() || *lasts <= renewed_) continue;
+    renewed_ = *lasts;
+    ++lease_proofs_;
+  }
+}
+
 void Leadership::Campaign() {
   const std::string key = store_.Key(kKind, kId);
   Result<Kvs> current = ReadKey();
@@ -173,6 +204,7 @@ void Leadership::Campaign() {
         lease_ = lease;
         renewed_ = confirmed_ = asked;
         evidence_.Confirmed(won->header().raft_term());
+        ++confirmations_;
         next_compaction_ = clock_.Now() + options_.compact_interval;
         compact_to_ = store_.revision();
       }
@@ -202,7 +234,7 @@ void Leadership::Campaign() {
 Leadership::Renewal Leadership::Renew() {
   const Duration deadline = RenewDeadline();
   std::string why;
-  if (clock_.Now() - renewed_ > deadline) {
+  if (Overdue()) {
     why = "no keepalive of its lease succeeded for " + std::to_string(deadline.count()) + " ms";
   } else {
     const Timestamp asked = clock_.Now();
@@ -213,22 +245,17 @@ Leadership::Renewal Leadership::Renew() {
       if (EtcdInt(result, "TTL") > 0 && HoldsKey(&why)) {
         std::lock_guard lock(mu_);
         longest_unconfirmed_ = std::max(longest_unconfirmed_, asked - confirmed_);
-        renewed_ = confirmed_ = asked;
+        confirmed_ = asked;
+        renewed_ = std::max(renewed_, asked);  // a look may have proved a later time
         evidence_.Confirmed(static_cast<uint64_t>(
             EtcdInt(result.value("header", EtcdJson::object()), "raft_term")));
+        ++confirmations_;
         return Renewal::kRenewed;
       }
       if (why.empty()) why = "etcd says its lease expired";
     } else {
-      // Counts only if the lease was still sure when the answers came.
-      const Timestamp probed = clock_.Now();
-      const std::optional<Timestamp> lasts =
-          evidence_.Look(renewer_->RaftViews(RenewalTimeout()), probed);
-      if (lasts && clock_.Now() - renewed_ <= deadline) {
-        std::lock_guard lock(mu_);
-        renewed_ = std::max(renewed_, *lasts);
-      }
-      if (clock_.Now() - renewed_ <= deadline) return Renewal::kRetry;
+      // The looks at etcd's raft (LookAtRaft) may have moved renewed_ on.
+      if (!Overdue()) return Renewal::kRetry;
       why = "etcd did not renew its lease in time: " + alive.status().message();
     }
   }
@@ -241,6 +268,11 @@ Leadership::Renewal Leadership::Renew() {
   if (starting_.joinable()) starting_.join();  // `lost` after `elected`, never during
   lost_("this berthd lost the leadership of epoch " + std::to_string(epoch) + ": " + why);
   return Renewal::kLost;
+}
+
+bool Leadership::Overdue() const {
+  std::lock_guard lock(mu_);
+  return clock_.Now() - renewed_ > RenewDeadline();
 }
 
 // The leadership key's kvs: empty when nobody leads.

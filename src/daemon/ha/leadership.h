@@ -18,7 +18,10 @@
 // deadline that late, lets a leader on the default 3 s lease ride out an
 // etcd election (etcd's members hold or refuse requests for one to two
 // election timeouts, 1 s by default, and the new etcd leader renews every
-// lease) without being deposed.
+// lease) without being deposed. While its keepalives fail, the leader also
+// looks at etcd's raft every 100 ms (LeaseEvidence): a new etcd leader
+// elected before the deadline moves it on, even when the keepalives are
+// still waiting on members that lost the old one.
 // Lost leadership is final for this Leadership (berthd exits, as
 // kube-scheduler does, and its supervisor starts it again with a clean
 // state).
@@ -38,8 +41,8 @@
 // Kubernetes API server does every 5 minutes): a watcher more than one
 // interval behind lists again.
 //
-// Thread-safe. Start and Stop from the owner; the callbacks run on the
-// leadership thread.
+// Thread-safe. Start and Stop from the owner; `elected` runs on a thread
+// of its own (renewals go on meanwhile), `lost` on the leadership thread.
 #pragma once
 
 #include <condition_variable>
@@ -95,6 +98,10 @@ class Leadership {
   // confirmed (it steps down past 23/24 of the ttl): how close an etcd
   // election or a slow etcd came to deposing it.
   Duration longest_unconfirmed() const;
+  // How many times etcd's raft state proved this replica's lease lasts
+  // beyond its last confirmed keepalive (LeaseEvidence: a new etcd leader
+  // seen while its keepalives failed), moving its deadline on.
+  uint64_t lease_proofs() const;
   // {Check(leader key, epoch)} once this replica has led, for ever after:
   // having lost, its writes fail rather than commit unfenced. Empty before.
   std::vector<store::Write> Fence() const;
@@ -106,8 +113,11 @@ class Leadership {
   // One round as the leader: keep the lease alive.
   enum class Renewal { kRenewed, kRetry, kLost };
   Renewal Renew();
-  // How long after its last confirmed keepalive a leader still leads.
+  // How long after renewed_ (its last confirmed keepalive, or a later time
+  // a look proved) a leader still leads.
   Duration RenewDeadline() const { return options_.ttl * 23 / 24; }
+  // Whether RenewDeadline has passed since renewed_.
+  bool Overdue() const;
   // How long one request of a renewal may take before the next member, or
   // the next round, is asked: a member that has just lost its etcd leader
   // holds a keepalive for a whole election timeout (1 s by default) before
@@ -116,6 +126,9 @@ class Leadership {
   Duration RenewalTimeout() const { return options_.ttl / 12; }
   // Runs on watcher_: wakes Run as soon as the key is deleted.
   void WatchKey();
+  // Runs on looker_: looks at etcd's raft while the keepalives fail.
+  void LookAtRaft();
+  static constexpr Duration kLookEvery{100};  // how often a look begins while keepalives fail
   bool HoldsKey(std::string* why);
   using Kvs = std::vector<mvccpb::KeyValue>;
   // Each request within `timeout` (zero: the leadership client's ttl/3).
@@ -127,14 +140,13 @@ class Leadership {
 
   store::EtcdStore& store_;
   // client_ for the campaign, the key and the watch; renewer_, whose calls
-  // try each member once, for the keepalive and the looks at etcd's raft
-  // state in between (often enough to catch an election under way).
+  // try each member once, for the keepalive and the looks at etcd's raft.
   std::unique_ptr<store::EtcdClient> client_, renewer_;
   const Clock& clock_;
   LeadershipOptions options_;
   std::function<void(int64_t)> elected_;
   std::function<void(std::string)> lost_;
-  mutable std::mutex mu_;
+  mutable std::mutex mu_;  // guards every field below it but the threads and watch_
   std::condition_variable wake_;
   bool stopping_ = false;
   bool key_deleted_ = false;  // seen by the watch, not yet acted on
@@ -144,14 +156,17 @@ class Leadership {
   // The last keepalive etcd confirmed, when it was asked; renewed_ is that
   // or a later time from which etcd's raft state proves the lease lasts.
   Timestamp renewed_{}, confirmed_{};
-  LeaseEvidence evidence_;  // what the looks since confirmed_ prove
+  LeaseEvidence evidence_;      // what the looks since confirmed_ prove
+  uint64_t confirmations_ = 0;  // keepalives confirmed: a look begun before one is dropped
   Duration longest_unconfirmed_{0};
+  uint64_t lease_proofs_ = 0;
   Timestamp next_compaction_{};
   int64_t compact_to_ = 0;  // the revision seen one interval ago
   std::thread thread_;
   std::thread starting_;  // runs `elected`, so that renewals go on meanwhile
   store::EtcdClient::StreamHandle watch_;
   std::thread watcher_;
+  std::thread looker_;
 };
 
 }  // namespace berth::daemon

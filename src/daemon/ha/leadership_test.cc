@@ -3,6 +3,7 @@
 #include "daemon/ha/leadership.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <atomic>
 
@@ -101,6 +102,37 @@ TEST(Leadership, AFollowerCampaignsAsSoonAsTheLeadersKeyIsDeleted) {
   ASSERT_TRUE(a.store->Commit({store::Write::Delete(Leadership::kKind, Leadership::kId)}).ok());
   EXPECT_TRUE(Eventually([&] { return b.epoch.load() != 0; }, std::chrono::seconds(10)));
   EXPECT_GT(b.epoch.load(), a.epoch.load());
+}
+
+// etcd's leader stalls (SIGSTOP: its connections stay open and hang, as a
+// paused machine's would): the keepalives asked of it, and of the members
+// that forward to it, wait until they give up, and the others elect a new
+// etcd leader. The berthd leader rides it out, and goes on leading once
+// the stalled member wakes (its lessor, which may think the lease expired,
+// is no longer etcd's). The ttl is 5 s, not the default, so that a split
+// vote among the two left (two rounds, up to 4 s) cannot make it flaky.
+TEST(Leadership, ALeaderRidesOutAStalledEtcdLeader) {
+  store::EtcdTestCluster cluster(3);
+  ASSERT_TRUE(cluster.ok()) << cluster.error();
+  SystemClock clock;
+  Replica a(cluster, clock, std::chrono::seconds(5), "a");
+  ASSERT_TRUE(a.leadership);
+  ASSERT_TRUE(Eventually([&] { return a.epoch.load() != 0; }));
+  const int stalled = cluster.Leader();
+  ASSERT_GE(stalled, 0);
+  const Duration before = a.leadership->longest_unconfirmed();
+  ASSERT_EQ(::kill(cluster.pid(stalled), SIGSTOP), 0);
+  // A keepalive confirmed after a longer gap than any before: one went
+  // through after the stall.
+  const bool renewed_after_stall = Eventually([&] {
+    const Duration gap = a.leadership->longest_unconfirmed();
+    return a.lost.load() || (gap > before && gap > std::chrono::milliseconds(500));
+  });
+  ASSERT_EQ(::kill(cluster.pid(stalled), SIGCONT), 0);
+  EXPECT_TRUE(renewed_after_stall);
+  EXPECT_TRUE(cluster.WaitHealthy(stalled)) << cluster.error();
+  EXPECT_FALSE(a.lost.load());
+  EXPECT_TRUE(a.leadership->view().leading);
 }
 
 }  // namespace

@@ -8,9 +8,10 @@
 // election timeout, when it applies the first entry of its own term (its
 // lessor's Promote). So when a member that has applied an entry of a term
 // later than the last confirmed keepalive's names a leader, that leader
-// leads at such a term; if an earlier look found the leader itself still
-// at the keepalive's term or an earlier one, it had not applied the first
-// entry of its own term then, and renewed every lease after that look.
+// leads at such a term; if an earlier look (or the same one) found the
+// leader itself still at the keepalive's term or an earlier one, it had
+// not applied the first entry of its own term then, and renewed every
+// lease after that look.
 // The lease lasts a ttl from the look, provided no earlier etcd leader
 // revoked it meanwhile: the caller checks that it is still within its own
 // deadline, before which no leader that renewed the lease after the
@@ -24,7 +25,13 @@
 // It counts once per confirmed keepalive: a second election behind the
 // first, with the lease never renewed in between, deposes the leader
 // rather than be reasoned about.
-// Not thread-safe: one renewal thread uses it.
+// Once a member ahead names a leader never seen behind, nothing more is
+// proved until the next confirmed keepalive: that leader may be the later
+// one and have renewed every lease before any look. (etcd 3.4 renews
+// while applying the first entry and records its term just after, so a
+// leader may answer "behind" just after it renewed: the election timeout
+// the renewal adds covers that.)
+// Not thread-safe: Leadership's threads use it under its lock.
 #pragma once
 
 #include <cstdint>

@@ -31,6 +31,12 @@ TEST_F(LeaseEvidenceTest, AnotherMemberMayNameTheNewLeader) {
   EXPECT_EQ(Look({{2, 3, 9}}, 1800), Timestamp(Duration(1000)));
 }
 
+// One look's answers come in the order the members answered: the new
+// leader's own answer, still behind, counts after another's naming it.
+TEST_F(LeaseEvidenceTest, ANewLeaderBehindInTheSameLookCountsInEitherOrder) {
+  EXPECT_EQ(Look({{2, 3, 9}, {3, 3, 7}}, 1200), Timestamp(Duration(1200)));
+}
+
 TEST_F(LeaseEvidenceTest, ALeaderNeverSeenBehindProvesNothing) {
   // The keepalive was answered by a member lagging at term 7 while 3 led at
   // 8 already: 3 renewed every lease before any look.
@@ -40,6 +46,23 @@ TEST_F(LeaseEvidenceTest, ALeaderNeverSeenBehindProvesNothing) {
   // names none.
   EXPECT_EQ(Look({{2, 1, 7}}, 1600), std::nullopt);
   EXPECT_EQ(Look({{2, 0, 9}, {1, 0, 8}}, 1700), std::nullopt);
+}
+
+TEST_F(LeaseEvidenceTest, TwoLeadersNamedProveFromTheEarlierLookOrNotAtAll) {
+  EXPECT_EQ(Look({{2, 1, 7}}, 1000), std::nullopt);
+  EXPECT_EQ(Look({{3, 1, 7}}, 1400), std::nullopt);
+  // 2 and 3 each named by a member ahead: the earlier of their looks.
+  EXPECT_EQ(Look({{1, 2, 8}, {4, 3, 9}}, 1800), Timestamp(Duration(1000)));
+}
+
+TEST_F(LeaseEvidenceTest, ALeaderNeverSeenBehindSpoilsTheLook) {
+  EXPECT_EQ(Look({{2, 1, 7}}, 1000), std::nullopt);
+  // 3, never seen behind, may be the later leader and have renewed before.
+  EXPECT_EQ(Look({{1, 2, 8}, {4, 3, 9}}, 1800), std::nullopt);
+  EXPECT_EQ(Look({{1, 2, 8}}, 2000), std::nullopt);  // nor later, until a keepalive
+  evidence_.Confirmed(9);
+  EXPECT_EQ(Look({{3, 3, 9}}, 2500), std::nullopt);
+  EXPECT_EQ(Look({{2, 3, 10}}, 3000), Timestamp(Duration(2500)));
 }
 
 TEST_F(LeaseEvidenceTest, ItProvesOncePerConfirmedKeepalive) {

@@ -202,6 +202,11 @@ ApiResponse Daemon::Metrics() const {
         "The longest this replica, leading, went without a keepalive of its lease "
         "that etcd confirmed; it steps down past 23/24 of --leader-ttl.",
         "gauge", {{"", static_cast<double>(leadership_->longest_unconfirmed().count()) / 1000}});
+  if (leadership_ != nullptr)
+    metrics.Add("berth_leader_lease_proofs_total",
+                "Times etcd's raft state (a new etcd leader seen while keepalives failed) "
+                "proved this replica's lease lasts past its last confirmed keepalive.",
+                leadership_->lease_proofs());
   if (const std::shared_ptr<const CountsSnapshot> counts = Counts())
     AddCountGauges(*counts, metrics);
   metrics.AddLabeled("berth_build_info", "The version of this berthd; always 1.", "gauge",
