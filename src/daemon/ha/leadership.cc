@@ -168,7 +168,9 @@ void Leadership::LookAtRaft() {
     std::lock_guard lock(mu_);
     if (confirmations != confirmations_ || !view_.leading) continue;  // a keepalive went through
     const std::optional<Timestamp> lasts = evidence_.Look(views, at);
-    // Counts only if the lease was still sure when the answers came.
+    // Counts only if the lease was still sure when the answers came. A
+    // proof refused here is spent all the same (rare: it costs only this
+    // keepalive's one proof).
     if (!lasts || clock_.Now() - renewed_ > RenewDeadline() || *lasts <= renewed_) continue;
     renewed_ = *lasts;
     ++lease_proofs_;
@@ -232,10 +234,14 @@ void Leadership::Campaign() {
 }
 
 Leadership::Renewal Leadership::Renew() {
-  const Duration deadline = RenewDeadline();
   std::string why;
   if (Overdue()) {
-    why = "no keepalive of its lease succeeded for " + std::to_string(deadline.count()) + " ms";
+    Duration since;
+    {
+      std::lock_guard lock(mu_);
+      since = clock_.Now() - confirmed_;
+    }
+    why = "no keepalive of its lease succeeded for " + std::to_string(since.count()) + " ms";
   } else {
     const Timestamp asked = clock_.Now();
     Result<EtcdJson> alive = renewer_->Call("/v3/lease/keepalive", {{"ID", std::to_string(lease_)}},

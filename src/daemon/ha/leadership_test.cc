@@ -107,10 +107,10 @@ TEST(Leadership, AFollowerCampaignsAsSoonAsTheLeadersKeyIsDeleted) {
 // etcd's leader stalls (SIGSTOP: its connections stay open and hang, as a
 // paused machine's would): the keepalives asked of it, and of the members
 // that forward to it, wait until they give up, and the others elect a new
-// etcd leader. The berthd leader rides it out, and goes on leading once
-// the stalled member wakes (its lessor, which may think the lease expired,
-// is no longer etcd's). The ttl is 5 s, not the default, so that a split
-// vote among the two left (two rounds, up to 4 s) cannot make it flaky.
+// etcd leader. The berthd leader rides it out, no other replica takes the
+// key, and it goes on leading once the stalled member wakes (its lessor,
+// which may think the lease expired, is no longer etcd's). The ttl is 5 s, not the default, so that
+// a split vote among the two left (two rounds, up to 4 s) cannot make it flaky.
 TEST(Leadership, ALeaderRidesOutAStalledEtcdLeader) {
   store::EtcdTestCluster cluster(3);
   ASSERT_TRUE(cluster.ok()) << cluster.error();
@@ -118,6 +118,9 @@ TEST(Leadership, ALeaderRidesOutAStalledEtcdLeader) {
   Replica a(cluster, clock, std::chrono::seconds(5), "a");
   ASSERT_TRUE(a.leadership);
   ASSERT_TRUE(Eventually([&] { return a.epoch.load() != 0; }));
+  Replica b(cluster, clock, std::chrono::seconds(5), "b");
+  ASSERT_TRUE(b.leadership);
+  ASSERT_TRUE(Eventually([&] { return b.leadership->view().leader_id == "a"; }));
   const int stalled = cluster.Leader();
   ASSERT_GE(stalled, 0);
   const Duration before = a.leadership->longest_unconfirmed();
@@ -133,6 +136,8 @@ TEST(Leadership, ALeaderRidesOutAStalledEtcdLeader) {
   EXPECT_TRUE(cluster.WaitHealthy(stalled)) << cluster.error();
   EXPECT_FALSE(a.lost.load());
   EXPECT_TRUE(a.leadership->view().leading);
+  EXPECT_EQ(b.epoch.load(), 0);
+  EXPECT_EQ(b.leadership->view().leader_id, "a");
 }
 
 }  // namespace

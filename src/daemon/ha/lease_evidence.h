@@ -52,14 +52,15 @@ class LeaseEvidence {
   void Confirmed(uint64_t term);
   // One look at the members, begun at `at`: the time from which the looks
   // so far prove the lease lasts a whole ttl (the class comment), or
-  // nullopt when they prove nothing (or proved it once already).
+  // nullopt when they prove nothing (or proved it once already, or a
+  // leader never seen behind was named).
   std::optional<Timestamp> Look(const std::vector<store::EtcdClient::RaftView>& views,
                                 Timestamp at);
 
  private:
   uint64_t term_ = 0;
   std::map<uint64_t, Timestamp> behind_;  // member id -> the last look it was at <= term_
-  bool spent_ = false;                    // a look proved something since Confirmed
+  bool spent_ = false;  // since Confirmed, a look proved something or named an unseen leader
 };
 
 }  // namespace berth::daemon

@@ -48,7 +48,7 @@ TEST_F(LeaseEvidenceTest, ALeaderNeverSeenBehindProvesNothing) {
   EXPECT_EQ(Look({{2, 0, 9}, {1, 0, 8}}, 1700), std::nullopt);
 }
 
-TEST_F(LeaseEvidenceTest, TwoLeadersNamedProveFromTheEarlierLookOrNotAtAll) {
+TEST_F(LeaseEvidenceTest, TwoLeadersNamedProveFromTheEarlierLook) {
   EXPECT_EQ(Look({{2, 1, 7}}, 1000), std::nullopt);
   EXPECT_EQ(Look({{3, 1, 7}}, 1400), std::nullopt);
   // 2 and 3 each named by a member ahead: the earlier of their looks.

@@ -196,17 +196,17 @@ ApiResponse Daemon::Metrics() const {
   metrics.Add("berth_leader_epoch",
               "The epoch of the leader this replica knows (0: none, or no etcd).",
               static_cast<uint64_t>(std::max<int64_t>(0, view.epoch)), "gauge");
-  if (leadership_ != nullptr)
+  if (leadership_ != nullptr) {
     metrics.AddLabeled(
         "berth_leader_lease_unconfirmed_max_seconds",
         "The longest this replica, leading, went without a keepalive of its lease "
         "that etcd confirmed; it steps down past 23/24 of --leader-ttl.",
         "gauge", {{"", static_cast<double>(leadership_->longest_unconfirmed().count()) / 1000}});
-  if (leadership_ != nullptr)
     metrics.Add("berth_leader_lease_proofs_total",
                 "Times etcd's raft state (a new etcd leader seen while keepalives failed) "
                 "proved this replica's lease lasts past its last confirmed keepalive.",
                 leadership_->lease_proofs());
+  }
   if (const std::shared_ptr<const CountsSnapshot> counts = Counts())
     AddCountGauges(*counts, metrics);
   metrics.AddLabeled("berth_build_info", "The version of this berthd; always 1.", "gauge",
