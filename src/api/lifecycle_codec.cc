@@ -101,4 +101,24 @@ uint64_t TemplateVersionOf(const Json& service) {
   return it != service.end() && it->is_number_unsigned() ? it->get<uint64_t>() : version;
 }
 
+orchestrator::TemplateVersions TemplateVersionsOf(const Json& service) {
+  orchestrator::TemplateVersions versions{TemplateVersionOf(service), {}};
+  const auto it = service.find("template_earlier");
+  if (it == service.end() || !it->is_array()) return versions;
+  for (const Json& range : *it)
+    if (range.is_array() && range.size() == 2 && range[0].is_number_unsigned() &&
+        range[1].is_number_unsigned())
+      versions.earlier.emplace_back(range[0].get<uint64_t>(), range[1].get<uint64_t>());
+  return versions;
+}
+
+void PutTemplateVersions(const orchestrator::TemplateVersions& versions, Json* service) {
+  (*service)["template_version"] = versions.since;
+  service->erase("template_earlier");
+  if (versions.earlier.empty()) return;
+  Json ranges = Json::array();
+  for (const auto& [from, to] : versions.earlier) ranges.push_back({from, to});
+  (*service)["template_earlier"] = ranges;
+}
+
 }  // namespace berth::api

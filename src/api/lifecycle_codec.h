@@ -18,11 +18,13 @@
 // Pure functions; safe from any thread.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "api/json_fields.h"
 #include "core/status.h"
 #include "orchestrator/restart_policy.h"
+#include "orchestrator/template_versions.h"
 #include "orchestrator/update_config.h"
 
 namespace berth::api {
@@ -46,6 +48,13 @@ Status CheckRebalanceSetting(const Json& value, const std::string& path);
 // makes a new spec version without a new template, so tasks of versions
 // from this one on run the current template and older ones previous_task.
 uint64_t TemplateVersionOf(const Json& service);
+
+// The versions of a stored service that run its current template
+// (orchestrator/template_versions.h): "template_version" (TemplateVersionOf)
+// and "template_earlier", a list of [from, to) ranges below it.
+orchestrator::TemplateVersions TemplateVersionsOf(const Json& service);
+// Writes "template_version" and "template_earlier" (none when empty).
+void PutTemplateVersions(const orchestrator::TemplateVersions& versions, Json* service);
 
 // A duration field as Docker's flags write it ("5s", "1m30s").
 Status ReadDuration(const Json& value, const std::string& path, Duration* out);

@@ -42,10 +42,13 @@ Status ReadEnv(const Json& value, const std::string& path, std::vector<std::stri
   for (size_t i = 0; i < out->size(); ++i) {
     const std::string& entry = (*out)[i];
     const size_t eq = entry.find('=');
-    if (eq == std::string::npos || !IsEnvName(std::string_view(entry).substr(0, eq)))
+    // The error names the entry's name, never its value: it may be a secret.
+    if (eq == std::string::npos)
+      return FieldError(IndexPath(path, i), "expected NAME=value, got no '='");
+    if (!IsEnvName(std::string_view(entry).substr(0, eq)))
       return FieldError(IndexPath(path, i),
-                        "expected NAME=value with NAME of letters, digits and '_', got '" +
-                            entry.substr(0, 64) + "'");
+                        "expected NAME=value with NAME of letters, digits and '_', got the name '" +
+                            entry.substr(0, std::min<size_t>(eq, 64)) + "'");
   }
   return Status::Ok();
 }

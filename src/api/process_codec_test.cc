@@ -48,7 +48,11 @@ TEST(ProcessCodec, BadFieldsAreRefusedWithTheirPath) {
   EXPECT_EQ(Refusal(Json{{"args", {"x"}}}), "task.args: needs \"command\" (the program to run)");
   EXPECT_EQ(Refusal(Json{{"command", ""}}), "task.command: must not be empty");
   EXPECT_EQ(Refusal(Json{{"command", "x"}, {"env", {"1A=b"}}}),
-            "task.env[0]: expected NAME=value with NAME of letters, digits and '_', got '1A=b'");
+            "task.env[0]: expected NAME=value with NAME of letters, digits and '_', got the name "
+            "'1A'");
+  // An env value may be a secret: a refusal never repeats it.
+  EXPECT_EQ(Refusal(Json{{"command", "x"}, {"env", {"DB_PASSWORD hunter2"}}}),
+            "task.env[0]: expected NAME=value, got no '='");
   EXPECT_EQ(Refusal(Json{{"command", "x"}, {"workdir", "rel"}}),
             "task.workdir: must be an absolute path, got 'rel'");
   EXPECT_EQ(Refusal(Json{{"command", "x"}, {"limits", {{"memory", 0}}}}),

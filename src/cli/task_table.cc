@@ -58,8 +58,9 @@ void PrintTaskTable(const Json& answer, const TaskTableOptions& options, std::os
 }
 
 ServiceProgress ProgressOf(const Json& service, const Json& tasks) {
-  // Tasks of versions before a rebalance run the current template too.
-  const uint64_t version = api::TemplateVersionOf(service);
+  // Tasks of versions before a rebalance, or of the one a rollback returned
+  // to, run the current template too.
+  const orchestrator::TemplateVersions versions = api::TemplateVersionsOf(service);
   // The newest task of each slot (or node) that is meant to run.
   std::map<std::string, const Json*> newest;
   for (const Json& t : tasks["tasks"]) {
@@ -77,7 +78,7 @@ ServiceProgress ProgressOf(const Json& service, const Json& tasks) {
   for (const auto& [name, t] : newest) shown.push_back(*t);
   for (const Json& t : InDisplayOrder(Json{{"tasks", shown}})) {
     const std::string state = t.value("state", "pending");
-    const bool current = t.value("spec_version", uint64_t{0}) >= version;
+    const bool current = versions.RunsCurrent(t.value("spec_version", uint64_t{0}));
     if (state == "running" && current) ++progress.running;
     const bool waits = (state == "pending" && !t.contains("restart_at")) ||
                        t.value("desired_state", "running") == "complete";

@@ -208,7 +208,7 @@ TEST(ProcessExecutorV1, APidsLimitGoesToThePidsHierarchy) {
   const std::string args =
       ArgsOfFakeShim(dir.path(), options, TaskToRun{"lim.2", "n1", std::nullopt, {}, &spec});
   EXPECT_NE(args.find("\n--cgroup-v1\nmemory=/cg/memory/berth/task-lim.2\n--cgroup-v1\npids=/cg/"
-                      "pids/berth/task-lim.2\n--pids-max\n64\n--env\n"),
+                      "pids/berth/task-lim.2\n--pids-max\n64\n--env-file\n"),
             std::string::npos)
       << args;
 }

@@ -123,7 +123,7 @@ void KillStrayTask(const std::string& dir) {
 
 bool IsEnvEntry(const std::string& entry) {
   const size_t equals = entry.find('=');
-  return equals != 0 && equals != std::string::npos;
+  return equals != 0 && equals != std::string::npos && entry.find('\0') == std::string::npos;
 }
 
 // The shim comes up with the signals it handles blocked, so a Stop right
@@ -293,7 +293,8 @@ std::optional<std::string> ProcessExecutor::Start(const TaskToRun& task, Timesta
   }
   if (task.process == nullptr || task.process->command.empty()) return Reject(task.id, kNoCommand);
   for (const std::string& entry : task.process->env) {
-    if (!IsEnvEntry(entry)) return Reject(task.id, "env entry '" + entry + "' is not NAME=value");
+    // The entry itself is not repeated: it may hold a secret.
+    if (!IsEnvEntry(entry)) return Reject(task.id, "an env entry is not NAME=value");
   }
   if (task.process->limit_cpu && !(*task.process->limit_cpu > 0)) {
     return Reject(task.id, "the cpu limit must be above 0");
@@ -329,9 +330,14 @@ std::string ProcessExecutor::Spawn(const TaskToRun& task, const std::string& dir
       std::to_string(options_.log_max_files),
   };
   AddLimitArgs(task, &args);
-  for (const std::string& entry : spec.env) args.insert(args.end(), {"--env", entry});
-  args.insert(args.end(), {"--env", "BERTH_TASK_ID=" + task.id, "--env",
-                           "BERTH_NODE_ID=" + task.node, "--", spec.command});
+  // The environment goes by a file of mode 0600, never argv (task_dir.h).
+  std::vector<std::string> env = spec.env;
+  env.insert(env.end(), {"BERTH_TASK_ID=" + task.id, "BERTH_NODE_ID=" + task.node});
+  const std::string env_file = dir + "/" + kEnvFile;
+  if (Status written = WriteFileAtomically(env_file, FormatEnvFile(env), 0600); !written.ok()) {
+    return Reject(task.id, "cannot write the task's environment: " + written.message());
+  }
+  args.insert(args.end(), {"--env-file", env_file, "--", spec.command});
   args.insert(args.end(), spec.args.begin(), spec.args.end());
   pid_t pid = 0;
   const int rc = SpawnShim(args, dir + "/" + kShimLogFile, &pid);

@@ -428,6 +428,38 @@ std::string ArgsOfFakeShim(const std::string& dir, ProcessExecutorOptions option
   return ReadSmallFile(args_file).value_or("");
 }
 
+// `-e DB_PASSWORD=...` stood in the supervisor's command line, which
+// /proc/PID/cmdline shows every local user: the environment now goes by a
+// file of mode 0600 that the shim removes once it has read it.
+TEST_F(ProcessExecutorTest, TheEnvironmentStandsInNoCommandLine) {
+  const auto cmdline = [](pid_t pid) {
+    return ReadSmallFile("/proc/" + std::to_string(pid) + "/cmdline").value_or("");
+  };
+  ProcessSpec spec = Shell("echo \"$DB_PASSWORD\"; exec sleep 30");
+  spec.env = {"DB_PASSWORD=hunter2"};
+  const TaskToRun& task = Task("db.1", &spec);
+  ASSERT_TRUE(executor_.Start(task, t0_)->starts_with("started"));
+  std::vector<LogLine> log;
+  ASSERT_TRUE(Eventually([&] { return !(log = Log("db.1")).empty(); }));
+  EXPECT_EQ(log.front().text, "hunter2");
+  const std::optional<PidRecord> pids = Pids("db.1");
+  ASSERT_TRUE(pids.has_value());
+  const std::string shim_args = cmdline(pids->shim_pid);
+  EXPECT_NE(shim_args.find("--env-file"), std::string::npos);
+  EXPECT_EQ(shim_args.find("hunter2"), std::string::npos);
+  EXPECT_EQ(cmdline(pids->task_pid).find("hunter2"), std::string::npos);
+  EXPECT_FALSE(fs::exists(executor_.LogDir("db.1") + "/" + kEnvFile));
+  // Written for the shim with mode 0600 (a fake shim leaves it there).
+  const std::string fake = ArgsOfFakeShim(dir_.path(), Options(), Task("db.2", &spec));
+  EXPECT_EQ(fake.find("hunter2"), std::string::npos) << fake;
+  const std::string env_file = executor_.LogDir("db.2") + "/" + kEnvFile;
+  EXPECT_EQ(fs::status(env_file).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(
+      ParseEnvFile(ReadSmallFile(env_file).value_or("")),
+      (std::vector<std::string>{"DB_PASSWORD=hunter2", "BERTH_TASK_ID=db.2", "BERTH_NODE_ID=n1"}));
+}
+
 // With a cgroup root, a task with limits gets a cgroup and them; without,
 // or without limits, it gets none.
 TEST_F(ProcessExecutorTest, ATaskWithLimitsGetsItsCgroupAndLimitsFromTheExecutor) {
@@ -443,21 +475,22 @@ TEST_F(ProcessExecutorTest, ATaskWithLimitsGetsItsCgroupAndLimitsFromTheExecutor
   options.cgroup_root = "/sys/fs/cgroup/berth";
   const std::string args = ArgsOfFakeShim(dir_.path(), options, Task("lim.1", &both));
   EXPECT_NE(args.find("\n--cgroup\n/sys/fs/cgroup/berth/task-lim.1\n--cpu-max\n29000 100000\n"
-                      "--memory-max\n67108864\n--env\n"),
+                      "--memory-max\n67108864\n--env-file\n"),
             std::string::npos)
       << args;
   EXPECT_NE(
       ArgsOfFakeShim(dir_.path(), options, Task("lim.2", &tiny_cpu))
-          .find("\n--cgroup\n/sys/fs/cgroup/berth/task-lim.2\n--cpu-max\n1000 100000\n--env\n"),
+          .find(
+              "\n--cgroup\n/sys/fs/cgroup/berth/task-lim.2\n--cpu-max\n1000 100000\n--env-file\n"),
       std::string::npos);
   // A pids limit is passed only where the cgroups take one; the task gets
   // its cgroup all the same.
   EXPECT_NE(ArgsOfFakeShim(dir_.path(), options, Task("lim.10", &pids_only))
-                .find("\n--cgroup\n/sys/fs/cgroup/berth/task-lim.10\n--env\n"),
+                .find("\n--cgroup\n/sys/fs/cgroup/berth/task-lim.10\n--env-file\n"),
             std::string::npos);
   options.pids_limits = true;
   EXPECT_NE(ArgsOfFakeShim(dir_.path(), options, Task("lim.11", &pids_only))
-                .find("\n--cgroup\n/sys/fs/cgroup/berth/task-lim.11\n--pids-max\n32\n--env\n"),
+                .find("\n--cgroup\n/sys/fs/cgroup/berth/task-lim.11\n--pids-max\n32\n--env-file\n"),
             std::string::npos);
   const std::string no_limits = ArgsOfFakeShim(dir_.path(), options, Task("lim.3", &none));
   EXPECT_FALSE(no_limits.empty());
@@ -589,7 +622,15 @@ TEST(TaskShim, RefusesBadArguments) {
   EXPECT_EQ(RunShim("--dir " + dir.path() + "/none -- true"), 2);  // no such directory
   EXPECT_EQ(RunShim("--dir " + dir.path() + " --grace-ms -1 -- true"), 2);
   EXPECT_EQ(RunShim("--dir " + dir.path() + " --log-max-files 0 -- true"), 2);
-  EXPECT_EQ(RunShim("--dir " + dir.path() + " --env =x -- true"), 2);
+  EXPECT_EQ(RunShim("--dir " + dir.path() + " --env A=x -- true"), 2);  // only by a file
+  EXPECT_EQ(RunShim("--dir " + dir.path() + " --env-file " + dir.path() + "/none -- true"), 2);
+  // A bad env file is refused without a word of what it holds.
+  ASSERT_TRUE(
+      WriteFileAtomically(dir.path() + "/env", std::string("SECRET=hunter2\0=x\0", 18), 0600).ok());
+  const std::string refusal =
+      ShimRefusal("--dir " + dir.path() + " --env-file " + dir.path() + "/env -- true");
+  EXPECT_NE(refusal.find("--env-file"), std::string::npos) << refusal;
+  EXPECT_EQ(refusal.find("hunter2"), std::string::npos) << refusal;
   EXPECT_EQ(RunShim("--dir " + dir.path() + " --workdir"), 2);
   EXPECT_FALSE(fs::exists(dir.path() + "/exit"));
   EXPECT_EQ(RunShim("--dir " + dir.path() + " -- true"), 0);

@@ -99,6 +99,29 @@ std::optional<ExitRecord> ParseExitRecord(std::string_view text) {
   return r;
 }
 
+std::string FormatEnvFile(const std::vector<std::string>& entries) {
+  std::string text;
+  for (const std::string& entry : entries) {
+    text += entry;
+    text += '\0';
+  }
+  return text;
+}
+
+std::optional<std::vector<std::string>> ParseEnvFile(std::string_view text) {
+  std::vector<std::string> entries;
+  while (!text.empty()) {
+    const size_t end = text.find('\0');
+    if (end == std::string_view::npos) return std::nullopt;
+    const std::string_view entry = text.substr(0, end);
+    const size_t equals = entry.find('=');
+    if (equals == 0 || equals == std::string_view::npos) return std::nullopt;
+    entries.emplace_back(entry);
+    text.remove_prefix(end + 1);
+  }
+  return entries;
+}
+
 Status WriteFileAtomically(const std::string& path, std::string_view content, mode_t mode) {
   const std::string temp = path + ".tmp";
   ::unlink(temp.c_str());  // a leftover keeps its mode: make it anew

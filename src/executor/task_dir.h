@@ -9,6 +9,8 @@
 //                the shim's last act
 //   output.log*  the task's output (log_files.h)
 //   shim.log     the shim's own messages (its stdout and stderr)
+//   env          the task's environment, mode 0600, until the shim has read
+//                it (EnvFile below)
 //
 // pid and exit are written whole to a temporary file that is then renamed,
 // so a reader sees all of one or nothing.
@@ -31,6 +33,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/status.h"
 
@@ -39,6 +42,7 @@ namespace berth::executor {
 inline constexpr char kPidFile[] = "pid";
 inline constexpr char kExitFile[] = "exit";
 inline constexpr char kShimLogFile[] = "shim.log";
+inline constexpr char kEnvFile[] = "env";
 
 struct PidRecord {
   pid_t task_pid = 0;
@@ -60,10 +64,18 @@ struct ExitRecord {
   // The memory limit, when the kernel killed a process of the task (the
   // main one or another) for going over it.
   std::optional<int64_t> oom_limit;
-  int64_t started_at_ms = 0;            // unix ms; 0: not known
-  int64_t finished_at_ms = 0;           // unix ms; 0: not known
+  int64_t started_at_ms = 0;   // unix ms; 0: not known
+  int64_t finished_at_ms = 0;  // unix ms; 0: not known
   bool operator==(const ExitRecord&) const = default;
 };
+
+// The env file: each "NAME=VALUE" entry ended by a NUL (a value may hold a
+// newline). ProcessExecutor writes it with mode 0600 and berth-exec reads
+// and removes it before the task runs, so that no value stands in a
+// command line, which /proc/PID/cmdline shows every local user.
+std::string FormatEnvFile(const std::vector<std::string>& entries);
+// nullopt when an entry lacks its NUL or is not NAME=VALUE with a name.
+std::optional<std::vector<std::string>> ParseEnvFile(std::string_view text);
 
 std::string FormatExitRecord(const ExitRecord& record);
 // nullopt when `text` is not an exit record (none or several outcomes).

@@ -33,7 +33,7 @@ namespace berth::executor {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: berth-exec --dir DIR [--grace-ms N] [--workdir W] [--env NAME=VALUE]...\n"
+    "usage: berth-exec --dir DIR [--grace-ms N] [--workdir W] [--env-file FILE]\n"
     "                  [--log-max-bytes N] [--log-max-files N]\n"
     "                  [(--cgroup DIR | --cgroup-v1 CONTROLLER=DIR...)\n"
     "                   [--cpu-max \"QUOTA PERIOD\"] [--memory-max BYTES] [--pids-max N]]\n"
@@ -65,8 +65,9 @@ constexpr int kCgroupRemoveWaitMs = 25;
 struct ShimArgs {
   std::string dir;
   int64_t grace_ms = 10'000;
-  std::string workdir;  // "": the shim's own
-  std::vector<std::string> env;
+  std::string workdir;           // "": the shim's own
+  std::string env_file;          // "": none
+  std::vector<std::string> env;  // read from env_file
   LogWriterOptions log;
   std::string cgroup;  // "": none
   // cgroup v1: the task's directory in each hierarchy, by controller.
@@ -78,7 +79,7 @@ struct ShimArgs {
 };
 
 constexpr std::string_view kFlags[] = {
-    "--dir",    "--grace-ms",  "--workdir", "--env",        "--log-max-bytes", "--log-max-files",
+    "--dir",    "--grace-ms",  "--workdir", "--env-file",   "--log-max-bytes", "--log-max-files",
     "--cgroup", "--cgroup-v1", "--cpu-max", "--memory-max", "--pids-max"};
 
 // The cgroup v1 controllers the shim puts a task in: those its limits
@@ -118,12 +119,8 @@ Status ParseFlag(std::string_view flag, std::string_view value, ShimArgs* args) 
     args->dir = value;
   } else if (flag == "--workdir") {
     args->workdir = value;
-  } else if (flag == "--env") {
-    const size_t equals = value.find('=');
-    if (equals == 0 || equals == std::string_view::npos) {
-      return Status::InvalidArgument("--env takes NAME=VALUE, not '" + std::string(value) + "'");
-    }
-    args->env.emplace_back(value);
+  } else if (flag == "--env-file") {
+    args->env_file = value;
   } else if (flag == "--cgroup") {
     if (!value.starts_with('/')) {
       return Status::InvalidArgument("--cgroup takes an absolute directory, not '" +
@@ -202,6 +199,22 @@ Result<ShimArgs> ParseArgs(int argc, char** argv) {
   if (i + 1 >= argc) return Status::InvalidArgument("no command after '--'");
   args.command.assign(argv + i + 1, argv + argc);
   return args;
+}
+
+// Reads the env file and removes it, so the values rest nowhere but in the
+// task's memory. Errors name the file, never what is in it.
+Status TakeEnvFile(ShimArgs* args) {
+  if (args->env_file.empty()) return Status::Ok();
+  const std::optional<std::string> text = ReadSmallFile(args->env_file);
+  if (!text) return Status::InvalidArgument("--env-file " + args->env_file + " cannot be read");
+  ::unlink(args->env_file.c_str());
+  std::optional<std::vector<std::string>> env = ParseEnvFile(*text);
+  if (!env) {
+    return Status::InvalidArgument("--env-file " + args->env_file +
+                                   " is not NUL-ended NAME=VALUE entries");
+  }
+  args->env = std::move(*env);
+  return Status::Ok();
 }
 
 int64_t UnixNowNs() {
@@ -770,8 +783,9 @@ int TaskShim::Finish(ExitRecord record) {
 
 int RunTaskShim(int argc, char** argv) {
   Result<ShimArgs> args = ParseArgs(argc, argv);
-  if (!args.ok()) {
-    std::fprintf(stderr, "berth-exec: %s\n%s", args.status().message().c_str(), kUsage);
+  const Status env = args.ok() ? TakeEnvFile(&*args) : args.status();
+  if (!env.ok()) {
+    std::fprintf(stderr, "berth-exec: %s\n%s", env.message().c_str(), kUsage);
     return 2;
   }
   return TaskShim(std::move(args).value()).Run();

@@ -4,7 +4,7 @@
 // is still known afterwards. ProcessExecutor (process_executor.h) starts
 // one per task; nobody else should.
 //
-//   berth-exec --dir DIR [--grace-ms N] [--workdir W] [--env NAME=VALUE]...
+//   berth-exec --dir DIR [--grace-ms N] [--workdir W] [--env-file FILE]
 //              [--log-max-bytes N] [--log-max-files N]
 //              [(--cgroup CG | --cgroup-v1 CONTROLLER=DIR...)
 //               [--cpu-max "QUOTA PERIOD"] [--memory-max BYTES] [--pids-max N]]
@@ -13,8 +13,11 @@
 //   --dir            the task's directory (task_dir.h): must exist
 //   --grace-ms       between SIGTERM and SIGKILL when stopping; default 10000
 //   --workdir        where the task runs; default: the shim's own directory
-//   --env            added to the environment the shim inherited; a later
-//                    entry of a name wins
+//   --env-file       NAME=VALUE entries (task_dir.h's env file) added to the
+//                    environment the shim inherited, a later entry of a name
+//                    winning; the shim removes the file once read. Values
+//                    never stand on a command line, which every local user
+//                    can read in /proc/PID/cmdline
 //   --log-max-bytes  per output log file (log_files.h); default 10 MiB
 //   --log-max-files  output log files kept, output.log included; default 3
 //   --cgroup         a cgroup v2 directory (absolute) for the task alone,

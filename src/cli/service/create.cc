@@ -88,7 +88,8 @@ void AddServiceCreate(CLI::App& noun, Verbs& verbs) {
       "Everything after -- is the tasks' command and its arguments, run by berth-node "
       "machines: berth service create hello -- sh -c 'echo hi'");
   AddIdArgument(*verb, "ID", "service id", o->id);
-  verb->add_option("--replicas", o->replicas, "number of tasks (replicated mode; default 1)");
+  verb->add_option("--replicas", o->replicas, "number of tasks (replicated mode; default 1)")
+      ->check(CLI::NonNegativeNumber);
   verb->add_option("--mode", o->mode, "replicated | global")
       ->check(CLI::IsMember({"replicated", "global"}));
   o->constraints.AddCreate(*verb);

@@ -89,5 +89,17 @@ TEST_F(ClientCommandsTest, CreateWaitsForTheMonitorPeriodUnlessDetached) {
   EXPECT_NE(bad.err.find("--monitor"), std::string::npos) << bad.err;
 }
 
+// `--replicas -5` exited 0 and made one replica: -1 stood for "not given".
+TEST_F(ClientCommandsTest, NegativeReplicasAreRefusedAndChangeNothing) {
+  Outcome created = Run({"service", "create", "neg", "-d", "--replicas", "-5"});
+  EXPECT_EQ(created.status, 2) << created.out;
+  EXPECT_NE(created.err.find("--replicas"), std::string::npos) << created.err;
+  EXPECT_TRUE(ApiGet("/v1/services")["services"].empty()) << "no service was made";
+  ASSERT_EQ(Run({"service", "create", "neg", "-d", "--replicas", "2"}).status, 0);
+  Outcome updated = Run({"service", "update", "neg", "-d", "--replicas", "-1"});
+  EXPECT_EQ(updated.status, 2) << updated.out;
+  EXPECT_EQ(ApiGet("/v1/services/neg")["replicas"], 2) << "nothing changed by the refused update";
+}
+
 }  // namespace
 }  // namespace berth::cli

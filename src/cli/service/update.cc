@@ -91,7 +91,8 @@ void AddServiceUpdate(CLI::App& noun, Verbs& verbs) {
   CLI::App* verb = verbs.Add(noun, "update", "Change a service and wait for it to converge",
                              [o](const VerbContext& context) { return RunUpdate(*o, context); });
   AddIdArgument(*verb, "ID", "service id", o->id);
-  verb->add_option("--replicas", o->replicas, "number of tasks (replicated mode)");
+  verb->add_option("--replicas", o->replicas, "number of tasks (replicated mode)")
+      ->check(CLI::NonNegativeNumber);
   o->reserve.Add(*verb);
   o->constraints.AddUpdate(*verb);
   o->placement.AddUpdate(*verb);

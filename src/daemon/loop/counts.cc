@@ -101,7 +101,7 @@ uint64_t OwnerRow::Waiting() const {
 uint64_t OwnerRow::RunningCurrent() const {
   uint64_t running = 0;
   for (const auto& [version, count] : running_by_version)
-    if (version >= template_version) running += count;
+    if (templates.RunsCurrent(version)) running += count;
   return running;
 }
 
@@ -178,7 +178,7 @@ void LoopCounts::PutService(const std::string& id, const ServiceFields& fields) 
   row.stored = true;
   row.replicas = fields.replicas;
   row.spec_version = fields.spec_version;
-  row.template_version = fields.template_version;
+  row.templates = fields.templates;
 }
 
 void LoopCounts::RemoveService(const std::string& id) {

@@ -32,6 +32,7 @@
 #include "core/node.h"
 #include "core/resources.h"
 #include "core/task.h"
+#include "orchestrator/template_versions.h"
 
 namespace berth::daemon {
 
@@ -107,7 +108,8 @@ struct OwnerRow {
   // its rollout's state and message ("": none). A job: its requestor and
   // task count, and whether it was killed.
   std::optional<uint64_t> replicas;
-  uint64_t spec_version = 0, template_version = 0;
+  uint64_t spec_version = 0;
+  orchestrator::TemplateVersions templates;
   std::string rollout_state, rollout_message;
   std::string requestor;
   int64_t job_tasks = 0;
@@ -115,7 +117,7 @@ struct OwnerRow {
   StateCounts by_state{};
   uint64_t runnable = 0;  // tasks that fill a slot (a global service's: its nodes)
   // Running tasks still meant to run, by spec version (a service's
-  // "running" counts those of versions from template_version on).
+  // "running" counts those of versions that run its current template).
   std::vector<std::pair<uint64_t, uint64_t>> running_by_version;
   std::array<uint64_t, kPendingReasons> pending_by_reason{};
   std::string pending_message;  // the reason the latest waiting task was given
@@ -187,7 +189,8 @@ class LoopCounts {
   void RemoveNode(const std::string& id);
   struct ServiceFields {
     std::optional<uint64_t> replicas;
-    uint64_t spec_version = 0, template_version = 0;
+    uint64_t spec_version = 0;
+    orchestrator::TemplateVersions templates;
   };
   void PutService(const std::string& id, const ServiceFields& fields);
   void RemoveService(const std::string& id);

@@ -28,7 +28,7 @@ class LoopCountsTest : public ::testing::Test {
  protected:
   LoopCountsTest() {
     counts.PutNode("n1", std::make_shared<const Node>(), "");
-    counts.PutService("web", {3, 1, 1});
+    counts.PutService("web", {3, 1, {1, {}}});
   }
   std::shared_ptr<const CountsSnapshot> Publish() { return counts.Publish(7, ""); }
   LoopCounts counts;
@@ -94,7 +94,7 @@ TEST_F(LoopCountsTest, ARemovedServiceOrNodeLeavesTheViewsButItsTasksStillCount)
   EXPECT_EQ(snapshot->FindNode("n1"), nullptr);
   EXPECT_EQ(snapshot->tasks_by_state[static_cast<size_t>(TaskState::kRunning)], 1u);
   // Made again while the old task still counts: the counts carry on.
-  counts.PutService("web", {1, 2, 2});
+  counts.PutService("web", {1, 2, {2, {}}});
   counts.PutNode("n1", std::make_shared<const Node>(), "");
   snapshot = Publish();
   EXPECT_EQ(snapshot->FindNode("n1")->tasks, 1u);
@@ -152,12 +152,12 @@ TEST_F(LoopCountsTest, TheRunningCountFollowsTheTemplateVersion) {
   CountedAs old_task, new_task;
   counts.Count(Running("web", "n1", nullptr, 1), old_task);
   counts.Count(Running("web", "n1", nullptr, 2), new_task);
-  counts.PutService("web", {3, 2, 2});
+  counts.PutService("web", {3, 2, {2, {}}});
   EXPECT_EQ(Publish()->FindService("web")->RunningCurrent(), 1u);
   CountedTask stopping = Running("web", "n1", nullptr, 1);
   stopping.desired = TaskState::kShutdown;
   counts.Count(stopping, old_task);
-  counts.PutService("web", {3, 3, 1});  // a rebalance: version 3 runs template 1
+  counts.PutService("web", {3, 3, {1, {}}});  // a rebalance: version 3 runs template 1
   EXPECT_EQ(Publish()->FindService("web")->RunningCurrent(), 1u) << "the stopping one is not";
 }
 

@@ -58,7 +58,7 @@ StoredService ToService(const Json& json) {
   s.incarnation = json.value("incarnation", int64_t{0});
   s.rolling_back = json.value("update_kind", "") == "rollback";
   s.rebalancing = json.value("update_kind", "") == "rebalance";
-  s.template_version = api::TemplateVersionOf(json);
+  s.templates = api::TemplateVersionsOf(json);
   s.rebalance_on_join = json.value("rebalance", "manual") == "on-join";
   if (auto it = json.find("update_config"); it != json.end())
     (void)api::DecodeUpdateConfig(*it, "", &s.update);
@@ -294,7 +294,7 @@ void StoredState::ApplyService(const std::string& id, std::optional<Json> json) 
     visit_all_ = true;
   if (auto tally = tallies_.find(id); tally != tallies_.end())
     tally->second.global = !service.replicas.has_value();
-  counts_.PutService(id, {service.replicas, service.spec_version, service.template_version});
+  counts_.PutService(id, {service.replicas, service.spec_version, service.templates});
   services_[id] = std::move(service);
 }
 

@@ -56,6 +56,7 @@
 #include "orchestrator/orchestrator.h"
 #include "orchestrator/restart_policy.h"
 #include "orchestrator/service_tally.h"
+#include "orchestrator/template_versions.h"
 #include "orchestrator/update_config.h"
 #include "store/watched_store.h"
 
@@ -87,9 +88,10 @@ struct StoredService {
   orchestrator::UpdateConfig update, rollback;
   bool rolling_back = false;  // its last spec version came from a rollback
   bool rebalancing = false;   // its last spec version came from a rebalance
-  // Tasks of versions from this one on run the current template (a
-  // rebalance makes a version without a new one: api::TemplateVersionOf).
-  uint64_t template_version = 0;
+  // The versions whose tasks run the current template (a rebalance makes a
+  // version without a new one, a rollback returns to older versions' one:
+  // api::TemplateVersions).
+  orchestrator::TemplateVersions templates;
   bool rebalance_on_join = false;  // "rebalance": "on-join"
   // Its stored body and revision: the loop's automatic rollback rewrites it.
   std::string body;
@@ -105,9 +107,13 @@ struct StoredService {
   // of older versions; null: no command.
   std::shared_ptr<const executor::ProcessSpec> process, previous_process;
 
+  // Whether a task of `version` runs the current template.
+  bool RunsCurrent(std::optional<uint64_t> version) const {
+    return templates.RunsCurrent(version.value_or(0));
+  }
   // Whether a task of `version` runs previous_spec (not the current template).
   bool RunsPrevious(std::optional<uint64_t> version) const {
-    return version.value_or(0) < template_version && previous_spec != nullptr;
+    return !RunsCurrent(version) && previous_spec != nullptr;
   }
 };
 

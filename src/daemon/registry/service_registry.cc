@@ -152,6 +152,7 @@ Result<api::Json> ServiceRegistry::Update(std::string_view id, const api::Json& 
     SetRun(service, run);
     service["spec_version"] = service["spec_version"].get<uint64_t>() + 1;
     service.erase("template_version");
+    service.erase("template_earlier");
     service["update_kind"] = "update";
   }
   BERTH_RETURN_IF_ERROR(Validate(service));
@@ -175,8 +176,11 @@ Result<api::Json> ServiceRegistry::RolledBack(api::Json service) {
   const api::Json run = service.value("previous_run", api::Json());
   service["previous_run"] = service.value("run", api::Json());
   SetRun(service, run);
-  service["spec_version"] = service["spec_version"].get<uint64_t>() + 1;
-  service.erase("template_version");
+  const uint64_t version = service["spec_version"].get<uint64_t>() + 1;
+  // The tasks of versions that ran the template it returns to keep running.
+  api::PutTemplateVersions(
+      orchestrator::RolledBackVersions(api::TemplateVersionsOf(service), version), &service);
+  service["spec_version"] = version;
   service["update_kind"] = "rollback";
   return service;
 }

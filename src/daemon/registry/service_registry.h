@@ -28,9 +28,17 @@ class ServiceRegistry {
  public:
   // The fields berthd keeps in a stored service beside the placement
   // document's (docs/api.md, "service").
-  static constexpr std::array<const char*, 10> kBerthdFields = {
-      "run",           "restart_policy", "incarnation", "update_config", "rollback_config",
-      "previous_task", "previous_run",   "update_kind", "rebalance",     "template_version"};
+  static constexpr std::array<const char*, 11> kBerthdFields = {"run",
+                                                                "restart_policy",
+                                                                "incarnation",
+                                                                "update_config",
+                                                                "rollback_config",
+                                                                "previous_task",
+                                                                "previous_run",
+                                                                "update_kind",
+                                                                "rebalance",
+                                                                "template_version",
+                                                                "template_earlier"};
 
   explicit ServiceRegistry(store::Store& store) : store_(store), services_(store, "service") {}
 

@@ -73,8 +73,9 @@ std::string UpdateWait(const store::Store& store, const api::Json& task) {
   const api::Json body = api::Json::parse((*service)->body, nullptr, false);
   const uint64_t current = body.value("spec_version", uint64_t{0});
   const uint64_t own = task.value("spec_version", uint64_t{0});
-  // A task of a version before a rebalance runs the current template.
-  if (own >= api::TemplateVersionOf(body)) return "";
+  // A task of a version before a rebalance, or of the version a rollback
+  // returned to, runs the current template.
+  if (api::TemplateVersionsOf(body).RunsCurrent(own)) return "";
   std::string why = "runs spec version " + std::to_string(own) + "; the rollout of version " +
                     std::to_string(current) + " has not replaced it yet";
   Result<std::optional<store::StoredObject>> status = store.Get("update", id);
@@ -154,7 +155,8 @@ namespace {
 // The reservations of a task of `owner` (a service or job body) at
 // `version`: its template's, or the previous one's for an older version.
 Reservations ReservedBy(const api::Json& owner, uint64_t version) {
-  const bool older = version < api::TemplateVersionOf(owner) && owner.contains("previous_task");
+  const bool older =
+      !api::TemplateVersionsOf(owner).RunsCurrent(version) && owner.contains("previous_task");
   TaskSpec spec;
   (void)api::DecodeTaskSpec(owner.value(older ? "previous_task" : "task", api::Json::object()), "",
                             &spec);

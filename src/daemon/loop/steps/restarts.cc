@@ -9,7 +9,7 @@ void Restarts::RestartOrKeep(TaskEntry& e, const StoredService& service) {
   if (e.task.desired != TaskState::kRunning ||
       (ended != TaskState::kComplete && ended != TaskState::kFailed &&
        ended != TaskState::kRejected) ||
-      e.task.spec_version.value_or(0) < service.template_version)
+      !service.RunsCurrent(e.task.spec_version))
     return;
   if (const TaskEntry* partner = RunningPartner(e)) {
     e.task.desired = TaskState::kShutdown;

@@ -44,7 +44,8 @@ class FailureActionTest : public LifecycleTest, public testing::WithParamInterfa
 
 // The new version's tasks fail 500 ms after they start, inside the 5 s
 // monitor: pause stops after the first batch, continue goes on to the end,
-// rollback brings the previous template back as a new version.
+// rollback brings the previous template back as a new version, which the
+// eight tasks still on version 1 already run (they stay).
 TEST_P(FailureActionTest, TheFailureActionIsTaken) {
   const std::string action = GetParam();
   AddNode("n1");
@@ -81,7 +82,7 @@ TEST_P(FailureActionTest, TheFailureActionIsTaken) {
     EXPECT_FALSE(service.contains("run"));  // v1's: runs until stopped
     const Json status = UpdateStatus("web");
     EXPECT_EQ(status["state"], "rollback_completed");
-    EXPECT_EQ(Versions("web"), (std::map<std::string, int>{{"v2 failed", 2}, {"v3 running", 8}}));
+    EXPECT_EQ(Versions("web"), (std::map<std::string, int>{{"v1 running", 8}, {"v2 failed", 2}}));
   }
 }
 
@@ -162,6 +163,8 @@ TEST_F(LifecycleTest, StartFirstKeepsTheOldTaskUntilTheNewRunsWithinTheNodeLimit
 
 // `service rollback`: the previous template comes back as a new version,
 // rolled out with rollback_config; a service that never changed has none.
+// Only the task on version 2 is replaced: the two still on version 1 run
+// the restored template already.
 TEST_F(LifecycleTest, RollbackRestoresThePreviousTemplate) {
   AddNode("n1");
   CreateService({{"id", "web"},
@@ -178,8 +181,36 @@ TEST_F(LifecycleTest, RollbackRestoresThePreviousTemplate) {
   const Json service = *services_.Get("web");
   EXPECT_EQ(service["spec_version"], 3);
   EXPECT_EQ(service["task"], (Json{{"resources", {{"cpu", "100m"}}}}));
-  EXPECT_EQ(Versions("web"), (std::map<std::string, int>{{"v3 running", 3}}));
+  EXPECT_EQ(Versions("web"), (std::map<std::string, int>{{"v1 running", 2}, {"v3 running", 1}}));
   EXPECT_EQ(UpdateStatus("web")["state"], "rollback_completed");
+}
+
+// A rollback compares templates, not version numbers: with parallelism 1
+// only ticker.1 got version 2 and failed; the rollback to version 3 (equal
+// to version 1) replaces ticker.1 and leaves ticker.2, still on version 1,
+// running as the same task. A later update replaces both again.
+TEST_F(LifecycleTest, ARollbackLeavesTasksThatNeverRanTheBadSpec) {
+  AddNode("n1");
+  CreateService({{"id", "ticker"},
+                 {"replicas", 2},
+                 {"update_config", {{"parallelism", 1}, {"failure_action", "rollback"}}},
+                 {"rollback_config", {{"parallelism", 1}, {"monitor", "1s"}}}});
+  Settle();
+  const std::string second = IdOf("ticker.2", 1);
+  ASSERT_TRUE(services_.Update("ticker", {{"run", {{"duration", 0.5}, {"outcome", "fail"}}}}).ok());
+  Settle();
+  Advance(Duration{500});  // ticker.1's version 2 fails: the rollback starts
+  Advance(seconds(1));
+  Advance(seconds(1));
+  EXPECT_EQ((*services_.Get("ticker"))["spec_version"], 3);
+  EXPECT_EQ(UpdateStatus("ticker")["state"], "rollback_completed");
+  EXPECT_EQ(Task("ticker.2")["id"], second);
+  EXPECT_EQ(Task(second)["state"], "running");
+  EXPECT_EQ(Versions("ticker"), (std::map<std::string, int>{{"v1 running", 1}, {"v3 running", 1}}));
+  ASSERT_TRUE(services_.Update("ticker", {{"task", {{"resources", {{"cpu", "100m"}}}}}}).ok());
+  Settle();
+  for (int i = 0; i < 3; ++i) Advance(seconds(5));
+  EXPECT_EQ(Versions("ticker"), (std::map<std::string, int>{{"v4 running", 2}}));
 }
 
 TEST_F(ReconcilerTest, ANewSpecVersionReplacesTheTasks) {

@@ -50,7 +50,7 @@ void TaskRuns::RunServiceTask(TaskEntry& e, bool node_gone) {
   } else if (node_gone) {
     pass_.SetState(e, TaskState::kOrphaned, "node '" + node + "' was removed");
     ++pass_.summary.stopped;
-  } else if (svc != none && e.task.spec_version.value_or(0) < svc->second.template_version) {
+  } else if (svc != none && !svc->second.RunsCurrent(e.task.spec_version)) {
     updates_.Outdated(e, svc->first, svc->second);
   } else if (!on_agent && !node.empty() && nodes_.LeaveNode(e, svc->second)) {
     ++pass_.summary.stopped;
