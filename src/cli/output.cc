@@ -57,4 +57,19 @@ std::string Cut(std::string text, size_t limit) {
   return text;
 }
 
+// One word of a command line as a shell would need it.
+static std::string ShellWord(const std::string& word) {
+  if (!word.empty() && word.find_first_of(" \t'\"\\$`") == std::string::npos) return word;
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+std::string CommandText(const Json& task) {
+  if (!task.contains("command")) return "none (simulated)";
+  std::string line = ShellWord(Text(task["command"]));
+  for (const Json& arg : task.value("args", Json::array())) line += " " + ShellWord(Text(arg));
+  return line;
+}
+
 }  // namespace berth::cli

@@ -34,4 +34,8 @@ std::string FormatCpu(const api::Json& value);
 // message column).
 std::string Cut(std::string text, size_t limit = 60);
 
+// The command line of a task template ({"command", "args"}) as a shell
+// would read it, or "none (simulated)" without a command.
+std::string CommandText(const api::Json& task);
+
 }  // namespace berth::cli

@@ -11,11 +11,38 @@
 namespace berth::cli {
 namespace {
 
-void PrintClasses(const Json& answer, std::ostream& out) {
+// A number of the last admission pass's, or "-" before the first.
+std::string Count(const Json& of_class, const char* key) {
+  return of_class.is_object() ? std::to_string(of_class.value(key, int64_t{0})) : "-";
+}
+
+// One row per class: its percent and, from the last admission pass, its
+// entitlement, running and waiting tasks; then a line for each class whose
+// percent rounds down to no worker, since such a class only borrows.
+// `counted`: the answer is GET's, which has the counts once a pass ran.
+void PrintClasses(const Json& answer, std::ostream& out, bool counted) {
+  const Json admission = answer.value("admission", Json::object());
+  const Json passed = admission.value("classes", Json::object());
+  const int64_t workers = admission.value("workers", int64_t{0});
   std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> notes;
   const Json classes = answer.value("classes", Json::object());
-  for (const auto& [name, percent] : classes.items()) rows.push_back({name, percent.dump()});
-  PrintTable(out, {"CLASS", "LOAD %"}, rows);
+  for (const auto& [name, percent] : classes.items()) {
+    const Json of_class = passed.value(name, Json());
+    rows.push_back({name, percent.dump(), Count(of_class, "entitlement"),
+                    Count(of_class, "running"), Count(of_class, "waiting")});
+    if (of_class.is_object() && of_class.value("entitlement", int64_t{0}) == 0 &&
+        percent.is_number() && percent.get<int64_t>() > 0)
+      notes.push_back("class '" + name + "' is entitled to 0 of " + std::to_string(workers) +
+                      " workers (" + percent.dump() +
+                      "% rounds down): it runs only on workers the other classes leave idle");
+  }
+  PrintTable(out, {"CLASS", "LOAD %", "ENTITLED", "RUNNING", "WAITING"}, rows);
+  if (admission.contains("workers"))
+    out << "workers: " << workers << " (" << admission.value("idle", int64_t{0}) << " idle)\n";
+  else if (counted)
+    out << "workers: no admission pass yet (counts appear once a job is submitted)\n";
+  for (const std::string& note : notes) out << note << "\n";
   out << "requestors: " << answer.value("requestors", Json::array()).dump() << "\n"
       << "rebalance: " << answer.value("rebalance", Json::object()).dump() << "\n";
 }
@@ -66,7 +93,8 @@ OneRequest DefineClassSet(CLI::App& verb) {
   verb.add_option("--rebalance-min-duration", o->min_duration,
                   "seconds the spread must stay over the threshold; 0: off")
       ->check(CLI::Number);
-  return {[o] { return ClassSetRequest(*o); }, PrintClasses};
+  return {[o] { return ClassSetRequest(*o); },
+          [](const Json& answer, std::ostream& out) { PrintClasses(answer, out, false); }};
 }
 
 }  // namespace
@@ -74,12 +102,17 @@ OneRequest DefineClassSet(CLI::App& verb) {
 void AddClassCommands(CLI::App& app, Verbs& verbs) {
   CLI::App& noun =
       *app.add_subcommand("class", "Fair-share classes of a running berthd")->require_subcommand(1);
-  verbs.AddTable(
-      noun, {{"get", "Show the class load percents, requestor map and rebalance settings",
-              [](CLI::App&) {
-                return OneRequest{[] { return Result<Request>(Get("/v1/classes")); }, PrintClasses};
-              }},
-             {"set", "Change any of the parameters (the others stay)", DefineClassSet}});
+  verbs.AddTable(noun, {{"get",
+                         "Show the classes (percents, entitlements, running and waiting tasks), "
+                         "requestor map and rebalance settings",
+                         [](CLI::App&) {
+                           return OneRequest{[] { return Result<Request>(Get("/v1/classes")); },
+                                             [](const Json& answer, std::ostream& out) {
+                                               PrintClasses(answer, out, true);
+                                             }};
+                         }},
+                        {"set", "Change any of the parameters (the others stay)", DefineClassSet}});
+  noun.get_subcommand("get")->alias("ls");  // as docker's and berth's other nouns list
 }
 
 }  // namespace berth::cli

@@ -10,6 +10,7 @@
 #include "cli/job/command_lines.h"
 #include "cli/logs.h"
 #include "cli/output.h"
+#include "cli/task_table.h"
 
 namespace berth::cli {
 namespace {
@@ -40,7 +41,7 @@ using CommandLines = std::vector<std::vector<std::string>>;
 
 struct JobSubmitOptions {
   std::string id, requestor, duration = "1", outcome = "complete";
-  int64_t tasks = 1, max_retries = -1;  // -1: berthd's default
+  int64_t tasks = 1, max_retries = -1;      // -1: berthd's default
   const CLI::Option* tasks_flag = nullptr;  // whether --tasks was given
   std::string commands_file;                // one command line per task ("-": stdin)
   // COMMAND words before `--` (any after it come from the context).
@@ -184,6 +185,50 @@ void AddJobLogs(CLI::App& noun, Verbs& verbs) {
   AddLogsFlags(*verb, o->logs);
 }
 
+// `job inspect`: the job field by field, then each of its tasks with its
+// node, attempt, retries and full message (why it failed, or waits).
+void PrintJobDetail(const Json& job, const Json& tasks, std::ostream& out) {
+  const std::vector<std::pair<std::string, std::string>> rows = {
+      {"ID:", Text(job.value("id", Json()))},
+      {"Requestor:", Text(job.value("requestor", Json()))},
+      {"State:", job.value("state", "active")},
+      {"Tasks:", Text(job.value("tasks", Json())) + " (" + Progress(job) + ")"},
+      {"Max retries:", Text(job.value("max_retries", Json(2)))},
+      {"Command:", CommandText(job.value("task", Json::object()))}};
+  for (const auto& [label, value] : rows)
+    out << label << std::string(14 - label.size(), ' ') << value << "\n";
+  std::vector<std::vector<std::string>> table;
+  for (const Json& t : InDisplayOrder(tasks))
+    table.push_back({Text(t.value("id", Json())), Text(t.value("node", Json())),
+                     t.value("state", "pending"), std::to_string(t.value("attempt", 0) + 1),
+                     std::to_string(t.value("retries", 0)), t.value("message", "")});
+  out << "\n";
+  PrintTable(out, {"TASK", "NODE", "STATE", "ATTEMPT", "RETRIES", "MESSAGE"}, table);
+}
+
+int RunJobInspect(const std::string& id, const VerbContext& context) {
+  std::optional<Json> job =
+      CallOrSay(context.client, "GET", "/v1/jobs/" + id, nullptr, context.err);
+  if (!job) return 1;
+  if (context.json) {
+    context.out << job->dump(2) << "\n";
+    return 0;
+  }
+  std::optional<Json> tasks =
+      CallOrSay(context.client, "GET", "/v1/tasks?job=" + id, nullptr, context.err);
+  if (!tasks) return 1;
+  PrintJobDetail(*job, *tasks, context.out);
+  return 0;
+}
+
+void AddJobInspect(CLI::App& noun, Verbs& verbs) {
+  auto id = std::make_shared<std::string>();
+  CLI::App* verb = verbs.Add(
+      noun, "inspect", "Show a job and each of its tasks: node, state, attempt, retries, message",
+      [id](const VerbContext& context) { return RunJobInspect(*id, context); });
+  AddIdArgument(*verb, "ID", "job id", *id);
+}
+
 // A simple verb of one job: METHOD /v1/jobs/ID.
 SimpleVerb OnJob(const char* name, const char* help, const char* method) {
   return {name, help, [=](CLI::App& verb) {
@@ -203,12 +248,12 @@ void AddJobCommands(CLI::App& app, Verbs& verbs) {
                         ->require_subcommand(1);
   AddJobSubmit(noun, verbs);
   AddJobLogs(noun, verbs);
+  AddJobInspect(noun, verbs);
   verbs.AddTable(noun,
                  {{"ls", "List jobs in arrival order",
                    [](CLI::App&) {
                      return OneRequest{[] { return Result<Request>(Get("/v1/jobs")); }, PrintJobs};
                    }},
-                  OnJob("inspect", "Show a job and how many of its tasks are in each state", "GET"),
                   OnJob("kill", "Kill a job: its tasks stop", "DELETE")});
 }
 

@@ -37,6 +37,72 @@ TEST_F(ClientCommandsTest, JobsAreAdmittedByTheClassesSetFromTheCommandLine) {
   EXPECT_NE(Run({"class", "get"}).out.find("land   50"), std::string::npos);
 }
 
+// `class ls` is `class get`; both show what the last admission pass found
+// per class, and say when a class's percent rounds down to no worker.
+TEST_F(ClientCommandsTest, ClassLsShowsEntitlementsAndAClassEntitledToNone) {
+  for (const char* node : {"n1", "n2", "n3"})
+    ASSERT_EQ(Run({"node", "add", node, "--cpu", "4"}).status, 0);
+  Outcome before = Run({"class", "ls"});
+  ASSERT_EQ(before.status, 0) << before.err;
+  EXPECT_NE(before.out.find("workers: no admission pass yet"), std::string::npos) << before.out;
+  ASSERT_EQ(Run({"class", "set", "--percents", "big=75,small=25", "--requestor", "^s=small",
+                 "--requestor", ".=big"})
+                .status,
+            0);
+  ASSERT_EQ(Run({"job", "submit", "a", "--requestor", "b-ci", "--tasks", "5", "--duration", "600"})
+                .status,
+            0);
+  ASSERT_EQ(Run({"job", "submit", "b", "--requestor", "s-ci", "--tasks", "2", "--duration", "600"})
+                .status,
+            0);
+  ASSERT_TRUE(daemon_->WaitSettled(std::chrono::seconds(20)));
+  Outcome listed = Run({"class", "ls"});
+  ASSERT_EQ(listed.status, 0) << listed.err;
+  EXPECT_EQ(listed.out, Run({"class", "get"}).out);
+  EXPECT_NE(listed.out.find("CLASS  LOAD %  ENTITLED  RUNNING  WAITING\n"), std::string::npos)
+      << listed.out;
+  EXPECT_NE(listed.out.find("big    75      3         3        2\n"), std::string::npos)
+      << listed.out;
+  EXPECT_NE(listed.out.find("small  25      0         0        2\n"), std::string::npos)
+      << listed.out;
+  EXPECT_NE(listed.out.find("workers: 3 (0 idle)\nclass 'small' is entitled to 0 of 3 workers "
+                            "(25% rounds down): it runs only on workers the other classes leave "
+                            "idle\n"),
+            std::string::npos)
+      << listed.out;
+}
+
+// `job inspect` shows each task and why it failed; `task ls --job` lists
+// only that job's tasks.
+TEST_F(ClientCommandsTest, JobInspectShowsEachTaskAndWhyItFailed) {
+  ASSERT_EQ(Run({"node", "add", "n1", "--cpu", "4"}).status, 0);
+  ASSERT_EQ(Run({"job", "submit", "bad", "--requestor", "r", "--tasks", "2", "--duration", "0",
+                 "--outcome", "fail", "--max-retries", "1"})
+                .status,
+            0);
+  ASSERT_EQ(Run({"job", "submit", "other", "--requestor", "r", "--duration", "0"}).status, 0);
+  ASSERT_TRUE(daemon_->WaitSettled(std::chrono::seconds(20)));
+  Outcome inspected = Run({"job", "inspect", "bad"});
+  ASSERT_EQ(inspected.status, 0) << inspected.err;
+  for (const char* line :
+       {"ID:           bad\n", "Requestor:    r\n", "State:        failed\n",
+        "Tasks:        2 (failed=2)\n", "Max retries:  1\n", "Command:      none (simulated)\n",
+        "TASK   NODE  STATE   ATTEMPT  RETRIES  MESSAGE\n"})
+    EXPECT_NE(inspected.out.find(line), std::string::npos) << line << inspected.out;
+  for (const char* task : {"bad.1", "bad.2"})
+    EXPECT_NE(inspected.out.find(std::string(task) + "  n1    failed  2        1        "),
+              std::string::npos)
+        << task << "\n"
+        << inspected.out;
+  EXPECT_NE(inspected.out.find("; failed after 1 retry\n"), std::string::npos) << inspected.out;
+  EXPECT_EQ(Run({"job", "inspect", "nope"}).status, 1);
+  Outcome listed = Run({"task", "ls", "--job", "bad"});
+  ASSERT_EQ(listed.status, 0) << listed.err;
+  EXPECT_NE(listed.out.find("bad.1"), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find("bad.2"), std::string::npos) << listed.out;
+  EXPECT_EQ(listed.out.find("other"), std::string::npos) << listed.out;
+}
+
 TEST_F(ClientCommandsTest, JobSubmitTakesTheTemplateFlags) {
   Outcome bad = Run({"job", "submit", "j", "--requestor", "r", "--duration", "soon"});
   EXPECT_EQ(bad.status, 2);

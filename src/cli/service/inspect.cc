@@ -17,22 +17,6 @@ namespace {
 // indented by one space.
 using DetailRow = std::pair<std::string, std::string>;
 
-// One word of a command line as a shell would need it.
-std::string ShellWord(const std::string& word) {
-  if (!word.empty() && word.find_first_of(" \t'\"\\$`") == std::string::npos) return word;
-  std::string quoted = "'";
-  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
-// The command line of the template, as a shell would read it.
-std::string CommandText(const Json& task) {
-  if (!task.contains("command")) return "none (simulated)";
-  std::string line = ShellWord(Text(task["command"]));
-  for (const Json& arg : task.value("args", Json::array())) line += " " + ShellWord(Text(arg));
-  return line;
-}
-
 // The flag spellings of --placement-pref and --affinity.
 std::string PreferenceText(const Json& p) {
   if (p.contains("prefer")) return "prefer=" + Text(p["prefer"]);

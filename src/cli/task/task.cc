@@ -34,18 +34,20 @@ std::string Query(std::initializer_list<std::pair<const char*, std::string>> par
 }
 
 struct TaskLsOptions {
-  std::string service, node, state, desired_state;
+  std::string service, job, node, state, desired_state;
 };
 
 OneRequest DefineTaskLs(CLI::App& verb) {
   auto o = std::make_shared<TaskLsOptions>();
   verb.add_option("--service", o->service, "only the tasks of this service")->check(IdRule());
+  verb.add_option("--job", o->job, "only the tasks of this job")->check(IdRule());
   verb.add_option("--node", o->node, "only the tasks on this node")->check(IdRule());
   verb.add_option("--state", o->state, "only the tasks in this state (running, pending, ...)");
   verb.add_option("--desired-state", o->desired_state,
                   "only the tasks with this desired state (running, shutdown, complete)");
   return {[o] {
             return Result<Request>(Get("/v1/tasks" + Query({{"service", o->service},
+                                                            {"job", o->job},
                                                             {"node", o->node},
                                                             {"state", o->state},
                                                             {"desired_state", o->desired_state}})));

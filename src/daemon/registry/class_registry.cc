@@ -32,6 +32,14 @@ Result<api::Json> ClassRegistry::Get() const {
   if (!stored.ok()) return stored.status();
   api::Json body = stored->has_value() ? api::Json::parse((*stored)->body) : DefaultBody();
   body["revision"] = stored->has_value() ? (*stored)->revision : 0;
+  // What the last admission pass found (loop/steps/admission.h): per class
+  // its entitlement, running, waiting and starting tasks.
+  Result<std::optional<store::StoredObject>> admission = store_.Get("admission", "status");
+  if (!admission.ok()) return admission.status();
+  if (admission->has_value()) {
+    api::Json status = api::Json::parse((*admission)->body, nullptr, false);
+    if (status.is_object()) body["admission"] = std::move(status);
+  }
   return body;
 }
 
