@@ -78,6 +78,11 @@ class Executor {
                                      std::optional<Timestamp>* due) = 0;
   // The loop stopped the task; an executor that runs it stops it.
   virtual void Stop(const TaskToRun& task) = 0;
+  // Whether the run `id` that the loop stopped may still run: its stop went
+  // to a machine that has not yet said it ended. If so, that end names
+  // `waiter` in TakeChanged. An executor that stops its runs at once (the
+  // simulated one) says false.
+  virtual bool Stopping(const std::string& /*id*/, const std::string& /*waiter*/) { return false; }
   // The ids of running tasks the executor learnt something of by itself
   // since the last call (a process exited), for the loop to Check in its
   // next pass; an executor that only times its tasks (the simulated one)

@@ -44,6 +44,10 @@ class AgentExecutor final : public executor::Executor {
                                        std::optional<Timestamp>* due) override;
   void Stop(const executor::TaskToRun& task) override;
   std::vector<std::string> TakeChanged() override;
+  // Of the tasks `inner_` runs; an agent's own nodes are not waited for.
+  bool Stopping(const std::string& id, const std::string& waiter) override {
+    return inner_.Stopping(id, waiter);
+  }
   void Committed(int64_t revision) override { inner_.Committed(revision); }
   void Discarded() override { inner_.Discarded(); }
 
@@ -66,8 +70,8 @@ class AgentExecutor final : public executor::Executor {
   std::mutex mu_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;
-  std::unordered_map<std::string, Feed> feeds_;               // by agent id
-  std::unordered_map<std::string, agent::RunReport> runs_;    // by run id
+  std::unordered_map<std::string, Feed> feeds_;             // by agent id
+  std::unordered_map<std::string, agent::RunReport> runs_;  // by run id
   std::vector<std::string> changed_;
   std::vector<std::thread> pollers_;
 };

@@ -50,7 +50,13 @@ void Pass::SetState(TaskEntry& e, TaskState state, std::string message, bool sto
   if (was_started && !exiting_ && (e.terminal() || e.task.state == TaskState::kNew)) {
     const ServiceIt svc =
         e.task.service.empty() ? state_.services().end() : state_.services().find(e.task.service);
-    executor_.Stop({RunIdRef(e), stopped_on, RunOf(e, svc), e.task.started_at, ProcessOf(e, svc)});
+    const executor::ProcessSpec* process = ProcessOf(e, svc);
+    executor_.Stop({RunIdRef(e), stopped_on, RunOf(e, svc), e.task.started_at, process});
+    if (process != nullptr && !e.task.service.empty())
+      state_.stopping_copies().Stopped(state_.HistoryGroupOf(e),
+                                       {std::string(RunIdRef(e)), stopped_on,
+                                        now_ + process->stop_grace_period + kStopReportSlack},
+                                       now_);
   }
 }
 void Pass::MarkChanged(TaskEntry& e) {
@@ -122,6 +128,7 @@ void Pass::Prune(TaskEntry& e) {
 // An executor that starts the task elsewhere (a berth-node) leaves it
 // assigned until the node says it runs.
 void Pass::Start(TaskEntry& e, ServiceIt svc) {
+  if (WaitsForStoppingCopy(e)) return;
   executor::TaskToRun task = ToRun(e, svc);
   task.started_at.reset();
   std::optional<std::string> message = executor_.Start(task, now_);
@@ -130,6 +137,36 @@ void Pass::Start(TaskEntry& e, ServiceIt svc) {
   e.task.started_at = now_;
   started_.push_back(state_.PositionOf(e));
   ++summary.started;
+}
+// A service task does not start while the copy the loop stopped in its
+// slot may still run (StoppingCopies): it stays assigned, saying why, until
+// that copy's machine reports its end or the wait's bound passes.
+bool Pass::WaitsForStoppingCopy(TaskEntry& e) {
+  if (e.task.service.empty()) return false;
+  const std::string group = state_.HistoryGroupOf(e);
+  StoppingCopies::Copy* copy = state_.stopping_copies().Of(group);
+  if (copy == nullptr || copy->run_id == e.task.id) return false;
+  if (now_ < copy->until && executor_.Stopping(copy->run_id, e.task.id)) {
+    std::string message = "waiting for " + copy->run_id + " to stop on node '" + copy->node +
+                          "' (at most until " + FormatRfc3339(copy->until) + ")";
+    if (e.task.message != message) {
+      e.task.message = std::move(message);
+      e.task.updated_at = now_;
+      MarkChanged(e);
+    }
+    copy->waited = true;
+    state_.CheckAt(state_.PositionOf(e), copy->until);
+    return true;
+  }
+  if (copy->waited) {
+    e.task.message = now_ < copy->until ? copy->run_id + " stopped; starting"
+                                        : copy->run_id + " did not report its end by " +
+                                              FormatRfc3339(copy->until) + "; starting";
+    e.task.updated_at = now_;
+    MarkChanged(e);
+  }
+  state_.stopping_copies().Forget(group);
+  return false;
 }
 // Asks the executor whether a running task ended (complete or failed; `run`
 // is how the simulated executor runs it). Returns the time it ran, or -1

@@ -183,6 +183,7 @@ class Pass {
   // caller; end() for a job's task or a service that is gone).
   executor::TaskToRun ToRun(const TaskEntry& e, ServiceIt svc) const;
   const std::optional<SimulatedRun>& RunOf(const TaskEntry& e, ServiceIt svc) const;
+  bool WaitsForStoppingCopy(TaskEntry& e);
   const executor::ProcessSpec* ProcessOf(const TaskEntry& e, ServiceIt svc) const;
   const executor::ProcessSpec* JobProcessOf(const TaskEntry& e) const;
   // The id `e`'s current run has on its node (RunIdOf); valid for the pass.

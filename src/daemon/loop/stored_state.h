@@ -50,6 +50,7 @@
 #include "core/time.h"
 #include "daemon/loop/counts.h"
 #include "daemon/loop/rollouts.h"
+#include "daemon/loop/stopping_copies.h"
 #include "daemon/loop/stored_task.h"
 #include "daemon/loop/task_entry.h"
 #include "daemon/loop/task_history.h"
@@ -270,6 +271,9 @@ class StoredState {
   // when each node has been seen not ready (both in memory only).
   RestartAttempts& restart_attempts() { return restart_attempts_; }
   NotReadyClock& not_ready() { return not_ready_; }
+  // The copies the loop stopped that a slot's next copy waits for (in
+  // memory only).
+  StoppingCopies& stopping_copies() { return stopping_copies_; }
   // W of fair-share admission: the slots of the ready, active nodes (kept
   // as nodes change).
   int64_t Workers() const { return workers_; }
@@ -371,6 +375,7 @@ class StoredState {
   std::unordered_set<std::string> check_nodes_;
   NotReadyClock not_ready_;
   RestartAttempts restart_attempts_;
+  StoppingCopies stopping_copies_;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   std::unordered_map<std::string, orchestrator::ServiceTally> tallies_;
   std::set<std::string> dirty_services_;

@@ -104,6 +104,16 @@ void NodeExecutor::Stop(const executor::TaskToRun& task) {
                              : std::make_shared<executor::ProcessSpec>(*task.process);
   staged_.push_back({task.node, {task.id, false, std::move(process), 0}});
   reports_.erase(task.id);
+  if (stopping_.try_emplace(task.id, StopSent{task.node, ""}).second)
+    stops_staged_.push_back(task.id);
+}
+
+bool NodeExecutor::Stopping(const std::string& id, const std::string& waiter) {
+  std::lock_guard lock(mu_);
+  auto it = stopping_.find(id);
+  if (it == stopping_.end()) return false;
+  it->second.waiter = waiter;
+  return true;
 }
 
 std::vector<std::string> NodeExecutor::TakeChanged() {
@@ -137,6 +147,7 @@ void NodeExecutor::Committed(int64_t revision) {
       DropStopped(feed);
     }
     staged_.clear();
+    stops_staged_.clear();
     ready_ = true;
   }
   published_cv_.notify_all();
@@ -146,6 +157,8 @@ void NodeExecutor::Committed(int64_t revision) {
 void NodeExecutor::Discarded() {
   std::lock_guard lock(mu_);
   staged_.clear();
+  for (const std::string& id : stops_staged_) stopping_.erase(id);
+  stops_staged_.clear();
   consumed_.clear();  // the next pass reads those reports again
 }
 
@@ -164,6 +177,7 @@ void NodeExecutor::DropStopped(Feed& feed) {  // under mu_
     feed.floor = std::max(feed.floor, revision);
     feed.tasks.erase(id);
     node_of_.erase(id);
+    stopping_.erase(id);
   }
 }
 
@@ -216,6 +230,12 @@ std::vector<std::string> NodeExecutor::Report(const std::string& node,
       if (owner != node_of_.end() && owner->second != node) {
         refused.push_back(r.task);
         continue;
+      }
+      if (auto stop = stopping_.find(r.task);
+          stop != stopping_.end() && stop->second.node == node && Ended(r.state)) {
+        if (!stop->second.waiter.empty()) changed_.push_back(stop->second.waiter);
+        kept = kept || !stop->second.waiter.empty();
+        stopping_.erase(stop);
       }
       bool wanted = false;
       if (owner != node_of_.end())

@@ -19,7 +19,8 @@
 //
 // Nodes report task states (Report); a report names its task in the next
 // TakeChanged, and Start and Check return what it says: a task stays
-// assigned until its node says it runs, and ends as the node says.
+// assigned until its node says it runs, and ends as the node says. A task
+// told to stop is Stopping until its node reports its end.
 //
 // Thread-safety: the Executor methods and Committed/Discarded from the
 // control loop's thread; SetNode, Assignments and Report from any thread.
@@ -93,6 +94,7 @@ class NodeExecutor final : public executor::Executor {
   std::optional<executor::Ended> Check(const executor::TaskToRun& task, Timestamp now,
                                        std::optional<Timestamp>* due) override;
   void Stop(const executor::TaskToRun& task) override;
+  bool Stopping(const std::string& id, const std::string& waiter) override;
   std::vector<std::string> TakeChanged() override;
   void Committed(int64_t revision) override;
   void Discarded() override;
@@ -154,7 +156,14 @@ class NodeExecutor final : public executor::Executor {
   int64_t published_ = 0;                                 // the last revision published
   bool ready_ = false, closed_ = false;
   std::unordered_map<std::string, Reported> reports_;  // by task
-  std::vector<std::string> consumed_;  // reports a pass took, forgotten when it commits
+  // Tasks told to stop whose node has not reported their end, by id: the
+  // node, and the task waiting for that end ("": none yet).
+  struct StopSent {
+    std::string node, waiter;
+  };
+  std::unordered_map<std::string, StopSent> stopping_;
+  std::vector<std::string> stops_staged_;  // this pass's additions to stopping_
+  std::vector<std::string> consumed_;      // reports a pass took, forgotten when it commits
   const NodeExecutorOptions options_;
   int waiting_ = 0;  // Assignments calls waiting now
   std::vector<std::string> changed_;
