@@ -414,5 +414,52 @@ TEST(AgentProcess, BerthdRunsGlobalServicesOnAgentNodesAndReleasesStrayBindings)
   EXPECT_EQ((*agent_client.Call("GET", "/v1/bindings"))["tasks"], bound);
 }
 
+// Behind an agent, nodes are still berthd's to show: `GET /v1/nodes` lists
+// the agent's nodes after berthd's own (each with its agent and what is
+// bound to it), `GET /v1/nodes/ID` finds one, and berthd's start log
+// names the agents it places through.
+TEST(AgentProcess, BerthdListsTheNodesOfItsAgents) {
+  store::TestDir dir;
+  Agent solo("solo", 3, dir.path() + "/agent");
+  ASSERT_FALSE(solo.address().empty());
+  Process berthd({BERTHD_BINARY, "--data-dir", dir.path() + "/berthd", "--port", "0", "--agent",
+                  solo.address(), "--agent-token-file", dir.path() + "/agent/token", "--agent-ca",
+                  dir.path() + "/agent/ca.pem", "--batch-quiet-ms", "5", "--batch-max-ms", "20"});
+  const std::string port = PortInLine(berthd.WaitForLine("listening on", std::chrono::seconds(30)));
+  ASSERT_FALSE(port.empty());
+  EXPECT_NE(berthd.WaitForLine("berthd: placing through 1 agent: solo (" + solo.address() + ")",
+                               std::chrono::seconds(30)),
+            "");
+  api::ApiClient client("https://127.0.0.1:" + port, FirstLine(dir.path() + "/berthd/token"), 30,
+                        api::TrustIn(dir.path() + "/berthd"));
+  ASSERT_TRUE(client.Call("POST", "/v1/services", {{"id", "web"}, {"replicas", 2}}).ok());
+  ASSERT_TRUE(client.Call("GET", "/v1/health?wait=settled&timeout=60").ok());
+  RunningByAgent(client, 2);
+  Result<api::Json> listed = client.Call("GET", "/v1/nodes");
+  ASSERT_TRUE(listed.ok()) << listed.status().message();
+  std::vector<std::string> ids;
+  int64_t bound = 0;
+  for (const api::Json& n : (*listed)["nodes"]) {
+    ids.push_back(n["id"]);
+    EXPECT_EQ(n["agent"], "solo") << n;
+    EXPECT_EQ(n["state"], "ready") << n;
+    bound += n["tasks"].get<int64_t>();
+  }
+  EXPECT_EQ(ids, (std::vector<std::string>{"solo-n0", "solo-n1", "solo-n2"}));
+  EXPECT_EQ(bound, 2);
+  EXPECT_FALSE(listed->contains("unreachable"));
+  Result<api::Json> one = client.Call("GET", "/v1/nodes/solo-n1");
+  ASSERT_TRUE(one.ok()) << one.status().message();
+  EXPECT_EQ((*one)["agent"], "solo");
+  EXPECT_EQ(client.Call("GET", "/v1/nodes/nope").status().code(), StatusCode::kNotFound);
+  // An agent that stopped answering is named; berthd's own list goes on.
+  solo.Kill();
+  Result<api::Json> without = client.Call("GET", "/v1/nodes");
+  ASSERT_TRUE(without.ok()) << without.status().message();
+  EXPECT_EQ((*without)["nodes"], api::Json::array());
+  ASSERT_EQ((*without)["unreachable"].size(), 1u) << *without;
+  EXPECT_EQ((*without)["unreachable"][0]["agent"], "solo");
+}
+
 }  // namespace
 }  // namespace berth

@@ -199,6 +199,11 @@ class DashboardTest : public testing::Test {
     ASSERT_TRUE(browser_->started());
     browser_->Session("POST", "/timeouts", {{"script", 30000}});
   }
+  // Tasks in state running, as the snapshot counts them.
+  int64_t RunningTasks() {
+    httplib::Result r = api_->Get("/v1/snapshot");
+    return r ? Json::parse(r->body)["tasks"].value("running", int64_t{0}) : -1;
+  }
   std::string Text(const std::string& css) {
     const Json text = browser_->Run("const e = document.querySelector(" + Json(css).dump() +
                                     "); return e ? e.textContent : null;");
@@ -225,6 +230,19 @@ TEST_F(DashboardTest, ShowsTheClusterServicesClassesAndEventsOfOneSnapshot) {
         {"requestors", Json::array({Json::array({"^ci", "land"})})}},
        "PATCH");
   Post("/v1/jobs", {{"id", "build"}, {"requestor", "ci"}, {"tasks", {{{"duration", 600}}}}});
+  // A one-off that finishes, and a service rolled back by hand.
+  Post("/v1/services", {{"id", "hello"},
+                        {"replicas", 1},
+                        {"restart_policy", {{"condition", "none"}}},
+                        {"run", {{"duration", 0}}}});
+  Post("/v1/services", {{"id", "back"},
+                        {"replicas", 1},
+                        {"rollback_config", {{"monitor", "0s"}}},
+                        {"update_config", {{"monitor", "0s"}}}});
+  ASSERT_TRUE(api_->Get("/v1/health?wait=settled&timeout=30"));
+  Post("/v1/services/back", {{"task", {{"resources", {{"cpu", "10m"}}}}}}, "PATCH");
+  ASSERT_TRUE(api_->Get("/v1/health?wait=settled&timeout=30"));
+  Post("/v1/services/back/rollback", Json::object());
   ASSERT_TRUE(api_->Get("/v1/health?wait=settled&timeout=30"));
 
   StartBrowser();
@@ -269,6 +287,14 @@ TEST_F(DashboardTest, ShowsTheClusterServicesClassesAndEventsOfOneSnapshot) {
       << Text("[data-service=big] .pending");
   // The filters' explanation, a line each.
   EXPECT_EQ(Text("[data-service=big] .explanation"), "insufficient resources on 3 nodes");
+  // Rollout states in words, a finished one-off says so, and the tasks
+  // that wait are counted in the cluster view and the header.
+  EXPECT_EQ(Text("[data-service=back] .rollout"), "rolled back");
+  EXPECT_EQ(Text("[data-service=hello] .replicas"), "0/1 · 1 complete");
+  EXPECT_EQ(Text("#waiting"), "1 task waiting: 1 no suitable node (Services and Jobs say which)");
+  EXPECT_NE(Text("#status").find("(" + std::to_string(RunningTasks()) + " running, 1 waiting)"),
+            std::string::npos)
+      << Text("#status");
   EXPECT_TRUE(browser_->Screenshot(std::string(DASHBOARD_ARTEFACTS) + "/services.png"));
 
   // Classes: land's entitlement as berthd's admission status says.
@@ -278,12 +304,18 @@ TEST_F(DashboardTest, ShowsTheClusterServicesClassesAndEventsOfOneSnapshot) {
   browser_->Click("nav button[data-view=jobs]");
   EXPECT_EQ(Text("[data-class=land] .entitlement"), land["entitlement"].dump()) << land.dump();
   EXPECT_NE(Text("[data-job=build]"), "");
+  EXPECT_EQ(Text("[data-job=build] .state"), "active");
   EXPECT_TRUE(browser_->Screenshot(std::string(DASHBOARD_ARTEFACTS) + "/jobs.png"));
 
   // Events: the stream shows what happened, the nodes' registration first.
   browser_->Click("nav button[data-view=events]");
   ASSERT_TRUE(browser_->WaitFor("document.querySelectorAll('#event-list li').length > 5"));
   EXPECT_NE(Text("#event-list").find("node"), std::string::npos);
+  // A task's event keeps its node, as `berth events` prints it.
+  ASSERT_TRUE(
+      browser_->WaitFor("[...document.querySelectorAll('#event-list li[data-topic=task]')]"
+                        ".some((li) => /\\(.*node=n[123]/.test(li.textContent))"))
+      << Text("#event-list");
   EXPECT_TRUE(browser_->Screenshot(std::string(DASHBOARD_ARTEFACTS) + "/events.png"));
 
   // The token stays in this tab's storage, never in the address.

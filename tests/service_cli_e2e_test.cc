@@ -230,6 +230,8 @@ TEST_F(ServiceCliNode, CreateTakesTheCommandAfterDoubleDashAndReportsTasksThatFa
       << missing.output;
   EXPECT_NE(missing.output.find(") rejected: cannot run '/no/such/prog'"), std::string::npos)
       << missing.output;
+  // The task never ran: the wait never said it did.
+  EXPECT_EQ(missing.output.find("1 out of 1 tasks running"), std::string::npos) << missing.output;
 
   Process::Exit failing = Berth({"service", "create", "failing", "--", "false"});
   EXPECT_EQ(failing.status, 1) << failing.output;

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -255,6 +256,31 @@ TEST_F(TlsHostile, PlainHttpIsToldToUseHttpsAndAStalledHandshakeIsDropped) {
   EXPECT_TRUE(Admin().Call("GET", "/v1/health").ok());
   stalled.join();
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+}
+
+// gRPC's raw log format: "E1207 12:00:00.123456  77 file.cc:1501] ...".
+bool RawGrpcLine(const std::string& line) {
+  return line.size() > 5 && (line[0] == 'E' || line[0] == 'I' || line[0] == 'W') &&
+         std::all_of(line.begin() + 1, line.begin() + 5, ::isdigit);
+}
+
+// A client that sends a node session's port bytes that are no TLS
+// handshake: the session stays refused, and gRPC's complaint reaches
+// berthd's log in berthd's voice, never as a raw gRPC line.
+TEST_F(TlsHostile, AFailedSessionHandshakeIsLoggedAsBerthdsOwnLine) {
+  const std::string sessions =
+      berthd_->WaitForLine("node sessions (gRPC, mutual TLS) on port", kBound);
+  ASSERT_NE(sessions, "");
+  const int session_port = std::stoi(sessions.substr(sessions.rfind(' ') + 1));
+  RawExchange(session_port, std::string("\x16\x03\x01\x00\x05hello", 10) + "not tls at all",
+              std::chrono::seconds(10));
+  std::vector<std::string> raw;
+  std::string line = berthd_->WaitForLine("", kBound);
+  for (; !line.empty() && line.find("berthd: grpc: ") == std::string::npos;
+       line = berthd_->WaitForLine("", kBound))
+    if (RawGrpcLine(line)) raw.push_back(line);
+  EXPECT_NE(line, "") << "no gRPC line in berthd's voice";
+  EXPECT_EQ(raw, std::vector<std::string>{});
 }
 
 }  // namespace

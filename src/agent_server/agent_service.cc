@@ -57,6 +57,43 @@ Json AgentCalls::Bindings() const { return api::EncodeIdList("tasks", agent_.Bou
 
 namespace {
 
+Json Resources(int64_t milli_cpu, int64_t memory_bytes) {
+  return {{"cpu", std::to_string(milli_cpu) + "m"}, {"memory", memory_bytes}};
+}
+
+// One node as berthd's GET /v1/nodes shows one (api.md's node object with
+// its use), read under the node's lock.
+Json NodeJson(const agent::AgentNode& n, const std::string& agent_id) {
+  const Node& node = n.info.node();
+  const NodeResources& r = node.resources;
+  Json labels = Json::object();
+  for (const auto& [key, value] : node.labels) labels[key] = value;
+  return {
+      {"id", node.id},
+      {"hostname", node.hostname},
+      {"state", ToString(node.state)},
+      {"availability", ToString(node.availability)},
+      {"resources", Resources(r.milli_cpu, r.memory_bytes)},
+      {"labels", std::move(labels)},
+      {"tasks", n.bound_tasks},
+      {"allocated", Resources(n.bound_milli_cpu, n.bound_memory_bytes)},
+      {"free", Resources(r.milli_cpu - n.bound_milli_cpu, r.memory_bytes - n.bound_memory_bytes)},
+      {"agent", agent_id}};
+}
+
+}  // namespace
+
+Json AgentCalls::Nodes() const {
+  const agent::NodesCache& cache = agent_.nodes();
+  Json nodes = Json::array();
+  for (uint32_t i = 0; i < cache.size(); ++i)
+    nodes.push_back(
+        cache.Read(i, [&](const agent::AgentNode& n) { return NodeJson(n, agent_.id()); }));
+  return Json{{"nodes", std::move(nodes)}};
+}
+
+namespace {
+
 // A POST route of `calls`: fenced by the caller's epoch when `fenced`.
 template <typename Call>
 api::ApiHandler Post(AgentCalls& calls, bool fenced, Call call) {
@@ -99,6 +136,9 @@ void AddAgentRoutes(api::ApiServer& server, AgentCalls& calls, int rpc_port) {
                Post(calls, true, [&calls](const Json& b) { return calls.Release(b); }));
   server.Route("GET", "/v1/bindings", [&calls](const ApiRequest&) -> Result<ApiResponse> {
     return ApiResponse{200, calls.Bindings(), "", ""};
+  });
+  server.Route("GET", "/v1/nodes", [&calls](const ApiRequest&) -> Result<ApiResponse> {
+    return ApiResponse{200, calls.Nodes(), "", ""};
   });
   server.Route("POST", "/v1/eligible",
                Post(calls, false, [&calls](const Json& b) { return calls.Eligible(b); }));

@@ -11,6 +11,8 @@
 //   GET  /v1/bindings {"tasks": [ids]}: the tasks bound here
 //   POST /v1/eligible {"task": template} -> {"nodes": [ids]}: where a global
 //                     service's task may run (Agent::Eligible)
+//   GET  /v1/nodes    {"nodes": [...]}: each node with what is bound to it,
+//                     as berthd's node list shows it (berthd merges them)
 //   GET  /metrics     Prometheus text
 // With a node fleet (berth-node machines of its own, agent_server/node_fleet.h),
 // commits and releases go through the fleet, which runs what is bound, and
@@ -49,6 +51,9 @@ class AgentCalls {
   Result<api::Json> Release(const api::Json& body);
   Result<api::Json> Eligible(const api::Json& body);
   api::Json Bindings() const;
+  // Every node: id, hostname, state, availability, resources, labels, and
+  // the tasks bound to it with their allocated and free resources.
+  api::Json Nodes() const;
 
   agent::Agent& agent() { return agent_; }
   NodeFleet* fleet() { return fleet_; }

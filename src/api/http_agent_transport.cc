@@ -236,6 +236,11 @@ Result<Json> HttpAgentTransport::TaskLogs(const std::string& run, int64_t tail, 
                                 "&after=" + std::to_string(after));
 }
 
+Result<Json> HttpAgentTransport::Nodes() {
+  ApiClient client(server_, token_, 15, identity_.Load(trust_pem_));
+  return client.Call("GET", "/v1/nodes");
+}
+
 Result<std::vector<std::string>> HttpAgentTransport::Eligible(const TaskSpec& spec,
                                                               Duration timeout) {
   const Json body = EncodeEligibleRequest(spec);

@@ -56,6 +56,11 @@ class HttpAgentTransport final : public threephase::AgentTransport {
   // berth-node machines: the run's log lines, which the agent reads from
   // its node.
   Result<Json> TaskLogs(const std::string& run, int64_t tail, int64_t after);
+  // GET /v1/nodes: {"nodes": [...]}, the agent's nodes with what is bound
+  // to each (berthd's node list shows them).
+  Result<Json> Nodes();
+  // "host:port" (or URL) the agent was reached at.
+  const std::string& server() const { return server_; }
   // From now on every call carries `epoch` (X-Berth-Epoch), the leader's
   // fencing token: the agent refuses calls of an older epoch than one it
   // has seen (docs/ha.md). 0: none (a single berthd).

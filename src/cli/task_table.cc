@@ -83,8 +83,12 @@ ServiceProgress ProgressOf(const Json& service, const Json& tasks) {
     const bool waits = (state == "pending" && !t.contains("restart_at")) ||
                        t.value("desired_state", "running") == "complete";
     if (waits) progress.stuck.push_back(NameOf(t));
-    const std::string where =
+    std::string where =
         state == "running" || state == "assigned" ? t.value("node", "") : t.value("message", "");
+    // A slot that runs but is not counted says why, so that the slots and
+    // the overall count agree.
+    if (state == "running" && !current)
+      where += " (version " + Field(t, "spec_version") + ", not replaced yet)";
     progress.slots.push_back({NameOf(t), state, where});
   }
   return progress;

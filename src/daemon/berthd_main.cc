@@ -295,6 +295,12 @@ int Run(int argc, char** argv) {
   if ((*daemon)->session_port() != 0)
     std::printf("berthd: node sessions (gRPC, mutual TLS) on port %d\n", (*daemon)->session_port());
   if (options.etcd_endpoints.size() > 0) std::printf("berthd: store etcd\n");
+  if (const std::vector<std::string> agents = (*daemon)->agent_names(); !agents.empty()) {
+    std::string list;
+    for (const std::string& a : agents) list += (list.empty() ? "" : ", ") + a;
+    std::printf("berthd: placing through %zu agent%s: %s\n", agents.size(),
+                agents.size() == 1 ? "" : "s", list.c_str());
+  }
   std::fflush(stdout);
   const int signal = signals.Wait();
   std::printf("berthd: stopping (signal %d)\n", signal);

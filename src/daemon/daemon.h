@@ -131,6 +131,8 @@ class Daemon {
   // The CA; null with insecure_http.
   const ClusterCa* ca() const { return ca_.get(); }
   const std::string& token() const { return token_; }
+  // "a0 (127.0.0.1:7481)" for each agent placed through, for the start log.
+  std::vector<std::string> agent_names() const;
   void Stop();
   // Waits until the control loop has acted on every change made so far.
   bool WaitSettled(Duration timeout) { return loop_->WaitSettled(timeout); }
@@ -174,6 +176,9 @@ class Daemon {
   bool SendBatch(const EventStreamRequest& asked, const EventLog::Batch& batch, int64_t from,
                  const std::function<bool(const std::string&)>& send);
   Result<api::Json> TaskLogs(const api::ApiRequest& r);
+  // The nodes of the connected agents (each with "agent"), and under
+  // "unreachable" each agent that did not answer and why.
+  api::Json AgentNodes();
   Result<api::Json> AgentTaskLogs(const std::string& agent, const std::string& id,
                                   const std::string& node, const std::string& run, int64_t tail,
                                   int64_t after);

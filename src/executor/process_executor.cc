@@ -126,6 +126,37 @@ bool IsEnvEntry(const std::string& entry) {
   return equals != 0 && equals != std::string::npos && entry.find('\0') == std::string::npos;
 }
 
+// errno of running `path` (0: it is an executable file).
+int RunError(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return errno;
+  if (!S_ISREG(st.st_mode)) return EACCES;
+  return ::access(path.c_str(), X_OK) == 0 ? 0 : errno;
+}
+
+// Why the shim's execvp of `spec.command` would fail, or nullopt when it
+// would find a program: a name with a '/' from the working directory, any
+// other on PATH (the task's own, else berth-node's). Found before its task
+// is said to run; a program removed meanwhile is still rejected by the
+// shim, with the same message.
+std::optional<std::string> CannotRun(const ProcessSpec& spec, const std::string& workdir) {
+  const std::string& command = spec.command;
+  int error = ENOENT;
+  if (command.find('/') != std::string::npos) {
+    error = RunError(command[0] == '/' ? command : workdir + "/" + command);
+  } else {
+    const char* node_path = std::getenv("PATH");
+    std::string path = node_path != nullptr ? node_path : "/usr/local/bin:/usr/bin:/bin";
+    for (const std::string& entry : spec.env)
+      if (entry.starts_with("PATH=")) path = entry.substr(5);
+    std::istringstream dirs(path);
+    for (std::string dir; error != 0 && std::getline(dirs, dir, ':');)
+      if (const int e = RunError((dir.empty() ? "." : dir) + "/" + command); e != ENOENT) error = e;
+  }
+  if (error == 0) return std::nullopt;
+  return "cannot run '" + command + "': " + std::strerror(error);
+}
+
 // The shim comes up with the signals it handles blocked, so a Stop right
 // after Start is not lost (nor kills the shim) before it is ready; all
 // other signals as the default, whatever berth-node ignores.
@@ -307,6 +338,12 @@ std::optional<std::string> ProcessExecutor::Start(const TaskToRun& task, Timesta
   }
   fs::create_directories(dir, error);
   if (error) return Reject(task.id, "cannot create " + dir + ": " + error.message());
+  const std::string& workdir = task.process->workdir;
+  if (std::optional<std::string> why =
+          CannotRun(*task.process, workdir.empty()     ? dir
+                                   : workdir[0] == '/' ? workdir
+                                                       : dir + "/" + workdir))
+    return Reject(task.id, *why);
   return Spawn(task, dir);
 }
 

@@ -686,6 +686,9 @@ void NodeAgent::StartTask(const std::string& id,
     started += "; its limits are not enforced: " + limits_.reason;
   else if (task.process && task.process->limit_pids && !limits_.pids)
     started += "; its pids limit is not enforced: " + limits_.pids_reason;
+  // A task the executor refused at once (its program is missing, say) is
+  // reported as it ended, never as running first.
+  if (Collect(id)) return;
   Log("started task " + id + ": " + started);
   Report(id, TaskState::kRunning, started);
 }
@@ -702,12 +705,12 @@ void NodeAgent::CollectEnded() {
   for (const std::string& id : executor_.TakeChanged()) Collect(id);
 }
 
-void NodeAgent::Collect(const std::string& id) {
+bool NodeAgent::Collect(const std::string& id) {
   LocalTask& task = tasks_[id];
   std::optional<Timestamp> due;
   std::optional<executor::Ended> ended =
       executor_.Check({id, node_, kNoRun, std::nullopt, task.process.get()}, clock_.Now(), &due);
-  if (!ended) return;
+  if (!ended) return false;
   {
     task.running = false;
     const TaskState state = task.stopping     ? TaskState::kShutdown
@@ -722,6 +725,7 @@ void NodeAgent::Collect(const std::string& id) {
       Acknowledged(id);
     }
   }
+  return true;
 }
 
 void NodeAgent::Report(const std::string& id, TaskState state, const std::string& message,

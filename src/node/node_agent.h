@@ -143,7 +143,7 @@ class NodeAgent {
   void StartTask(const std::string& id, std::shared_ptr<const executor::ProcessSpec> process);
   void StopTask(const std::string& id);
   void CollectEnded();
-  void Collect(const std::string& id);
+  bool Collect(const std::string& id);  // whether the task ended (and was reported so)
   void Report(const std::string& id, TaskState state, const std::string& message,
               int64_t ran_ms = 0);
   void SendReports();

@@ -1,6 +1,8 @@
 #include "session/grpc_defaults.h"
 
 #include <absl/synchronization/mutex.h>
+#include <errno.h>
+#include <grpc/support/log.h>
 #include <grpcpp/server_builder.h>
 #include <netdb.h>
 #include <sys/socket.h>
@@ -37,9 +39,23 @@ std::string BindProblem(const std::string& host, int port) {
   return problem;
 }
 
+// gRPC's own lines ("E1207 12:00:00.123 77 ssl_transport_security.cc:1501]
+// Handshake failed ...") in the program's voice, as its other lines:
+// "berthd: grpc: Handshake failed ...". One write, so lines from several
+// threads do not interleave. Which severities reach it is still gRPC's
+// GRPC_VERBOSITY (errors by default).
+void LogAsTheProgram(gpr_log_func_args* args) {
+  const std::string line =
+      std::string(program_invocation_short_name) + ": grpc: " + args->message + "\n";
+  (void)!::write(STDERR_FILENO, line.data(), line.size());
+}
+
 }  // namespace
 
-void UseGrpcDefaults() { absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore); }
+void UseGrpcDefaults() {
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  gpr_set_log_function(LogAsTheProgram);
+}
 
 std::string HostPort(const std::string& host, int port) {
   const bool v6 = host.find(':') != std::string::npos;

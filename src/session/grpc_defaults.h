@@ -17,7 +17,8 @@ namespace berth::session {
 // Debian's absl checks every lock gRPC takes for deadlock cycles (10% of
 // berthd's CPU with 5,000 sessions, and 5% of a joining node's,
 // docs/benchmarks.md "Node sessions"); gRPC's own builds turn that off.
-// Idempotent and thread-safe.
+// gRPC's log lines are written as the program's ("berthd: grpc: ...")
+// instead of in gRPC's raw format. Idempotent and thread-safe.
 void UseGrpcDefaults();
 
 // "host:port", an IPv6 host in brackets: a server's listening address or a

@@ -60,7 +60,10 @@ void PrintNodeDetail(const Json& n, std::ostream& out) {
       {"Engine labels:", n.value("engine_labels", Json::object()).dump()}};
   if (const Json p = n.value("platform", Json::object()); !p.empty())
     rows.insert(rows.begin() + 4, {"Platform:", p.value("os", "") + "/" + p.value("arch", "")});
-  if (n.contains("berth_node")) {
+  if (n.contains("agent")) {
+    rows.push_back({"Agent:", Text(n["agent"]) + " (its nodes are the agent's; berthd places "
+                                                 "through it)"});
+  } else if (n.contains("berth_node")) {
     const Json& b = n["berth_node"];
     rows.push_back({"Executor:", "berth-node " + b.value("version", "") + ", logs at " +
                                      b.value("endpoint", "")});
@@ -146,6 +149,9 @@ void PrintNodes(const Json& answer, std::ostream& out) {
       out,
       {"ID", "HOSTNAME", "STATE", "AVAILABILITY", "TASKS", "CPU", "MEMORY", "LABELS", "MESSAGE"},
       rows);
+  for (const Json& a : answer.value("unreachable", Json::array()))
+    out << "agent " << Text(a.value("agent", Json())) << " did not answer, its nodes are not "
+        << "listed: " << Text(a.value("error", Json())) << "\n";
 }
 
 void AddNodeCommands(CLI::App& app, Verbs& verbs) {

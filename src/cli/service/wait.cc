@@ -146,7 +146,7 @@ ServiceWatch::Verdict ServiceWatch::Observe(const Json& service, const Json& tas
 std::vector<std::string> ServiceWatch::Narrate(const ServiceProgress& progress,
                                                const std::string& rollout, const std::string& why,
                                                const Json& tasks, std::ostream& out) {
-  if (progress_ && progress.slots != shown_) {
+  if (progress_ && (progress.slots != shown_ || progress.running != shown_running_)) {
     if (terminal_.on() && progress.slots.size() + 1 < static_cast<size_t>(terminal_.rows)) {
       Redraw(progress, out);
     } else {
@@ -154,6 +154,7 @@ std::vector<std::string> ServiceWatch::Narrate(const ServiceProgress& progress,
       PrintOverall(progress, out);
     }
     shown_ = progress.slots;
+    shown_running_ = progress.running;
   }
   if (RollbackBegan(rollout)) {
     out << "rollback started: " << why << "\n";

@@ -102,6 +102,7 @@ class ServiceWatch {
   Terminal terminal_;
   size_t drawn_ = 0;                          // lines of bars on the screen just above the cursor
   std::vector<ServiceProgress::Slot> shown_;  // the slots last printed
+  uint64_t shown_running_ = 0;                // and the running count printed with them
   std::set<std::string> reported_;            // tasks whose stop was printed
   std::string rollout_state_;                 // update_status.state last seen
   std::optional<std::chrono::steady_clock::time_point> converged_at_;

@@ -167,6 +167,32 @@ TEST_F(ServiceWatchTest, ARollbackSeenOnlyOnceEndedStillSaysItStarted) {
   EXPECT_EQ(out_.str().find("rollback started"), std::string::npos) << out_.str();
 }
 
+// The slots and the overall count agree: a slot still running an older
+// version says so, and the count is printed again before the verdict.
+TEST_F(ServiceWatchTest, ASlotOnAnOlderVersionSaysSoAndTheCountIsPrintedAgain) {
+  Json service = Service("updating", "update in progress");
+  service["replicas"] = 2;
+  Json old = Task("web.2.4", "running", "running");
+  old["slot"] = 2;
+  old["spec_version"] = 1;
+  EXPECT_EQ(Look(service, Tasks({Task("web.1.10", "running", "running"), old}), seconds(0)),
+            ServiceWatch::Verdict::kWaiting);
+  EXPECT_EQ(out_.str(),
+            "web.1  running  n1\n"
+            "web.2  running  n1 (version 1, not replaced yet)\n"
+            "overall progress: 1 out of 2 tasks running\n");
+  service["update_status"]["state"] = "completed";
+  Json next = Task("web.2.12", "running", "running");
+  next["slot"] = 2;
+  EXPECT_EQ(Look(service, Tasks({Task("web.1.10", "running", "running"), next}), seconds(1)),
+            ServiceWatch::Verdict::kWaiting);
+  EXPECT_EQ(out_.str(),
+            "web.1  running  n1\n"
+            "web.2  running  n1\n"
+            "overall progress: 2 out of 2 tasks running\n"
+            "verify: waiting 5s to verify that the tasks keep running\n");
+}
+
 TEST(ServiceWatch, QuietAndWithAMonitorGiven) {
   ServiceWatch quiet({"web", 10}, std::chrono::milliseconds(0), false);
   std::ostringstream out, err;

@@ -142,7 +142,7 @@ void Pass::Start(TaskEntry& e, ServiceIt svc) {
 // slot may still run (StoppingCopies): it stays assigned, saying why, until
 // that copy's machine reports its end or the wait's bound passes.
 bool Pass::WaitsForStoppingCopy(TaskEntry& e) {
-  if (e.task.service.empty()) return false;
+  if (e.task.service.empty() || state_.stopping_copies().empty()) return false;
   const std::string group = state_.HistoryGroupOf(e);
   StoppingCopies::Copy* copy = state_.stopping_copies().Of(group);
   if (copy == nullptr || copy->run_id == e.task.id) return false;

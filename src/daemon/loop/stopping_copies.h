@@ -37,6 +37,7 @@ class StoppingCopies {
     }
     by_group_[group] = std::move(copy);
   }
+  bool empty() const { return by_group_.empty(); }
   Copy* Of(const std::string& group) {
     const auto it = by_group_.find(group);
     return it == by_group_.end() ? nullptr : &it->second;

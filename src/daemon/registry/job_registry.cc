@@ -92,20 +92,11 @@ void CountStates(const std::vector<store::StoredObject>& tasks,
   }
 }
 
-// The job's "states" and "state", derived from its tasks' (not stored: the
-// loop writes tasks only, and a job's state follows from them).
+// The job's "states" and "state", derived from its tasks'.
 void AddProgress(const std::map<std::string, int>& states, Json* job) {
   (*job)["states"] = states;
-  int ended = 0;
-  for (const char* state : {"complete", "failed", "rejected", "shutdown"})
-    if (auto it = states.find(state); it != states.end()) ended += it->second;
-  const bool failed = states.contains("failed") || states.contains("rejected");
-  if (job->value("killed", false))
-    (*job)["state"] = "killed";
-  else if (ended < job->value("tasks", 0))
-    (*job)["state"] = "active";
-  else
-    (*job)["state"] = failed ? "failed" : "complete";
+  (*job)["state"] =
+      JobStateOf((*job)["states"], job->value("tasks", int64_t{0}), job->value("killed", false));
 }
 
 // The revision of job `id` if `submission` stored it.
@@ -220,6 +211,15 @@ Result<Json> JobRegistry::Kill(std::string_view id) {
   Json job = Json::parse(found->body);
   job["killed"] = true;
   return jobs_.Replace(*found, job);
+}
+
+const char* JobStateOf(const Json& states, int64_t tasks, bool killed) {
+  if (killed) return "killed";
+  int64_t ended = 0;
+  for (const char* state : {"complete", "failed", "rejected", "shutdown"})
+    ended += states.value(state, int64_t{0});
+  if (ended < tasks) return "active";
+  return states.contains("failed") || states.contains("rejected") ? "failed" : "complete";
 }
 
 }  // namespace berth::daemon

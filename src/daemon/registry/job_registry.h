@@ -29,6 +29,12 @@ inline constexpr size_t kMaxTasksPerJob = 100'000;
 inline constexpr int64_t kDefaultMaxRetries = 2;
 inline constexpr int64_t kMaxRetries = 100;
 
+// A job's state from its tasks' counts by state ({"running": 2, ...}):
+// "killed" once killed; else "active" while fewer than `tasks` ended; else
+// "failed" when one failed for good (or was rejected), "complete" when all
+// completed. Not stored: the loop writes tasks only.
+const char* JobStateOf(const api::Json& states, int64_t tasks, bool killed);
+
 class JobRegistry {
  public:
   JobRegistry(store::Store& store, const Clock& clock)

@@ -88,6 +88,26 @@ Result<Json> Daemon::TaskLogs(const ApiRequest& r) {
 namespace berth::daemon {
 
 // A task placed through an agent: the agent reads its node's logs.
+Json Daemon::AgentNodes() {
+  Json out = {{"nodes", Json::array()}, {"unreachable", Json::array()}};
+  for (const auto& a : connected_agents_) {
+    Result<Json> listed = a->Nodes();
+    if (!listed.ok()) {
+      out["unreachable"].push_back(
+          {{"agent", a->agent_id()}, {"error", listed.status().message()}});
+      continue;
+    }
+    for (Json& node : (*listed)["nodes"]) out["nodes"].push_back(std::move(node));
+  }
+  return out;
+}
+
+std::vector<std::string> Daemon::agent_names() const {
+  std::vector<std::string> names;
+  for (const auto& a : connected_agents_) names.push_back(a->agent_id() + " (" + a->server() + ")");
+  return names;
+}
+
 Result<Json> Daemon::AgentTaskLogs(const std::string& agent, const std::string& id,
                                    const std::string& node, const std::string& run, int64_t tail,
                                    int64_t after) {

@@ -15,15 +15,26 @@ void Daemon::AddNodeRoutes() {
   });
   // A node's use comes from the loop's counts where this replica runs the
   // loop; a follower reads the tasks for one node, and lists without it.
+  // With agents, their nodes follow berthd's own (each with "agent").
   server_->Route("GET", "/v1/nodes", [this](const ApiRequest&) -> Result<ApiResponse> {
     Result<Json> list = nodes_.List();
     if (!list.ok()) return list.status();
     if (const std::shared_ptr<const CountsSnapshot> counts = Counts())
       AddNodeUse(*counts, (*list)["nodes"]);
+    if (!connected_agents_.empty()) {
+      Json agents = AgentNodes();
+      for (Json& node : agents["nodes"]) (*list)["nodes"].push_back(std::move(node));
+      if (!agents["unreachable"].empty()) (*list)["unreachable"] = std::move(agents["unreachable"]);
+    }
     return Answer(std::move(list));
   });
   server_->Route("GET", kNode, [this](const ApiRequest& r) -> Result<ApiResponse> {
     Result<Json> node = nodes_.Get(r.params[0]);
+    if (!node.ok() && node.status().code() == StatusCode::kNotFound && !connected_agents_.empty()) {
+      Json agents = AgentNodes();
+      for (Json& n : agents["nodes"])
+        if (n.value("id", "") == r.params[0]) return Answer(std::move(n));
+    }
     if (!node.ok()) return node.status();
     const std::shared_ptr<const CountsSnapshot> counts = Counts();
     const NodeRow* row = counts ? counts->FindNode(r.params[0]) : nullptr;

@@ -182,7 +182,22 @@ function nodeTable(nodes) {
       .map((h) => el("th", {}, h))), rows);
 }
 
+// Tasks that wait ("new" for admission or a restart delay, "pending" for
+// a node) are on no node's card: the cluster view says how many, and why.
+const waitingOf = (tasks) => (tasks.new || 0) + (tasks.pending || 0);
+
+function renderWaiting() {
+  const waiting = waitingOf(snapshot.tasks);
+  const why = Object.entries(snapshot.pending_reasons || {})
+    .map(([reason, n]) => `${n} ${reason.replaceAll("_", " ")}`).join(", ");
+  $("waiting").replaceChildren(...(waiting
+    ? [el("p", { class: "reason" }, `${waiting} task${waiting === 1 ? "" : "s"} waiting` +
+         (why ? `: ${why}` : "") + " (Services and Jobs say which)")]
+    : []));
+}
+
 function renderCluster() {
+  renderWaiting();
   const filter = $("node-filter").value.trim();
   const keys = $("group-by").value.split(",").map((k) => k.trim()).filter(Boolean);
   const nodes = snapshot.nodes.filter((n) => nodeMatches(n, filter));
@@ -211,17 +226,41 @@ function pendingLines(t) {
   return lines;
 }
 
+// A rollout state as words; the message (why it paused or rolled back)
+// is shown where it explains more than the state.
+const ROLLOUT_WORDS = {
+  updating: "updating", paused: "paused", completed: "completed",
+  rollback_started: "rolling back", rollback_paused: "rollback paused",
+  rollback_completed: "rolled back",
+};
+const ROLLOUT_EXPLAINED = new Set(["paused", "rollback_paused", "rollback_started"]);
+
+function rolloutText(status) {
+  if (!status) return "";
+  const words = ROLLOUT_WORDS[status.state] || status.state;
+  return ROLLOUT_EXPLAINED.has(status.state) && status.message
+    ? `${words}: ${status.message}` : words;
+}
+
+// "2/3", and what became of the others when they ended rather than wait
+// ("0/1 · 1 complete": a one-off task that finished).
+function replicasText(t) {
+  const ended = ["complete", "failed", "rejected"]
+    .filter((state) => t.running < t.desired && (t.states || {})[state])
+    .map((state) => `${t.states[state]} ${state}`);
+  return [`${t.running}/${t.desired}`, ...ended].join(" · ");
+}
+
 function renderServices() {
   const rows = snapshot.services.map((s) => {
     const t = s.tasks;
-    const rollout = s.update_status
-      ? `${s.update_status.state}${s.update_status.message ? ": " + s.update_status.message : ""}`
-      : "";
+    const rollout = el("span", { title: s.update_status ? s.update_status.message || "" : "" },
+                       rolloutText(s.update_status));
     return el("tr", { "data-service": s.id },
       el("td", {}, s.id), el("td", {}, s.mode),
-      el("td", { class: "replicas" }, `${t.running}/${t.desired}`,
+      el("td", { class: "replicas" }, replicasText(t),
          bar("", t.running, t.desired, "", false)[1]),
-      el("td", {}, s.spec_version), el("td", {}, rollout),
+      el("td", {}, s.spec_version), el("td", { class: "rollout" }, rollout),
       el("td", { class: "pending" }, pendingLines(t)));
   });
   $("service-list").replaceChildren(el("table", {},
@@ -266,17 +305,20 @@ function renderJobs() {
     el("tr", {}, ["class", "share", "entitlement", "running", "waiting", "above entitlement",
       "running (blue) against entitlement"].map((h) => el("th", {}, h))), rows));
   const jobs = snapshot.jobs.map((j) => el("tr", { "data-job": j.id },
-    el("td", {}, j.id), el("td", {}, j.requestor), el("td", {}, j.tasks),
-    el("td", {}, Object.entries(j.states).map(([s, n]) => `${n} ${s}`).join(", ")),
-    el("td", {}, j.killed ? "killed" : "")));
+    el("td", {}, j.id), el("td", {}, j.requestor), el("td", { class: "state" }, j.state),
+    el("td", {}, j.tasks),
+    el("td", {}, Object.entries(j.states).map(([s, n]) => `${n} ${s}`).join(", "))));
   $("job-list").replaceChildren(el("table", {},
-    el("tr", {}, ["job", "requestor", "tasks", "states", ""].map((h) => el("th", {}, h))), jobs));
+    el("tr", {}, ["job", "requestor", "state", "tasks", "task states"]
+      .map((h) => el("th", {}, h))), jobs));
 }
 
 function render() {
   const leader = snapshot.leader ? ` · leader ${snapshot.leader.id} (epoch ${snapshot.leader.epoch})` : "";
+  const total = Object.values(snapshot.tasks).reduce((a, b) => a + b, 0);
   $("status").textContent = `revision ${snapshot.revision} · ${snapshot.nodes.length} nodes · ` +
-    `${Object.values(snapshot.tasks).reduce((a, b) => a + b, 0)} tasks${leader}`;
+    `${total} tasks (${snapshot.tasks.running || 0} running, ${waitingOf(snapshot.tasks)} ` +
+    `waiting)${leader}`;
   renderCluster();
   renderServices();
   renderJobs();
@@ -301,10 +343,14 @@ async function refresh() {
   refreshTimer = setTimeout(refresh, REFRESH_MS);
 }
 
+// One event as `berth events` prints it: its attributes (a task's node,
+// service, slot...) in parentheses, then its message.
 function addEvent(e) {
   const list = $("event-list");
+  const attributes = Object.entries(e.attributes || {}).map(([k, v]) => `${k}=${v}`).join(", ");
   list.prepend(el("li", { "data-topic": e.topic },
-    `${e.time} ${e.topic} ${e.type} ${e.key}${e.message ? " — " + e.message : ""}`));
+    `${e.time} ${e.topic} ${e.type} ${e.key}${attributes ? ` (${attributes})` : ""}` +
+    `${e.message ? " — " + e.message : ""}`));
   while (list.children.length > EVENTS_KEPT) list.lastChild.remove();
 }
 

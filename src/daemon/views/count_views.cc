@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "api/json_writer.h"
+#include "daemon/registry/job_registry.h"
 #include "daemon/registry/task_views.h"
 
 namespace berth::daemon {
@@ -97,11 +98,11 @@ void WriteNode(const NodeRow& row, std::string& out) {
 }
 
 Json JobJson(const OwnerRow& row) {
-  return {{"id", row.id},
-          {"requestor", row.requestor},
-          {"tasks", row.job_tasks},
-          {"killed", row.killed},
-          {"states", States(row.by_state)}};
+  Json states = States(row.by_state);
+  const char* state = JobStateOf(states, row.job_tasks, row.killed);
+  return {{"id", row.id},           {"requestor", row.requestor},
+          {"tasks", row.job_tasks}, {"killed", row.killed},
+          {"state", state},         {"states", std::move(states)}};
 }
 
 }  // namespace
