@@ -1,5 +1,5 @@
 // TaskHistory: the ended tasks of each history group, oldest first, so a
-// pass deletes those beyond the task-history limit (reconciler.h, step 5)
+// pass deletes those beyond the task-history limit (reconciler.h, step 7)
 // by looking at the groups that grew or whose limit changed, not at every
 // task.
 //

@@ -24,7 +24,7 @@ namespace berth::daemon {
 class NodeLifecycle {
  public:
   // `not_ready`: since when each node has been seen not ready
-  // (StoredState::NotReadySince).
+  // (StoredState::not_ready(), a NotReadyClock).
   NodeLifecycle(Pass& pass, NotReadyClock& not_ready, const NodeLifecycleOptions& options)
       : pass_(pass), not_ready_(not_ready), options_(options) {}
   // Takes `e` (a placed task of `service`) off its node when it may not
