@@ -50,7 +50,9 @@ class FailOnNodes final : public executor::Executor {
 // helpers to drive and read it.
 class LifecycleCluster {
  public:
-  explicit LifecycleCluster(ReconcilerOptions options = {}) : options_(options) {}
+  // `executor`: what runs the placed tasks (not owned); null: FailOnNodes.
+  explicit LifecycleCluster(ReconcilerOptions options = {}, executor::Executor* executor = nullptr)
+      : options_(options), runs_tasks_(executor != nullptr ? executor : &executor_) {}
   void AddNode(const std::string& id, Json labels = Json::object()) {
     ASSERT_TRUE(
         nodes_
@@ -160,7 +162,8 @@ class LifecycleCluster {
   ServiceRegistry services_{store_};
   ReconcilerOptions options_;
   FailOnNodes executor_;
-  Reconciler reconciler_{store_, nullptr, &clock_, options_, &executor_};
+  executor::Executor* runs_tasks_;
+  Reconciler reconciler_{store_, nullptr, &clock_, options_, runs_tasks_};
 };
 
 class LifecycleTest : public testing::Test, public LifecycleCluster {};

@@ -120,73 +120,50 @@ TEST_F(LifecycleTest, ConstraintsAreEnforcedOnRunningTasks) {
 // replacement, placed on the same node, starts only once the node reports
 // the old copy's end, or once the old copy's stop grace (plus the slack
 // for the kill and report) has passed without a word: never both at once.
-class StoppingCopyTest : public testing::Test {
+// Built before the cluster that runs its tasks on it.
+struct WithNodeExecutor {
+  NodeExecutor node_executor_{[] {}};
+};
+
+class StoppingCopyTest : public testing::Test, protected WithNodeExecutor, public LifecycleCluster {
  protected:
-  StoppingCopyTest() { executor_.SetNode("n1", true); }
-  void Settle() {
-    for (int i = 0; i < 10; ++i) {
-      Result<PassSummary> pass = reconciler_.RunPass(clock_.Now());
-      ASSERT_TRUE(pass.ok()) << pass.status().message();
-      if (!pass->wrote) return;
-    }
-    FAIL() << "no settled state after 10 passes";
-  }
+  StoppingCopyTest() : LifecycleCluster({}, &node_executor_) { node_executor_.SetNode("n1", true); }
   // What n1 was told since it joined: task -> whether it is to run.
   std::map<std::string, bool> Assigned() {
     std::map<std::string, bool> out;
     for (const Assignment& a :
-         executor_.Assignments("n1", executor_.instance(), 0, Duration{0}).changes)
+         node_executor_.Assignments("n1", node_executor_.instance(), 0, Duration{0}).changes)
       out[a.task] = a.run;
     return out;
   }
-  Json Task(const std::string& id) { return *GetTask(store_, id); }
-  std::string NewestId() {
-    std::string newest;
-    const Json listed = (*ListTasks(store_, "web"))["tasks"];
-    for (const Json& t : listed)
-      if (newest.empty() ||
-          orchestrator::SerialOf(t["id"].get<std::string>()) > orchestrator::SerialOf(newest))
-        newest = t["id"].get<std::string>();
-    return newest;
-  }
   // A task placed on n1, running once n1 says so; the node then goes down
   // past its grace (the task is replaced, the replacement waits for a node)
-  // and comes back. Returns the old task's id.
+  // and comes back. Returns the old task's id; the replacement is web.1's
+  // second.
   std::string RunCutOffAndReturn() {
-    EXPECT_TRUE(
-        nodes_.Register(Json{{"id", "n1"}, {"resources", {{"cpu", 4}, {"memory", "8Gi"}}}}).ok());
-    EXPECT_TRUE(
-        services_
-            .Create(Json{
-                {"id", "web"},
-                {"replicas", 1},
-                {"restart_policy", {{"delay", "0s"}}},
-                {"task", {{"command", "sleep"}, {"args", {"600"}}, {"stop_grace_period", "8s"}}}})
-            .ok());
+    AddNode("n1");
+    CreateService(
+        {{"id", "web"},
+         {"replicas", 1},
+         {"restart_policy", {{"delay", "0s"}}},
+         {"task", {{"command", "sleep"}, {"args", {"600"}}, {"stop_grace_period", "8s"}}}});
     Settle();
-    const std::string old = NewestId();
-    executor_.Report("n1", {{old, TaskState::kRunning, "", 0}});
+    const std::string old = IdOf("web.1", 1);
+    node_executor_.Report("n1", {{old, TaskState::kRunning, "", 0}});
     Settle();
     EXPECT_EQ(Task(old)["state"], "running");
-    EXPECT_TRUE(nodes_.Update("n1", {{"state", "down"}}).ok());
+    UpdateNode("n1", {{"state", "down"}});
     Settle();  // down_grace 0: replaced at once, and nowhere to go
-    EXPECT_EQ(Task(NewestId())["state"], "pending");
-    EXPECT_TRUE(nodes_.Update("n1", {{"state", "ready"}}).ok());
+    EXPECT_EQ(Task(IdOf("web.1", 2))["state"], "pending");
+    UpdateNode("n1", {{"state", "ready"}});
     Settle();
     return old;
   }
-
-  ManualClock clock_{*ParseRfc3339("2026-01-01T00:00:00Z")};
-  store::WatchedStore store_{std::make_shared<store::MemoryStore>()};
-  NodeRegistry nodes_{store_};
-  ServiceRegistry services_{store_};
-  NodeExecutor executor_{[] {}};
-  Reconciler reconciler_{store_, nullptr, &clock_, {}, &executor_};
 };
 
 TEST_F(StoppingCopyTest, TheReplacementStartsOnlyOnceTheNodeReportsTheOldCopysEnd) {
   const std::string old = RunCutOffAndReturn();
-  const std::string next = NewestId();
+  const std::string next = IdOf("web.1", 2);
   ASSERT_NE(next, old);
   EXPECT_EQ(Task(old)["state"], "shutdown");
   EXPECT_EQ(Task(next)["state"], "assigned");
@@ -197,7 +174,7 @@ TEST_F(StoppingCopyTest, TheReplacementStartsOnlyOnceTheNodeReportsTheOldCopysEn
   clock_.Advance(seconds(9));
   Settle();
   EXPECT_EQ(Assigned(), (std::map<std::string, bool>{{old, false}}));
-  executor_.Report("n1", {{old, TaskState::kShutdown, "exit status 143", 0}});
+  node_executor_.Report("n1", {{old, TaskState::kShutdown, "exit status 143", 0}});
   Settle();
   EXPECT_EQ(Assigned(), (std::map<std::string, bool>{{old, false}, {next, true}}));
   EXPECT_EQ(Task(next)["message"], old + " stopped; starting");
@@ -205,7 +182,7 @@ TEST_F(StoppingCopyTest, TheReplacementStartsOnlyOnceTheNodeReportsTheOldCopysEn
 
 TEST_F(StoppingCopyTest, WithoutAReportTheReplacementStartsAfterTheStopGrace) {
   const std::string old = RunCutOffAndReturn();
-  const std::string next = NewestId();
+  const std::string next = IdOf("web.1", 2);
   clock_.Advance(seconds(10) - Duration{1});
   Settle();
   EXPECT_EQ(Assigned(), (std::map<std::string, bool>{{old, false}}));
