@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "api/agent_codec.h"
+#include "api/cluster_codec.h"
 
 namespace berth::agent_server {
 
@@ -57,10 +58,6 @@ Json AgentCalls::Bindings() const { return api::EncodeIdList("tasks", agent_.Bou
 
 namespace {
 
-Json Resources(int64_t milli_cpu, int64_t memory_bytes) {
-  return {{"cpu", std::to_string(milli_cpu) + "m"}, {"memory", memory_bytes}};
-}
-
 // One node as berthd's GET /v1/nodes shows one (api.md's node object with
 // its use), read under the node's lock.
 Json NodeJson(const agent::AgentNode& n, const std::string& agent_id) {
@@ -68,17 +65,15 @@ Json NodeJson(const agent::AgentNode& n, const std::string& agent_id) {
   const NodeResources& r = node.resources;
   Json labels = Json::object();
   for (const auto& [key, value] : node.labels) labels[key] = value;
-  return {
-      {"id", node.id},
-      {"hostname", node.hostname},
-      {"state", ToString(node.state)},
-      {"availability", ToString(node.availability)},
-      {"resources", Resources(r.milli_cpu, r.memory_bytes)},
-      {"labels", std::move(labels)},
-      {"tasks", n.bound_tasks},
-      {"allocated", Resources(n.bound_milli_cpu, n.bound_memory_bytes)},
-      {"free", Resources(r.milli_cpu - n.bound_milli_cpu, r.memory_bytes - n.bound_memory_bytes)},
-      {"agent", agent_id}};
+  Json json = {{"id", node.id},
+               {"hostname", node.hostname},
+               {"state", ToString(node.state)},
+               {"availability", ToString(node.availability)},
+               {"resources", api::ResourcesJson(r.milli_cpu, r.memory_bytes)},
+               {"labels", std::move(labels)},
+               {"agent", agent_id}};
+  json.update(api::NodeUseOf(n.bound_tasks, n.bound_milli_cpu, n.bound_memory_bytes, r));
+  return json;
 }
 
 }  // namespace

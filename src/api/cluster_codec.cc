@@ -442,4 +442,14 @@ Status RefuseIngressPorts(const Json& task, const std::string& path) {
   return Status::Ok();
 }
 
+Json ResourcesJson(int64_t milli_cpu, int64_t memory_bytes) {
+  return {{"cpu", std::to_string(milli_cpu) + "m"}, {"memory", memory_bytes}};
+}
+
+Json NodeUseOf(int64_t tasks, int64_t milli_cpu, int64_t memory_bytes, const NodeResources& node) {
+  return {{"tasks", tasks},
+          {"allocated", ResourcesJson(milli_cpu, memory_bytes)},
+          {"free", ResourcesJson(node.milli_cpu - milli_cpu, node.memory_bytes - memory_bytes)}};
+}
+
 }  // namespace berth::api

@@ -6,6 +6,7 @@
 // lists the fields, types and defaults. Pure functions.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,14 @@ Status DecodeNode(const Json& value, const std::string& path, Node* node);
 // The nodes of a nodes document, {"nodes": [node, ...]} (berth-agent's
 // --nodes file): each a node as DecodeNode reads it, ids unique.
 Result<std::vector<Node>> DecodeNodeList(const Json& doc);
+
+// How node views (berthd's GET /v1/nodes, berth-agent's) spell resources:
+// {"cpu": "<milli>m", "memory": bytes}.
+Json ResourcesJson(int64_t milli_cpu, int64_t memory_bytes);
+// A node's use in those views: {"tasks": N, "allocated": resources,
+// "free": resources}, for a node of `node` resources whose `tasks` reserve
+// `milli_cpu` and `memory_bytes`.
+Json NodeUseOf(int64_t tasks, int64_t milli_cpu, int64_t memory_bytes, const NodeResources& node);
 
 // A task template: resources {cpu, memory, generic counts}, constraints
 // (parsed here, so a bad expression is reported with its parse error),

@@ -163,17 +163,7 @@ Reservations ReservedBy(const api::Json& owner, uint64_t version) {
   return spec.reservations;
 }
 
-api::Json Resources(int64_t milli_cpu, int64_t memory) {
-  return {{"cpu", std::to_string(milli_cpu) + "m"}, {"memory", memory}};
-}
-
 }  // namespace
-
-api::Json NodeUseOf(int64_t tasks, int64_t milli_cpu, int64_t memory, const NodeResources& node) {
-  return {{"tasks", tasks},
-          {"allocated", Resources(milli_cpu, memory)},
-          {"free", Resources(node.milli_cpu - milli_cpu, node.memory_bytes - memory)}};
-}
 
 Result<api::Json> NodeUsage(const store::Store& store, const api::Json& node) {
   Node decoded;
@@ -206,7 +196,7 @@ Result<api::Json> NodeUsage(const store::Store& store, const api::Json& node) {
     memory += r.memory_bytes;
     ++count;
   }
-  return NodeUseOf(count, cpu, memory, decoded.resources);
+  return api::NodeUseOf(count, cpu, memory, decoded.resources);
 }
 
 }  // namespace berth::daemon

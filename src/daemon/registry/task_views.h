@@ -44,10 +44,7 @@ Result<api::Json> WhyTask(const store::Store& store, std::string_view id_or_name
 // what the node's placed tasks that hold their reservations (assigned to
 // running, not ended) reserve, by their version's template, and what is
 // left of `node`'s resources (a node view). CPUs as "<milli>m", memory in
-// bytes. Reads every task: for `node inspect`, not for a loop.
+// bytes (api::NodeUseOf). Reads every task: for `node inspect`, not for a loop.
 Result<api::Json> NodeUsage(const store::Store& store, const api::Json& node);
-// The same answer for a node of `node` resources whose `tasks` reserve
-// `milli_cpu` and `memory` (NodeUsage's, and the loop's counts').
-api::Json NodeUseOf(int64_t tasks, int64_t milli_cpu, int64_t memory, const NodeResources& node);
 
 }  // namespace berth::daemon

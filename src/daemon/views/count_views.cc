@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "api/cluster_codec.h"
 #include "api/json_writer.h"
 #include "daemon/registry/job_registry.h"
 #include "daemon/registry/task_views.h"
@@ -108,8 +109,8 @@ Json JobJson(const OwnerRow& row) {
 }  // namespace
 
 Json NodeUseJson(const NodeRow& node) {
-  return NodeUseOf(node.tasks, node.milli_cpu, node.memory_bytes,
-                   node.node ? node.node->resources : NodeResources{});
+  return api::NodeUseOf(node.tasks, node.milli_cpu, node.memory_bytes,
+                        node.node ? node.node->resources : NodeResources{});
 }
 
 void AddNodeUse(const CountsSnapshot& snapshot, Json& nodes) {
